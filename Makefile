@@ -1,0 +1,31 @@
+# The two set-up commands (README.md):
+#   make run    build, then generate, compile and run the matrix-product example
+#               (on a GPU it runs and checks it; without one it compiles it with NVRTC)
+#   make test   build, then run the test suite (GPU tests skip where there is no GPU)
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build run test bench clean
+
+all: build
+
+deps:
+	@tools/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/loom show examples/matmul.loom
+	$(BUILD)/loom run examples/matmul.loom --fallback-compile
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure
+
+bench: build
+	$(BUILD)/bench_codegen
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,35 @@
+// Loom's codegen AST: the loop nest every target prints or lowers. Small and
+// target-neutral: blocks, for loops, ifs, assignments and barriers, with
+// Exprs for bounds, conditions and values (all typed).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/expr.h"
+
+namespace loom {
+
+struct Stmt;
+using StmtPtr = std::shared_ptr<const Stmt>;
+
+struct Stmt {
+  enum Kind { Block, For, If, Assign, Barrier };
+  Kind kind = Block;
+  std::vector<StmtPtr> children;  // Block: statements; For: {body}; If: {then} or {then, else}
+  std::string var;                // For: the loop variable (an iname)
+  Expr init, cond;                // For: first value and continuation test; If: condition
+  int64_t step = 1;               // For
+  Expr lhs, rhs;                  // Assign
+  std::string insn_id;            // Assign: the instruction it came from
+};
+
+StmtPtr make_block(std::vector<StmtPtr> stmts);
+StmtPtr make_for(std::string var, Expr init, Expr cond, int64_t step, StmtPtr body);
+StmtPtr make_if(Expr cond, StmtPtr then_branch, StmtPtr else_branch = nullptr);
+StmtPtr make_assign(std::string insn_id, Expr lhs, Expr rhs);
+StmtPtr make_barrier();
+
+std::string to_string(const StmtPtr& s, int indent = 0);  // pseudo-code for debugging and tests
+
+}  // namespace loom

@@ -1,0 +1,47 @@
+// Code generation: a transformed LoopKernel to a GeneratedKernel, which holds
+// the preprocessed kernel, its loop nest as a codegen AST (built by isl's AST
+// generator from a schedule tree), and the launch geometry: which inames are
+// blockIdx/threadIdx, their lower bounds, and the grid and block sizes as
+// expressions in the parameters. Targets print or lower a GeneratedKernel.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/ast.h"
+#include "loom/kernel.h"
+#include "loom/schedule.h"
+
+namespace loom {
+
+struct HardwareIname {
+  std::string name;
+  InameTag tag;
+  Expr lower;  // iname = lower + blockIdx/threadIdx.<axis>
+};
+
+struct GeneratedKernel {
+  LoopKernel kernel;  // preprocessed
+  Linearization linearization;
+  StmtPtr body;
+  std::vector<HardwareIname> hardware_inames;
+  std::array<Expr, 3> grid;               // blocks per axis, in the parameters (1 when unused)
+  std::array<int64_t, 3> block{1, 1, 1};  // threads per axis (constant)
+  int64_t threads_per_block() const { return block[0] * block[1] * block[2]; }
+  bool uses_hardware() const { return !hardware_inames.empty(); }
+};
+
+// Runs preprocess, linearize and codegen.
+GeneratedKernel generate(const LoopKernel& k);
+
+// Launch geometry for concrete parameter values (grid entries may be 0 when
+// the domain is empty for these values: then there is nothing to launch).
+struct LaunchDims {
+  std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  bool empty() const { return grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0; }
+};
+LaunchDims launch_dims(const GeneratedKernel& g, const std::map<std::string, int64_t>& params);
+
+}  // namespace loom

@@ -1,0 +1,98 @@
+// The cuda target: CUDA C from a GeneratedKernel, compiled in-process by
+// NVRTC to CUBIN, loaded and launched through the CUDA Driver API. libnvrtc
+// and libcuda are loaded at run time (dlopen), so Loom builds and generates
+// code anywhere; asking to compile without NVRTC, or to launch without a
+// driver and GPU, raises CudaError saying which library or device is missing.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/codegen.h"
+#include "loom/runtime.h"
+
+namespace loom::cuda {
+
+std::string print_source(const GeneratedKernel& g);
+
+// ---- NVRTC ----
+struct CompileResult {
+  std::string cubin;
+  std::string log;   // NVRTC/ptxas messages (ptxas -v: registers, spills)
+  std::string arch;  // "sm_90"
+  int registers = -1;
+  int spill_bytes = 0;
+  double seconds = 0;
+  bool cached = false;
+};
+
+bool nvrtc_available(std::string* why = nullptr);
+std::string nvrtc_version();
+// Compiles to CUBIN for arch ("sm_90"). Results are cached in memory by the
+// hash of source, arch and NVRTC version. A compile error raises CudaError
+// with NVRTC's log and the offending source lines.
+CompileResult compile(const std::string& source, const std::string& arch);
+
+// ---- Driver API ----
+struct DeviceInfo {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
+};
+
+// Whether libcuda loads and a GPU is present (why: the reason when not).
+bool gpu_available(std::string* why = nullptr);
+const DeviceInfo& device();  // device 0; CudaError when none
+
+// Device memory (RAII).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = 0; o.bytes_ = 0; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  ~DeviceBuffer();
+  void* ptr() const { return reinterpret_cast<void*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+  void upload(const void* host, size_t n);
+  void download(void* host, size_t n) const;
+
+ private:
+  uint64_t ptr_ = 0;
+  size_t bytes_ = 0;
+};
+
+// A compiled kernel ready to launch: generate, print, compile (cached),
+// load on first launch.
+class CudaKernel {
+ public:
+  // arch: "" = the GPU's, or sm_90 when there is none.
+  explicit CudaKernel(const LoopKernel& k, std::string arch = "");
+  ~CudaKernel();
+  CudaKernel(const CudaKernel&) = delete;
+  CudaKernel& operator=(const CudaKernel&) = delete;
+
+  const GeneratedKernel& generated() const { return gen_; }
+  const std::string& source() const { return source_; }
+  const CompileResult& binary() const { return bin_; }
+
+  // Launches on device arrays (ArrayRef::data are device pointers);
+  // parameters are inferred from shapes. Returns the launch geometry used.
+  LaunchDims launch(const ArgMap& device_args);
+  // Milliseconds per launch: median of `reps` timed launches after warmup.
+  double time(const ArgMap& device_args, int reps = 20);
+  // Copies host arrays in, launches, copies written arrays back.
+  void call_host(const ArgMap& host_args);
+
+ private:
+  void load();
+  GeneratedKernel gen_;
+  std::string source_;
+  CompileResult bin_;
+  void* module_ = nullptr;
+  void* function_ = nullptr;
+};
+
+}  // namespace loom::cuda

@@ -1,0 +1,59 @@
+// Domain: a parametric integer set over inames ({[i,j]: 0<=i<n and 0<=j<i}),
+// held as an isl_set. A small owning handle keeps isl's heavy C++ header out
+// of Loom's public headers; code that computes with sets includes
+// "isl_util.h" and works with isl::set directly.
+//
+// All Loom isl objects live in one process-wide isl context (isl_context()).
+// isl contexts are not thread-safe; Loom's entry points are therefore not
+// re-entrant across threads yet (the tuner will compile in processes).
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct isl_set;
+struct isl_ctx;
+
+namespace loom {
+
+isl_ctx* isl_context();
+
+// A domain string isl could not read; line/column are 1-based within the text.
+struct DomainSyntaxError : std::runtime_error {
+  int line, column;
+  DomainSyntaxError(const std::string& msg, int l, int c) : std::runtime_error(msg), line(l), column(c) {}
+};
+
+class Domain {
+ public:
+  Domain() = default;
+  explicit Domain(isl_set* take);  // takes ownership
+  Domain(const Domain& o);
+  Domain(Domain&& o) noexcept : set_(o.set_) { o.set_ = nullptr; }
+  Domain& operator=(Domain o) noexcept {
+    std::swap(set_, o.set_);
+    return *this;
+  }
+  ~Domain();
+
+  // Parses isl syntax. Identifiers that are neither set dimensions nor
+  // isl keywords become parameters (true parameters, or inames of other
+  // domains), as in loopy: "{[i]: 0 <= i < n}" means "[n] -> {[i]: ...}".
+  // Throws DomainSyntaxError with isl's message and position on bad syntax.
+  static Domain parse(const std::string& text);
+
+  isl_set* get() const { return set_; }  // borrowed
+  isl_set* copy() const;                  // new reference
+  bool defined() const { return set_ != nullptr; }
+
+  std::vector<std::string> inames() const;  // set dimensions in order
+  std::vector<std::string> params() const;
+  bool has_iname(const std::string& n) const;
+  bool has_param(const std::string& n) const;
+  std::string str() const;
+
+ private:
+  isl_set* set_ = nullptr;
+};
+
+}  // namespace loom

@@ -1,0 +1,47 @@
+// Errors Loom raises at its boundaries. Each names what failed and why, so a
+// caller (C++, Python, CLI) can show it as it is. Source locations are 1-based.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace loom {
+
+struct SourceLoc {
+  std::string file;  // "<instructions>" etc. when not from a file
+  int line = 0;      // 0: unknown
+  int column = 0;
+  std::string str() const;  // "file:line:col"
+};
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Bad kernel text: names line and column, says what was expected.
+struct ParseError : Error {
+  SourceLoc loc;
+  ParseError(SourceLoc l, const std::string& msg);
+};
+
+// A transformation refused its input (names the kernel, the iname or array, the reason).
+struct TransformError : Error {
+  using Error::Error;
+};
+
+// The kernel is ill-formed or cannot be compiled as written (type errors,
+// unknown names, unsupported constructs), found during preprocessing/codegen.
+struct KernelError : Error {
+  using Error::Error;
+};
+
+// NVRTC, the CUDA driver, or a missing GPU.
+struct CudaError : Error {
+  using Error::Error;
+};
+
+// Wrong arguments at call time (missing array, dtype or shape mismatch).
+struct ArgumentError : Error {
+  using Error::Error;
+};
+
+}  // namespace loom

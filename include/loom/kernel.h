@@ -1,0 +1,115 @@
+// LoopKernel and its parts: Instruction, Argument, Temporary, InameTag,
+// SubstitutionRule. A LoopKernel is a value: transformations take a const
+// reference and return a new kernel; Exprs and Domains inside are shared and
+// immutable, so a copy is cheap and an auto-scheduler can hold many variants.
+#pragma once
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "loom/domain.h"
+#include "loom/error.h"
+#include "loom/expr.h"
+#include "loom/type.h"
+
+namespace loom {
+
+// How an iname is executed. Seq ("for") is a plain loop.
+struct InameTag {
+  enum Kind : uint8_t { Seq, Group, Local, Unroll };
+  Kind kind = Seq;
+  int axis = 0;  // for Group/Local: 0..2
+
+  bool is_hardware() const { return kind == Group || kind == Local; }
+  std::string str() const;  // "g.0", "l.1", "unr", "for"
+  static std::optional<InameTag> parse(const std::string& s);
+  friend bool operator==(InameTag a, InameTag b) { return a.kind == b.kind && a.axis == b.axis; }
+};
+
+struct Instruction {
+  enum Kind : uint8_t { Assign, Barrier, NoOp };
+  Kind kind = Assign;
+  std::string id;
+  Expr lhs;  // Var or Subscript (Assign only)
+  Expr rhs;
+  std::set<std::string> within_inames;
+  bool inames_given = false;            // {inames=...}: not inferred from expressions
+  std::set<std::string> depends_on;     // instruction ids
+  std::vector<Expr> predicates;         // all must hold (conjunction)
+  std::set<std::string> no_sync_with;
+  std::set<std::string> tags;
+  int priority = 0;
+  SourceLoc loc;
+
+  std::string assignee_name() const;  // "a" for a[i] = ..., "acc" for acc = ...
+  std::string str() const;            // one line in the kernel language
+};
+
+struct Argument {
+  enum Kind : uint8_t { Array, Value };
+  Kind kind = Array;
+  std::string name;
+  Type dtype;
+  std::vector<Expr> shape;    // in parameters; empty for Value
+  std::vector<Expr> strides;  // empty: C order (row-major, contiguous)
+  bool shape_inferred = false;
+  bool dtype_inferred = false;
+  std::string str() const;    // "a: float32[n, m]"
+};
+
+enum class AddressSpace : uint8_t { Auto, Private, Local, Global };
+const char* to_string(AddressSpace s);
+
+struct Temporary {
+  std::string name;
+  Type dtype;  // unknown until type inference when declared with <>
+  std::vector<Expr> shape;  // empty: scalar
+  AddressSpace space = AddressSpace::Auto;
+};
+
+struct SubstitutionRule {
+  std::string name;
+  std::vector<std::string> params;
+  Expr body;
+};
+
+struct KernelOptions {
+  Type index_dtype = types::int32;  // type of inames and parameters
+};
+
+class LoopKernel {
+ public:
+  std::string name = "loom_kernel";
+  std::vector<Domain> domains;       // in order; later ones may use earlier inames as parameters
+  std::vector<Instruction> instructions;
+  std::vector<Argument> arguments;   // in signature order
+  std::map<std::string, Temporary> temporaries;
+  std::map<std::string, SubstitutionRule> substitutions;
+  std::map<std::string, InameTag> iname_tags;  // absent: Seq
+  std::vector<std::vector<std::string>> loop_priority;  // each: outer..inner
+  Domain assumptions;  // parameter-only set; undefined means "no assumptions"
+  KernelOptions options;
+
+  // Lookups. Throw KernelError naming the kernel when absent.
+  const Instruction& instruction(const std::string& id) const;
+  const Argument* find_argument(const std::string& name) const;
+  const Temporary* find_temporary(const std::string& name) const;
+  InameTag tag_of(const std::string& iname) const;
+
+  std::vector<std::string> all_inames() const;  // in domain order
+  bool has_iname(const std::string& iname) const;
+  // Index of the domain whose set dimensions include iname; -1 if none.
+  int domain_of(const std::string& iname) const;
+  // Whether some instruction assigns to (elements of) var.
+  bool is_written(const std::string& var) const;
+  // Whether some instruction reads var (right-hand side, indices, predicates).
+  bool is_read(const std::string& var) const;
+  // Parameters: names used by domains/shapes that are not inames.
+  std::vector<std::string> parameters() const;
+
+  std::string str() const;  // human-readable dump (kernel language)
+};
+
+}  // namespace loom

@@ -1,0 +1,46 @@
+// The kernel language front end: kernel text (loopy's syntax for domains,
+// instructions, arguments and substitution rules) to a LoopKernel, and the
+// line format of transformation scripts. Every error is a ParseError naming
+// file, line and column and what was expected.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/kernel.h"
+
+namespace loom {
+
+// One step of a transformation script: `split_iname i 16 outer_tag=g.0`.
+struct TransformStep {
+  std::string name;
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> keyword;
+  SourceLoc loc;
+};
+
+// What a kernel file holds: the kernel as written, the transformations its
+// `transforms:` section lists (not yet applied), and parameter values for
+// `loom run` (`defaults:` section).
+struct KernelFile {
+  LoopKernel kernel;
+  std::vector<TransformStep> transforms;
+  std::map<std::string, int64_t> defaults;
+};
+
+KernelFile parse_kernel_file(const std::string& path);
+KernelFile parse_kernel_text(const std::string& text, const std::string& filename = "<kernel>");
+
+// loopy's make_kernel: domains in isl syntax, instruction lines, argument
+// declarations ("a: float32[n, m]", "n: int32", "..." to infer the rest).
+LoopKernel make_kernel(const std::vector<std::string>& domains, const std::string& instructions,
+                       const std::vector<std::string>& arguments = {"..."}, const std::string& name = "loom_kernel");
+
+// A single expression (no reduction detection; inames unknown).
+Expr parse_expr(const std::string& text);
+
+std::vector<TransformStep> parse_transform_script(const std::string& text, const std::string& filename = "<transforms>");
+std::string read_text_file(const std::string& path);
+
+}  // namespace loom

@@ -1,0 +1,85 @@
+// Calling kernels: arguments by name (arrays with dtype and shape, scalar
+// values), parameters inferred from array shapes and checked, and host
+// arrays with the random filling, poisoning and comparison that `loom run`
+// and the tests use. Shared by every target and the reference interpreter.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/codegen.h"
+#include "loom/kernel.h"
+
+namespace loom {
+
+struct ArrayRef {
+  void* data = nullptr;  // host or device address, as the target expects
+  Type dtype;
+  std::vector<int64_t> shape;
+};
+
+struct ArgValue {
+  enum Kind { Array, Int, Float };
+  Kind kind = Int;
+  ArrayRef array;
+  int64_t i = 0;
+  double f = 0;
+  static ArgValue of(ArrayRef a) { ArgValue v; v.kind = Array; v.array = std::move(a); return v; }
+  static ArgValue of_int(int64_t x) { ArgValue v; v.kind = Int; v.i = x; return v; }
+  static ArgValue of_float(double x) { ArgValue v; v.kind = Float; v.f = x; return v; }
+};
+
+using ArgMap = std::map<std::string, ArgValue>;
+
+// Parameter values for a call: given value arguments, and parameters read
+// off array shapes where a shape entry is a bare parameter (a: float32[n, m]
+// with a 100x50 array gives n=100, m=50). Then every array's dtype, rank and
+// shape are checked. Throws ArgumentError naming the argument.
+std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap& args);
+
+// The shape an array argument must have for these parameter values.
+std::vector<int64_t> expected_shape(const Argument& a, const std::map<std::string, int64_t>& params);
+
+int64_t element_count(const std::vector<int64_t>& shape);
+
+// An owned host array.
+struct HostArray {
+  Type dtype;
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> bytes;
+
+  HostArray() = default;
+  HostArray(Type t, std::vector<int64_t> s);
+  int64_t size() const { return element_count(shape); }
+  ArrayRef ref() { return ArrayRef{bytes.data(), dtype, shape}; }
+  double get(int64_t i) const;        // element i as a double
+  void set(int64_t i, double v);      // stored converted to dtype
+  void fill_random(uint64_t seed);    // floats in [-1, 1), ints in [-50, 50), bools
+  void poison();                      // NaN for floats, a sentinel pattern for ints
+};
+
+struct Comparison {
+  bool ok = true;
+  int64_t mismatches = 0;
+  int64_t first_bad = -1;
+  double max_abs_error = 0;
+  std::string str() const;
+};
+
+// Element-wise comparison with a tolerance chosen by dtype (relative and
+// absolute: 1e-4 for float32 results of long sums, exact for integers).
+Comparison compare(const HostArray& expected, const HostArray& actual, double rtol = -1, double atol = -1);
+
+// Host arrays for every array argument of k for these parameters: inputs
+// random (seeded), pure outputs (written, never read) poisoned.
+std::map<std::string, HostArray> make_host_arrays(const LoopKernel& k, const std::map<std::string, int64_t>& params,
+                                                  uint64_t seed);
+
+// The reference interpreter: runs a generated kernel on host arrays, one
+// thread of the grid after another (hardware inames become loops), in the
+// types of the kernel. Slow, exact, and independent of any compiler; it is
+// the host reference of `loom run`. Kernels with barriers are refused.
+void interpret(const GeneratedKernel& g, const ArgMap& host_args);
+
+}  // namespace loom

@@ -1,0 +1,35 @@
+// Linearization: the order of loops and instructions. Hardware-parallel
+// inames are not loops (they become blockIdx/threadIdx in codegen); every
+// other iname of an instruction becomes an enclosing loop. Instructions are
+// ordered by their dependencies, then by priority (higher first), then by
+// their order in the text; an instruction enters the loop of its outermost
+// missing iname, and loops nest in iname order: loop priorities
+// (prioritize_loops) first, then the order of the domains' dimensions.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/kernel.h"
+
+namespace loom {
+
+struct ScheduleItem {
+  enum Kind { Loop, Insn };
+  Kind kind = Insn;
+  std::string name;  // iname (Loop) or instruction id (Insn)
+  bool unroll = false;
+  std::vector<ScheduleItem> body;
+};
+
+struct Linearization {
+  std::vector<ScheduleItem> items;
+  // per instruction: its sequential inames, outermost first
+  std::map<std::string, std::vector<std::string>> loop_inames;
+  std::vector<std::string> hardware_inames;  // in iname order
+  std::string str() const;
+};
+
+Linearization linearize(const LoopKernel& preprocessed);
+
+}  // namespace loom

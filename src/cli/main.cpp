@@ -1,0 +1,183 @@
+// The `loom` command line tool:
+//   loom show FILE       print the generated CUDA C
+//   loom compile FILE    compile it with NVRTC, report registers/size (or the log)
+//   loom run FILE        run it on the GPU with random inputs, check it against
+//                        the reference interpreter, report the time
+//   loom transforms      list the registered transformations
+// Options: --transform SCRIPT (more steps after the file's transforms:),
+// --arch sm_XX, -D name=value (parameter values), --reps N, --no-check,
+// --fallback-compile (run: without a GPU, compile only and succeed).
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "loom/codegen.h"
+#include "loom/cuda.h"
+#include "loom/parser.h"
+#include "loom/runtime.h"
+#include "loom/transforms.h"
+
+using namespace loom;
+
+namespace {
+
+struct Options {
+  std::string command, file, arch;
+  std::vector<std::string> transform_files;
+  std::map<std::string, int64_t> params;
+  int reps = 20;
+  bool check = true;
+  bool fallback_compile = false;
+};
+
+[[noreturn]] void usage(const std::string& why = "") {
+  if (!why.empty()) std::cerr << "loom: " << why << "\n\n";
+  std::cerr << "usage: loom show|compile|run FILE [--transform SCRIPT] [--arch sm_XX] [-D name=value]...\n"
+               "                                [--reps N] [--no-check] [--fallback-compile]\n"
+               "       loom transforms\n";
+  std::exit(2);
+}
+
+Options parse_args(int argc, char** argv) {
+  Options o;
+  if (argc < 2) usage();
+  o.command = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage("option " + a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--transform" || a == "-t") o.transform_files.push_back(value());
+    else if (a == "--arch") o.arch = value();
+    else if (a == "--reps") o.reps = std::stoi(value());
+    else if (a == "--no-check") o.check = false;
+    else if (a == "--fallback-compile") o.fallback_compile = true;
+    else if (a == "-D" || a.rfind("-D", 0) == 0) {
+      std::string kv = a == "-D" ? value() : a.substr(2);
+      auto eq = kv.find('=');
+      if (eq == std::string::npos) usage("-D expects name=value, got '" + kv + "'");
+      try {
+        o.params[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
+      } catch (...) {
+        usage("-D " + kv + ": the value must be an integer");
+      }
+    } else if (!a.empty() && a[0] == '-') usage("unknown option " + a);
+    else if (o.file.empty()) o.file = a;
+    else usage("more than one FILE given");
+  }
+  if (o.command != "transforms" && o.file.empty()) usage("no FILE given");
+  return o;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int run(const Options& o) {
+  if (o.command == "transforms") {
+    for (auto& t : transform_registry().all()) {
+      std::cout << t.name;
+      for (auto& p : t.params) std::cout << (p.required ? " " : " [") << p.name << (p.required ? "" : "=...]");
+      std::cout << "\n    " << t.doc << "\n";
+    }
+    return 0;
+  }
+  KernelFile file = parse_kernel_file(o.file);
+  std::vector<TransformStep> steps = file.transforms;
+  for (auto& tf : o.transform_files) {
+    auto more = parse_transform_script(read_text_file(tf), tf);
+    steps.insert(steps.end(), more.begin(), more.end());
+  }
+  LoopKernel kernel = apply_transforms(file.kernel, steps);
+
+  if (o.command == "show") {
+    std::cout << cuda::print_source(generate(kernel));
+    return 0;
+  }
+  if (o.command != "compile" && o.command != "run") usage("unknown command '" + o.command + "'");
+
+  std::string why;
+  bool gpu = cuda::gpu_available(&why);
+  std::string arch = !o.arch.empty() ? o.arch : gpu ? cuda::device().arch() : "sm_90";
+  cuda::CudaKernel ck(kernel, arch);
+  const auto& bin = ck.binary();
+  std::printf("compiled '%s' for %s with NVRTC %s: %zu bytes of CUBIN, %d registers, %d bytes spilled, %.1f ms\n",
+              kernel.name.c_str(), arch.c_str(), cuda::nvrtc_version().c_str(), bin.cubin.size(), bin.registers,
+              bin.spill_bytes, bin.seconds * 1e3);
+  if (o.command == "compile") return 0;
+
+  if (!gpu) {
+    std::printf("%s; kernel '%s' was compiled but not run\n", why.c_str(), kernel.name.c_str());
+    return o.fallback_compile ? 0 : 3;
+  }
+
+  std::map<std::string, int64_t> params = file.defaults;
+  for (auto& [k, v] : o.params) params[k] = v;
+  for (auto& p : ck.generated().kernel.parameters())
+    if (!params.count(p)) throw Error("no value for parameter '" + p + "': pass -D " + p + "=VALUE or add it to the file's defaults:");
+  std::printf("running on %s (%s) with", cuda::device().name.c_str(), arch.c_str());
+  for (auto& [k, v] : params) std::printf(" %s=%lld", k.c_str(), (long long)v);
+  std::printf("\n");
+
+  auto arrays = make_host_arrays(kernel, params, 42);
+  auto args_for = [&](std::map<std::string, HostArray>& arrs) {
+    ArgMap args;
+    for (auto& [n, a] : arrs) args[n] = ArgValue::of(a.ref());
+    for (auto& a : kernel.arguments)
+      if (a.kind == Argument::Value && !args.count(a.name))
+        args[a.name] = params.count(a.name) ? ArgValue::of_int(params[a.name]) : ArgValue::of_float(1.5);
+    return args;
+  };
+  auto reference = arrays;
+  auto gpu_arrays = arrays;
+  ck.call_host(args_for(gpu_arrays));
+
+  bool ok = true;
+  if (o.check) {
+    auto t0 = std::chrono::steady_clock::now();
+    interpret(generate(file.kernel), args_for(reference));
+    std::printf("reference interpreter (untransformed kernel): %.2f s\n", seconds_since(t0));
+    for (auto& a : kernel.arguments) {
+      if (a.kind != Argument::Array || !kernel.is_written(a.name)) continue;
+      Comparison c = compare(reference.at(a.name), gpu_arrays.at(a.name));
+      std::printf("check %s: %s\n", a.name.c_str(), c.str().c_str());
+      ok &= c.ok;
+    }
+  }
+
+  // timing on device buffers
+  std::map<std::string, cuda::DeviceBuffer> bufs;
+  ArgMap dev = args_for(arrays);
+  double bytes = 0;
+  for (auto& [n, a] : arrays) {
+    cuda::DeviceBuffer b(a.bytes.size());
+    b.upload(a.bytes.data(), a.bytes.size());
+    dev[n].array.data = b.ptr();
+    bytes += double(a.bytes.size());
+    bufs.emplace(n, std::move(b));
+  }
+  double ms = ck.time(dev, o.reps);
+  LaunchDims d = launch_dims(ck.generated(), params);
+  std::printf("grid %lldx%lldx%lld, block %lldx%lldx%lld: %.3f us per launch (median of %d), %.1f GB/s over the arrays' bytes\n",
+              (long long)d.grid[0], (long long)d.grid[1], (long long)d.grid[2], (long long)d.block[0], (long long)d.block[1],
+              (long long)d.block[2], ms * 1e3, o.reps, bytes / (ms * 1e-3) / 1e9);
+  if (!ok) {
+    std::printf("FAILED: the GPU result differs from the reference\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = parse_args(argc, argv);
+  try {
+    return run(o);
+  } catch (const std::exception& e) {
+    std::cerr << "loom: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,77 @@
+// Construction and pseudo-code printing of the codegen AST.
+#include "loom/ast.h"
+
+#include <sstream>
+
+namespace loom {
+
+StmtPtr make_block(std::vector<StmtPtr> stmts) {
+  auto s = std::make_shared<Stmt>();
+  s->kind = Stmt::Block;
+  s->children = std::move(stmts);
+  return s;
+}
+StmtPtr make_for(std::string var, Expr init, Expr cond, int64_t step, StmtPtr body) {
+  auto s = std::make_shared<Stmt>();
+  s->kind = Stmt::For;
+  s->var = std::move(var);
+  s->init = std::move(init);
+  s->cond = std::move(cond);
+  s->step = step;
+  s->children = {std::move(body)};
+  return s;
+}
+StmtPtr make_if(Expr cond, StmtPtr then_branch, StmtPtr else_branch) {
+  auto s = std::make_shared<Stmt>();
+  s->kind = Stmt::If;
+  s->cond = std::move(cond);
+  s->children = {std::move(then_branch)};
+  if (else_branch) s->children.push_back(std::move(else_branch));
+  return s;
+}
+StmtPtr make_assign(std::string insn_id, Expr lhs, Expr rhs) {
+  auto s = std::make_shared<Stmt>();
+  s->kind = Stmt::Assign;
+  s->insn_id = std::move(insn_id);
+  s->lhs = std::move(lhs);
+  s->rhs = std::move(rhs);
+  return s;
+}
+StmtPtr make_barrier() {
+  auto s = std::make_shared<Stmt>();
+  s->kind = Stmt::Barrier;
+  return s;
+}
+
+namespace {
+void print(std::ostream& os, const StmtPtr& s, int ind) {
+  std::string pad(ind * 2, ' ');
+  switch (s->kind) {
+    case Stmt::Block:
+      for (auto& c : s->children) print(os, c, ind);
+      break;
+    case Stmt::For:
+      os << pad << "for " << s->var << " = " << s->init.str() << "; " << s->cond.str() << "; += " << s->step << "\n";
+      print(os, s->children[0], ind + 1);
+      break;
+    case Stmt::If:
+      os << pad << "if " << s->cond.str() << "\n";
+      print(os, s->children[0], ind + 1);
+      if (s->children.size() > 1) {
+        os << pad << "else\n";
+        print(os, s->children[1], ind + 1);
+      }
+      break;
+    case Stmt::Assign: os << pad << s->lhs.str() << " = " << s->rhs.str() << "  # " << s->insn_id << "\n"; break;
+    case Stmt::Barrier: os << pad << "barrier\n"; break;
+  }
+}
+}  // namespace
+
+std::string to_string(const StmtPtr& s, int indent) {
+  std::ostringstream os;
+  print(os, s, indent);
+  return os.str();
+}
+
+}  // namespace loom

@@ -1,0 +1,33 @@
+// generate: the whole path from a transformed kernel to a GeneratedKernel:
+// preprocess, linearize, hardware axes, loop nest. launch_dims evaluates the
+// launch geometry for parameter values.
+#include "hardware_axes.h"
+#include "loom/preprocess.h"
+
+namespace loom {
+
+GeneratedKernel generate(const LoopKernel& k) {
+  GeneratedKernel g;
+  g.kernel = preprocess(k);
+  g.linearization = linearize(g.kernel);
+  isl::set assumptions = g.kernel.assumptions.defined()
+                             ? islu::to_isl(g.kernel.assumptions)
+                             : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
+  codegen::HardwareAxes hw = codegen::compute_hardware_axes(g.kernel, g.linearization.hardware_inames, assumptions);
+  g.hardware_inames = hw.inames;
+  g.grid = hw.grid;
+  g.block = hw.block;
+  g.body = codegen::build_loop_nest(g.kernel, g.linearization, hw);
+  return g;
+}
+
+LaunchDims launch_dims(const GeneratedKernel& g, const std::map<std::string, int64_t>& params) {
+  LaunchDims d;
+  for (int a = 0; a < 3; ++a) {
+    d.grid[a] = eval_int(g.grid[a], params);
+    d.block[a] = g.block[a];
+  }
+  return d;
+}
+
+}  // namespace loom

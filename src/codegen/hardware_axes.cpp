@@ -1,0 +1,112 @@
+// Hardware axes: for each iname tagged g.N / l.N, its lower bound and extent
+// over the domain (isl dim_min/dim_max, as functions of the parameters); per
+// axis the grid/block size is the largest extent of its inames. Block sizes
+// must be constants. The result also gives the AST generator's context: each
+// hardware iname, now a parameter, lies in [lower, lower + axis size).
+#include "hardware_axes.h"
+
+#include "loom/isl_util.h"
+
+namespace loom::codegen {
+
+namespace {
+
+isl::pw_aff on_params(isl_pw_aff* pa, isl_space* params) {
+  return isl::manage(isl_pw_aff_align_params(pa, isl_space_copy(params)));
+}
+
+// pa where defined, 0 elsewhere.
+isl::pw_aff total(isl::pw_aff pa, isl_space* params) {
+  isl_set* universe = isl_set_universe(isl_space_copy(params));
+  isl_pw_aff* zero = isl_pw_aff_zero_on_domain(isl_local_space_from_space(isl_set_get_space(universe)));
+  isl_set_free(universe);
+  return isl::manage(isl_pw_aff_union_max(pa.release(), zero));
+}
+
+}  // namespace
+
+HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::string>& hw_inames,
+                                   const isl::set& assumptions) {
+  HardwareAxes out;
+  isl_ctx* ctx = isl_context();
+  // one parameter space for everything: the kernel's parameters and the hardware inames
+  isl_space* params = isl_space_params_alloc(ctx, 0);
+  auto add_param = [&](const std::string& n) {
+    if (isl_space_find_dim_by_name(params, isl_dim_param, n.c_str()) >= 0) return;
+    unsigned pos = isl_space_dim(params, isl_dim_param);
+    params = isl_space_add_dims(params, isl_dim_param, 1);
+    params = isl_space_set_dim_id(params, isl_dim_param, pos, isl_id_alloc(ctx, n.c_str(), nullptr));
+  };
+  for (auto& p : k.parameters()) add_param(p);
+  for (auto& h : hw_inames) add_param(h);
+  for (auto& p : islu::dim_names(assumptions.get(), isl_dim_param)) add_param(p);
+
+  isl::set context = isl::manage(isl_set_align_params(assumptions.copy(), isl_space_copy(params)));
+  const isl::set expr_context = context;  // the assumptions only: grid sizes and bounds simplify under them
+
+  struct Extent {
+    isl::pw_aff lo, size;
+  };
+  std::map<std::string, Extent> ext;
+  std::map<std::pair<int, int>, isl::pw_aff> axis_size;  // (is_local, axis) -> size
+  for (auto& h : hw_inames) {
+    isl::set dom = islu::iteration_domain(k, {h});
+    isl::pw_aff lo = on_params(islu::check(isl_set_dim_min(dom.copy(), 0), "dim_min"), params);
+    isl::pw_aff hi = on_params(islu::check(isl_set_dim_max(dom.copy(), 0), "dim_max"), params);
+    isl::pw_aff size = isl::manage(isl_pw_aff_add_constant_val(isl_pw_aff_sub(hi.release(), lo.copy()), isl_val_one(ctx)));
+    size = total(size, params);
+    ext[h] = {lo, size};
+    InameTag tag = k.tag_of(h);
+    auto key = std::make_pair(tag.kind == InameTag::Local ? 1 : 0, tag.axis);
+    auto it = axis_size.find(key);
+    axis_size[key] = it == axis_size.end() ? size : isl::manage(isl_pw_aff_max(it->second.release(), size.copy()));
+  }
+
+  for (int a = 0; a < 3; ++a) out.grid[a] = make_int(1, k.options.index_dtype);
+  for (auto& [key, size] : axis_size) {
+    auto [local, axis] = key;
+    isl::pw_aff s = isl::manage(isl_pw_aff_gist(size.copy(), context.copy()));
+    if (local) {
+      // a block size is a constant: the largest extent over all parameter values
+      std::string names;
+      for (auto& h : hw_inames)
+        if (k.tag_of(h) == InameTag{InameTag::Local, axis}) names += std::string(names.empty() ? "" : ", ") + "'" + h + "'";
+      isl_val* mx = isl_pw_aff_max_val(s.copy());
+      bool finite = mx && isl_val_is_int(mx);
+      int64_t v = finite ? isl_val_get_num_si(mx) : 0;
+      isl_val_free(mx);
+      if (!finite)
+        throw KernelError("kernel '" + k.name + "': the extent of local axis l." + std::to_string(axis) + " (iname " + names +
+                          ") is unbounded; split the iname with a constant inner length for l." + std::to_string(axis));
+      if (v < 1) throw KernelError("kernel '" + k.name + "': local axis l." + std::to_string(axis) + " (iname " + names + ") is empty");
+      out.block[axis] = v;
+    } else {
+      out.grid[axis] = islu::expr_from_pw_aff(s, expr_context, k.options.index_dtype);
+    }
+  }
+  int64_t threads = out.block[0] * out.block[1] * out.block[2];
+  if (threads > 1024)
+    throw KernelError("kernel '" + k.name + "': " + std::to_string(threads) + " threads per block (" +
+                      std::to_string(out.block[0]) + "x" + std::to_string(out.block[1]) + "x" + std::to_string(out.block[2]) +
+                      "); CUDA allows at most 1024");
+
+  // context: lower <= h < lower + axis size, for each hardware iname
+  for (auto& h : hw_inames) {
+    InameTag tag = k.tag_of(h);
+    const isl::pw_aff& size = axis_size[{tag.kind == InameTag::Local ? 1 : 0, tag.axis}];
+    isl_pw_aff* hv = isl_pw_aff_param_on_domain_id(isl_set_universe(isl_space_copy(params)),
+                                                   isl_id_alloc(ctx, h.c_str(), nullptr));
+    isl_set* ge = isl_pw_aff_le_set(ext[h].lo.copy(), isl_pw_aff_copy(hv));
+    isl_pw_aff* upper = isl_pw_aff_sub(isl_pw_aff_add(ext[h].lo.copy(), size.copy()), isl_pw_aff_copy(hv));
+    isl_set* lt = isl_pw_aff_pos_set(upper);  // lower + size - h > 0
+    isl_pw_aff_free(hv);
+    context = isl::manage(isl_set_intersect(context.release(), isl_set_intersect(ge, lt)));
+    HardwareIname hi{h, tag, islu::expr_from_pw_aff(ext[h].lo, expr_context, k.options.index_dtype)};
+    out.inames.push_back(hi);
+  }
+  out.context = context;
+  out.params = isl::manage(params);
+  return out;
+}
+
+}  // namespace loom::codegen

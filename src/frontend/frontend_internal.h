@@ -1,0 +1,20 @@
+// Pieces of the front end shared between its files.
+#pragma once
+#include <vector>
+
+#include "loom/kernel.h"
+#include "loom/parser.h"
+#include "source.h"
+
+namespace loom::frontend {
+
+// Declares what `...` leaves out: arrays accessed but not declared (dtype
+// float32, shape from the bounding box of their accesses, computed with isl),
+// scalars used but not declared (float32 value arguments) and domain
+// parameters (int32 value arguments). Without `...` nothing is added.
+void infer_arguments(LoopKernel& k, bool infer_rest);
+
+// Transformation-script lines in text[begin, end).
+std::vector<TransformStep> parse_transform_lines(const Source& src, size_t begin, size_t end);
+
+}  // namespace loom::frontend

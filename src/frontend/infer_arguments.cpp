@@ -1,0 +1,192 @@
+// Argument inference for `...`: undeclared arrays get a shape from the
+// bounding box of their accesses (isl), undeclared scalars and domain
+// parameters become value arguments.
+#include <algorithm>
+
+#include "frontend_internal.h"
+#include "loom/isl_util.h"
+
+namespace loom::frontend {
+
+namespace {
+
+// Calls fn(subscript, inames in scope) for every access in e, where the
+// inames in scope are the instruction's plus those of enclosing reductions.
+class ScopedAccessWalker : public ExprVisitor {
+ public:
+  using Fn = std::function<void(const Subscript&, const std::vector<std::string>&)>;
+  ScopedAccessWalker(std::vector<std::string> scope, Fn fn) : scope_(std::move(scope)), fn_(std::move(fn)) {}
+
+ protected:
+  void visit_subscript(const Subscript& s) override {
+    fn_(s, scope_);
+    ExprVisitor::visit_subscript(s);
+  }
+  void visit_reduce(const Reduce& r) override {
+    size_t n = scope_.size();
+    scope_.insert(scope_.end(), r.inames.begin(), r.inames.end());
+    visit(r.body);
+    scope_.resize(n);
+  }
+
+ private:
+  std::vector<std::string> scope_;
+  Fn fn_;
+};
+
+}  // namespace
+
+void infer_arguments(LoopKernel& k, bool infer_rest) {
+  if (!infer_rest) return;
+  std::set<std::string> declared;
+  for (auto& a : k.arguments) declared.insert(a.name);
+  for (auto& [n, t] : k.temporaries) declared.insert(n);
+  std::vector<std::string> inames = k.all_inames();
+  auto is_iname = [&](const std::string& n) { return std::find(inames.begin(), inames.end(), n) != inames.end(); };
+
+  // arrays, in order of first appearance, with the max index per axis
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<isl::pw_aff>> maxima;
+  std::map<std::string, std::string> failure;
+  for (auto& insn : k.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    std::vector<std::string> scope(insn.within_inames.begin(), insn.within_inames.end());
+    auto on_access = [&](const Subscript& s, const std::vector<std::string>& in_scope) {
+      if (declared.count(s.name) || k.substitutions.count(s.name)) return;
+      if (!maxima.count(s.name)) {
+        order.push_back(s.name);
+        maxima[s.name].resize(s.indices.size());
+      }
+      auto& mx = maxima[s.name];
+      if (mx.size() != s.indices.size()) {
+        failure[s.name] = "it is subscripted with different numbers of indices";
+        return;
+      }
+      if (failure.count(s.name)) return;
+      isl::set dom = islu::iteration_domain(k, in_scope);
+      for (size_t ax = 0; ax < s.indices.size(); ++ax) {
+        isl::pw_aff m = islu::max_over(dom, s.indices[ax]);
+        if (m.is_null()) {
+          failure[s.name] = "index '" + s.indices[ax].str() + "' is not affine in inames and parameters";
+          return;
+        }
+        mx[ax] = mx[ax].is_null() ? m : isl::manage(isl_pw_aff_union_max(mx[ax].release(), m.release()));
+      }
+    };
+    ScopedAccessWalker w(scope, on_access);
+    w.visit(insn.lhs);
+    w.visit(insn.rhs);
+    for (auto& p : insn.predicates) w.visit(p);
+  }
+  isl::set context = k.assumptions.defined() ? islu::to_isl(k.assumptions)
+                                             : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
+  for (auto& name : order) {
+    if (failure.count(name))
+      throw KernelError("kernel '" + k.name + "': cannot infer the shape of array '" + name + "': " + failure[name] +
+                        "; declare it, e.g. " + name + ": float32[n]");
+    Argument a;
+    a.name = name;
+    a.kind = Argument::Array;
+    a.dtype = types::float32;
+    a.dtype_inferred = a.shape_inferred = true;
+    for (auto& m : maxima[name]) {
+      isl_pw_aff* ext = isl_pw_aff_add_constant_val(m.copy(), isl_val_one(isl_context()));
+      a.shape.push_back(islu::expr_from_pw_aff(isl::manage(ext), context, k.options.index_dtype));
+    }
+    k.arguments.push_back(std::move(a));
+    declared.insert(name);
+  }
+
+  // scalars used but not declared
+  std::vector<std::string> scalars;
+  auto params = k.parameters();
+  for (auto& insn : k.instructions) {
+    std::set<std::string> vars;
+    collect_free_vars(insn.lhs, vars);
+    collect_free_vars(insn.rhs, vars);
+    for (auto& p : insn.predicates) collect_free_vars(p, vars);
+    for (auto& v : vars) {
+      if (declared.count(v) || is_iname(v) || std::find(params.begin(), params.end(), v) != params.end()) continue;
+      if (insn.lhs.as<Var>() && insn.lhs.as<Var>()->name == v) continue;  // an undeclared temporary: reported later
+      if (std::find(scalars.begin(), scalars.end(), v) == scalars.end()) scalars.push_back(v);
+    }
+  }
+  for (auto& v : scalars) {
+    k.arguments.push_back(Argument{Argument::Value, v, types::float32, {}, {}, false, true});
+    declared.insert(v);
+  }
+  for (auto& p : k.parameters()) {
+    if (declared.count(p)) continue;
+    k.arguments.push_back(Argument{Argument::Value, p, k.options.index_dtype, {}, {}, false, true});
+    declared.insert(p);
+  }
+}
+
+std::vector<TransformStep> parse_transform_lines(const Source& src, size_t begin, size_t end) {
+  const std::string& s = src.text();
+  std::vector<TransformStep> out;
+  size_t i = begin;
+  while (i < end) {
+    size_t eol = std::min(s.find('\n', i), end);
+    // words of this line: bare words or "quoted strings"
+    std::vector<std::pair<std::string, size_t>> words;
+    size_t j = i;
+    while (j < eol) {
+      if (std::isspace(static_cast<unsigned char>(s[j]))) {
+        ++j;
+        continue;
+      }
+      if (s[j] == '#') break;
+      size_t start = j;
+      std::string w;
+      if (s[j] == '"' || s[j] == '\'') {
+        char q = s[j++];
+        while (j < eol && s[j] != q) w += s[j++];
+        if (j >= eol) src.fail(start, "unterminated string");
+        ++j;
+      } else {
+        while (j < eol && !std::isspace(static_cast<unsigned char>(s[j]))) {
+          if (s[j] == '=' && j + 1 < eol && (s[j + 1] == '"' || s[j + 1] == '\'')) {  // key="quoted value"
+            w += s[j++];
+            char q = s[j++];
+            while (j < eol && s[j] != q) w += s[j++];
+            if (j >= eol) src.fail(start, "unterminated string");
+            ++j;
+            break;
+          }
+          w += s[j++];
+        }
+      }
+      words.push_back({w, start});
+    }
+    if (!words.empty()) {
+      TransformStep step;
+      step.name = words[0].first;
+      step.loc = src.loc(words[0].second);
+      for (size_t w = 1; w < words.size(); ++w) {
+        const std::string& word = words[w].first;
+        auto eq = word.find('=');
+        if (eq != std::string::npos && eq > 0 && word.substr(0, eq).find_first_of(":,") == std::string::npos) {
+          std::string key = word.substr(0, eq);
+          if (step.keyword.count(key)) src.fail(words[w].second, "argument '" + key + "' given twice");
+          step.keyword[key] = word.substr(eq + 1);
+        } else {
+          if (!step.keyword.empty()) src.fail(words[w].second, "positional argument after keyword arguments");
+          step.positional.push_back(word);
+        }
+      }
+      out.push_back(std::move(step));
+    }
+    i = eol + 1;
+  }
+  return out;
+}
+
+}  // namespace loom::frontend
+
+namespace loom {
+std::vector<TransformStep> parse_transform_script(const std::string& text, const std::string& filename) {
+  frontend::Source src(text, filename);
+  return frontend::parse_transform_lines(src, 0, text.size());
+}
+}  // namespace loom

@@ -1,0 +1,628 @@
+// Kernel files and make_kernel: splits text into sections (kernel, domains,
+// arguments, temporaries, assumptions, instructions, transforms, defaults),
+// parses each, and assembles a LoopKernel with inferred instruction inames
+// and arguments. Grammar: docs/language.md.
+#include <algorithm>
+#include <fnmatch.h>
+#include <fstream>
+#include <sstream>
+
+#include "expr_parser.h"
+#include "frontend_internal.h"
+#include "loom/parser.h"
+
+namespace loom {
+
+using frontend::ExprParser;
+using frontend::Source;
+using frontend::Tok;
+using frontend::Token;
+
+namespace {
+
+struct Range {
+  size_t begin = 0, end = 0;
+};
+
+// Splits [r.begin, r.end) into logical lines: a newline ends a line unless
+// brackets are open or the line ends with a backslash. Comments are skipped.
+std::vector<Range> logical_lines(const Source& src, Range r) {
+  const std::string& s = src.text();
+  std::vector<Range> out;
+  int depth = 0;
+  size_t start = r.begin;
+  auto flush = [&](size_t end) {
+    size_t b = start, e = end;
+    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+    if (b < e && s[b] != '#') out.push_back({b, e});
+  };
+  for (size_t i = r.begin; i < r.end; ++i) {
+    char c = s[i];
+    if (c == '#') {
+      while (i < r.end && s[i] != '\n') ++i;
+      if (i >= r.end) break;
+      c = '\n';
+    }
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    else if (c == ')' || c == ']' || c == '}') depth = std::max(0, depth - 1);
+    else if (c == '\n' && depth == 0) {
+      size_t e = i;
+      while (e > start && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) --e;
+      if (e > start && s[e - 1] == '\\') continue;
+      flush(i);
+      start = i + 1;
+    }
+  }
+  flush(r.end);
+  return out;
+}
+
+class KernelBuilder {
+ public:
+  explicit KernelBuilder(const Source& src) : src_(src) {}
+
+  void add_domain(Range r) {
+    std::string text = src_.text().substr(r.begin, r.end - r.begin);
+    Domain d;
+    try {
+      d = Domain::parse(text);
+    } catch (const DomainSyntaxError& e) {
+      // isl's position is within the domain text: map it into the file
+      size_t off = r.begin;
+      for (int line = 1; line < e.line && off < r.end; ++off)
+        if (src_.text()[off] == '\n') ++line;
+      src_.fail(std::min(off + size_t(e.column - 1), r.end), std::string("bad domain: ") + e.what());
+    }
+    for (auto& n : d.inames()) {
+      if (n.empty()) src_.fail(r.begin, "every dimension of a domain needs a name");
+      if (kernel_.has_iname(n)) src_.fail(r.begin, "iname '" + n + "' is defined by two domains");
+    }
+    kernel_.domains.push_back(std::move(d));
+  }
+
+  // Splits a domains section into domain texts: each runs from '{' or '['
+  // to the '}' that closes it.
+  void add_domains(Range r) {
+    const std::string& s = src_.text();
+    size_t i = r.begin;
+    while (i < r.end) {
+      char c = s[i];
+      if (std::isspace(static_cast<unsigned char>(c)) || c == ',') {
+        ++i;
+        continue;
+      }
+      if (c == '#') {
+        while (i < r.end && s[i] != '\n') ++i;
+        continue;
+      }
+      if (c != '{' && c != '[') src_.fail(i, "expected a domain in isl syntax, e.g. {[i]: 0 <= i < n}");
+      size_t start = i;
+      int depth = 0;
+      bool closed = false;
+      for (; i < r.end; ++i) {
+        if (s[i] == '{') ++depth;
+        else if (s[i] == '}') {
+          if (--depth == 0) {
+            ++i;
+            closed = true;
+            break;
+          }
+        }
+      }
+      if (!closed) src_.fail(start, "domain is missing its closing '}'");
+      add_domain({start, i});
+    }
+  }
+
+  void add_arguments(Range r) {
+    ExprParser p(src_, frontend::tokenize(src_, r.begin, r.end), nullptr);
+    while (!p.at_end()) {
+      if (p.accept("...")) {
+        infer_rest_ = true;
+      } else {
+        size_t off = p.peek().offset;
+        Argument a;
+        a.name = p.expect_ident("an argument name or '...'");
+        p.expect(":", "after the argument name");
+        std::string tn = p.expect_ident("a dtype (float32, int32, ...)");
+        auto t = Type::parse(tn);
+        if (!t) p.source().fail(p.peek(0).offset - tn.size() - 0, "unknown dtype '" + tn + "'");
+        a.dtype = *t;
+        if (p.accept("[")) {
+          a.kind = Argument::Array;
+          if (!p.is("]")) do {
+              a.shape.push_back(p.parse_expr());
+            } while (p.accept(","));
+          p.expect("]", "to close the shape");
+        } else {
+          a.kind = Argument::Value;
+        }
+        for (auto& b : kernel_.arguments)
+          if (b.name == a.name) src_.fail(off, "argument '" + a.name + "' declared twice");
+        kernel_.arguments.push_back(std::move(a));
+      }
+      if (!p.accept(",") && !p.at_end() && p.peek().kind != Tok::Ident && !p.is("..."))
+        p.fail_here("',' or the next argument");
+    }
+  }
+
+  void add_temporaries(Range r) {
+    ExprParser p(src_, frontend::tokenize(src_, r.begin, r.end), nullptr);
+    while (!p.at_end()) {
+      size_t off = p.peek().offset;
+      Temporary t;
+      t.name = p.expect_ident("a temporary name");
+      p.expect(":", "after the temporary name");
+      std::string tn = p.expect_ident("a dtype");
+      auto ty = Type::parse(tn);
+      if (!ty) src_.fail(off, "unknown dtype '" + tn + "'");
+      t.dtype = *ty;
+      if (p.accept("[")) {
+        do {
+          t.shape.push_back(p.parse_expr());
+        } while (p.accept(","));
+        p.expect("]", "to close the shape");
+      }
+      if (p.peek().kind == Tok::Ident && (p.peek().text == "private" || p.peek().text == "local" || p.peek().text == "global")) {
+        std::string sp = p.next().text;
+        t.space = sp == "private" ? AddressSpace::Private : sp == "local" ? AddressSpace::Local : AddressSpace::Global;
+      }
+      if (kernel_.temporaries.count(t.name)) src_.fail(off, "temporary '" + t.name + "' declared twice");
+      kernel_.temporaries[t.name] = t;
+      p.accept(",");
+    }
+  }
+
+  void add_assumptions(Range r) {
+    std::string text = src_.text().substr(r.begin, r.end - r.begin);
+    auto b = text.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos) return;
+    if (text[b] != '{' && text[b] != '[') text = "{ : " + text + " }";
+    Domain a;
+    try {
+      a = Domain::parse(text);
+    } catch (const DomainSyntaxError& e) {
+      src_.fail(r.begin, std::string("bad assumptions: ") + e.what());
+    }
+    if (!a.inames().empty()) src_.fail(r.begin, "assumptions constrain parameters only (no set dimensions)");
+    kernel_.assumptions = a;
+  }
+
+  void add_instructions(Range r) {
+    for (auto& line : logical_lines(src_, r)) lines_.push_back(line);
+  }
+
+  LoopKernel finish(const std::string& name) {
+    kernel_.name = name;
+    std::set<std::string> inames;
+    for (auto& n : kernel_.all_inames()) inames.insert(n);
+    for (auto& line : lines_) parse_instruction(line, inames);
+    assign_ids();
+    for (auto& insn : kernel_.instructions) infer_within_inames(insn, inames);
+    frontend::infer_arguments(kernel_, infer_rest_);
+    check_names();
+    return std::move(kernel_);
+  }
+
+  LoopKernel& kernel() { return kernel_; }
+
+ private:
+  struct OptionValue {
+    size_t offset;
+    std::vector<Range> parts;  // colon-separated
+  };
+
+  // Parses "{key=value, ...}" tokens starting at '{' (already consumed).
+  std::map<std::string, OptionValue> parse_options(ExprParser& p) {
+    std::map<std::string, OptionValue> opts;
+    while (!p.accept("}")) {
+      if (p.at_end()) p.fail_here("'}' to close the options");
+      size_t koff = p.peek().offset;
+      std::string key = p.expect_ident("an option name (id, dep, inames, if, priority, nosync, tags)");
+      p.expect("=", ("after option '" + key + "'").c_str());
+      OptionValue v{koff, {}};
+      size_t part_begin = p.peek().offset;
+      int depth = 0;
+      for (;;) {
+        if (p.at_end()) p.fail_here("'}' to close the options");
+        if (depth == 0 && (p.is(",") || p.is("}") || p.is(":"))) {
+          size_t end = p.peek().offset;
+          if (end == part_begin) p.fail_here("a value for option '" + key + "'");
+          v.parts.push_back({part_begin, end});
+          if (p.is(":")) {
+            p.next();
+            part_begin = p.peek().offset;
+            continue;
+          }
+          break;
+        }
+        if (p.is("(") || p.is("[")) ++depth;
+        if (p.is(")") || p.is("]")) --depth;
+        p.next();
+      }
+      if (opts.count(key)) src_.fail(koff, "option '" + key + "' given twice");
+      opts[key] = v;
+      p.accept(",");
+    }
+    return opts;
+  }
+
+  std::string text_of(Range r) const {
+    std::string s = src_.text().substr(r.begin, r.end - r.begin);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+    return s;
+  }
+
+  void parse_instruction(Range line, const std::set<std::string>& inames) {
+    ExprParser p(src_, frontend::tokenize(src_, line.begin, line.end), &inames);
+    Instruction insn;
+    insn.loc = src_.loc(line.begin);
+    std::optional<Type> declared;
+    bool is_temp_decl = false;
+    if (p.accept("...")) {
+      size_t off = p.peek().offset;
+      std::string what = p.expect_ident("'lbarrier', 'gbarrier' or 'nop' after '...'");
+      if (what == "lbarrier" || what == "barrier") insn.kind = Instruction::Barrier;
+      else if (what == "gbarrier") src_.fail(off, "global barriers are not supported yet");
+      else if (what == "nop") insn.kind = Instruction::NoOp;
+      else src_.fail(off, "expected 'lbarrier', 'gbarrier' or 'nop' after '...'");
+    } else {
+      if (p.accept("<>")) {
+        is_temp_decl = true;
+      } else if (p.is("<")) {
+        p.next();
+        size_t off = p.peek().offset;
+        std::string tn = p.expect_ident("a dtype inside <...>");
+        declared = Type::parse(tn);
+        if (!declared) src_.fail(off, "unknown dtype '" + tn + "'");
+        p.expect(">", "to close the type declaration");
+        is_temp_decl = true;
+      }
+      size_t lhs_off = p.peek().offset;
+      Expr lhs = p.parse_expr();
+      if (p.accept(":=")) {
+        if (is_temp_decl) src_.fail(lhs_off, "a substitution rule cannot declare a temporary");
+        add_substitution(lhs, p.parse_expr(), lhs_off);
+        if (!p.at_end()) p.fail_here("end of the substitution rule");
+        return;
+      }
+      if (!lhs.as<Var>() && !lhs.as<Subscript>())
+        src_.fail(lhs_off, "the left-hand side must be a variable or an array element, e.g. out[i]");
+      if (!p.accept("=")) p.fail_here("'=' after the left-hand side");
+      insn.lhs = lhs;
+      insn.rhs = p.parse_expr();
+      if (is_temp_decl) {
+        if (!lhs.as<Var>()) src_.fail(lhs_off, "declare array temporaries in the 'temporaries:' section");
+        const std::string& n = lhs.as<Var>()->name;
+        auto it = kernel_.temporaries.find(n);
+        Type t = declared ? *declared : types::unknown;
+        if (it != kernel_.temporaries.end() && declared && it->second.dtype.known() && it->second.dtype != t)
+          src_.fail(lhs_off, "temporary '" + n + "' declared with two dtypes");
+        if (it == kernel_.temporaries.end() || (declared && !it->second.dtype.known()))
+          kernel_.temporaries[n] = Temporary{n, t, {}, AddressSpace::Auto};
+      }
+    }
+    if (p.accept("{")) apply_options(insn, parse_options(p), inames);
+    if (!p.at_end()) p.fail_here("end of instruction (options go in {...})");
+    kernel_.instructions.push_back(std::move(insn));
+  }
+
+  void apply_options(Instruction& insn, const std::map<std::string, OptionValue>& opts,
+                     const std::set<std::string>& inames) {
+    for (auto& [key, v] : opts) {
+      auto words = [&] {
+        std::vector<std::string> w;
+        for (auto& r : v.parts) w.push_back(text_of(r));
+        return w;
+      };
+      if (key == "id") {
+        if (v.parts.size() != 1) src_.fail(v.offset, "id= takes one name");
+        insn.id = text_of(v.parts[0]);
+      } else if (key == "dep") {
+        for (auto& w : words()) insn.depends_on.insert(w);
+      } else if (key == "nosync") {
+        for (auto& w : words()) insn.no_sync_with.insert(w);
+      } else if (key == "tags") {
+        for (auto& w : words()) insn.tags.insert(w);
+      } else if (key == "inames") {
+        insn.inames_given = true;
+        for (auto& w : words()) {
+          if (!inames.count(w)) src_.fail(v.offset, "inames=: '" + w + "' is not an iname of any domain");
+          insn.within_inames.insert(w);
+        }
+      } else if (key == "if") {
+        for (auto& r : v.parts) {
+          ExprParser ep(src_, frontend::tokenize(src_, r.begin, r.end), &inames);
+          insn.predicates.push_back(ep.parse_expr());
+          if (!ep.at_end()) ep.fail_here("end of the predicate");
+        }
+      } else if (key == "priority") {
+        try {
+          insn.priority = std::stoi(text_of(v.parts.at(0)));
+        } catch (...) {
+          src_.fail(v.offset, "priority= takes an integer");
+        }
+      } else {
+        src_.fail(v.offset, "unknown option '" + key + "' (known: id, dep, inames, if, priority, nosync, tags)");
+      }
+    }
+  }
+
+  void add_substitution(const Expr& lhs, const Expr& body, size_t off) {
+    auto c = lhs.as<Call>();
+    SubstitutionRule rule;
+    if (c) {
+      rule.name = c->name;
+      for (auto& a : c->args) {
+        auto v = a.as<Var>();
+        if (!v) src_.fail(off, "substitution rule parameters must be plain names");
+        rule.params.push_back(v->name);
+      }
+    } else if (auto v = lhs.as<Var>()) {
+      rule.name = v->name;
+    } else {
+      src_.fail(off, "a substitution rule looks like f(x, y) := expression");
+    }
+    if (kernel_.substitutions.count(rule.name)) src_.fail(off, "substitution rule '" + rule.name + "' defined twice");
+    rule.body = body;
+    kernel_.substitutions[rule.name] = rule;
+  }
+
+  void assign_ids() {
+    std::set<std::string> used;
+    for (auto& insn : kernel_.instructions) {
+      if (insn.id.empty()) continue;
+      if (!used.insert(insn.id).second)
+        throw ParseError(insn.loc, "instruction id '" + insn.id + "' is used twice");
+    }
+    int k = 0;
+    for (auto& insn : kernel_.instructions) {
+      if (!insn.id.empty()) continue;
+      std::string id;
+      do {
+        id = "insn_" + std::to_string(k++);
+      } while (used.count(id));
+      used.insert(id);
+      insn.id = id;
+    }
+    // expand dependency globs (dep=upd*) against all ids
+    for (auto& insn : kernel_.instructions) {
+      std::set<std::string> deps;
+      for (auto& d : insn.depends_on) {
+        if (d.find_first_of("*?[") == std::string::npos) {
+          if (!used.count(d)) throw ParseError(insn.loc, "dep=: no instruction with id '" + d + "'");
+          deps.insert(d);
+          continue;
+        }
+        for (auto& other : kernel_.instructions)
+          if (other.id != insn.id && fnmatch(d.c_str(), other.id.c_str(), 0) == 0) deps.insert(other.id);
+      }
+      insn.depends_on = deps;
+    }
+  }
+
+  // Inames an instruction runs within: those its expressions use outside of
+  // reductions over them (loopy's rule), or exactly the ones given by inames=.
+  void infer_within_inames(Instruction& insn, const std::set<std::string>& inames) {
+    if (insn.kind != Instruction::Assign) return;
+    std::set<std::string> used;
+    collect_free_vars(insn.lhs, used);
+    collect_free_vars(insn.rhs, used);
+    for (auto& p : insn.predicates) collect_free_vars(p, used);
+    // Substitution-rule calls: the inames the rule body uses free (not its params)
+    for_each_call(insn.rhs, used);
+    std::set<std::string> found;
+    for (auto& u : used)
+      if (inames.count(u)) found.insert(u);
+    if (insn.inames_given) {
+      for (auto& f : found)
+        if (!insn.within_inames.count(f))
+          throw ParseError(insn.loc, "instruction '" + insn.id + "' uses iname '" + f + "' but inames= does not list it");
+      return;
+    }
+    insn.within_inames = found;
+  }
+
+  void for_each_call(const Expr& e, std::set<std::string>& used) {
+    struct V : ExprVisitor {
+      KernelBuilder* b;
+      std::set<std::string>* used;
+      int depth = 0;
+      void visit_call(const Call& c) override {
+        ExprVisitor::visit_call(c);
+        auto it = b->kernel_.substitutions.find(c.name);
+        if (it == b->kernel_.substitutions.end() || depth > 32) return;
+        std::set<std::string> in_body;
+        collect_free_vars(it->second.body, in_body);
+        for (auto& p : it->second.params) in_body.erase(p);
+        used->insert(in_body.begin(), in_body.end());
+        ++depth;
+        visit(it->second.body);
+        --depth;
+      }
+    } v;
+    v.b = this;
+    v.used = &used;
+    v.visit(e);
+  }
+
+  // Every variable must be an iname, parameter, argument or temporary, and
+  // every array access must name an array argument or temporary.
+  void check_names() {
+    std::set<std::string> known;
+    for (auto& n : kernel_.all_inames()) known.insert(n);
+    for (auto& n : kernel_.parameters()) known.insert(n);
+    for (auto& a : kernel_.arguments) known.insert(a.name);
+    for (auto& [n, t] : kernel_.temporaries) known.insert(n);
+    for (auto& insn : kernel_.instructions) {
+      if (insn.kind != Instruction::Assign) continue;
+      std::set<std::string> vars;
+      collect_free_vars(insn.lhs, vars);
+      collect_free_vars(insn.rhs, vars);
+      for (auto& pr : insn.predicates) collect_free_vars(pr, vars);
+      for (auto& v : vars) {
+        if (known.count(v)) continue;
+        if (kernel_.find_argument(v)) continue;
+        throw ParseError(insn.loc, "unknown name '" + v + "' in instruction '" + insn.id +
+                                       "' (not an iname, parameter, argument or temporary; declare it or add '...' to the arguments)");
+      }
+      auto check_sub = [&](const Subscript& s) {
+        const Argument* a = kernel_.find_argument(s.name);
+        const Temporary* t = kernel_.find_temporary(s.name);
+        if (!a && !t)
+          throw ParseError(insn.loc, "unknown array '" + s.name + "' in instruction '" + insn.id + "'");
+        size_t rank = a ? a->shape.size() : t->shape.size();
+        if (a && a->kind == Argument::Value)
+          throw ParseError(insn.loc, "'" + s.name + "' is a value argument and cannot be subscripted");
+        if (rank != s.indices.size())
+          throw ParseError(insn.loc, "'" + s.name + "' has " + std::to_string(rank) + " dimension(s) but is subscripted with " +
+                                         std::to_string(s.indices.size()) + " in instruction '" + insn.id + "'");
+      };
+      for_each_subscript(insn.lhs, check_sub);
+      for_each_subscript(insn.rhs, check_sub);
+      if (auto v = insn.lhs.as<Var>()) {
+        const Argument* a = kernel_.find_argument(v->name);
+        if (a) throw ParseError(insn.loc, "cannot assign to argument '" + v->name + "' (only arrays and temporaries are written)");
+        if (kernel_.has_iname(v->name)) throw ParseError(insn.loc, "cannot assign to iname '" + v->name + "'");
+      }
+    }
+  }
+
+  const Source& src_;
+  LoopKernel kernel_;
+  std::vector<Range> lines_;
+  bool infer_rest_ = false;
+};
+
+struct Section {
+  std::string name;
+  Range body;
+  size_t header;
+};
+
+const char* kSectionNames[] = {"domains", "domain", "arguments", "args", "temporaries", "assumptions",
+                               "instructions", "transforms", "defaults"};
+
+std::vector<Section> split_sections(const Source& src, std::string& kernel_name) {
+  const std::string& s = src.text();
+  std::vector<Section> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t eol = s.find('\n', i);
+    if (eol == std::string::npos) eol = s.size();
+    // a header starts at column 1 with a section name and ':' (or "kernel NAME")
+    bool header = false;
+    if (i < eol && std::isalpha(static_cast<unsigned char>(s[i]))) {
+      size_t w = i;
+      while (w < eol && (std::isalnum(static_cast<unsigned char>(s[w])) || s[w] == '_')) ++w;
+      std::string word = s.substr(i, w - i);
+      if (word == "kernel") {
+        std::string rest = s.substr(w, eol - w);
+        auto b = rest.find_first_not_of(" \t:");
+        auto e = rest.find_last_not_of(" \t\r");
+        if (b == std::string::npos) src.fail(w, "expected a kernel name after 'kernel'");
+        kernel_name = rest.substr(b, e - b + 1);
+        for (char c : kernel_name)
+          if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') src.fail(w + b, "a kernel name is a C identifier");
+        header = true;
+        if (!out.empty()) out.back().body.end = i;
+      } else {
+        size_t c = w;
+        while (c < eol && (s[c] == ' ' || s[c] == '\t')) ++c;
+        if (c < eol && s[c] == ':' && !(c + 1 < eol && s[c + 1] == '=')) {
+          // only known names start a section: "a: float32[n]" at column 1 is an argument
+          bool known = std::find_if(std::begin(kSectionNames), std::end(kSectionNames),
+                                    [&](const char* n) { return word == n; }) != std::end(kSectionNames);
+          if (known) {
+            if (!out.empty()) out.back().body.end = i;
+            out.push_back({word, {c + 1, s.size()}, i});
+            header = true;
+          }
+        }
+      }
+    }
+    if (!header && out.empty()) {
+      size_t b = i;
+      while (b < eol && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+      if (b < eol && s[b] != '#')
+        src.fail(b, "expected a section header ('kernel NAME', 'domains:', 'arguments:', 'instructions:', ...)");
+    }
+    i = eol + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("cannot open '" + path + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+KernelFile parse_kernel_text(const std::string& text, const std::string& filename) {
+  Source src(text, filename);
+  std::string name = "loom_kernel";
+  auto sections = split_sections(src, name);
+  KernelBuilder b(src);
+  KernelFile out;
+  bool have_domains = false, have_insns = false;
+  // domains first: instructions need the inames to recognize reductions
+  for (auto& s : sections)
+    if (s.name == "domains" || s.name == "domain") {
+      b.add_domains(s.body);
+      have_domains = true;
+    }
+  for (auto& s : sections) {
+    if (s.name == "arguments" || s.name == "args") b.add_arguments(s.body);
+    else if (s.name == "temporaries") b.add_temporaries(s.body);
+    else if (s.name == "assumptions") b.add_assumptions(s.body);
+    else if (s.name == "instructions") {
+      b.add_instructions(s.body);
+      have_insns = true;
+    } else if (s.name == "transforms") {
+      auto steps = frontend::parse_transform_lines(src, s.body.begin, s.body.end);
+      out.transforms.insert(out.transforms.end(), steps.begin(), steps.end());
+    } else if (s.name == "defaults") {
+      ExprParser p(src, frontend::tokenize(src, s.body.begin, s.body.end));
+      while (!p.at_end()) {
+        std::string n = p.expect_ident("a parameter name");
+        p.expect("=", "after the parameter name");
+        bool neg = p.accept("-");
+        if (p.peek().kind != Tok::Int) p.fail_here("an integer value");
+        int64_t v = std::stoll(p.next().text);
+        out.defaults[n] = neg ? -v : v;
+        p.accept(",");
+      }
+    }
+  }
+  if (!have_domains) src.fail(0, "missing 'domains:' section");
+  if (!have_insns) src.fail(0, "missing 'instructions:' section");
+  out.kernel = b.finish(name);
+  return out;
+}
+
+KernelFile parse_kernel_file(const std::string& path) { return parse_kernel_text(read_text_file(path), path); }
+
+LoopKernel make_kernel(const std::vector<std::string>& domains, const std::string& instructions,
+                       const std::vector<std::string>& arguments, const std::string& name) {
+  std::string text = "kernel " + name + "\ndomains:\n";
+  for (auto& d : domains) text += "  " + d + "\n";
+  text += "arguments:\n";
+  for (auto& a : arguments) text += "  " + a + ",\n";
+  text += "instructions:\n" + instructions + "\n";
+  return parse_kernel_text(text, "<make_kernel>").kernel;
+}
+
+Expr parse_expr(const std::string& text) {
+  Source src(text, "<expr>");
+  ExprParser p(src, frontend::tokenize(src, 0, text.size()));
+  Expr e = p.parse_expr();
+  if (!p.at_end()) p.fail_here("end of expression");
+  return e;
+}
+
+}  // namespace loom

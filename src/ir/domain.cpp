@@ -1,0 +1,402 @@
+// The process-wide isl context, the Domain handle, and the isl helpers of
+// isl_util.h (dimension arrangement, Expr <-> isl affine expressions).
+#include "loom/domain.h"
+
+#include <isl/ast.h>
+#include <isl/ast_build.h>
+#include <isl/options.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "loom/error.h"
+#include "loom/isl_util.h"
+
+namespace loom {
+
+isl_ctx* isl_context() {
+  // Never freed: isl objects cached in static memory may outlive main().
+  static isl_ctx* ctx = [] {
+    isl_ctx* c = isl_ctx_alloc();
+    isl_options_set_on_error(c, ISL_ON_ERROR_CONTINUE);
+    return c;
+  }();
+  return ctx;
+}
+
+Domain::Domain(isl_set* take) : set_(take) {}
+Domain::Domain(const Domain& o) : set_(o.set_ ? isl_set_copy(o.set_) : nullptr) {}
+Domain::~Domain() {
+  if (set_) isl_set_free(set_);
+}
+isl_set* Domain::copy() const { return set_ ? isl_set_copy(set_) : nullptr; }
+
+namespace {
+
+bool is_isl_keyword(const std::string& w) {
+  static const char* kw[] = {"and", "or", "not", "mod", "floor", "ceil", "min", "max", "exists", "implies",
+                             "true", "false", "infty", "rat", "xor", "ceild", "floord", "div", "NaN"};
+  for (auto k : kw)
+    if (w == k) return true;
+  return false;
+}
+
+// Adds "[p, q] -> " for identifiers that are neither dimensions nor bound
+// by exists, unless the text already names its parameters.
+std::string with_parameters(const std::string& text) {
+  size_t brace = text.find('{');
+  if (brace == std::string::npos || text.find("->") < brace) return text;
+  std::vector<std::string> words;
+  std::set<std::string> bound;
+  bool in_tuple = false, in_exists = false;
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t j = i;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_' || text[j] == '\'')) ++j;
+      std::string w = text.substr(i, j - i);
+      if (w == "exists") in_exists = true;
+      else if (in_tuple || in_exists) bound.insert(w);
+      else if (!is_isl_keyword(w)) words.push_back(w);
+      i = j;
+      continue;
+    }
+    if (c == '[') in_tuple = true;
+    if (c == ']') in_tuple = false;
+    if (c == ':' && in_exists) in_exists = false;
+    ++i;
+  }
+  std::vector<std::string> params;
+  for (auto& w : words)
+    if (!bound.count(w) && std::find(params.begin(), params.end(), w) == params.end()) params.push_back(w);
+  if (params.empty()) return text;
+  std::string prefix = "[";
+  for (size_t i = 0; i < params.size(); ++i) prefix += (i ? ", " : "") + params[i];
+  return prefix + "] -> " + text;
+}
+
+// isl reports syntax errors on stderr; read them from there.
+class StderrCapture {
+ public:
+  StderrCapture() {
+    std::fflush(stderr);
+    file_ = std::tmpfile();
+    saved_ = dup(2);
+    if (file_ && saved_ >= 0) dup2(fileno(file_), 2);
+  }
+  std::string finish() {
+    std::fflush(stderr);
+    if (saved_ >= 0) {
+      dup2(saved_, 2);
+      close(saved_);
+      saved_ = -1;
+    }
+    std::string out;
+    if (file_) {
+      std::rewind(file_);
+      char buf[512];
+      size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, file_)) > 0) out.append(buf, n);
+      std::fclose(file_);
+      file_ = nullptr;
+    }
+    return out;
+  }
+  ~StderrCapture() { finish(); }
+
+ private:
+  std::FILE* file_ = nullptr;
+  int saved_ = -1;
+};
+
+}  // namespace
+
+Domain Domain::parse(const std::string& text) {
+  isl_ctx* ctx = isl_context();
+  std::string full = with_parameters(text);
+  size_t shift = full.size() - text.size();  // the prefix sits on the first line
+  isl_ctx_reset_error(ctx);
+  StderrCapture capture;
+  isl_set* s = isl_set_read_from_str(ctx, full.c_str());
+  std::string log = capture.finish();
+  if (s) return Domain(s);
+  int line = 1, col = 1;
+  std::string msg = "invalid isl set";
+  if (std::sscanf(log.c_str(), "syntax error (%d, %d)", &line, &col) == 2) {
+    if (line == 1) col -= int(shift);
+    auto nl = log.find('\n');
+    std::string detail = nl == std::string::npos ? "" : log.substr(nl + 1);
+    while (!detail.empty() && detail.back() == '\n') detail.pop_back();
+    for (auto& ch : detail)
+      if (ch == '\n') ch = ';';
+    msg = "isl syntax error" + (detail.empty() ? std::string() : ": " + detail);
+  } else if (const char* m = isl_ctx_last_error_msg(ctx)) {
+    msg = std::string("isl: ") + m;
+  }
+  throw DomainSyntaxError(msg, line, col < 1 ? 1 : col);
+}
+
+std::vector<std::string> Domain::inames() const { return islu::dim_names(set_, isl_dim_set); }
+std::vector<std::string> Domain::params() const { return islu::dim_names(set_, isl_dim_param); }
+bool Domain::has_iname(const std::string& n) const { return islu::find_dim(set_, isl_dim_set, n) >= 0; }
+bool Domain::has_param(const std::string& n) const { return islu::find_dim(set_, isl_dim_param, n) >= 0; }
+std::string Domain::str() const {
+  if (!set_) return "<none>";
+  char* s = isl_set_to_str(set_);
+  std::string r = s ? s : "";
+  free(s);
+  return r;
+}
+
+namespace islu {
+
+void fail(const char* what) {
+  const char* msg = isl_ctx_last_error_msg(isl_context());
+  throw Error(std::string("isl: ") + what + (msg ? std::string(": ") + msg : ""));
+}
+
+isl::set to_isl(const Domain& d) { return isl::manage(d.copy()); }
+Domain from_isl(isl::set s) { return Domain(s.release()); }
+
+std::vector<std::string> dim_names(isl_space* sp, isl_dim_type type) {
+  std::vector<std::string> r;
+  isl_size n = isl_space_dim(sp, type);
+  for (isl_size i = 0; i < n; ++i) {
+    const char* name = isl_space_get_dim_name(sp, type, i);
+    r.push_back(name ? name : "");
+  }
+  return r;
+}
+
+std::vector<std::string> dim_names(isl_set* s, isl_dim_type type) {
+  if (!s) return {};
+  isl_space* sp = isl_set_get_space(s);
+  auto r = dim_names(sp, type);
+  isl_space_free(sp);
+  return r;
+}
+
+int find_dim(isl_set* s, isl_dim_type type, const std::string& name) {
+  if (!s) return -1;
+  return isl_set_find_dim_by_name(s, type, name.c_str());
+}
+
+isl::set arrange_dims(isl::set s, const std::vector<std::string>& dims) {
+  isl_set* r = s.release();
+  // 1. project out dimensions that are not wanted
+  for (int i = isl_set_dim(r, isl_dim_set) - 1; i >= 0; --i) {
+    const char* n = isl_set_get_dim_name(r, isl_dim_set, i);
+    bool keep = false;
+    for (auto& d : dims) keep |= (n && d == n);
+    if (!keep) r = isl_set_project_out(r, isl_dim_set, i, 1);
+  }
+  // 2. all remaining dimensions become parameters
+  isl_size nparam = isl_set_dim(r, isl_dim_param);
+  isl_size nset = isl_set_dim(r, isl_dim_set);
+  r = isl_set_move_dims(r, isl_dim_param, nparam, isl_dim_set, 0, nset);
+  // 3. make sure every wanted name is a parameter
+  for (auto& d : dims) {
+    if (isl_set_find_dim_by_name(r, isl_dim_param, d.c_str()) < 0) {
+      isl_size np = isl_set_dim(r, isl_dim_param);
+      r = isl_set_add_dims(r, isl_dim_param, 1);
+      r = isl_set_set_dim_id(r, isl_dim_param, np, isl_id_alloc(isl_context(), d.c_str(), nullptr));
+    }
+  }
+  // 4. move them back, in order
+  for (size_t k = 0; k < dims.size(); ++k) {
+    int pos = isl_set_find_dim_by_name(r, isl_dim_param, dims[k].c_str());
+    r = isl_set_move_dims(r, isl_dim_set, unsigned(k), isl_dim_param, unsigned(pos), 1);
+  }
+  return isl::manage(check(r, "arrange_dims"));
+}
+
+isl::set dims_to_params(isl::set s, const std::vector<std::string>& names) {
+  isl_set* r = s.release();
+  for (auto& n : names) {
+    int pos = isl_set_find_dim_by_name(r, isl_dim_set, n.c_str());
+    if (pos < 0) continue;
+    isl_size np = isl_set_dim(r, isl_dim_param);
+    r = isl_set_move_dims(r, isl_dim_param, np, isl_dim_set, unsigned(pos), 1);
+  }
+  return isl::manage(check(r, "dims_to_params"));
+}
+
+namespace {
+
+isl_pw_aff* affine(const Expr& e, isl_space* space);
+
+isl_pw_aff* constant(isl_space* space, int64_t v) {
+  isl_local_space* ls = isl_local_space_from_space(isl_space_copy(space));
+  isl_aff* a = isl_aff_val_on_domain(ls, isl_val_int_from_si(isl_space_get_ctx(space), v));
+  return isl_pw_aff_from_aff(a);
+}
+
+bool constant_value(isl_pw_aff* p, int64_t& v) {
+  if (!p || !isl_pw_aff_is_cst(p) || isl_pw_aff_n_piece(p) != 1) return false;
+  isl_aff* a = nullptr;
+  isl_pw_aff_foreach_piece(
+      p, [](isl_set* s, isl_aff* aff, void* user) -> isl_stat {
+        isl_set_free(s);
+        *static_cast<isl_aff**>(user) = aff;
+        return isl_stat_ok;
+      },
+      &a);
+  if (!a) return false;
+  isl_val* c = isl_aff_get_constant_val(a);
+  bool ok = isl_val_is_int(c);
+  if (ok) v = isl_val_get_num_si(c);
+  isl_val_free(c);
+  isl_aff_free(a);
+  return ok;
+}
+
+isl_pw_aff* affine(const Expr& e, isl_space* space) {
+  switch (e.kind()) {
+    case ExprKind::Int: return constant(space, e.as<IntImm>()->value);
+    case ExprKind::Var: {
+      const std::string& n = e.as<Var>()->name;
+      for (isl_dim_type t : {isl_dim_set, isl_dim_param}) {
+        int pos = isl_space_find_dim_by_name(space, t, n.c_str());
+        if (pos < 0) continue;
+        isl_local_space* ls = isl_local_space_from_space(isl_space_copy(space));
+        return isl_pw_aff_from_aff(isl_aff_var_on_domain(ls, t, unsigned(pos)));
+      }
+      return nullptr;
+    }
+    case ExprKind::Unary: {
+      auto u = e.as<Unary>();
+      if (u->op != UnOp::Neg) return nullptr;
+      isl_pw_aff* a = affine(u->a, space);
+      return a ? isl_pw_aff_neg(a) : nullptr;
+    }
+    case ExprKind::Cast: return e.type().is_int() ? affine(e.as<Cast>()->value, space) : nullptr;
+    case ExprKind::Binary: {
+      auto b = e.as<Binary>();
+      isl_pw_aff* x = affine(b->a, space);
+      if (!x) return nullptr;
+      isl_pw_aff* y = affine(b->b, space);
+      if (!y) {
+        isl_pw_aff_free(x);
+        return nullptr;
+      }
+      int64_t cx, cy;
+      switch (b->op) {
+        case BinOp::Add: return isl_pw_aff_add(x, y);
+        case BinOp::Sub: return isl_pw_aff_sub(x, y);
+        case BinOp::Mul:
+          if (constant_value(x, cx) || constant_value(y, cy)) return isl_pw_aff_mul(x, y);
+          break;
+        case BinOp::FloorDiv:
+          if (constant_value(y, cy) && cy > 0) return isl_pw_aff_floor(isl_pw_aff_div(x, y));
+          break;
+        case BinOp::Mod:
+          if (constant_value(y, cy) && cy > 0) {
+            isl_pw_aff_free(y);
+            return isl_pw_aff_mod_val(x, isl_val_int_from_si(isl_space_get_ctx(space), cy));
+          }
+          break;
+        case BinOp::TruncDiv:  // only produced for non-negative operands
+          if (constant_value(y, cy) && cy > 0) return isl_pw_aff_floor(isl_pw_aff_div(x, y));
+          break;
+        default: break;
+      }
+      isl_pw_aff_free(x);
+      isl_pw_aff_free(y);
+      return nullptr;
+    }
+    case ExprKind::Call: {
+      auto c = e.as<Call>();
+      if ((c->name == "min" || c->name == "max") && c->args.size() == 2) {
+        isl_pw_aff* x = affine(c->args[0], space);
+        isl_pw_aff* y = x ? affine(c->args[1], space) : nullptr;
+        if (!y) {
+          isl_pw_aff_free(x);
+          return nullptr;
+        }
+        return c->name == "min" ? isl_pw_aff_min(x, y) : isl_pw_aff_max(x, y);
+      }
+      return nullptr;
+    }
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+isl::pw_aff pw_aff_from_expr(const Expr& e, const isl::space& space) {
+  isl_pw_aff* r = affine(e, space.get());
+  return r ? isl::manage(r) : isl::pw_aff();
+}
+
+Expr expr_from_ast(isl_ast_expr* e, const std::map<std::string, std::string>& rename, Type it) {
+  switch (isl_ast_expr_get_type(e)) {
+    case isl_ast_expr_int: {
+      isl_val* v = isl_ast_expr_get_val(e);
+      int64_t x = isl_val_get_num_si(v);
+      isl_val_free(v);
+      return make_int(x, it);
+    }
+    case isl_ast_expr_id: {
+      isl_id* id = isl_ast_expr_get_id(e);
+      std::string n = isl_id_get_name(id);
+      isl_id_free(id);
+      auto r = rename.find(n);
+      return make_var(r == rename.end() ? n : r->second, it);
+    }
+    case isl_ast_expr_op: break;
+    default: fail("unexpected AST expression");
+  }
+  int n = isl_ast_expr_get_op_n_arg(e);
+  std::vector<Expr> a;
+  for (int i = 0; i < n; ++i) {
+    isl_ast_expr* arg = isl_ast_expr_get_op_arg(e, i);
+    a.push_back(expr_from_ast(arg, rename, it));
+    isl_ast_expr_free(arg);
+  }
+  auto bin = [&](BinOp op, Type t) {
+    Expr r = make_binary(op, a[0], a[1], t);
+    for (size_t i = 2; i < a.size(); ++i) r = make_binary(op, r, a[i], t);
+    return r;
+  };
+  auto fold_call = [&](const char* name) {
+    Expr r = a[0];
+    for (size_t i = 1; i < a.size(); ++i) r = make_call(name, {r, a[i]}, it);
+    return r;
+  };
+  switch (isl_ast_expr_get_op_type(e)) {
+    case isl_ast_expr_op_and: case isl_ast_expr_op_and_then: return bin(BinOp::And, types::boolean);
+    case isl_ast_expr_op_or: case isl_ast_expr_op_or_else: return bin(BinOp::Or, types::boolean);
+    case isl_ast_expr_op_max: return fold_call("max");
+    case isl_ast_expr_op_min: return fold_call("min");
+    case isl_ast_expr_op_minus: return make_unary(UnOp::Neg, a[0], it);
+    case isl_ast_expr_op_add: return bin(BinOp::Add, it);
+    case isl_ast_expr_op_sub: return bin(BinOp::Sub, it);
+    case isl_ast_expr_op_mul: return bin(BinOp::Mul, it);
+    case isl_ast_expr_op_div: return bin(BinOp::TruncDiv, it);  // exact division
+    case isl_ast_expr_op_fdiv_q: return bin(BinOp::FloorDiv, it);
+    case isl_ast_expr_op_pdiv_q: return bin(BinOp::TruncDiv, it);
+    case isl_ast_expr_op_pdiv_r: return bin(BinOp::TruncRem, it);
+    case isl_ast_expr_op_zdiv_r: return bin(BinOp::TruncRem, it);
+    case isl_ast_expr_op_cond: case isl_ast_expr_op_select: return make_select(a[0], a[1], a[2], it);
+    case isl_ast_expr_op_eq: return bin(BinOp::Eq, types::boolean);
+    case isl_ast_expr_op_le: return bin(BinOp::Le, types::boolean);
+    case isl_ast_expr_op_lt: return bin(BinOp::Lt, types::boolean);
+    case isl_ast_expr_op_ge: return bin(BinOp::Ge, types::boolean);
+    case isl_ast_expr_op_gt: return bin(BinOp::Gt, types::boolean);
+    default: fail("unsupported isl AST operation");
+  }
+}
+
+Expr expr_from_pw_aff(isl::pw_aff pa, const isl::set& context, Type it) {
+  isl_ast_build* b = isl_ast_build_from_context(context.copy());
+  isl_ast_expr* e = check(isl_ast_build_expr_from_pw_aff(b, pa.release()), "expr_from_pw_aff");
+  Expr r = expr_from_ast(e, {}, it);
+  isl_ast_expr_free(e);
+  isl_ast_build_free(b);
+  return r;
+}
+
+}  // namespace islu
+}  // namespace loom

@@ -1,0 +1,116 @@
+// Iteration sets of groups of inames, and extrema of affine expressions over
+// them: what shape inference, grid sizes and statement domains ask of isl.
+#include <isl/constraint.h>
+
+#include <algorithm>
+#include <set>
+
+#include "loom/isl_util.h"
+#include "loom/kernel.h"
+
+namespace loom::islu {
+
+namespace {
+
+int find_root(std::vector<int>& parent, int x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+// The part of s that constrains `keep`: constraints of dimensions coupled to
+// none of `keep` (directly or through other dimensions) are dropped, so an
+// empty range of an unrelated iname does not empty the result. Applies to
+// sets of one basic set without existentials; others are returned as they are.
+isl::set coupled_part(isl::set s, const std::set<std::string>& keep) {
+  isl_set* cs = isl_set_coalesce(s.release());
+  if (isl_set_n_basic_set(cs) != 1) return isl::manage(cs);
+  isl_basic_set* bs = isl_set_simple_hull(isl_set_copy(cs));
+  int ndim = int(isl_basic_set_dim(bs, isl_dim_set));
+  if (isl_basic_set_dim(bs, isl_dim_div) != 0 || ndim == 0) {
+    isl_basic_set_free(bs);
+    return isl::manage(cs);
+  }
+  isl_set_free(cs);
+  std::vector<int> parent(ndim);
+  for (int i = 0; i < ndim; ++i) parent[i] = i;
+  struct Data {
+    std::vector<int>* parent;
+    int ndim;
+  } data{&parent, ndim};
+  isl_basic_set_foreach_constraint(
+      bs,
+      [](isl_constraint* c, void* user) -> isl_stat {
+        auto* d = static_cast<Data*>(user);
+        int first = -1;
+        for (int i = 0; i < d->ndim; ++i) {
+          if (!isl_constraint_involves_dims(c, isl_dim_set, unsigned(i), 1)) continue;
+          if (first < 0) first = i;
+          else (*d->parent)[find_root(*d->parent, i)] = find_root(*d->parent, first);
+        }
+        isl_constraint_free(c);
+        return isl_stat_ok;
+      },
+      &data);
+  std::set<int> kept_roots;
+  for (int i = 0; i < ndim; ++i) {
+    const char* n = isl_basic_set_get_dim_name(bs, isl_dim_set, unsigned(i));
+    if (n && keep.count(n)) kept_roots.insert(find_root(parent, i));
+  }
+  for (int i = ndim - 1; i >= 0; --i) {
+    if (kept_roots.count(find_root(parent, i))) continue;
+    bs = isl_basic_set_drop_constraints_involving_dims(bs, isl_dim_set, unsigned(i), 1);
+  }
+  return isl::manage(check(isl_set_from_basic_set(bs), "coupled_part"));
+}
+
+}  // namespace
+
+isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& inames) {
+  std::vector<int> needed;
+  std::set<std::string> keep(inames.begin(), inames.end());
+  std::vector<std::string> todo(inames.begin(), inames.end());
+  while (!todo.empty()) {
+    std::string n = todo.back();
+    todo.pop_back();
+    int d = k.domain_of(n);
+    if (d < 0) throw KernelError("kernel '" + k.name + "': no domain defines iname '" + n + "'");
+    if (std::find(needed.begin(), needed.end(), d) != needed.end()) continue;
+    needed.push_back(d);
+    for (auto& p : k.domains[d].params())
+      if (k.has_iname(p)) {
+        todo.push_back(p);
+        keep.insert(p);
+      }
+  }
+  std::sort(needed.begin(), needed.end());
+  std::vector<std::string> all;
+  for (int d : needed)
+    for (auto& n : k.domains[d].inames()) all.push_back(n);
+  isl::set r;
+  for (int d : needed) {
+    isl::set s = arrange_dims(coupled_part(to_isl(k.domains[d]), keep), all);
+    r = r.is_null() ? s : r.intersect(s);
+  }
+  if (r.is_null()) {  // no inames: the universe of the parameters
+    isl_space* sp = isl_space_set_alloc(isl_context(), 0, 0);
+    r = isl::manage(isl_set_universe(sp));
+  }
+  return arrange_dims(r, inames);
+}
+
+namespace {
+isl::pw_aff extremum(const isl::set& domain, const Expr& index, bool max) {
+  isl::pw_aff f = pw_aff_from_expr(index, domain.space());
+  if (f.is_null()) return f;
+  isl_map* m = isl_map_from_pw_aff(f.release());
+  m = isl_map_intersect_domain(m, domain.copy());
+  isl_set* range = isl_map_range(m);
+  isl_pw_aff* r = max ? isl_set_dim_max(range, 0) : isl_set_dim_min(range, 0);
+  return isl::manage(check(r, "extremum"));
+}
+}  // namespace
+
+isl::pw_aff max_over(const isl::set& domain, const Expr& index) { return extremum(domain, index, true); }
+isl::pw_aff min_over(const isl::set& domain, const Expr& index) { return extremum(domain, index, false); }
+
+}  // namespace loom::islu

@@ -1,0 +1,27 @@
+// check_kernel: consistency checks that need no isl: dependencies name
+// existing instructions, instruction inames exist, tagged inames exist, and
+// nothing is assigned that cannot be (value arguments, inames).
+#include "loom/preprocess.h"
+
+namespace loom {
+
+void check_kernel(const LoopKernel& k) {
+  auto fail = [&](const std::string& why) { throw KernelError("kernel '" + k.name + "': " + why); };
+  std::set<std::string> ids;
+  for (auto& insn : k.instructions) ids.insert(insn.id);
+  for (auto& insn : k.instructions) {
+    for (auto& d : insn.depends_on)
+      if (!ids.count(d)) fail("instruction '" + insn.id + "' depends on unknown instruction '" + d + "'");
+    for (auto& n : insn.within_inames)
+      if (!k.has_iname(n)) fail("instruction '" + insn.id + "' runs within unknown iname '" + n + "'");
+    if (insn.kind != Instruction::Assign) continue;
+    if (auto a = k.find_argument(insn.assignee_name()); a && a->kind == Argument::Value)
+      fail("instruction '" + insn.id + "' assigns to value argument '" + a->name + "'");
+  }
+  for (auto& [n, tag] : k.iname_tags)
+    if (!k.has_iname(n)) fail("iname '" + n + "' is tagged '" + tag.str() + "' but no domain defines it");
+  for (auto& [n, t] : k.temporaries)
+    if (t.space == AddressSpace::Global) fail("temporary '" + n + "': global temporaries are not supported yet");
+}
+
+}  // namespace loom

@@ -1,0 +1,201 @@
+// Argument binding (parameters from shapes, dtype/shape checks) and host
+// arrays: random inputs, poisoned outputs, tolerance-aware comparison.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "loom/runtime.h"
+
+namespace loom {
+
+int64_t element_count(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::vector<int64_t> expected_shape(const Argument& a, const std::map<std::string, int64_t>& params) {
+  std::vector<int64_t> s;
+  for (auto& d : a.shape) s.push_back(eval_int(d, params));
+  return s;
+}
+
+namespace {
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + (s.size() == 1 ? ",)" : ")");
+}
+}  // namespace
+
+std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap& args) {
+  auto fail = [&](const std::string& why) { throw ArgumentError("kernel '" + k.name + "': " + why); };
+  for (auto& [name, v] : args)
+    if (!k.find_argument(name)) fail("unknown argument '" + name + "'");
+  std::map<std::string, int64_t> params;
+  for (auto& p : k.parameters()) {
+    auto it = args.find(p);
+    if (it == args.end()) continue;
+    if (it->second.kind == ArgValue::Array) fail("parameter '" + p + "' must be an integer, got an array");
+    if (it->second.kind == ArgValue::Float && it->second.f != std::floor(it->second.f))
+      fail("parameter '" + p + "' must be an integer, got " + std::to_string(it->second.f));
+    params[p] = it->second.kind == ArgValue::Int ? it->second.i : int64_t(it->second.f);
+  }
+  // parameters from shapes: a dimension that is a bare parameter
+  for (auto& a : k.arguments) {
+    if (a.kind != Argument::Array) continue;
+    auto it = args.find(a.name);
+    if (it == args.end()) fail("missing array argument '" + a.name + "'");
+    if (it->second.kind != ArgValue::Array) fail("argument '" + a.name + "' must be an array");
+    const ArrayRef& arr = it->second.array;
+    if (arr.shape.size() != a.shape.size())
+      fail("array '" + a.name + "' must have " + std::to_string(a.shape.size()) + " dimension(s), got " +
+           std::to_string(arr.shape.size()));
+    for (size_t d = 0; d < a.shape.size(); ++d)
+      if (auto v = a.shape[d].as<Var>(); v && !params.count(v->name)) params[v->name] = arr.shape[d];
+  }
+  for (auto& p : k.parameters())
+    if (!params.count(p)) fail("no value for parameter '" + p + "' (pass it, or an array whose shape gives it)");
+  for (auto& a : k.arguments) {
+    if (a.kind != Argument::Array) continue;
+    const ArrayRef& arr = args.at(a.name).array;
+    if (arr.dtype != a.dtype)
+      fail("array '" + a.name + "' must be " + a.dtype.name() + ", got " + arr.dtype.name());
+    auto want = expected_shape(a, params);
+    if (want != arr.shape)
+      fail("array '" + a.name + "' must have shape " + shape_str(want) + " for these parameters, got " + shape_str(arr.shape));
+    if (!arr.data && element_count(arr.shape) > 0) fail("array '" + a.name + "' has no data");
+  }
+  return params;
+}
+
+HostArray::HostArray(Type t, std::vector<int64_t> s) : dtype(t), shape(std::move(s)) {
+  bytes.assign(size_t(std::max<int64_t>(element_count(shape), 0)) * size_t(t.bytes()), 0);
+}
+
+double HostArray::get(int64_t i) const {
+  const unsigned char* p = bytes.data() + size_t(i) * size_t(dtype.bytes());
+  auto load = [&](auto v) {
+    std::memcpy(&v, p, sizeof v);
+    return double(v);
+  };
+  switch (dtype.kind) {
+    case ScalarKind::Bool: return p[0] ? 1 : 0;
+    case ScalarKind::Int8: return load(int8_t());
+    case ScalarKind::Int16: return load(int16_t());
+    case ScalarKind::Int32: return load(int32_t());
+    case ScalarKind::Int64: return load(int64_t());
+    case ScalarKind::UInt8: return load(uint8_t());
+    case ScalarKind::UInt16: return load(uint16_t());
+    case ScalarKind::UInt32: return load(uint32_t());
+    case ScalarKind::UInt64: return load(uint64_t());
+    case ScalarKind::Float32: return load(float());
+    case ScalarKind::Float64: return load(double());
+    default: throw Error("host arrays of " + dtype.name() + " are not supported yet");
+  }
+}
+
+void HostArray::set(int64_t i, double v) {
+  unsigned char* p = bytes.data() + size_t(i) * size_t(dtype.bytes());
+  auto store = [&](auto x) { std::memcpy(p, &x, sizeof x); };
+  switch (dtype.kind) {
+    case ScalarKind::Bool: p[0] = v != 0; break;
+    case ScalarKind::Int8: store(int8_t(v)); break;
+    case ScalarKind::Int16: store(int16_t(v)); break;
+    case ScalarKind::Int32: store(int32_t(v)); break;
+    case ScalarKind::Int64: store(int64_t(v)); break;
+    case ScalarKind::UInt8: store(uint8_t(v)); break;
+    case ScalarKind::UInt16: store(uint16_t(v)); break;
+    case ScalarKind::UInt32: store(uint32_t(v)); break;
+    case ScalarKind::UInt64: store(uint64_t(v)); break;
+    case ScalarKind::Float32: store(float(v)); break;
+    case ScalarKind::Float64: store(v); break;
+    default: throw Error("host arrays of " + dtype.name() + " are not supported yet");
+  }
+}
+
+void HostArray::fill_random(uint64_t seed) {
+  uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
+  auto next = [&] {  // xorshift64*
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  };
+  for (int64_t i = 0; i < size(); ++i) {
+    uint64_t r = next();
+    if (dtype.is_float()) set(i, double(r >> 11) / double(1ULL << 53) * 2.0 - 1.0);
+    else if (dtype.is_bool()) set(i, double(r & 1));
+    else if (dtype.is_signed_int()) set(i, double(int64_t(r % 100) - 50));
+    else set(i, double(r % 100));
+  }
+}
+
+void HostArray::poison() {
+  if (dtype.is_float()) {
+    for (int64_t i = 0; i < size(); ++i) set(i, std::numeric_limits<double>::quiet_NaN());
+  } else {
+    std::memset(bytes.data(), 0xA5, bytes.size());
+  }
+}
+
+std::string Comparison::str() const {
+  std::ostringstream os;
+  if (ok) os << "match (max abs error " << max_abs_error << ")";
+  else os << mismatches << " mismatching element(s), first at flat index " << first_bad << " (max abs error " << max_abs_error << ")";
+  return os.str();
+}
+
+Comparison compare(const HostArray& expected, const HostArray& actual, double rtol, double atol) {
+  Comparison c;
+  if (expected.shape != actual.shape || expected.dtype != actual.dtype) {
+    c.ok = false;
+    c.mismatches = -1;
+    return c;
+  }
+  if (rtol < 0) rtol = expected.dtype.kind == ScalarKind::Float64 ? 1e-9 : expected.dtype.is_float() ? 1e-4 : 0;
+  if (atol < 0) atol = expected.dtype.kind == ScalarKind::Float64 ? 1e-12 : expected.dtype.is_float() ? 1e-5 : 0;
+  for (int64_t i = 0; i < expected.size(); ++i) {
+    double e = expected.get(i), a = actual.get(i);
+    bool same;
+    if (expected.dtype.is_float()) {
+      if (std::isnan(e) || std::isnan(a)) same = std::isnan(e) && std::isnan(a);
+      else if (std::isinf(e) || std::isinf(a)) same = e == a;
+      else {
+        double err = std::fabs(e - a);
+        c.max_abs_error = std::max(c.max_abs_error, err);
+        same = err <= atol + rtol * std::fabs(e);
+      }
+    } else {
+      // compare the stored bytes: exact, and sentinel-safe for 64-bit values
+      size_t w = size_t(expected.dtype.bytes());
+      same = std::memcmp(expected.bytes.data() + size_t(i) * w, actual.bytes.data() + size_t(i) * w, w) == 0;
+      if (!same) c.max_abs_error = std::max(c.max_abs_error, std::fabs(e - a));
+    }
+    if (!same) {
+      if (c.first_bad < 0) c.first_bad = i;
+      ++c.mismatches;
+      c.ok = false;
+    }
+  }
+  return c;
+}
+
+std::map<std::string, HostArray> make_host_arrays(const LoopKernel& k, const std::map<std::string, int64_t>& params,
+                                                  uint64_t seed) {
+  std::map<std::string, HostArray> out;
+  uint64_t n = 0;
+  for (auto& a : k.arguments) {
+    if (a.kind != Argument::Array) continue;
+    HostArray h(a.dtype, expected_shape(a, params));
+    // pure outputs are poisoned so an element left unwritten shows; arrays
+    // that are read too (y = a*x + y) need real values
+    if (k.is_written(a.name) && !k.is_read(a.name)) h.poison();
+    else h.fill_random(seed + 1000 * ++n);
+    out.emplace(a.name, std::move(h));
+  }
+  return out;
+}
+
+}  // namespace loom

@@ -1,0 +1,506 @@
+// The reference interpreter: compiles a GeneratedKernel's AST into nested
+// closures and runs it on host arrays, thread after thread (hardware inames
+// become loops over the grid and block). Values keep the kernel's types:
+// float32 arithmetic is rounded to float after every operation, integers
+// wrap at their width, // and % follow Python. Every array access is checked
+// against the array's bounds, so a miscompiled index fails loudly.
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "loom/functions.h"
+#include "loom/runtime.h"
+
+namespace loom {
+
+namespace {
+
+union Slot {
+  int64_t i;
+  double f;
+};
+
+struct Frame {
+  std::vector<Slot> vars;
+  std::vector<std::vector<Slot>> locals;  // temporary arrays
+};
+
+using IntFn = std::function<int64_t(Frame&)>;
+using FltFn = std::function<double(Frame&)>;
+using StmtFn = std::function<void(Frame&)>;
+
+int64_t wrap(int64_t v, Type t) {
+  switch (t.kind) {
+    case ScalarKind::Bool: return v != 0;
+    case ScalarKind::Int8: return int8_t(v);
+    case ScalarKind::Int16: return int16_t(v);
+    case ScalarKind::Int32: return int32_t(v);
+    case ScalarKind::UInt8: return uint8_t(v);
+    case ScalarKind::UInt16: return uint16_t(v);
+    case ScalarKind::UInt32: return uint32_t(v);
+    default: return v;
+  }
+}
+
+double round_to(double v, Type t) { return t.kind == ScalarKind::Float32 ? double(float(v)) : v; }
+
+int64_t floordiv(int64_t a, int64_t b) {
+  if (b == 0) throw Error("integer division by zero");
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+struct ArrayInfo {
+  unsigned char* data = nullptr;
+  Type dtype;
+  std::vector<int64_t> strides;
+  int64_t size = 0;
+  int local = -1;  // index into Frame::locals for temporary arrays
+};
+
+class Interpreter {
+ public:
+  Interpreter(const GeneratedKernel& g, const ArgMap& args) : g_(g), k_(g.kernel) {
+    params_ = bind_parameters(k_, args);
+    auto slot = [&](const std::string& n) {
+      if (!slots_.count(n)) slots_[n] = int(slots_.size());
+    };
+    for (auto& a : k_.arguments) slot(a.name);
+    for (auto& p : k_.parameters()) slot(p);
+    for (auto& n : k_.all_inames()) slot(n);
+    for (auto& [n, t] : k_.temporaries)
+      if (t.shape.empty()) slot(n);
+    for (auto& a : k_.arguments) {
+      if (a.kind != Argument::Array) continue;
+      const ArrayRef& r = args.at(a.name).array;
+      arrays_[a.name] = info(static_cast<unsigned char*>(r.data), a.dtype, r.shape);
+    }
+    for (auto& [n, t] : k_.temporaries) {
+      if (t.shape.empty()) continue;
+      std::vector<int64_t> shape;
+      for (auto& d : t.shape) shape.push_back(eval_int(d, params_));
+      ArrayInfo ai = info(nullptr, t.dtype, shape);
+      ai.local = int(local_sizes_.size());
+      local_sizes_.push_back(ai.size);
+      arrays_[n] = ai;
+    }
+    frame_.vars.resize(slots_.size());
+    for (auto& a : k_.arguments) {
+      if (a.kind != Argument::Value) continue;
+      Slot& s = frame_.vars[slots_[a.name]];
+      auto pv = params_.find(a.name);
+      const ArgValue* v = args.count(a.name) ? &args.at(a.name) : nullptr;
+      if (pv == params_.end() && !v) throw ArgumentError("kernel '" + k_.name + "': missing value for argument '" + a.name + "'");
+      double fv = pv != params_.end() ? double(pv->second) : v->kind == ArgValue::Float ? v->f : double(v->i);
+      if (a.dtype.is_float()) s.f = round_to(fv, a.dtype);
+      else s.i = wrap(pv != params_.end() ? pv->second : v->kind == ArgValue::Float ? int64_t(v->f) : v->i, a.dtype);
+    }
+    for (auto& [p, v] : params_) frame_.vars[slots_[p]].i = v;
+  }
+
+  void run() {
+    StmtFn body = stmt(g_.body);
+    LaunchDims dims = launch_dims(g_, params_);
+    if (dims.empty()) return;
+    std::vector<std::pair<int, const HardwareIname*>> hw;
+    for (auto& h : g_.hardware_inames) hw.push_back({slots_.at(h.name), &h});
+    std::vector<IntFn> lowers;
+    for (auto& h : g_.hardware_inames) lowers.push_back(int_expr(h.lower));
+    int64_t idx[2][3];
+    for (idx[0][2] = 0; idx[0][2] < dims.grid[2]; ++idx[0][2])
+      for (idx[0][1] = 0; idx[0][1] < dims.grid[1]; ++idx[0][1])
+        for (idx[0][0] = 0; idx[0][0] < dims.grid[0]; ++idx[0][0]) {
+          frame_.locals.assign(local_sizes_.size(), {});
+          for (size_t l = 0; l < local_sizes_.size(); ++l) frame_.locals[l].assign(size_t(local_sizes_[l]), Slot{0});
+          for (idx[1][2] = 0; idx[1][2] < dims.block[2]; ++idx[1][2])
+            for (idx[1][1] = 0; idx[1][1] < dims.block[1]; ++idx[1][1])
+              for (idx[1][0] = 0; idx[1][0] < dims.block[0]; ++idx[1][0]) {
+                for (size_t h = 0; h < hw.size(); ++h) {
+                  const HardwareIname& hi = *hw[h].second;
+                  frame_.vars[hw[h].first].i = lowers[h](frame_) + idx[hi.tag.kind == InameTag::Local][hi.tag.axis];
+                }
+                body(frame_);
+              }
+        }
+  }
+
+ private:
+  static ArrayInfo info(unsigned char* data, Type t, const std::vector<int64_t>& shape) {
+    ArrayInfo ai;
+    ai.data = data;
+    ai.dtype = t;
+    ai.strides.assign(shape.size(), 1);
+    for (int d = int(shape.size()) - 2; d >= 0; --d) ai.strides[d] = ai.strides[d + 1] * shape[d + 1];
+    ai.size = element_count(shape);
+    return ai;
+  }
+
+  [[noreturn]] void unsupported(const std::string& what) {
+    throw KernelError("kernel '" + k_.name + "': the reference interpreter does not support " + what);
+  }
+
+  int slot(const std::string& n) {
+    auto it = slots_.find(n);
+    if (it == slots_.end()) unsupported("variable '" + n + "' without a value");
+    return it->second;
+  }
+
+  // flat element index with a bounds check
+  IntFn flat_index(const std::string& name, const std::vector<Expr>& idx) {
+    ArrayInfo* ai = &arrays_.at(name);
+    std::vector<IntFn> fs;
+    for (auto& i : idx) fs.push_back(int_expr(i));
+    std::string kname = k_.name;
+    return [ai, fs, name, kname](Frame& f) {
+      int64_t flat = 0;
+      for (size_t d = 0; d < fs.size(); ++d) flat += fs[d](f) * ai->strides[d];
+      if (flat < 0 || flat >= ai->size)
+        throw Error("kernel '" + kname + "': out-of-bounds access to '" + name + "' (flat index " + std::to_string(flat) +
+                    ", size " + std::to_string(ai->size) + ")");
+      return flat;
+    };
+  }
+
+  static double load(const ArrayInfo& ai, Frame& f, int64_t i) {
+    if (ai.local >= 0) return f.locals[ai.local][size_t(i)].f;
+    const unsigned char* p = ai.data + size_t(i) * size_t(ai.dtype.bytes());
+    if (ai.dtype.kind == ScalarKind::Float32) {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    if (ai.dtype.kind == ScalarKind::Float64) {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    throw Error(ai.dtype.name() + " arrays are not supported by the interpreter yet");
+  }
+  static int64_t load_int(const ArrayInfo& ai, Frame& f, int64_t i) {
+    if (ai.local >= 0) return f.locals[ai.local][size_t(i)].i;
+    const unsigned char* p = ai.data + size_t(i) * size_t(ai.dtype.bytes());
+    int64_t v = 0;
+    std::memcpy(&v, p, size_t(ai.dtype.bytes()));  // little-endian: the low bytes
+    if (ai.dtype.bits() == 64) return v;
+    return ai.dtype.is_signed_int() ? sign_extend(v, ai.dtype.bits()) : wrap(v, ai.dtype);
+  }
+  static int64_t sign_extend(int64_t v, int bits) {
+    int64_t m = int64_t(1) << (bits - 1);
+    v &= (int64_t(1) << bits) - 1;
+    return (v ^ m) - m;
+  }
+  static void store(const ArrayInfo& ai, Frame& f, int64_t i, Slot v) {
+    if (ai.local >= 0) {
+      f.locals[ai.local][size_t(i)] = v;
+      return;
+    }
+    unsigned char* p = ai.data + size_t(i) * size_t(ai.dtype.bytes());
+    if (ai.dtype.kind == ScalarKind::Float32) {
+      float x = float(v.f);
+      std::memcpy(p, &x, 4);
+    } else if (ai.dtype.kind == ScalarKind::Float64) {
+      std::memcpy(p, &v.f, 8);
+    } else if (ai.dtype.is_float()) {
+      throw Error(ai.dtype.name() + " arrays are not supported by the interpreter yet");
+    } else {
+      std::memcpy(p, &v.i, size_t(ai.dtype.bytes()));  // little-endian: low bytes
+    }
+  }
+
+  FltFn flt_expr(const Expr& e) {
+    Type t = e.type();
+    if (!t.is_float()) {
+      IntFn i = int_expr(e);
+      return [i](Frame& f) { return double(i(f)); };
+    }
+    switch (e.kind()) {
+      case ExprKind::Float: {
+        double v = round_to(e.as<FloatImm>()->value, t);
+        return [v](Frame&) { return v; };
+      }
+      case ExprKind::Int: {
+        double v = round_to(double(e.as<IntImm>()->value), t);
+        return [v](Frame&) { return v; };
+      }
+      case ExprKind::Var: {
+        int s = slot(e.as<Var>()->name);
+        return [s](Frame& f) { return f.vars[s].f; };
+      }
+      case ExprKind::Subscript: {
+        auto sub = e.as<Subscript>();
+        IntFn idx = flat_index(sub->name, sub->indices);
+        const ArrayInfo* ai = &arrays_.at(sub->name);
+        return [idx, ai](Frame& f) { return load(*ai, f, idx(f)); };
+      }
+      case ExprKind::Unary: {
+        FltFn a = flt_expr(e.as<Unary>()->a);
+        return [a](Frame& f) { return -a(f); };
+      }
+      case ExprKind::Cast: {
+        const Expr& v = e.as<Cast>()->value;
+        if (v.type().is_float()) {
+          FltFn a = flt_expr(v);
+          return [a, t](Frame& f) { return round_to(a(f), t); };
+        }
+        IntFn a = int_expr(v);
+        bool is_unsigned = v.type().is_int() && !v.type().is_signed_int();
+        return [a, t, is_unsigned](Frame& f) {
+          int64_t x = a(f);
+          return round_to(is_unsigned ? double(uint64_t(x)) : double(x), t);
+        };
+      }
+      case ExprKind::Select: {
+        auto s = e.as<Select>();
+        IntFn c = int_expr(s->cond);
+        FltFn x = flt_expr(s->t), y = flt_expr(s->f);
+        return [c, x, y](Frame& f) { return c(f) ? x(f) : y(f); };
+      }
+      case ExprKind::Call: {
+        auto c = e.as<Call>();
+        std::vector<FltFn> a;
+        for (auto& x : c->args) a.push_back(flt_expr(x));
+        const std::string& n = c->name;
+        auto un = [&](double (*fn)(double)) -> FltFn { return [a, fn, t](Frame& f) { return round_to(fn(a[0](f)), t); }; };
+        if (n == "sqrt") return un([](double x) { return std::sqrt(x); });
+        if (n == "rsqrt") return un([](double x) { return 1.0 / std::sqrt(x); });
+        if (n == "exp") return un([](double x) { return std::exp(x); });
+        if (n == "exp2") return un([](double x) { return std::exp2(x); });
+        if (n == "expm1") return un([](double x) { return std::expm1(x); });
+        if (n == "log") return un([](double x) { return std::log(x); });
+        if (n == "log2") return un([](double x) { return std::log2(x); });
+        if (n == "log10") return un([](double x) { return std::log10(x); });
+        if (n == "log1p") return un([](double x) { return std::log1p(x); });
+        if (n == "sin") return un([](double x) { return std::sin(x); });
+        if (n == "cos") return un([](double x) { return std::cos(x); });
+        if (n == "tan") return un([](double x) { return std::tan(x); });
+        if (n == "asin") return un([](double x) { return std::asin(x); });
+        if (n == "acos") return un([](double x) { return std::acos(x); });
+        if (n == "atan") return un([](double x) { return std::atan(x); });
+        if (n == "sinh") return un([](double x) { return std::sinh(x); });
+        if (n == "cosh") return un([](double x) { return std::cosh(x); });
+        if (n == "tanh") return un([](double x) { return std::tanh(x); });
+        if (n == "erf") return un([](double x) { return std::erf(x); });
+        if (n == "floor") return un([](double x) { return std::floor(x); });
+        if (n == "ceil") return un([](double x) { return std::ceil(x); });
+        if (n == "round") return un([](double x) { return std::round(x); });
+        if (n == "trunc") return un([](double x) { return std::trunc(x); });
+        if (n == "abs" || n == "fabs") return un([](double x) { return std::fabs(x); });
+        auto bin = [&](double (*fn)(double, double)) -> FltFn {
+          return [a, fn, t](Frame& f) { return round_to(fn(a[0](f), a[1](f)), t); };
+        };
+        if (n == "pow") return bin([](double x, double y) { return std::pow(x, y); });
+        if (n == "atan2") return bin([](double x, double y) { return std::atan2(x, y); });
+        if (n == "fmod") return bin([](double x, double y) { return std::fmod(x, y); });
+        if (n == "min" || n == "fmin") return bin([](double x, double y) { return std::fmin(x, y); });
+        if (n == "max" || n == "fmax") return bin([](double x, double y) { return std::fmax(x, y); });
+        if (n == "fma") return [a, t](Frame& f) { return round_to(std::fma(a[0](f), a[1](f), a[2](f)), t); };
+        unsupported("function '" + n + "'");
+      }
+      case ExprKind::Binary: {
+        auto b = e.as<Binary>();
+        FltFn x = flt_expr(b->a), y = flt_expr(b->b);
+        switch (b->op) {
+          case BinOp::Add: return [x, y, t](Frame& f) { return round_to(x(f) + y(f), t); };
+          case BinOp::Sub: return [x, y, t](Frame& f) { return round_to(x(f) - y(f), t); };
+          case BinOp::Mul: return [x, y, t](Frame& f) { return round_to(x(f) * y(f), t); };
+          case BinOp::Div: return [x, y, t](Frame& f) { return round_to(x(f) / y(f), t); };
+          case BinOp::FloorDiv: return [x, y, t](Frame& f) { return round_to(std::floor(round_to(x(f) / y(f), t)), t); };
+          case BinOp::Mod:
+            return [x, y, t](Frame& f) {
+              double a = x(f), b = y(f);
+              return round_to(a - b * std::floor(round_to(a / b, t)), t);
+            };
+          case BinOp::Pow: return [x, y, t](Frame& f) { return round_to(std::pow(x(f), y(f)), t); };
+          default: unsupported(std::string("float operator ") + to_string(b->op));
+        }
+      }
+      default: break;
+    }
+    unsupported("expression '" + e.str() + "'");
+  }
+
+  IntFn int_expr(const Expr& e) {
+    Type t = e.type();
+    if (t.is_float()) unsupported("float value where an integer is needed: " + e.str());
+    switch (e.kind()) {
+      case ExprKind::Int: {
+        int64_t v = wrap(e.as<IntImm>()->value, t);
+        return [v](Frame&) { return v; };
+      }
+      case ExprKind::Var: {
+        int s = slot(e.as<Var>()->name);
+        return [s](Frame& f) { return f.vars[s].i; };
+      }
+      case ExprKind::Subscript: {
+        auto sub = e.as<Subscript>();
+        IntFn idx = flat_index(sub->name, sub->indices);
+        const ArrayInfo* ai = &arrays_.at(sub->name);
+        return [idx, ai](Frame& f) { return load_int(*ai, f, idx(f)); };
+      }
+      case ExprKind::Unary: {
+        auto u = e.as<Unary>();
+        IntFn a = int_expr(u->a);
+        if (u->op == UnOp::Not) return [a](Frame& f) { return int64_t(!a(f)); };
+        if (u->op == UnOp::BitNot) return [a, t](Frame& f) { return wrap(~a(f), t); };
+        return [a, t](Frame& f) { return wrap(-a(f), t); };
+      }
+      case ExprKind::Cast: {
+        const Expr& v = e.as<Cast>()->value;
+        if (v.type().is_float()) {
+          FltFn a = flt_expr(v);
+          if (t.is_bool()) return [a](Frame& f) { return int64_t(a(f) != 0); };
+          return [a, t](Frame& f) { return wrap(int64_t(std::trunc(a(f))), t); };
+        }
+        IntFn a = int_expr(v);
+        return [a, t](Frame& f) { return wrap(a(f), t); };
+      }
+      case ExprKind::Select: {
+        auto s = e.as<Select>();
+        IntFn c = int_expr(s->cond), x = int_expr(s->t), y = int_expr(s->f);
+        return [c, x, y](Frame& f) { return c(f) ? x(f) : y(f); };
+      }
+      case ExprKind::Call: {
+        auto c = e.as<Call>();
+        std::vector<IntFn> a;
+        for (auto& x : c->args) a.push_back(int_expr(x));
+        if (c->name == "min") return [a](Frame& f) { return std::min(a[0](f), a[1](f)); };
+        if (c->name == "max") return [a](Frame& f) { return std::max(a[0](f), a[1](f)); };
+        if (c->name == "abs") return [a, t](Frame& f) { return wrap(std::llabs(a[0](f)), t); };
+        unsupported("integer function '" + c->name + "'");
+      }
+      case ExprKind::Binary: {
+        auto b = e.as<Binary>();
+        if (is_comparison(b->op) && b->a.type().is_float()) {
+          FltFn x = flt_expr(b->a), y = flt_expr(b->b);
+          switch (b->op) {
+            case BinOp::Lt: return [x, y](Frame& f) { return int64_t(x(f) < y(f)); };
+            case BinOp::Le: return [x, y](Frame& f) { return int64_t(x(f) <= y(f)); };
+            case BinOp::Gt: return [x, y](Frame& f) { return int64_t(x(f) > y(f)); };
+            case BinOp::Ge: return [x, y](Frame& f) { return int64_t(x(f) >= y(f)); };
+            case BinOp::Eq: return [x, y](Frame& f) { return int64_t(x(f) == y(f)); };
+            default: return [x, y](Frame& f) { return int64_t(x(f) != y(f)); };
+          }
+        }
+        IntFn x = int_expr(b->a), y = int_expr(b->b);
+        bool is_unsigned = b->a.type().is_int() && !b->a.type().is_signed_int();
+        switch (b->op) {
+          case BinOp::Add: return [x, y, t](Frame& f) { return wrap(x(f) + y(f), t); };
+          case BinOp::Sub: return [x, y, t](Frame& f) { return wrap(x(f) - y(f), t); };
+          case BinOp::Mul: return [x, y, t](Frame& f) { return wrap(int64_t(uint64_t(x(f)) * uint64_t(y(f))), t); };
+          case BinOp::FloorDiv: return [x, y, t](Frame& f) { return wrap(floordiv(x(f), y(f)), t); };
+          case BinOp::Mod:
+            return [x, y, t](Frame& f) {
+              int64_t a = x(f), c = y(f);
+              return wrap(a - c * floordiv(a, c), t);
+            };
+          case BinOp::TruncDiv:
+            return [x, y, t](Frame& f) {
+              int64_t c = y(f);
+              if (c == 0) throw Error("integer division by zero");
+              return wrap(x(f) / c, t);
+            };
+          case BinOp::TruncRem:
+            return [x, y, t](Frame& f) {
+              int64_t c = y(f);
+              if (c == 0) throw Error("integer division by zero");
+              return wrap(x(f) % c, t);
+            };
+          case BinOp::Pow:
+            return [x, y, t](Frame& f) {
+              int64_t a = x(f), n = y(f), r = 1;
+              for (; n > 0; n >>= 1, a *= a)
+                if (n & 1) r *= a;
+              return wrap(r, t);
+            };
+          case BinOp::Lt: return is_unsigned ? IntFn([x, y](Frame& f) { return int64_t(uint64_t(x(f)) < uint64_t(y(f))); })
+                                             : IntFn([x, y](Frame& f) { return int64_t(x(f) < y(f)); });
+          case BinOp::Le: return is_unsigned ? IntFn([x, y](Frame& f) { return int64_t(uint64_t(x(f)) <= uint64_t(y(f))); })
+                                             : IntFn([x, y](Frame& f) { return int64_t(x(f) <= y(f)); });
+          case BinOp::Gt: return is_unsigned ? IntFn([x, y](Frame& f) { return int64_t(uint64_t(x(f)) > uint64_t(y(f))); })
+                                             : IntFn([x, y](Frame& f) { return int64_t(x(f) > y(f)); });
+          case BinOp::Ge: return is_unsigned ? IntFn([x, y](Frame& f) { return int64_t(uint64_t(x(f)) >= uint64_t(y(f))); })
+                                             : IntFn([x, y](Frame& f) { return int64_t(x(f) >= y(f)); });
+          case BinOp::Eq: return [x, y](Frame& f) { return int64_t(x(f) == y(f)); };
+          case BinOp::Ne: return [x, y](Frame& f) { return int64_t(x(f) != y(f)); };
+          case BinOp::And: return [x, y](Frame& f) { return int64_t(x(f) && y(f)); };
+          case BinOp::Or: return [x, y](Frame& f) { return int64_t(x(f) || y(f)); };
+          case BinOp::BitAnd: return [x, y, t](Frame& f) { return wrap(x(f) & y(f), t); };
+          case BinOp::BitOr: return [x, y, t](Frame& f) { return wrap(x(f) | y(f), t); };
+          case BinOp::BitXor: return [x, y, t](Frame& f) { return wrap(x(f) ^ y(f), t); };
+          case BinOp::Shl: return [x, y, t](Frame& f) { return wrap(int64_t(uint64_t(x(f)) << (y(f) & 63)), t); };
+          case BinOp::Shr: return [x, y, t](Frame& f) { return wrap(x(f) >> (y(f) & 63), t); };
+          default: unsupported(std::string("integer operator ") + to_string(b->op));
+        }
+      }
+      default: break;
+    }
+    unsupported("expression '" + e.str() + "'");
+  }
+
+  StmtFn stmt(const StmtPtr& s) {
+    switch (s->kind) {
+      case Stmt::Block: {
+        std::vector<StmtFn> fs;
+        for (auto& c : s->children) fs.push_back(stmt(c));
+        return [fs](Frame& f) {
+          for (auto& x : fs) x(f);
+        };
+      }
+      case Stmt::For: {
+        int v = slot(s->var);
+        IntFn init = int_expr(s->init), cond = int_expr(s->cond);
+        StmtFn body = stmt(s->children[0]);
+        int64_t step = s->step;
+        return [v, init, cond, body, step](Frame& f) {
+          for (f.vars[v].i = init(f); cond(f); f.vars[v].i += step) body(f);
+        };
+      }
+      case Stmt::If: {
+        IntFn c = int_expr(s->cond);
+        StmtFn t = stmt(s->children[0]);
+        StmtFn e = s->children.size() > 1 ? stmt(s->children[1]) : StmtFn([](Frame&) {});
+        return [c, t, e](Frame& f) { c(f) ? t(f) : e(f); };
+      }
+      case Stmt::Assign: {
+        Type t = s->lhs.type();
+        bool fl = t.is_float();
+        FltFn fv = fl ? flt_expr(s->rhs) : FltFn();
+        IntFn iv = fl ? IntFn() : int_expr(s->rhs);
+        if (auto v = s->lhs.as<Var>()) {
+          int sl = slot(v->name);
+          if (fl) return [sl, fv](Frame& f) { f.vars[sl].f = fv(f); };
+          return [sl, iv](Frame& f) { f.vars[sl].i = iv(f); };
+        }
+        auto sub = s->lhs.as<Subscript>();
+        IntFn idx = flat_index(sub->name, sub->indices);
+        const ArrayInfo* ai = &arrays_.at(sub->name);
+        if (fl) return [idx, ai, fv](Frame& f) {
+            Slot x;
+            x.f = fv(f);
+            store(*ai, f, idx(f), x);
+          };
+        return [idx, ai, iv](Frame& f) {
+          Slot x;
+          x.i = iv(f);
+          store(*ai, f, idx(f), x);
+        };
+      }
+      case Stmt::Barrier: unsupported("barriers yet (the CPU target of the next issue runs them)");
+    }
+    return [](Frame&) {};
+  }
+
+  const GeneratedKernel& g_;
+  const LoopKernel& k_;
+  std::map<std::string, int64_t> params_;
+  std::map<std::string, int> slots_;
+  std::map<std::string, ArrayInfo> arrays_;
+  std::vector<int64_t> local_sizes_;
+  Frame frame_;
+};
+
+}  // namespace
+
+void interpret(const GeneratedKernel& g, const ArgMap& host_args) { Interpreter(g, host_args).run(); }
+
+}  // namespace loom

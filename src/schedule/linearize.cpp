@@ -1,0 +1,163 @@
+// linearize: builds the loop tree of a preprocessed kernel greedily, as
+// loopy's linearizer does: take the first ready instruction; if it needs a
+// loop that is not open, open its outermost missing loop and put inside it
+// every remaining instruction that needs that loop next and whose
+// dependencies are met inside it or before it.
+#include "loom/schedule.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace loom {
+
+namespace {
+
+class Linearizer {
+ public:
+  explicit Linearizer(const LoopKernel& k) : k_(k) {
+    rank_inames();
+    for (size_t i = 0; i < k.instructions.size(); ++i) {
+      const Instruction& insn = k.instructions[i];
+      index_[insn.id] = int(i);
+      std::vector<std::string> loops;
+      for (auto& n : insn.within_inames)
+        if (!k.tag_of(n).is_hardware()) loops.push_back(n);
+      std::sort(loops.begin(), loops.end(), [&](auto& a, auto& b) { return rank_[a] < rank_[b]; });
+      loops_.push_back(loops);
+    }
+  }
+
+  Linearization run() {
+    Linearization L;
+    std::vector<int> all(k_.instructions.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = int(i);
+    std::vector<bool> done(all.size(), false);
+    L.items = schedule(all, {}, done);
+    for (size_t i = 0; i < k_.instructions.size(); ++i) L.loop_inames[k_.instructions[i].id] = loops_[i];
+    for (auto& n : order_)
+      if (k_.tag_of(n).is_hardware()) L.hardware_inames.push_back(n);
+    return L;
+  }
+
+ private:
+  // Iname order: domain order, adjusted so that each loop-priority list is
+  // respected (a stable topological sort).
+  void rank_inames() {
+    std::vector<std::string> names = k_.all_inames();
+    std::map<std::string, std::set<std::string>> before;  // iname -> inames that must come first
+    for (auto& prio : k_.loop_priority)
+      for (size_t i = 0; i + 1 < prio.size(); ++i) before[prio[i + 1]].insert(prio[i]);
+    std::set<std::string> placed;
+    while (order_.size() < names.size()) {
+      bool found = false;
+      for (auto& n : names) {
+        if (placed.count(n)) continue;
+        bool ok = true;
+        for (auto& b : before[n]) ok &= placed.count(b) > 0 || std::find(names.begin(), names.end(), b) == names.end();
+        if (!ok) continue;
+        order_.push_back(n);
+        placed.insert(n);
+        found = true;
+        break;
+      }
+      if (!found) throw KernelError("kernel '" + k_.name + "': loop priorities contradict each other");
+    }
+    for (size_t i = 0; i < order_.size(); ++i) rank_[order_[i]] = int(i);
+  }
+
+  bool deps_met(int i, const std::vector<bool>& done, const std::set<int>& allowed) const {
+    for (auto& d : k_.instructions[i].depends_on) {
+      int j = index_.at(d);
+      if (!done[j] && !allowed.count(j)) return false;
+    }
+    return true;
+  }
+
+  // Next loop instruction i needs, given the open loops.
+  std::string next_loop(int i, const std::vector<std::string>& active) const {
+    for (auto& n : loops_[i])
+      if (std::find(active.begin(), active.end(), n) == active.end()) return n;
+    return "";
+  }
+
+  std::vector<ScheduleItem> schedule(std::vector<int> todo, const std::vector<std::string>& active,
+                                     std::vector<bool>& done) {
+    std::vector<ScheduleItem> items;
+    while (!todo.empty()) {
+      // ready: dependencies done; best: highest priority, then text order
+      int pick = -1;
+      for (int i : todo) {
+        if (!deps_met(i, done, {})) continue;
+        if (pick < 0 || k_.instructions[i].priority > k_.instructions[pick].priority) pick = i;
+      }
+      if (pick < 0) {
+        std::string ids;
+        for (int i : todo) ids += (ids.empty() ? "" : ", ") + k_.instructions[i].id;
+        throw KernelError("kernel '" + k_.name + "': cannot order instructions " + ids +
+                          ": their dependencies form a cycle or need an instruction of another loop nest");
+      }
+      std::string loop = next_loop(pick, active);
+      if (loop.empty()) {
+        done[pick] = true;
+        items.push_back({ScheduleItem::Insn, k_.instructions[pick].id, false, {}});
+        todo.erase(std::find(todo.begin(), todo.end(), pick));
+        continue;
+      }
+      // the loop's contents: instructions needing this loop next, whose
+      // dependencies are met before the loop or inside it
+      std::set<int> group;
+      for (int i : todo)
+        if (next_loop(i, active) == loop) group.insert(i);
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (auto it = group.begin(); it != group.end();) {
+          if (!deps_met(*it, done, group)) {
+            it = group.erase(it);
+            changed = true;
+          } else {
+            ++it;
+          }
+        }
+      }
+      std::vector<int> inner(group.begin(), group.end());
+      std::vector<std::string> act = active;
+      act.push_back(loop);
+      ScheduleItem item{ScheduleItem::Loop, loop, k_.tag_of(loop).kind == InameTag::Unroll, {}};
+      item.body = schedule(inner, act, done);
+      items.push_back(std::move(item));
+      todo.erase(std::remove_if(todo.begin(), todo.end(), [&](int i) { return group.count(i) > 0; }), todo.end());
+    }
+    return items;
+  }
+
+  const LoopKernel& k_;
+  std::vector<std::string> order_;
+  std::map<std::string, int> rank_;
+  std::map<std::string, int> index_;
+  std::vector<std::vector<std::string>> loops_;
+};
+
+void print_items(std::ostream& os, const std::vector<ScheduleItem>& items, int indent) {
+  for (auto& it : items) {
+    os << std::string(indent * 2, ' ');
+    if (it.kind == ScheduleItem::Insn) {
+      os << it.name << "\n";
+    } else {
+      os << (it.unroll ? "unroll " : "for ") << it.name << "\n";
+      print_items(os, it.body, indent + 1);
+      os << std::string(indent * 2, ' ') << "end " << it.name << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+std::string Linearization::str() const {
+  std::ostringstream os;
+  print_items(os, items, 0);
+  return os.str();
+}
+
+Linearization linearize(const LoopKernel& k) { return Linearizer(k).run(); }
+
+}  // namespace loom

@@ -1,0 +1,148 @@
+// CudaKernel: generate + print + compile once, load lazily, launch with
+// arguments bound by name, time with device events, or run on host arrays.
+#include <algorithm>
+#include <cstring>
+
+#include "driver.h"
+
+namespace loom::cuda {
+
+CudaKernel::CudaKernel(const LoopKernel& k, std::string arch) {
+  gen_ = generate(k);
+  source_ = print_source(gen_);
+  if (arch.empty()) arch = gpu_available() ? device().arch() : "sm_90";
+  bin_ = compile(source_, arch);
+}
+
+CudaKernel::~CudaKernel() {
+  if (module_) {
+    try {
+      driver_api().cuModuleUnload(static_cast<CUmodule>(module_));
+    } catch (...) {
+    }
+  }
+}
+
+void CudaKernel::load() {
+  if (function_) return;
+  const DriverApi& d = driver_api();
+  if (bin_.arch != device().arch())
+    throw CudaError("kernel '" + gen_.kernel.name + "' was compiled for " + bin_.arch + " but the GPU is " + device().arch());
+  CUmodule m = nullptr;
+  check(d.cuModuleLoadData(&m, bin_.cubin.data()), "cuModuleLoadData");
+  module_ = m;
+  CUfunction f = nullptr;
+  check(d.cuModuleGetFunction(&f, m, gen_.kernel.name.c_str()), "cuModuleGetFunction");
+  function_ = f;
+}
+
+namespace {
+
+// Storage for the kernel's parameters in signature order.
+struct KernelParams {
+  std::vector<uint64_t> slots;
+  std::vector<void*> ptrs;
+};
+
+KernelParams pack(const LoopKernel& k, const ArgMap& args, const std::map<std::string, int64_t>& params) {
+  KernelParams p;
+  p.slots.resize(k.arguments.size());
+  for (size_t i = 0; i < k.arguments.size(); ++i) {
+    const Argument& a = k.arguments[i];
+    uint64_t& slot = p.slots[i];
+    if (a.kind == Argument::Array) {
+      void* ptr = args.at(a.name).array.data;
+      std::memcpy(&slot, &ptr, sizeof ptr);
+      continue;
+    }
+    auto it = args.find(a.name);
+    double fv = 0;
+    int64_t iv = 0;
+    if (auto pv = params.find(a.name); pv != params.end()) {
+      iv = pv->second;
+      fv = double(iv);
+    } else if (it != args.end()) {
+      iv = it->second.kind == ArgValue::Float ? int64_t(it->second.f) : it->second.i;
+      fv = it->second.kind == ArgValue::Float ? it->second.f : double(it->second.i);
+    } else {
+      throw ArgumentError("kernel '" + k.name + "': missing value for argument '" + a.name + "'");
+    }
+    if (a.dtype.kind == ScalarKind::Float32) {
+      float f = float(fv);
+      std::memcpy(&slot, &f, sizeof f);
+    } else if (a.dtype.kind == ScalarKind::Float64) {
+      std::memcpy(&slot, &fv, sizeof fv);
+    } else {
+      std::memcpy(&slot, &iv, size_t(a.dtype.bytes()));  // little-endian: low bytes first
+    }
+  }
+  for (auto& s : p.slots) p.ptrs.push_back(&s);
+  return p;
+}
+
+}  // namespace
+
+LaunchDims CudaKernel::launch(const ArgMap& args) {
+  auto params = bind_parameters(gen_.kernel, args);
+  LaunchDims dims = launch_dims(gen_, params);
+  if (dims.empty()) return dims;
+  if (dims.grid[1] > 65535 || dims.grid[2] > 65535 || dims.grid[0] > 2147483647)
+    throw CudaError("kernel '" + gen_.kernel.name + "': grid " + std::to_string(dims.grid[0]) + "x" +
+                    std::to_string(dims.grid[1]) + "x" + std::to_string(dims.grid[2]) +
+                    " exceeds CUDA's limits (2^31-1 x 65535 x 65535); map the largest axis to g.0");
+  load();
+  KernelParams kp = pack(gen_.kernel, args, params);
+  const DriverApi& d = driver_api();
+  check(d.cuLaunchKernel(static_cast<CUfunction>(function_), unsigned(dims.grid[0]), unsigned(dims.grid[1]),
+                         unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),
+                         0, nullptr, kp.ptrs.data(), nullptr),
+        "cuLaunchKernel");
+  return dims;
+}
+
+double CudaKernel::time(const ArgMap& args, int reps) {
+  const DriverApi& d = driver_api();
+  for (int i = 0; i < 3; ++i) launch(args);
+  check(d.cuCtxSynchronize(), "kernel execution");
+  CUevent start, stop;
+  check(d.cuEventCreate(&start, 0), "cuEventCreate");
+  check(d.cuEventCreate(&stop, 0), "cuEventCreate");
+  std::vector<float> ms;
+  for (int i = 0; i < std::max(1, reps); ++i) {
+    d.cuEventRecord(start, nullptr);
+    launch(args);
+    d.cuEventRecord(stop, nullptr);
+    check(d.cuEventSynchronize(stop), "kernel execution");
+    float t = 0;
+    d.cuEventElapsedTime(&t, start, stop);
+    ms.push_back(t);
+  }
+  d.cuEventDestroy(start);
+  d.cuEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+void CudaKernel::call_host(const ArgMap& host_args) {
+  auto params = bind_parameters(gen_.kernel, host_args);
+  std::map<std::string, DeviceBuffer> buffers;
+  ArgMap dev = host_args;
+  for (auto& a : gen_.kernel.arguments) {
+    if (a.kind != Argument::Array) continue;
+    const ArrayRef& h = host_args.at(a.name).array;
+    size_t bytes = size_t(element_count(h.shape)) * size_t(h.dtype.bytes());
+    DeviceBuffer b(bytes);
+    b.upload(h.data, bytes);  // outputs too: elements the kernel does not write keep their values
+    dev[a.name].array.data = b.ptr();
+    buffers.emplace(a.name, std::move(b));
+  }
+  launch(dev);
+  check(driver_api().cuCtxSynchronize(), "kernel execution");
+  for (auto& a : gen_.kernel.arguments) {
+    if (a.kind != Argument::Array || !gen_.kernel.is_written(a.name)) continue;
+    const ArrayRef& h = host_args.at(a.name).array;
+    buffers.at(a.name).download(h.data, size_t(element_count(h.shape)) * size_t(h.dtype.bytes()));
+  }
+}
+
+}  // namespace loom::cuda

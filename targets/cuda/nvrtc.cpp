@@ -1,0 +1,154 @@
+// NVRTC through dlopen: libnvrtc.so.13, then libnvrtc.so, then the CUDA
+// toolkit's lib64 folder ($CUDA_HOME, /usr/local/cuda). Compiles CUDA C to
+// CUBIN with ptxas' verbose report, caches results in memory, and turns a
+// failed compile into a CudaError showing the log with the offending lines.
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <unordered_map>
+
+#include "loom/cuda.h"
+
+namespace loom::cuda {
+
+namespace {
+
+using nvrtcProgram = struct _nvrtcProgram*;
+
+struct Nvrtc {
+  void* lib = nullptr;
+  std::string error;
+  int (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*) = nullptr;
+  int (*CompileProgram)(nvrtcProgram, int, const char* const*) = nullptr;
+  int (*GetProgramLogSize)(nvrtcProgram, size_t*) = nullptr;
+  int (*GetProgramLog)(nvrtcProgram, char*) = nullptr;
+  int (*GetCUBINSize)(nvrtcProgram, size_t*) = nullptr;
+  int (*GetCUBIN)(nvrtcProgram, char*) = nullptr;
+  int (*DestroyProgram)(nvrtcProgram*) = nullptr;
+  const char* (*GetErrorString)(int) = nullptr;
+  int (*Version)(int*, int*) = nullptr;
+
+  Nvrtc() {
+    std::vector<std::string> candidates = {"libnvrtc.so.13", "libnvrtc.so"};
+    for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+      if (const char* h = std::getenv(env)) candidates.push_back(std::string(h) + "/lib64/libnvrtc.so.13");
+    candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so.13");
+    candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so");
+    for (auto& c : candidates)
+      if ((lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    if (!lib) {
+      error = "NVRTC not found (tried libnvrtc.so.13, libnvrtc.so, $CUDA_HOME/lib64, /usr/local/cuda/lib64): install the CUDA toolkit's NVRTC";
+      return;
+    }
+    bool ok = sym(CreateProgram, "nvrtcCreateProgram") && sym(CompileProgram, "nvrtcCompileProgram") &&
+              sym(GetProgramLogSize, "nvrtcGetProgramLogSize") && sym(GetProgramLog, "nvrtcGetProgramLog") &&
+              sym(GetCUBINSize, "nvrtcGetCUBINSize") && sym(GetCUBIN, "nvrtcGetCUBIN") &&
+              sym(DestroyProgram, "nvrtcDestroyProgram") && sym(GetErrorString, "nvrtcGetErrorString") &&
+              sym(Version, "nvrtcVersion");
+    if (!ok) {
+      error = "libnvrtc lacks " + missing + " (too old an NVRTC?)";
+      lib = nullptr;
+    }
+  }
+  template <class F>
+  bool sym(F& f, const char* name) {
+    f = reinterpret_cast<F>(dlsym(lib, name));
+    if (!f) missing = name;
+    return f != nullptr;
+  }
+  std::string missing;
+};
+
+const Nvrtc& api() {
+  static Nvrtc n;
+  return n;
+}
+
+// Each "kernel.cu(LINE): ..." line of the log, followed by that source line.
+std::string annotate(const std::string& log, const std::string& source) {
+  std::vector<std::string> lines;
+  std::stringstream ss(source);
+  for (std::string l; std::getline(ss, l);) lines.push_back(l);
+  std::ostringstream out;
+  std::regex where(R"(\((\d+)\):)");
+  std::stringstream ls(log);
+  for (std::string l; std::getline(ls, l);) {
+    out << "  " << l << "\n";
+    std::smatch m;
+    if (std::regex_search(l, m, where)) {
+      size_t n = std::stoul(m[1]);
+      if (n >= 1 && n <= lines.size()) out << "    " << n << " | " << lines[n - 1] << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace
+
+bool nvrtc_available(std::string* why) {
+  if (api().lib) return true;
+  if (why) *why = api().error;
+  return false;
+}
+
+std::string nvrtc_version() {
+  if (!api().lib) return "none";
+  int a = 0, b = 0;
+  api().Version(&a, &b);
+  return std::to_string(a) + "." + std::to_string(b);
+}
+
+CompileResult compile(const std::string& source, const std::string& arch) {
+  const Nvrtc& n = api();
+  if (!n.lib) throw CudaError(n.error);
+  static std::mutex mu;
+  static std::unordered_map<std::string, CompileResult> cache;
+  const std::string key = arch + "|" + nvrtc_version() + "\n" + source;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) {
+      CompileResult r = it->second;
+      r.cached = true;
+      return r;
+    }
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  nvrtcProgram prog = nullptr;
+  int rc = n.CreateProgram(&prog, source.c_str(), "kernel.cu", 0, nullptr, nullptr);
+  if (rc != 0) throw CudaError(std::string("nvrtcCreateProgram: ") + n.GetErrorString(rc));
+  std::string arch_opt = "--gpu-architecture=" + arch;
+  const char* opts[] = {arch_opt.c_str(), "-std=c++17", "--ptxas-options=-v"};
+  rc = n.CompileProgram(prog, 3, opts);
+  size_t log_size = 0;
+  n.GetProgramLogSize(prog, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size) n.GetProgramLog(prog, log.data());
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  if (rc != 0) {
+    n.DestroyProgram(&prog);
+    throw CudaError(std::string("NVRTC failed to compile the generated CUDA C for ") + arch + " (" + n.GetErrorString(rc) +
+                    "):\n" + annotate(log, source));
+  }
+  size_t size = 0;
+  n.GetCUBINSize(prog, &size);
+  CompileResult r;
+  r.cubin.resize(size);
+  n.GetCUBIN(prog, r.cubin.data());
+  n.DestroyProgram(&prog);
+  r.log = log;
+  r.arch = arch;
+  std::smatch m;
+  if (std::regex_search(log, m, std::regex(R"(Used (\d+) registers)"))) r.registers = std::stoi(m[1]);
+  if (std::regex_search(log, m, std::regex(R"((\d+) bytes spill stores)"))) r.spill_bytes = std::stoi(m[1]);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::lock_guard<std::mutex> lock(mu);
+  cache[key] = r;
+  return r;
+}
+
+}  // namespace loom::cuda

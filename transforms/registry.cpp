@@ -1,0 +1,100 @@
+// The table of transformations by name, and binding of script arguments to
+// their schemas. Each transforms/ file contributes through its register_*
+// function, listed once here.
+#include <algorithm>
+
+#include "loom/transforms.h"
+
+namespace loom {
+
+void TransformRegistry::add(TransformInfo info) {
+  if (find(info.name)) throw Error("transform '" + info.name + "' registered twice");
+  list_.push_back(std::move(info));
+}
+
+const TransformInfo* TransformRegistry::find(const std::string& name) const {
+  for (auto& t : list_)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+const TransformRegistry& transform_registry() {
+  static const TransformRegistry r = [] {
+    TransformRegistry t;
+    register_iname_transforms(t);
+    return t;
+  }();
+  return r;
+}
+
+std::string TransformArgs::str(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) throw TransformError(transform_ + ": missing argument '" + name + "'");
+  return it->second;
+}
+
+int64_t TransformArgs::integer(const std::string& name) const {
+  std::string s = str(name);
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty())
+    throw TransformError(transform_ + ": argument '" + name + "' must be an integer, got '" + s + "'");
+  return v;
+}
+
+std::optional<InameTag> TransformArgs::tag(const std::string& name) const {
+  if (!has(name)) return std::nullopt;
+  std::string s = str(name);
+  auto t = InameTag::parse(s);
+  if (!t) throw TransformError(transform_ + ": argument '" + name + "': unknown tag '" + s + "' (use g.0-2, l.0-2, unr, for)");
+  return t;
+}
+
+LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step) {
+  const TransformInfo* info = transform_registry().find(step.name);
+  auto where = step.loc.str() + ": ";
+  if (!info) {
+    std::string known;
+    for (auto& t : transform_registry().all()) known += (known.empty() ? "" : ", ") + t.name;
+    throw TransformError(where + "unknown transform '" + step.name + "' (known: " + known + ")");
+  }
+  std::map<std::string, std::string> values;
+  std::vector<std::string> positional = step.positional;
+  // a trailing iname:tag list may be written as separate words: tag_inames i:g.0 j:l.0
+  if (!info->params.empty() && info->params.back().kind == TransformParam::TagMap &&
+      positional.size() > info->params.size()) {
+    size_t last = info->params.size() - 1;
+    for (size_t i = last + 1; i < positional.size(); ++i) positional[last] += "," + positional[i];
+    positional.resize(last + 1);
+  }
+  if (positional.size() > info->params.size())
+    throw TransformError(where + step.name + " takes at most " + std::to_string(info->params.size()) + " arguments");
+  for (size_t i = 0; i < positional.size(); ++i) values[info->params[i].name] = positional[i];
+  for (auto& [key, v] : step.keyword) {
+    bool known = std::any_of(info->params.begin(), info->params.end(), [&](auto& p) { return p.name == key; });
+    if (!known) throw TransformError(where + step.name + ": unknown argument '" + key + "'");
+    if (values.count(key)) throw TransformError(where + step.name + ": argument '" + key + "' given twice");
+    values[key] = v;
+  }
+  for (auto& p : info->params)
+    if (p.required && !values.count(p.name))
+      throw TransformError(where + step.name + ": missing argument '" + p.name + "' (" + p.help + ")");
+  try {
+    return info->apply(k, TransformArgs(step.name, std::move(values)));
+  } catch (const TransformError& e) {
+    throw TransformError(where + e.what());
+  }
+}
+
+LoopKernel apply_transforms(const LoopKernel& k, const std::vector<TransformStep>& steps) {
+  LoopKernel r = k;
+  for (auto& s : steps) r = apply_transform(r, s);
+  return r;
+}
+
+}  // namespace loom
