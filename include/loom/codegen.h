@@ -33,8 +33,13 @@ struct GeneratedKernel {
   bool uses_hardware() const { return !hardware_inames.empty(); }
 };
 
+// Seconds spent in each stage of generate() (bench/codegen reports them).
+struct StageTimes {
+  double preprocess = 0, linearize = 0, hardware_axes = 0, loop_nest = 0;
+};
+
 // Runs preprocess, linearize and codegen.
-GeneratedKernel generate(const LoopKernel& k);
+GeneratedKernel generate(const LoopKernel& k, StageTimes* times = nullptr);
 
 // Launch geometry for concrete parameter values (grid entries may be 0 when
 // the domain is empty for these values: then there is nothing to launch).

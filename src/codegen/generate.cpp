@@ -1,15 +1,31 @@
 // generate: the whole path from a transformed kernel to a GeneratedKernel:
 // preprocess, linearize, hardware axes, loop nest. launch_dims evaluates the
 // launch geometry for parameter values.
+#include <chrono>
+
 #include "hardware_axes.h"
 #include "loom/preprocess.h"
 
 namespace loom {
 
-GeneratedKernel generate(const LoopKernel& k) {
+namespace {
+double lap(std::chrono::steady_clock::time_point& t) {
+  auto now = std::chrono::steady_clock::now();
+  double s = std::chrono::duration<double>(now - t).count();
+  t = now;
+  return s;
+}
+}  // namespace
+
+GeneratedKernel generate(const LoopKernel& k, StageTimes* times) {
+  StageTimes local;
+  StageTimes& st = times ? *times : local;
+  auto t = std::chrono::steady_clock::now();
   GeneratedKernel g;
   g.kernel = preprocess(k);
+  st.preprocess = lap(t);
   g.linearization = linearize(g.kernel);
+  st.linearize = lap(t);
   isl::set assumptions = g.kernel.assumptions.defined()
                              ? islu::to_isl(g.kernel.assumptions)
                              : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
@@ -17,7 +33,9 @@ GeneratedKernel generate(const LoopKernel& k) {
   g.hardware_inames = hw.inames;
   g.grid = hw.grid;
   g.block = hw.block;
+  st.hardware_axes = lap(t);
   g.body = codegen::build_loop_nest(g.kernel, g.linearization, hw);
+  st.loop_nest = lap(t);
   return g;
 }
 

@@ -1,0 +1,60 @@
+// Test oracle: runs a reference kernel and a transformed one on the same
+// random inputs (outputs poisoned first, so an element the transformed
+// kernel leaves unwritten fails), through the reference interpreter, and
+// compares every written array with a tolerance chosen by dtype.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "loom/codegen.h"
+#include "loom/parser.h"
+#include "loom/runtime.h"
+#include "loom/transforms.h"
+
+namespace loom::testing {
+
+inline std::string source_dir() {
+  const char* d = std::getenv("LOOM_SOURCE_DIR");
+#ifdef LOOM_SOURCE_DIR
+  if (!d) d = LOOM_SOURCE_DIR;
+#endif
+  return d ? d : ".";
+}
+
+inline KernelFile example(const std::string& name) { return parse_kernel_file(source_dir() + "/examples/" + name + ".loom"); }
+
+inline ArgMap args_of(const LoopKernel& k, std::map<std::string, HostArray>& arrays,
+                      const std::map<std::string, int64_t>& params, double scalar = 1.5) {
+  ArgMap args;
+  for (auto& [n, a] : arrays) args[n] = ArgValue::of(a.ref());
+  for (auto& a : k.arguments)
+    if (a.kind == Argument::Value && !args.count(a.name))
+      args[a.name] = params.count(a.name) ? ArgValue::of_int(params.at(a.name)) : ArgValue::of_float(scalar);
+  return args;
+}
+
+// Returns "" when every written array matches, else a description.
+inline std::string compare_kernels(const LoopKernel& reference, const LoopKernel& transformed,
+                                   const std::map<std::string, int64_t>& params, uint64_t seed = 7) {
+  auto ref_arrays = make_host_arrays(reference, params, seed);
+  auto out_arrays = ref_arrays;
+  interpret(generate(reference), args_of(reference, ref_arrays, params));
+  interpret(generate(transformed), args_of(transformed, out_arrays, params));
+  std::string problems;
+  int written = 0;
+  for (auto& a : reference.arguments) {
+    if (a.kind != Argument::Array || !reference.is_written(a.name)) continue;
+    ++written;
+    Comparison c = compare(ref_arrays.at(a.name), out_arrays.at(a.name));
+    if (!c.ok) problems += a.name + ": " + c.str() + "\n";
+  }
+  if (written == 0) problems = "the kernel writes no array: nothing to compare\n";
+  return problems;
+}
+
+#define EXPECT_SAME_RESULTS(ref, transformed, ...) \
+  EXPECT_EQ(::loom::testing::compare_kernels((ref), (transformed), __VA_ARGS__), "")
+
+}  // namespace loom::testing

@@ -1,0 +1,72 @@
+// GPU tests: every example runs on the GPU and matches the reference
+// interpreter, at sizes that are not multiples of the split lengths and at
+// the edge sizes 1 and 0. Skipped (GTEST_SKIP) where there is no GPU.
+#include <gtest/gtest.h>
+
+#include "loom/cuda.h"
+#include "oracle.h"
+
+using namespace loom;
+
+// GTEST_SKIP must run in the test body itself.
+#define REQUIRE_GPU()                                    \
+  do {                                                   \
+    std::string why;                                     \
+    if (!cuda::gpu_available(&why)) GTEST_SKIP() << why; \
+  } while (0)
+
+namespace {
+
+// Runs `transformed` on the GPU and the untransformed kernel in the
+// interpreter on the same inputs; returns "" when all outputs match.
+std::string gpu_vs_reference(const LoopKernel& reference, const LoopKernel& transformed,
+                             const std::map<std::string, int64_t>& params) {
+  auto ref = make_host_arrays(reference, params, 11);
+  auto gpu = ref;
+  interpret(generate(reference), loom::testing::args_of(reference, ref, params));
+  cuda::CudaKernel ck(transformed);
+  ck.call_host(loom::testing::args_of(transformed, gpu, params));
+  std::string problems;
+  for (auto& a : reference.arguments) {
+    if (a.kind != Argument::Array || !reference.is_written(a.name)) continue;
+    Comparison c = compare(ref.at(a.name), gpu.at(a.name));
+    if (!c.ok) problems += a.name + ": " + c.str() + "\n";
+  }
+  return problems;
+}
+
+}  // namespace
+
+class GpuExample : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GpuExample, MatchesReferenceAtAwkwardSizes) {
+  REQUIRE_GPU();
+  KernelFile f = loom::testing::example(GetParam());
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  for (int64_t size : {1, 17, 130, 1001}) {
+    std::map<std::string, int64_t> params;
+    for (auto& p : f.kernel.parameters()) params[p] = size + (p == "m" ? 3 : 0);
+    EXPECT_EQ(gpu_vs_reference(f.kernel, t, params), "") << GetParam() << " at size " << size;
+  }
+}
+
+TEST_P(GpuExample, EmptyDomainLaunchesNothing) {
+  REQUIRE_GPU();
+  KernelFile f = loom::testing::example(GetParam());
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  std::map<std::string, int64_t> params;
+  for (auto& p : f.kernel.parameters()) params[p] = 0;
+  EXPECT_EQ(gpu_vs_reference(f.kernel, t, params), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, GpuExample,
+                         ::testing::Values("vector_add", "axpy", "row_sums", "matvec", "matmul", "triangular"));
+
+TEST(Gpu, WrongShapeIsRefused) {
+  REQUIRE_GPU();
+  KernelFile f = loom::testing::example("vector_add");
+  cuda::CudaKernel ck(apply_transforms(f.kernel, f.transforms));
+  HostArray a(types::float32, {10}), b(types::float32, {11}), out(types::float32, {10});
+  ArgMap args{{"a", ArgValue::of(a.ref())}, {"b", ArgValue::of(b.ref())}, {"out", ArgValue::of(out.ref())}};
+  EXPECT_THROW(ck.call_host(args), ArgumentError);
+}

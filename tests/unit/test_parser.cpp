@@ -1,0 +1,133 @@
+// The kernel language: good inputs build the expected kernel, bad inputs
+// raise ParseError naming line and column and what was expected.
+#include <gtest/gtest.h>
+
+#include "loom/parser.h"
+
+using namespace loom;
+
+namespace {
+std::string parse_error(const std::string& text) {
+  try {
+    parse_kernel_text(text, "k.loom");
+  } catch (const ParseError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("other error: ") + e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST(Parser, MatmulWithInferredArguments) {
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"},
+                             "c[i, j] = sum(k, a[i, k] * b[k, j])", {"..."}, "mm");
+  EXPECT_EQ(k.name, "mm");
+  ASSERT_EQ(k.instructions.size(), 1u);
+  const Instruction& insn = k.instructions[0];
+  EXPECT_EQ(insn.id, "insn_0");
+  EXPECT_EQ(insn.within_inames, (std::set<std::string>{"i", "j"}));
+  ASSERT_TRUE(insn.rhs.as<Reduce>());
+  EXPECT_EQ(insn.rhs.as<Reduce>()->inames, std::vector<std::string>{"k"});
+  // a, b, c inferred with shapes from the access ranges; n, m, l as int32 values
+  ASSERT_NE(k.find_argument("a"), nullptr);
+  EXPECT_EQ(k.find_argument("a")->str(), "a: float32[n, l]");
+  EXPECT_EQ(k.find_argument("b")->str(), "b: float32[l, m]");
+  EXPECT_EQ(k.find_argument("c")->str(), "c: float32[n, m]");
+  EXPECT_EQ(k.find_argument("n")->kind, Argument::Value);
+  EXPECT_EQ(k.find_argument("n")->dtype, types::int32);
+}
+
+TEST(Parser, SeveralDomainsAndNonRectangularSets) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}", "{[j]: 0 <= j <= i}"}, "out[i] = sum(j, a[j])", {"..."});
+  EXPECT_EQ(k.domains.size(), 2u);
+  EXPECT_EQ(k.all_inames(), (std::vector<std::string>{"i", "j"}));
+  EXPECT_EQ(k.domain_of("j"), 1);
+  EXPECT_EQ(k.parameters(), std::vector<std::string>{"n"});
+  EXPECT_EQ(k.find_argument("a")->str(), "a: float32[n]");  // max over j <= i < n, plus one
+}
+
+TEST(Parser, InstructionOptionsTemporariesAndRules) {
+  KernelFile f = parse_kernel_text(R"(kernel opts
+domains:
+  {[i, k]: 0 <= i < n and 0 <= k < 4}
+arguments:
+  a: float64[n, 4], out: float64[n], scale: float64
+  ...
+instructions:
+  f(x, y) := scale * x + y
+  <float64> acc = 0   {id=init, inames=i}
+  acc = acc + f(a[i, k], 1.0)  {id=upd, dep=init, priority=2, tags=hot}
+  <> t = acc * 2   {id=t, dep=upd}
+  out[i] = t   {id=store, dep=t, if=i % 2 == 0:i > 0, nosync=upd}
+defaults:
+  n = 10
+)");
+  const LoopKernel& k = f.kernel;
+  EXPECT_EQ(k.name, "opts");
+  ASSERT_EQ(k.instructions.size(), 4u);
+  EXPECT_EQ(k.substitutions.at("f").params, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(k.temporaries.at("acc").dtype, types::float64);
+  EXPECT_FALSE(k.temporaries.at("t").dtype.known());  // <>: inferred later
+  const Instruction& upd = k.instruction("upd");
+  EXPECT_EQ(upd.depends_on, std::set<std::string>{"init"});
+  EXPECT_EQ(upd.priority, 2);
+  EXPECT_EQ(upd.tags, std::set<std::string>{"hot"});
+  EXPECT_EQ(upd.within_inames, (std::set<std::string>{"i", "k"}));
+  EXPECT_EQ(k.instruction("init").within_inames, std::set<std::string>{"i"});
+  const Instruction& store = k.instruction("store");
+  EXPECT_EQ(store.predicates.size(), 2u);
+  EXPECT_EQ(store.no_sync_with, std::set<std::string>{"upd"});
+  EXPECT_EQ(f.defaults.at("n"), 10);
+}
+
+TEST(Parser, MaxMinAreReductionsOnlyOverInames) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"},
+                             "out[i] = max(j, a[i, j])\nout2[i] = max(a[i, 0], b[i])", {"..."});
+  EXPECT_TRUE(k.instructions[0].rhs.as<Reduce>());
+  EXPECT_TRUE(k.instructions[1].rhs.as<Call>());
+}
+
+TEST(Parser, ContinuationLinesAndComments) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = (a[i] +  # a comment\n   2)\n# another\n", {"..."});
+  ASSERT_EQ(k.instructions.size(), 1u);
+  EXPECT_EQ(k.instructions[0].rhs.str(), "a[i] + 2");
+}
+
+TEST(Parser, ErrorsNameLineAndColumn) {
+  const char* head = "kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  ...\ninstructions:\n";
+  std::string e = parse_error(std::string(head) + "  out[i] = a[i] +* 2\n");
+  EXPECT_NE(e.find("k.loom:7:18: expected an expression, found '*'"), std::string::npos) << e;
+  e = parse_error(std::string(head) + "  out[i] = a[i\n");
+  EXPECT_NE(e.find("k.loom:7:"), std::string::npos) << e;
+  EXPECT_NE(e.find("']'"), std::string::npos) << e;
+  e = parse_error(std::string(head) + "  out[i] = a[i] {id=x, bogus=1}\n");
+  EXPECT_NE(e.find("k.loom:7:24: unknown option 'bogus'"), std::string::npos) << e;
+  e = parse_error(std::string(head) + "  out[i] = sum(q, a[i])\n");
+  EXPECT_NE(e.find("reduction over 'q', which is not an iname"), std::string::npos) << e;
+  e = parse_error(std::string(head) + "  <flaot32> t = 1\n");
+  EXPECT_NE(e.find("k.loom:7:4: unknown dtype 'flaot32'"), std::string::npos) << e;
+  e = parse_error(std::string(head) + "  out[i] = a[i] {dep=nothere}\n");
+  EXPECT_NE(e.find("no instruction with id 'nothere'"), std::string::npos) << e;
+  e = parse_error("kernel k\ndomains:\n  {[i]: 0 <= i < n\ninstructions:\n  out[i] = 1\n");
+  EXPECT_NE(e.find("k.loom:3:3: domain is missing its closing '}'"), std::string::npos) << e;
+  e = parse_error("kernel k\ndomains:\n  {[i]: 0 <= i <<< n}\ninstructions:\n  out[i] = 1\n");
+  EXPECT_NE(e.find("k.loom:3:"), std::string::npos) << e;
+  EXPECT_NE(e.find("bad domain"), std::string::npos) << e;
+  e = parse_error("kernel k\ndomains:\n  {[i]: 0 <= i < n}\ninstructions:\n  out[i] = x[i]\n");
+  EXPECT_NE(e.find("k.loom:5:3: unknown array 'out'"), std::string::npos) << e;  // no '...': x is undeclared
+  e = parse_error("stray text\n");
+  EXPECT_NE(e.find("k.loom:1:1: expected a section header"), std::string::npos) << e;
+  e = parse_error(std::string(head) + "  out[i] = a[i, i]\n  z = 1\n");
+  EXPECT_NE(e.find("k.loom:8:3:"), std::string::npos) << e;  // z: not a declared temporary
+}
+
+TEST(Parser, TransformScriptLines) {
+  auto steps = parse_transform_script("# tile\nsplit_iname i 16 outer_tag=g.0 inner_tag=\"l.0\"\n\ntag_inames j:g.1 k:unr\n", "s.txt");
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].name, "split_iname");
+  EXPECT_EQ(steps[0].positional, (std::vector<std::string>{"i", "16"}));
+  EXPECT_EQ(steps[0].keyword.at("inner_tag"), "l.0");
+  EXPECT_EQ(steps[0].loc.line, 2);
+  EXPECT_EQ(steps[1].positional.size(), 2u);
+}
