@@ -29,6 +29,8 @@ struct GeneratedKernel {
   std::vector<HardwareIname> hardware_inames;
   std::array<Expr, 3> grid;               // blocks per axis, in the parameters (1 when unused)
   std::array<int64_t, 3> block{1, 1, 1};  // threads per axis (constant)
+  bool fast_path = false;     // loops read from constraints (else isl's AST generator)
+  std::string isl_reason;     // why the fast path did not apply
   int64_t threads_per_block() const { return block[0] * block[1] * block[2]; }
   bool uses_hardware() const { return !hardware_inames.empty(); }
 };
@@ -38,8 +40,13 @@ struct StageTimes {
   double preprocess = 0, linearize = 0, hardware_axes = 0, loop_nest = 0;
 };
 
+// How loops and guards are produced: Auto takes the fast path where the
+// domains allow it and isl's AST generator elsewhere; Isl always uses isl
+// (the reference the fast path is tested against).
+enum class CodegenPath { Auto, Isl };
+
 // Runs preprocess, linearize and codegen.
-GeneratedKernel generate(const LoopKernel& k, StageTimes* times = nullptr);
+GeneratedKernel generate(const LoopKernel& k, StageTimes* times = nullptr, CodegenPath path = CodegenPath::Auto);
 
 // Launch geometry for concrete parameter values (grid entries may be 0 when
 // the domain is empty for these values: then there is nothing to launch).

@@ -218,6 +218,10 @@ void for_each_subscript(const Expr& e, const std::function<void(const Subscript&
 // Variables referenced and not bound by an enclosing reduction over them.
 void collect_free_vars(const Expr& e, std::set<std::string>& out);
 
+// Folds integer constants and drops neutral terms (x + 0, 1 * x, x // 1);
+// everything else is kept as it is. Types are preserved.
+Expr simplify(const Expr& e);
+
 // Evaluates an integer expression (shapes, grid sizes, bounds) over variable
 // values; throws Error naming a variable without a value.
 int64_t eval_int(const Expr& e, const std::map<std::string, int64_t>& values);

@@ -106,7 +106,8 @@ class LoopKernel {
   bool is_written(const std::string& var) const;
   // Whether some instruction reads var (right-hand side, indices, predicates).
   bool is_read(const std::string& var) const;
-  // Parameters: names used by domains/shapes that are not inames.
+  // Parameters: integer names used by domains and shapes, and integer value
+  // arguments (float scalars such as alpha are data, not parameters).
   std::vector<std::string> parameters() const;
 
   std::string str() const;  // human-readable dump (kernel language)

@@ -6,7 +6,8 @@
 //   loom transforms      list the registered transformations
 // Options: --transform SCRIPT (more steps after the file's transforms:),
 // --arch sm_XX, -D name=value (parameter values), --reps N, --no-check,
-// --fallback-compile (run: without a GPU, compile only and succeed).
+// --fallback-compile (run: without a GPU, compile only and succeed),
+// --verbose (print NVRTC's log).
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -29,12 +30,13 @@ struct Options {
   int reps = 20;
   bool check = true;
   bool fallback_compile = false;
+  bool verbose = false;
 };
 
 [[noreturn]] void usage(const std::string& why = "") {
   if (!why.empty()) std::cerr << "loom: " << why << "\n\n";
   std::cerr << "usage: loom show|compile|run FILE [--transform SCRIPT] [--arch sm_XX] [-D name=value]...\n"
-               "                                [--reps N] [--no-check] [--fallback-compile]\n"
+               "                                [--reps N] [--no-check] [--fallback-compile] [-v]\n"
                "       loom transforms\n";
   std::exit(2);
 }
@@ -54,6 +56,7 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--reps") o.reps = std::stoi(value());
     else if (a == "--no-check") o.check = false;
     else if (a == "--fallback-compile") o.fallback_compile = true;
+    else if (a == "--verbose" || a == "-v") o.verbose = true;
     else if (a == "-D" || a.rfind("-D", 0) == 0) {
       std::string kv = a == "-D" ? value() : a.substr(2);
       auto eq = kv.find('=');
@@ -106,6 +109,7 @@ int run(const Options& o) {
   std::printf("compiled '%s' for %s with NVRTC %s: %zu bytes of CUBIN, %d registers, %d bytes spilled, %.1f ms\n",
               kernel.name.c_str(), arch.c_str(), cuda::nvrtc_version().c_str(), bin.cubin.size(), bin.registers,
               bin.spill_bytes, bin.seconds * 1e3);
+  if (o.verbose) std::printf("NVRTC log:\n%s\n", bin.log.c_str());
   if (o.command == "compile") return 0;
 
   if (!gpu) {

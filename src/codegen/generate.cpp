@@ -3,6 +3,7 @@
 // launch geometry for parameter values.
 #include <chrono>
 
+#include "fast_path.h"
 #include "hardware_axes.h"
 #include "loom/preprocess.h"
 
@@ -17,7 +18,7 @@ double lap(std::chrono::steady_clock::time_point& t) {
 }
 }  // namespace
 
-GeneratedKernel generate(const LoopKernel& k, StageTimes* times) {
+GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath path) {
   StageTimes local;
   StageTimes& st = times ? *times : local;
   auto t = std::chrono::steady_clock::now();
@@ -26,6 +27,19 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times) {
   st.preprocess = lap(t);
   g.linearization = linearize(g.kernel);
   st.linearize = lap(t);
+  if (path == CodegenPath::Auto) {
+    if (auto fast = codegen::try_fast_path(g.kernel, g.linearization, &g.isl_reason)) {
+      g.hardware_inames = fast->inames;
+      g.grid = fast->grid;
+      g.block = fast->block;
+      g.body = fast->body;
+      g.fast_path = true;
+      st.loop_nest = lap(t);
+      return g;
+    }
+  } else {
+    g.isl_reason = "isl requested";
+  }
   isl::set assumptions = g.kernel.assumptions.defined()
                              ? islu::to_isl(g.kernel.assumptions)
                              : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));

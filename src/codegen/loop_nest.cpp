@@ -187,11 +187,11 @@ class LoopNestBuilder {
   StmtPtr instruction(const Instruction& insn, const std::map<std::string, Expr>& values) {
     if (insn.kind == Instruction::Barrier) return make_barrier();
     if (insn.kind == Instruction::NoOp) return make_block({});
-    StmtPtr s = make_assign(insn.id, substitute(insn.lhs, values), substitute(insn.rhs, values));
+    StmtPtr s = make_assign(insn.id, simplify(substitute(insn.lhs, values)), simplify(substitute(insn.rhs, values)));
     if (!insn.predicates.empty()) {
       Expr c;
       for (auto& p : insn.predicates) {
-        Expr q = substitute(p, values);
+        Expr q = simplify(substitute(p, values));
         c = c.defined() ? make_binary(BinOp::And, c, q, types::boolean) : q;
       }
       s = make_if(c, s);

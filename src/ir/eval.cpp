@@ -68,4 +68,48 @@ int64_t eval_int(const Expr& e, const std::map<std::string, int64_t>& v) {
   throw Error("'" + e.str() + "' is not an integer expression of parameters");
 }
 
+namespace {
+class Simplifier : public ExprMutator {
+ protected:
+  Expr mutate_binary(const Binary& b, const Expr& self) override {
+    Expr e = ExprMutator::mutate_binary(b, self);
+    auto n = e.as<Binary>();
+    if (!n || !e.type().is_int()) return e;
+    auto x = n->a.as<IntImm>(), y = n->b.as<IntImm>();
+    if (x && y) {
+      try {
+        return make_int(eval_int(e, {}), e.type());
+      } catch (const Error&) {
+        return e;  // division by zero stays for the target to report
+      }
+    }
+    auto is = [](const IntImm* i, int64_t v) { return i && i->value == v; };
+    switch (n->op) {
+      case BinOp::Add:
+        if (is(x, 0)) return n->b;
+        if (is(y, 0)) return n->a;
+        break;
+      case BinOp::Sub:
+        if (is(y, 0)) return n->a;
+        break;
+      case BinOp::Mul:
+        if (is(x, 1)) return n->b;
+        if (is(y, 1)) return n->a;
+        break;
+      case BinOp::FloorDiv: case BinOp::TruncDiv:
+        if (is(y, 1)) return n->a;
+        break;
+      default: break;
+    }
+    return e;
+  }
+};
+}  // namespace
+
+Expr simplify(const Expr& e) {
+  if (!e.defined()) return e;
+  Simplifier s;
+  return s.mutate(e);
+}
+
 }  // namespace loom

@@ -160,7 +160,7 @@ std::vector<std::string> LoopKernel::parameters() const {
     for (auto& p : d.params()) add(p);
   for (auto& a : arguments) {
     if (a.kind == Argument::Value) {
-      add(a.name);
+      if (!a.dtype.is_float()) add(a.name);  // a float scalar (alpha) is data, not a parameter
       continue;
     }
     std::vector<std::string> vs;

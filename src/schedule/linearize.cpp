@@ -1,8 +1,9 @@
 // linearize: builds the loop tree of a preprocessed kernel greedily, as
-// loopy's linearizer does: take the first ready instruction; if it needs a
-// loop that is not open, open its outermost missing loop and put inside it
-// every remaining instruction that needs that loop next and whose
-// dependencies are met inside it or before it.
+// loopy's linearizer does: take a ready instruction (one that needs no new
+// loop first); if it needs a loop that is not open, open its outermost
+// missing loop and put inside it every remaining instruction that needs that
+// loop next, whose dependencies are met inside it or before it, and whose
+// dependents in that loop can go in too.
 #include "loom/schedule.h"
 
 #include <algorithm>
@@ -84,11 +85,14 @@ class Linearizer {
                                      std::vector<bool>& done) {
     std::vector<ScheduleItem> items;
     while (!todo.empty()) {
-      // ready: dependencies done; best: highest priority, then text order
+      // ready: dependencies done. Prefer what needs no new loop (so loops
+      // open once, with everything ready to go in), then highest priority,
+      // then text order.
       int pick = -1;
       for (int i : todo) {
         if (!deps_met(i, done, {})) continue;
-        if (pick < 0 || k_.instructions[i].priority > k_.instructions[pick].priority) pick = i;
+        auto key = [&](int x) { return std::make_pair(next_loop(x, active).empty(), k_.instructions[x].priority); };
+        if (pick < 0 || key(i) > key(pick)) pick = i;
       }
       if (pick < 0) {
         std::string ids;
@@ -118,7 +122,18 @@ class Linearizer {
             ++it;
           }
         }
+        // A value made inside the loop must be used in the same loop: an
+        // instruction that also runs in this loop but has to wait keeps
+        // what it depends on out of this loop instance too.
+        for (int y : todo) {
+          if (group.count(y) || std::find(loops_[y].begin(), loops_[y].end(), loop) == loops_[y].end()) continue;
+          for (auto& d : k_.instructions[y].depends_on)
+            if (group.erase(index_.at(d))) changed = true;
+        }
       }
+      if (group.empty())
+        throw KernelError("kernel '" + k_.name + "': cannot place instruction '" + k_.instructions[pick].id + "' in loop '" +
+                          loop + "': what depends on it in that loop waits for an instruction outside it");
       std::vector<int> inner(group.begin(), group.end());
       std::vector<std::string> act = active;
       act.push_back(loop);

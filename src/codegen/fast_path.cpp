@@ -1,0 +1,595 @@
+// The fast path of codegen (see fast_path.h). Each constraint
+// a*x + sum(c_v * v) + c >= 0 of an instruction belongs to the innermost of
+// its variables in that instruction's order (hardware inames, then loops
+// outer to inner): there it is a loop bound (a*x >= -rest), or, when all its
+// variables are hardware inames and parameters, a guard around the kernel
+// body. A loop holding several instructions needs the same bounds for all of
+// them. Hardware extents come from interval reasoning over the constraints
+// (a sound box; exact for the tiles split_iname makes), and guards the launch
+// box already implies are dropped.
+#include "fast_path.h"
+
+#include <isl/constraint.h>
+
+#include <algorithm>
+#include <functional>
+
+namespace loom::codegen {
+
+namespace {
+
+struct Constraint {
+  std::map<std::string, int64_t> coef;  // variable -> coefficient (non-zero)
+  int64_t constant = 0;
+  bool operator==(const Constraint& o) const { return coef == o.coef && constant == o.constant; }
+  bool operator<(const Constraint& o) const { return std::tie(coef, constant) < std::tie(o.coef, o.constant); }
+};
+
+struct Fail {
+  std::string why;
+};
+
+bool fits(isl_val* v, int64_t& out) {
+  bool ok = isl_val_is_int(v) && isl_val_get_den_si(v) == 1;
+  if (ok) {
+    long n = isl_val_get_num_si(v);
+    out = n;
+    // isl_val_get_num_si saturates silently; guard against huge values
+    ok = n > -(1L << 40) && n < (1L << 40);
+  }
+  isl_val_free(v);
+  return ok;
+}
+
+// The constraints of a domain that is one basic set without existentials
+// or equalities.
+std::vector<Constraint> read_constraints(const Domain& d) {
+  isl_set* s = d.get();
+  if (isl_set_n_basic_set(s) != 1) throw Fail{"a domain is a union of basic sets"};
+  std::vector<Constraint> out;
+  struct Ctx {
+    std::vector<Constraint>* out;
+    std::string error;
+  } ctx{&out, ""};
+  isl_set_foreach_basic_set(
+      s,
+      [](isl_basic_set* bs, void* user) -> isl_stat {
+        auto* c = static_cast<Ctx*>(user);
+        if (isl_basic_set_dim(bs, isl_dim_div) != 0) c->error = "a domain has existential variables";
+        if (c->error.empty())
+          isl_basic_set_foreach_constraint(
+              bs,
+              [](isl_constraint* con, void* user2) -> isl_stat {
+                auto* c2 = static_cast<Ctx*>(user2);
+                if (isl_constraint_is_equality(con)) c2->error = "a domain has an equality";
+                Constraint k;
+                for (isl_dim_type t : {isl_dim_param, isl_dim_set}) {
+                  isl_size n = isl_constraint_dim(con, t);
+                  for (isl_size i = 0; i < n; ++i) {
+                    int64_t v;
+                    if (!fits(isl_constraint_get_coefficient_val(con, t, i), v)) c2->error = "a coefficient is too large";
+                    if (v == 0) continue;
+                    isl_local_space* ls = isl_constraint_get_local_space(con);
+                    const char* name = isl_local_space_get_dim_name(ls, t, unsigned(i));
+                    k.coef[name ? name : ""] = v;
+                    isl_local_space_free(ls);
+                  }
+                }
+                if (!fits(isl_constraint_get_constant_val(con), k.constant)) c2->error = "a constant is too large";
+                c2->out->push_back(k);
+                isl_constraint_free(con);
+                return isl_stat_ok;
+              },
+              c);
+        isl_basic_set_free(bs);
+        return isl_stat_ok;
+      },
+      &ctx);
+  if (!ctx.error.empty()) throw Fail{ctx.error};
+  return out;
+}
+
+class FastPath {
+ public:
+  FastPath(const LoopKernel& k, const Linearization& L) : k_(k), L_(L), it_(k.options.index_dtype) {
+    for (auto& d : k.domains) domain_constraints_.push_back(read_constraints(d));
+    for (auto& h : L.hardware_inames) hw_.insert(h);
+    order_ = k.all_inames();
+    for (auto& insn : k.instructions) statement_constraints_[insn.id] = constraints_of(insn);
+  }
+
+  FastResult run() {
+    FastResult r;
+    compute_hardware(r);
+    std::vector<StmtPtr> body;
+    // guards over hardware inames and parameters: the same for every instruction
+    std::optional<std::set<Constraint>> guards;
+    for (auto& insn : k_.instructions) {
+      std::set<Constraint> g;
+      for (auto& c : statement_constraints_.at(insn.id))
+        if (level(insn, c) < 0 && !implied_by_launch(c)) g.insert(c);
+      if (guards && *guards != g) throw Fail{"instructions need different guards"};
+      guards = g;
+    }
+    StmtPtr inner = make_block(items(L_.items));
+    if (guards && !guards->empty()) {
+      Expr cond;
+      for (auto& c : *guards) cond = cond.defined() ? make_binary(BinOp::And, cond, as_condition(c), types::boolean) : as_condition(c);
+      inner = make_if(cond, inner);
+    }
+    r.body = inner;
+    return r;
+  }
+
+ private:
+  // Constraints of insn's domains that couple to its inames; all must be
+  // over its inames and the parameters (else a projection would be needed).
+  std::vector<Constraint> constraints_of(const Instruction& insn) {
+    std::vector<int> needed;
+    std::vector<std::string> todo(insn.within_inames.begin(), insn.within_inames.end());
+    while (!todo.empty()) {
+      std::string n = todo.back();
+      todo.pop_back();
+      int d = k_.domain_of(n);
+      if (d < 0) throw Fail{"unknown iname"};
+      if (std::find(needed.begin(), needed.end(), d) != needed.end()) continue;
+      needed.push_back(d);
+      for (auto& c : domain_constraints_[d])
+        for (auto& [v, a] : c.coef)
+          if (k_.has_iname(v) && k_.domain_of(v) != d) todo.push_back(v);
+    }
+    std::vector<Constraint> all;
+    for (int d : needed) all.insert(all.end(), domain_constraints_[d].begin(), domain_constraints_[d].end());
+    // keep the constraints connected (through shared inames) to insn's inames
+    std::set<std::string> reach(insn.within_inames.begin(), insn.within_inames.end());
+    std::vector<bool> kept(all.size(), false);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t i = 0; i < all.size(); ++i) {
+        if (kept[i]) continue;
+        bool touches = false;
+        for (auto& [v, a] : all[i].coef) touches |= reach.count(v) > 0;
+        if (!touches) continue;
+        kept[i] = grew = true;
+        for (auto& [v, a] : all[i].coef)
+          if (k_.has_iname(v)) reach.insert(v);
+      }
+    }
+    std::vector<Constraint> out;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (!kept[i]) continue;
+      for (auto& [v, a] : all[i].coef)
+        if (k_.has_iname(v) && !insn.within_inames.count(v))
+          throw Fail{"instruction '" + insn.id + "' needs a projection of iname '" + v + "'"};
+      out.push_back(all[i]);
+    }
+    return out;
+  }
+
+  // Position of c's innermost variable in insn's loop order; -1 when it has
+  // only hardware inames and parameters.
+  int level(const Instruction& insn, const Constraint& c) const {
+    const auto& loops = L_.loop_inames.at(insn.id);
+    int lv = -1;
+    for (auto& [v, a] : c.coef) {
+      auto it = std::find(loops.begin(), loops.end(), v);
+      if (it != loops.end()) lv = std::max(lv, int(it - loops.begin()));
+    }
+    return lv;
+  }
+
+  // sum(coef * var) + constant as an Expr, terms in iname order, parameters first
+  Expr affine(const std::map<std::string, int64_t>& coef_map, int64_t constant) const {
+    std::vector<std::pair<std::string, int64_t>> coef(coef_map.begin(), coef_map.end());
+    std::stable_sort(coef.begin(), coef.end(), [&](auto& a, auto& b) { return rank(a.first) < rank(b.first); });
+    Expr e;
+    auto add = [&](Expr term, bool negative) {
+      if (!e.defined()) e = negative ? make_unary(UnOp::Neg, term, it_) : term;
+      else e = make_binary(negative ? BinOp::Sub : BinOp::Add, e, term, it_);
+    };
+    for (auto& [v, a] : coef) {
+      Expr var = make_var(v, it_);
+      int64_t m = a < 0 ? -a : a;
+      add(m == 1 ? var : make_binary(BinOp::Mul, make_int(m, it_), var, it_), a < 0);
+    }
+    if (!e.defined()) return make_int(constant, it_);
+    if (constant != 0) add(make_int(constant < 0 ? -constant : constant, it_), constant < 0);
+    return e;
+  }
+
+  int rank(const std::string& v) const {
+    auto it = std::find(order_.begin(), order_.end(), v);
+    return it == order_.end() ? -1 : int(it - order_.begin());
+  }
+
+  // c as "positive terms >= negative terms"
+  Expr as_condition(const Constraint& c) const {
+    std::map<std::string, int64_t> pos, neg;
+    for (auto& [v, a] : c.coef) (a > 0 ? pos : neg)[v] = a > 0 ? a : -a;
+    int64_t pc = c.constant > 0 ? c.constant : 0, nc = c.constant < 0 ? -c.constant : 0;
+    return make_binary(BinOp::Ge, affine(pos, pc), affine(neg, nc), types::boolean);
+  }
+
+  struct Bounds {
+    std::vector<Expr> lower, upper;         // x >= each lower, x <= each upper
+    std::vector<Constraint> lower_c, upper_c;
+  };
+
+  // x's bounds from the constraints that mention x: a*x + rest >= 0.
+  Bounds bounds(const std::string& x, const std::vector<Constraint>& cs) const {
+    Bounds b;
+    for (auto& c : cs) {
+      auto it = c.coef.find(x);
+      if (it == c.coef.end()) continue;
+      int64_t a = it->second;
+      std::map<std::string, int64_t> rest = c.coef;
+      rest.erase(x);
+      if (a > 0) {  // x >= ceil(-rest / a)
+        std::map<std::string, int64_t> neg;
+        for (auto& [v, cv] : rest) neg[v] = -cv;
+        Expr num = affine(neg, -c.constant);
+        b.lower.push_back(fold_constants(a == 1 ? num : make_binary(BinOp::FloorDiv, make_binary(BinOp::Add, num, make_int(a - 1, it_), it_), make_int(a, it_), it_)));
+        b.lower_c.push_back(c);
+      } else {  // x <= floor(rest / -a)
+        Expr num = affine(rest, c.constant);
+        b.upper.push_back(fold_constants(a == -1 ? num : make_binary(BinOp::FloorDiv, num, make_int(-a, it_), it_)));
+        b.upper_c.push_back(c);
+      }
+    }
+    return b;
+  }
+
+  Expr fold(const char* fn, const std::vector<Expr>& xs) const {
+    Expr r = xs[0];
+    for (size_t i = 1; i < xs.size(); ++i) r = make_call(fn, {r, xs[i]}, it_);
+    return r;
+  }
+
+  void statements_in(const std::vector<ScheduleItem>& items, std::vector<const Instruction*>& out) const {
+    for (auto& it : items) {
+      if (it.kind == ScheduleItem::Insn) out.push_back(&k_.instruction(it.name));
+      else statements_in(it.body, out);
+    }
+  }
+
+  std::vector<StmtPtr> items(const std::vector<ScheduleItem>& list) {
+    std::vector<StmtPtr> out;
+    for (auto& it : list) {
+      if (it.kind == ScheduleItem::Insn) {
+        out.push_back(statement(k_.instruction(it.name)));
+        continue;
+      }
+      // the loop's bounds: constraints whose innermost variable is this iname
+      std::vector<const Instruction*> stmts;
+      statements_in(it.body, stmts);
+      std::optional<std::set<Constraint>> mine;
+      for (auto* insn : stmts) {
+        const auto& loops = L_.loop_inames.at(insn->id);
+        int pos = int(std::find(loops.begin(), loops.end(), it.name) - loops.begin());
+        std::set<Constraint> s;
+        for (auto& c : statement_constraints_.at(insn->id)) {
+          int lv = level(*insn, c);
+          if (lv == pos) s.insert(c);
+          else if (lv > pos && c.coef.count(it.name))
+            if (auto r = relax(*insn, c, pos)) s.insert(*r);  // a bound through deeper loops
+        }
+        if (mine && *mine != s) throw Fail{"instructions in loop '" + it.name + "' have different bounds"};
+        mine = s;
+      }
+      std::vector<Constraint> cs(mine->begin(), mine->end());
+      Bounds b = bounds(it.name, cs);
+      if (b.lower.empty() || b.upper.empty()) throw Fail{"loop '" + it.name + "' is unbounded"};
+      // constant ends of this loop's range, for dropping implied guards inside it
+      std::pair<int64_t, int64_t> range{INT64_MIN, INT64_MAX};
+      for (auto& l : b.lower)
+        if (auto c = l.as<IntImm>()) range.first = std::max(range.first, c->value);
+      for (auto& u : b.upper)
+        if (auto c = u.as<IntImm>()) range.second = std::min(range.second, c->value);
+      ranges_[it.name] = range;
+      StmtPtr body = make_block(items(it.body));
+      ranges_.erase(it.name);
+      if (it.unroll) {
+        for (auto& s : unrolled(it.name, b, body)) out.push_back(s);
+        continue;
+      }
+      Expr var = make_var(it.name, it_);
+      Expr cond;
+      for (auto& u : b.upper) {
+        Expr c = make_binary(BinOp::Le, var, u, types::boolean);
+        if (auto bin = u.as<Binary>(); bin && bin->op == BinOp::Sub && bin->b.as<IntImm>() && bin->b.as<IntImm>()->value == 1)
+          c = make_binary(BinOp::Lt, var, bin->a, types::boolean);  // i <= n - 1  ->  i < n
+        cond = cond.defined() ? make_binary(BinOp::And, cond, c, types::boolean) : c;
+      }
+      out.push_back(make_for(it.name, fold("max", b.lower), cond, 1, body));
+    }
+    return out;
+  }
+
+  // c with each variable deeper than loop position `pos` replaced by the end
+  // of its constant range that loosens c the most: a bound for the outer
+  // loop that holds wherever the deeper loops have iterations (the deeper
+  // loops still enforce c exactly).
+  std::optional<Constraint> relax(const Instruction& insn, const Constraint& c, int pos) {
+    const auto& loops = L_.loop_inames.at(insn.id);
+    Constraint r = c;
+    for (auto& [v, a] : c.coef) {
+      auto it = std::find(loops.begin(), loops.end(), v);
+      if (it == loops.end() || int(it - loops.begin()) <= pos) continue;
+      auto [lo, hi] = constant_range(insn, v);
+      int64_t end = a > 0 ? hi : lo;
+      if (end == INT64_MAX || end == INT64_MIN) return std::nullopt;
+      r.coef.erase(v);
+      r.constant += a * end;
+    }
+    return r;
+  }
+
+  // Constant range of loop iname v in insn's domain by interval propagation
+  // over the constraints whose other variables have constant ranges (loop
+  // inames, and hardware inames through the launch box); INT64_MIN/MAX where
+  // unbounded.
+  std::pair<int64_t, int64_t> constant_range(const Instruction& insn, const std::string& v) {
+    auto& memo = ranges_memo_[insn.id];
+    if (memo.empty()) {
+      std::map<std::string, std::pair<int64_t, int64_t>> r = launch_;
+      for (auto& n : L_.loop_inames.at(insn.id)) r[n] = {INT64_MIN, INT64_MAX};
+      const auto& cs = statement_constraints_.at(insn.id);
+      for (int round = 0; round < 8; ++round) {
+        bool changed = false;
+        for (auto& c : cs)
+          for (auto& [x, a] : c.coef) {
+            if (!r.count(x) || hw_.count(x)) continue;
+            // a*x >= -(sum of the others): take the others at their most favourable end
+            int64_t others = c.constant;
+            bool known = true;
+            for (auto& [u, b] : c.coef) {
+              if (u == x) continue;
+              auto it = r.find(u);
+              if (it == r.end()) { known = false; break; }
+              int64_t e = b > 0 ? it->second.second : it->second.first;
+              if (e == INT64_MAX || e == INT64_MIN) { known = false; break; }
+              others += b * e;
+            }
+            if (!known) continue;
+            auto& range = r[x];
+            if (a > 0) {
+              int64_t lo = -floor_div(others, a);  // x >= ceil(-others / a)
+              if (lo > range.first) range.first = lo, changed = true;
+            } else {
+              int64_t hi = floor_div(others, -a);  // x <= floor(others / -a)
+              if (hi < range.second) range.second = hi, changed = true;
+            }
+          }
+        if (!changed) break;
+      }
+      memo = r;
+    }
+    auto it = memo.find(v);
+    return it == memo.end() ? std::pair<int64_t, int64_t>{INT64_MIN, INT64_MAX} : it->second;
+  }
+
+  static int64_t floor_div(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  }
+
+  // Full unrolling: one copy per value of the constant bounds; bounds that
+  // are not constant guard each copy.
+  std::vector<StmtPtr> unrolled(const std::string& x, const Bounds& b, const StmtPtr& body) {
+    std::optional<int64_t> lo, hi;
+    std::vector<Constraint> guards;
+    for (size_t i = 0; i < b.lower.size(); ++i) {
+      if (b.lower_c[i].coef.size() == 1) lo = std::max(lo.value_or(INT64_MIN), eval_int(b.lower[i], {}));
+      else guards.push_back(b.lower_c[i]);
+    }
+    for (size_t i = 0; i < b.upper.size(); ++i) {
+      if (b.upper_c[i].coef.size() == 1) hi = std::min(hi.value_or(INT64_MAX), eval_int(b.upper[i], {}));
+      else guards.push_back(b.upper_c[i]);
+    }
+    if (!lo || !hi) throw Fail{"unrolled iname '" + x + "' has no constant bounds"};
+    if (*hi - *lo >= 1024) throw Fail{"unrolled iname '" + x + "' has more than 1024 iterations"};
+    std::vector<StmtPtr> out;
+    for (int64_t v = *lo; v <= *hi; ++v) {
+      std::map<std::string, Expr> val{{x, make_int(v, it_)}};
+      StmtPtr copy = substitute_stmt(body, val);
+      Expr cond;
+      for (auto& g : guards) {
+        Constraint gv = g;  // the guard with x = v
+        gv.constant += gv.coef.at(x) * v;
+        gv.coef.erase(x);
+        if (implied_by_ranges(gv)) continue;
+        Expr c = as_condition(gv);
+        cond = cond.defined() ? make_binary(BinOp::And, cond, c, types::boolean) : c;
+      }
+      out.push_back(cond.defined() ? make_if(cond, copy) : copy);
+    }
+    return out;
+  }
+
+  StmtPtr substitute_stmt(const StmtPtr& s, const std::map<std::string, Expr>& val) {
+    auto n = std::make_shared<Stmt>(*s);
+    if (n->init.defined()) n->init = simplify(substitute(n->init, val));
+    if (n->cond.defined()) n->cond = simplify(substitute(n->cond, val));
+    if (n->lhs.defined()) n->lhs = simplify(substitute(n->lhs, val));
+    if (n->rhs.defined()) n->rhs = simplify(substitute(n->rhs, val));
+    for (auto& c : n->children) c = substitute_stmt(c, val);
+    return n;
+  }
+
+  StmtPtr statement(const Instruction& insn) {
+    if (insn.kind == Instruction::Barrier) return make_barrier();
+    if (insn.kind == Instruction::NoOp) return make_block({});
+    StmtPtr s = make_assign(insn.id, insn.lhs, insn.rhs);
+    if (!insn.predicates.empty()) {
+      Expr c;
+      for (auto& p : insn.predicates) c = c.defined() ? make_binary(BinOp::And, c, p, types::boolean) : p;
+      s = make_if(c, s);
+    }
+    return s;
+  }
+
+  // ---- hardware axes ----
+
+  // Sound bounds of hardware iname h in the parameters: each candidate
+  // bound with the other hardware inames replaced by their own extremes.
+  Expr extreme(const std::string& h, bool upper, std::set<std::string>& visiting) {
+    auto key = h + (upper ? "+" : "-");
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    visiting.insert(h);
+    std::vector<Expr> cands;
+    std::set<Constraint> seen;
+    for (auto& [id, cs] : statement_constraints_)
+      for (auto& c : cs) {
+        auto a = c.coef.find(h);
+        if (a == c.coef.end() || (a->second < 0) != upper || !seen.insert(c).second) continue;
+        bool ok = true;
+        for (auto& [v, cv] : c.coef) ok &= v == h || !k_.has_iname(v) || (hw_.count(v) && !visiting.count(v));
+        if (!ok) continue;
+        // a*h + sum(cv*v) + const >= 0, v hardware: replace v by the extreme that loosens the bound
+        std::map<std::string, int64_t> params;
+        Expr sum;
+        for (auto& [v, cv] : c.coef) {
+          if (v == h) continue;
+          if (!k_.has_iname(v)) {
+            params[v] = cv;
+            continue;
+          }
+          // upper bound of h: h <= (rest)/(-a): rest largest when cv*v largest
+          bool want_max = (cv > 0) == upper;
+          Expr ev = extreme(v, want_max, visiting);
+          if (!ev.defined()) {
+            ok = false;
+            break;
+          }
+          Expr term = make_binary(BinOp::Mul, make_int(cv, it_), ev, it_);
+          sum = sum.defined() ? make_binary(BinOp::Add, sum, term, it_) : term;
+        }
+        if (!ok) continue;
+        Expr rest = affine(params, c.constant);
+        if (sum.defined()) rest = make_binary(BinOp::Add, rest, sum, it_);
+        int64_t av = a->second;
+        if (upper) cands.push_back(av == -1 ? rest : make_binary(BinOp::FloorDiv, rest, make_int(-av, it_), it_));
+        else {
+          Expr num = make_unary(UnOp::Neg, rest, it_);
+          cands.push_back(av == 1 ? num : make_binary(BinOp::FloorDiv, make_binary(BinOp::Add, num, make_int(av - 1, it_), it_), make_int(av, it_), it_));
+        }
+      }
+    visiting.erase(h);
+    Expr r = cands.empty() ? Expr() : fold(upper ? "min" : "max", cands);
+    if (r.defined()) r = fold_constants(r);
+    memo_[key] = r;
+    return r;
+  }
+
+  // constant subexpressions folded (eval_int succeeds on them)
+  Expr fold_constants(const Expr& e) const {
+    try {
+      return make_int(eval_int(e, {}), it_);
+    } catch (const Error&) {
+    }
+    if (auto c = e.as<Call>(); c && c->args.size() == 2) {
+      Expr a = fold_constants(c->args[0]), b = fold_constants(c->args[1]);
+      return make_call(c->name, {a, b}, it_);
+    }
+    return e;
+  }
+
+  // the constant candidate bounds of a local iname (block sizes must be constants)
+  std::optional<int64_t> constant_extreme(const Expr& e, bool upper) const {
+    try {
+      return eval_int(e, {});
+    } catch (const Error&) {
+    }
+    auto c = e.as<Call>();
+    if (!c) return std::nullopt;
+    auto a = constant_extreme(c->args[0], upper), b = constant_extreme(c->args[1], upper);
+    bool is_min = c->name == "min";
+    // min(x, const) <= const: a sound upper bound; max(x, const) >= const: a sound lower bound
+    if (a && b) return is_min ? std::min(*a, *b) : std::max(*a, *b);
+    if ((upper && is_min) || (!upper && !is_min)) return a ? a : b;
+    return std::nullopt;
+  }
+
+  void compute_hardware(FastResult& r) {
+    for (int a = 0; a < 3; ++a) r.grid[a] = make_int(1, it_);
+    std::map<std::pair<int, int>, std::vector<Expr>> sizes;
+    std::map<std::pair<int, int>, int64_t> local_size;
+    for (auto& h : L_.hardware_inames) {
+      std::set<std::string> visiting;
+      Expr lo = extreme(h, false, visiting), hi = extreme(h, true, visiting);
+      if (!lo.defined() || !hi.defined()) throw Fail{"hardware iname '" + h + "' has no bound readable from constraints"};
+      InameTag tag = k_.tag_of(h);
+      if (tag.kind == InameTag::Local) {
+        auto clo = constant_extreme(lo, false), chi = constant_extreme(hi, true);
+        if (!clo || !chi) throw Fail{"local iname '" + h + "' has no constant bounds"};
+        lo = make_int(*clo, it_);
+        int64_t& s = local_size[{1, tag.axis}];
+        s = std::max(s, *chi - *clo + 1);
+        launch_[h] = {*clo, *clo + s - 1};
+      } else {
+        Expr size = make_binary(BinOp::Add, make_binary(BinOp::Sub, hi, lo, it_), make_int(1, it_), it_);
+        sizes[{0, tag.axis}].push_back(make_call("max", {size, make_int(0, it_)}, it_));
+        if (auto v = lo.as<IntImm>()) launch_[h] = {v->value, INT64_MAX};
+      }
+      r.inames.push_back({h, tag, lo});
+    }
+    for (auto& [key, s] : local_size) {
+      if (s < 1) throw Fail{"empty local axis"};
+      r.block[key.second] = s;
+    }
+    // several inames on one local axis: the launch box is the axis, not the iname
+    for (auto& h : L_.hardware_inames) {
+      InameTag tag = k_.tag_of(h);
+      if (tag.kind == InameTag::Local) launch_[h].second = launch_[h].first + r.block[tag.axis] - 1;
+    }
+    for (auto& [key, s] : sizes) r.grid[key.second] = fold("max", s);
+    int64_t threads = r.block[0] * r.block[1] * r.block[2];
+    if (threads > 1024) throw Fail{"more than 1024 threads"};  // isl's path reports it with details
+  }
+
+  // Whether c holds for every value in the given ranges (interval arithmetic).
+  static bool implied(const Constraint& c, const std::map<std::string, std::pair<int64_t, int64_t>>& ranges) {
+    int64_t min = c.constant;
+    for (auto& [v, a] : c.coef) {
+      auto it = ranges.find(v);
+      if (it == ranges.end()) return false;  // a parameter, or a variable without a known range
+      int64_t bound = a > 0 ? it->second.first : it->second.second;
+      if (bound == INT64_MAX || bound == INT64_MIN) return false;
+      min += a * bound;
+    }
+    return min >= 0;
+  }
+  // by the launch box (lower <= h <= upper per hardware iname)
+  bool implied_by_launch(const Constraint& c) const { return implied(c, launch_); }
+  // by the launch box and the constant ranges of the enclosing loops
+  bool implied_by_ranges(const Constraint& c) const {
+    auto all = launch_;
+    for (auto& [v, r] : ranges_) all[v] = r;
+    return implied(c, all);
+  }
+
+  const LoopKernel& k_;
+  const Linearization& L_;
+  Type it_;
+  std::vector<std::vector<Constraint>> domain_constraints_;
+  std::map<std::string, std::vector<Constraint>> statement_constraints_;
+  std::set<std::string> hw_;
+  std::vector<std::string> order_;
+  std::map<std::string, Expr> memo_;
+  std::map<std::string, std::pair<int64_t, int64_t>> launch_;  // constant launch box of hardware inames
+  std::map<std::string, std::pair<int64_t, int64_t>> ranges_;  // constant ranges of the enclosing loops
+  std::map<std::string, std::map<std::string, std::pair<int64_t, int64_t>>> ranges_memo_;  // per instruction
+};
+
+}  // namespace
+
+std::optional<FastResult> try_fast_path(const LoopKernel& k, const Linearization& L, std::string* why_not) {
+  try {
+    return FastPath(k, L).run();
+  } catch (const Fail& f) {
+    if (why_not) *why_not = f.why;
+    return std::nullopt;
+  }
+}
+
+}  // namespace loom::codegen

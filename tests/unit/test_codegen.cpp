@@ -1,0 +1,162 @@
+// Codegen: the fast path against isl's AST generator (same results on
+// random inputs, same grid sizes), grid-size computation, launch limits,
+// the CUDA printer, and NVRTC compiling every example for sm_90.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "loom/cuda.h"
+#include "oracle.h"
+
+using namespace loom;
+using loom::testing::args_of;
+
+namespace {
+
+// Runs g on fresh inputs (seeded) and returns the written arrays.
+std::map<std::string, HostArray> run(const GeneratedKernel& g, const LoopKernel& k, const std::map<std::string, int64_t>& params) {
+  auto arrays = make_host_arrays(k, params, 3);
+  interpret(g, args_of(k, arrays, params));
+  return arrays;
+}
+
+std::string fast_vs_isl(const LoopKernel& k, const std::vector<std::map<std::string, int64_t>>& param_sets) {
+  GeneratedKernel fast = generate(k), isl = generate(k, nullptr, CodegenPath::Isl);
+  if (!fast.fast_path) return "the fast path did not apply: " + fast.isl_reason;
+  std::string problems;
+  for (auto& params : param_sets) {
+    LaunchDims a = launch_dims(fast, params), b = launch_dims(isl, params);
+    if (a.grid != b.grid || a.block != b.block) problems += "different launch geometry\n";
+    auto x = run(fast, k, params), y = run(isl, k, params);
+    for (auto& [name, arr] : x) {
+      Comparison c = compare(y.at(name), arr, 0, 0);
+      if (!c.ok) problems += name + ": " + c.str() + "\n";
+    }
+  }
+  return problems;
+}
+
+std::vector<std::map<std::string, int64_t>> sizes(const LoopKernel& k, std::vector<int64_t> values) {
+  std::vector<std::map<std::string, int64_t>> out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::map<std::string, int64_t> p;
+    int j = 0;
+    for (auto& name : k.parameters()) p[name] = values[(i + j++) % values.size()];
+    out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(FastPath, MatchesIslOnEveryExample) {
+  for (const char* name : {"vector_add", "axpy", "row_sums", "matvec", "matmul", "triangular"}) {
+    KernelFile f = loom::testing::example(name);
+    LoopKernel t = apply_transforms(f.kernel, f.transforms);
+    EXPECT_EQ(fast_vs_isl(t, sizes(t, {0, 1, 5, 16, 17, 33})), "") << name;
+    EXPECT_EQ(fast_vs_isl(f.kernel, sizes(f.kernel, {0, 1, 7, 20})), "") << name << " untransformed";
+  }
+}
+
+TEST(FastPath, SplitsOfSequentialAndUnrolledLoops) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i] = sum(j, a[i, j] * a[i, j])", {"..."});
+  LoopKernel t = split_iname(split_iname(k, "j", 8), "j_inner", 2);
+  t = tag_inames(split_iname(t, "i", 4), "i_inner:l.0, i_outer:g.0, j_inner_inner:unr");
+  EXPECT_EQ(fast_vs_isl(t, sizes(t, {1, 3, 8, 9, 17, 31})), "");
+}
+
+TEST(FastPath, FallsBackToIslWhereDomainsNeedIt) {
+  // a union of two intervals, and an existential (even i): isl's AST generator handles both
+  LoopKernel u = make_kernel({"{[i]: 0 <= i < n or 2n <= i < 3n}"}, "out[i] = 2 * a[i]", {"a: float32[3 * n], out: float32[3 * n]", "..."});
+  GeneratedKernel g = generate(u);
+  EXPECT_FALSE(g.fast_path);
+  EXPECT_NE(g.isl_reason.find("union"), std::string::npos) << g.isl_reason;
+  auto arrays = make_host_arrays(u, {{"n", 5}}, 1);
+  HostArray a = arrays.at("a");
+  interpret(g, args_of(u, arrays, {{"n", 5}}));
+  for (int64_t i = 0; i < 15; ++i) {
+    double got = arrays.at("out").get(i);
+    if (i < 5 || i >= 10) EXPECT_EQ(got, 2 * a.get(i)) << i;
+    else EXPECT_TRUE(std::isnan(got)) << i;  // never written: still poisoned
+  }
+  LoopKernel even = make_kernel({"{[i]: 0 <= i < n and exists (e: i = 2e)}"}, "out[i] = a[i]", {"a: float32[n], out: float32[n]", "..."});
+  EXPECT_FALSE(generate(even).fast_path);
+}
+
+TEST(Grid, SizesFollowTheDomain) {
+  KernelFile f = loom::testing::example("matmul");
+  GeneratedKernel g = generate(apply_transforms(f.kernel, f.transforms));
+  EXPECT_EQ(g.block, (std::array<int64_t, 3>{16, 16, 1}));
+  for (int64_t n : {0, 1, 15, 16, 17, 1000}) {
+    LaunchDims d = launch_dims(g, {{"n", n}, {"m", n + 3}, {"l", 2}});
+    EXPECT_EQ(d.grid[1], (n + 15) / 16) << n;
+    EXPECT_EQ(d.grid[0], (n + 3 + 15) / 16) << n;
+    EXPECT_EQ(d.grid[2], 1);
+  }
+  // a lower bound other than 0 shifts the iname: i = 1 + blockIdx.x
+  LoopKernel k = make_kernel({"{[i]: 1 <= i < n}"}, "out[i] = a[i]", {"a: float32[n], out: float32[n]"});
+  for (CodegenPath p : {CodegenPath::Auto, CodegenPath::Isl}) {
+    GeneratedKernel s = generate(tag_inames(k, "i:g.0"), nullptr, p);
+    ASSERT_EQ(s.hardware_inames.size(), 1u);
+    EXPECT_EQ(eval_int(s.hardware_inames[0].lower, {{"n", 10}}), 1);
+    EXPECT_EQ(launch_dims(s, {{"n", 10}}).grid[0], 9);
+    EXPECT_EQ(launch_dims(s, {{"n", 0}}).grid[0], 0);
+  }
+}
+
+TEST(Grid, LimitsAndNonConstantBlocksAreRefused) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i, j] = 1", {"out: float32[n, m]", "..."});
+  LoopKernel big = tag_inames(split_iname(split_iname(k, "i", 64), "j", 32), "i_inner:l.1, j_inner:l.0");
+  try {
+    generate(big);
+    FAIL() << "2048 threads per block accepted";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("2048 threads per block"), std::string::npos) << e.what();
+  }
+  try {
+    generate(tag_inames(k, "i:l.0"));
+    FAIL() << "a parametric block size accepted";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("local axis l.0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaPrinter, EmitsRestrictConstAndHardwareIndices) {
+  KernelFile f = loom::testing::example("vector_add");
+  std::string src = cuda::print_source(generate(apply_transforms(f.kernel, f.transforms)));
+  for (const char* piece : {"extern \"C\" __global__ void __launch_bounds__(256) vector_add(",
+                            "float const *__restrict__ a", "float *__restrict__ out", "int const i_outer = blockIdx.x;",
+                            "int const i_inner = threadIdx.x;", "out[256 * i_outer + i_inner] = a[256 * i_outer + i_inner] + b[256 * i_outer + i_inner];"})
+    EXPECT_NE(src.find(piece), std::string::npos) << piece << "\n" << src;
+}
+
+TEST(Nvrtc, EveryExampleCompilesForSm90) {
+  std::string why;
+  if (!cuda::nvrtc_available(&why)) {
+    if (std::getenv("LOOM_ALLOW_NO_NVRTC")) GTEST_SKIP() << why;
+    FAIL() << why << " (set LOOM_ALLOW_NO_NVRTC=1 to skip on machines without the CUDA toolkit)";
+  }
+  for (const char* name : {"vector_add", "axpy", "row_sums", "matvec", "matmul", "triangular"}) {
+    KernelFile f = loom::testing::example(name);
+    for (CodegenPath p : {CodegenPath::Auto, CodegenPath::Isl}) {
+      std::string src = cuda::print_source(generate(apply_transforms(f.kernel, f.transforms), nullptr, p));
+      cuda::CompileResult r = cuda::compile(src, "sm_90");
+      EXPECT_GT(r.cubin.size(), 100u) << name;
+      EXPECT_GT(r.registers, 0) << name << "\n" << r.log;
+    }
+  }
+}
+
+TEST(Nvrtc, CompileErrorShowsTheLogAndTheSourceLine) {
+  std::string why;
+  if (!cuda::nvrtc_available(&why)) GTEST_SKIP() << why;
+  try {
+    cuda::compile("extern \"C\" __global__ void k(float* a) {\n  a[0] = undefined_thing;\n}\n", "sm_90");
+    FAIL() << "bad source compiled";
+  } catch (const CudaError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("undefined_thing"), std::string::npos) << m;
+    EXPECT_NE(m.find("2 |   a[0] = undefined_thing;"), std::string::npos) << m;
+  }
+}

@@ -1,0 +1,130 @@
+// Preprocessing: type inference, substitution expansion, reduction
+// realization, dependencies and linearization order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "loom/preprocess.h"
+#include "loom/schedule.h"
+#include "oracle.h"
+
+using namespace loom;
+
+namespace {
+LoopKernel typed(const std::string& insns, const std::string& args = "a: float32[n], b: float64[n], ia: int32[n], out: float32[n]") {
+  return infer_types(expand_substitutions(make_kernel({"{[i]: 0 <= i < n}"}, insns, {args, "..."})));
+}
+std::string kernel_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const KernelError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST(Types, LiteralsAdoptTheOtherOperandsType) {
+  LoopKernel k = typed("out[i] = a[i] * 0.5 + 1");
+  EXPECT_EQ(k.instructions[0].rhs.type(), types::float32);
+  EXPECT_EQ(k.instructions[0].rhs.str(), "a[i] * 0.5 + 1.0");
+  // float32 with float64 promotes; the store converts explicitly
+  LoopKernel m = typed("out[i] = a[i] + b[i]");
+  EXPECT_EQ(m.instructions[0].rhs.kind(), ExprKind::Cast);
+  EXPECT_EQ(m.instructions[0].rhs.as<Cast>()->value.type(), types::float64);
+  // int array times a weak float: float64, as numpy
+  LoopKernel n = typed("<> t = ia[i] * 0.5\nout[i] = t");
+  EXPECT_EQ(n.temporaries.at("t").dtype, types::float64);
+}
+
+TEST(Types, TemporariesTakeThePromotionOfWhatIsAssigned) {
+  LoopKernel k = typed("<> acc = 0 {id=init}\nacc = acc + a[i] {id=upd, dep=init}\nout[i] = acc {dep=upd}");
+  EXPECT_EQ(k.temporaries.at("acc").dtype, types::float32);
+  LoopKernel j = typed("<> c = 2 * 3\nout[i] = c");
+  EXPECT_EQ(j.temporaries.at("c").dtype, types::int32);
+}
+
+TEST(Types, Errors) {
+  EXPECT_NE(kernel_error([] { typed("out[i] = ia[i] / 2"); }).find("use '//'"), std::string::npos);
+  EXPECT_NE(kernel_error([] { typed("out[i] = frobnicate(a[i])"); }).find("unknown function 'frobnicate'"), std::string::npos);
+  EXPECT_NE(kernel_error([] { typed("out[i] = a[a[i]]"); }).find("not an integer"), std::string::npos);
+  EXPECT_NE(kernel_error([] { typed("out[i] = a[i] & 1"); }).find("integer operands"), std::string::npos);
+}
+
+TEST(Substitutions, ExpandWithArguments) {
+  LoopKernel k = typed("sq(x) := x * x\nout[i] = sq(a[i] + 1)");
+  EXPECT_EQ(k.instructions[0].rhs.str(), "(a[i] + 1.0) * (a[i] + 1.0)");
+  EXPECT_NE(kernel_error([] { typed("f(x) := g(x)\ng(x) := f(x)\nout[i] = f(a[i])"); }).find("recursively"), std::string::npos);
+}
+
+TEST(Reductions, RealizedAsInitUpdateAndUse) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i] = 2 * sum(j, a[i, j])", {"..."});
+  LoopKernel r = realize_reductions(infer_types(k));
+  ASSERT_EQ(r.instructions.size(), 3u);
+  const Instruction& init = r.instructions[0];
+  const Instruction& upd = r.instructions[1];
+  const Instruction& use = r.instructions[2];
+  EXPECT_EQ(init.within_inames, std::set<std::string>{"i"});
+  EXPECT_EQ(upd.within_inames, (std::set<std::string>{"i", "j"}));
+  EXPECT_TRUE(upd.depends_on.count(init.id));
+  EXPECT_TRUE(use.depends_on.count(upd.id));
+  EXPECT_EQ(use.rhs.str(), "2.0 * acc_out");
+  EXPECT_EQ(r.temporaries.at("acc_out").space, AddressSpace::Private);
+}
+
+TEST(Reductions, AllOperatorsAndNestingMatchHandComputedValues) {
+  LoopKernel k = make_kernel({"{[i, j, q]: 0 <= i < n and 0 <= j < m and 0 <= q < 3}"},
+                             "s[i] = sum(j, a[i, j])\np[i] = product(j, a[i, j])\nmx[i] = max(j, a[i, j])\n"
+                             "mn[i] = min(j, a[i, j])\nnest[i] = sum(j, max(q, a[i, j] * q))",
+                             {"a: float64[n, m], s: float64[n], p: float64[n], mx: float64[n], mn: float64[n], nest: float64[n]", "..."});
+  std::map<std::string, int64_t> params{{"n", 3}, {"m", 5}};
+  auto arrays = make_host_arrays(k, params, 5);
+  interpret(generate(k), loom::testing::args_of(k, arrays, params));
+  const HostArray& a = arrays.at("a");
+  for (int64_t i = 0; i < 3; ++i) {
+    double s = 0, p = 1, mx = -1e30, mn = 1e30, nest = 0;
+    for (int64_t j = 0; j < 5; ++j) {
+      double v = a.get(i * 5 + j);
+      s += v, p *= v, mx = std::max(mx, v), mn = std::min(mn, v), nest += std::max({0.0, v, 2 * v});
+    }
+    EXPECT_DOUBLE_EQ(arrays.at("s").get(i), s);
+    EXPECT_DOUBLE_EQ(arrays.at("p").get(i), p);
+    EXPECT_DOUBLE_EQ(arrays.at("mx").get(i), mx);
+    EXPECT_DOUBLE_EQ(arrays.at("mn").get(i), mn);
+    EXPECT_DOUBLE_EQ(arrays.at("nest").get(i), nest);
+  }
+  // an empty reduction gives the neutral element
+  std::map<std::string, int64_t> empty{{"n", 2}, {"m", 0}};
+  auto e = make_host_arrays(k, empty, 5);
+  interpret(generate(k), loom::testing::args_of(k, e, empty));
+  EXPECT_EQ(e.at("s").get(0), 0.0);
+  EXPECT_EQ(e.at("p").get(1), 1.0);
+  EXPECT_EQ(e.at("mx").get(0), -INFINITY);
+}
+
+TEST(Reductions, OverAHardwareInameIsRefusedForNow) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < 32}"}, "out[i] = sum(j, a[i, j])", {"..."});
+  std::string e = kernel_error([&] { generate(tag_inames(k, "j:l.0")); });
+  EXPECT_NE(e.find("reduction over 'j', which is tagged 'l.0'"), std::string::npos) << e;
+}
+
+TEST(Dependencies, ReadAfterWriteAndWriteAfterReadInTextOrder) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"}, "<> t = a[i] {id=w}\nb[i] = t {id=r}\na[i] = 0 {id=war}", {"..."});
+  LoopKernel d = add_dependencies(infer_types(k));
+  EXPECT_TRUE(d.instruction("r").depends_on.count("w"));
+  EXPECT_TRUE(d.instruction("war").depends_on.count("w"));  // a read by w, then written
+  EXPECT_FALSE(d.instruction("w").depends_on.count("r"));
+}
+
+TEST(Linearize, LoopsNestInInameOrderAndPriorityOrdersInstructions) {
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < n and 0 <= k < n}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])", {"..."});
+  Linearization L = linearize(preprocess(k));
+  EXPECT_EQ(L.str(),
+            "for i\n  for j\n    insn_0_acc_c_init\n    for k\n      insn_0_acc_c_update\n    end k\n    insn_0\n  end j\nend i\n");
+  LoopKernel p = k;
+  p.loop_priority = {{"j", "i"}};
+  EXPECT_EQ(linearize(preprocess(p)).str().substr(0, 14), "for j\n  for i\n");
+  LoopKernel two = make_kernel({"{[i]: 0 <= i < n}"}, "x[i] = 1 {id=lo}\ny[i] = 2 {id=hi, priority=5}", {"..."});
+  EXPECT_EQ(linearize(preprocess(two)).str(), "for i\n  hi\n  lo\nend i\n");
+}
