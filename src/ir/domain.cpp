@@ -118,10 +118,12 @@ Domain Domain::parse(const std::string& text) {
   std::string full = with_parameters(text);
   size_t shift = full.size() - text.size();  // the prefix sits on the first line
   isl_ctx_reset_error(ctx);
+  // isl prints syntax errors on stderr: a failed read is repeated with
+  // stderr captured to get the message (the usual, successful read pays nothing)
+  if (isl_set* s = isl_set_read_from_str(ctx, full.c_str())) return Domain(s);
   StderrCapture capture;
-  isl_set* s = isl_set_read_from_str(ctx, full.c_str());
+  isl_set_free(isl_set_read_from_str(ctx, full.c_str()));
   std::string log = capture.finish();
-  if (s) return Domain(s);
   int line = 1, col = 1;
   std::string msg = "invalid isl set";
   if (std::sscanf(log.c_str(), "syntax error (%d, %d)", &line, &col) == 2) {
