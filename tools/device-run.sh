@@ -20,6 +20,7 @@ tail -3 "$OUT/build.log"
 (cd build-device && ctest --output-on-failure) 2>&1 | tee "$OUT/tests.log" | tail -15
 ./build-device/loom_gpu_tests > "$OUT/gpu_tests.log" 2>&1; tail -4 "$OUT/gpu_tests.log"
 L=./build-device/loom
+$L compile examples/vector_add.loom -v > "$OUT/compile_verbose.log" 2>&1
 {
   for ex in vector_add axpy row_sums matvec matmul triangular; do
     echo "== $ex (default sizes, checked against the reference interpreter)"
