@@ -81,6 +81,11 @@ class CudaKernel {
   // Launches on device arrays (ArrayRef::data are device pointers);
   // parameters are inferred from shapes. Returns the launch geometry used.
   LaunchDims launch(const ArgMap& device_args);
+  // What the driver reports for the loaded function (loads it; needs a GPU).
+  struct Attributes {
+    int registers = -1, local_bytes = -1, max_threads_per_block = -1;
+  };
+  Attributes attributes();
   // Milliseconds per launch: median of `reps` timed launches after warmup.
   double time(const ArgMap& device_args, int reps = 20);
   // Copies host arrays in, launches, copies written arrays back.

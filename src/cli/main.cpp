@@ -106,9 +106,16 @@ int run(const Options& o) {
   std::string arch = !o.arch.empty() ? o.arch : gpu ? cuda::device().arch() : "sm_90";
   cuda::CudaKernel ck(kernel, arch);
   const auto& bin = ck.binary();
-  std::printf("compiled '%s' for %s with NVRTC %s: %zu bytes of CUBIN, %d registers, %d bytes spilled, %.1f ms\n",
-              kernel.name.c_str(), arch.c_str(), cuda::nvrtc_version().c_str(), bin.cubin.size(), bin.registers,
-              bin.spill_bytes, bin.seconds * 1e3);
+  int registers = bin.registers;
+  std::string local = std::to_string(bin.spill_bytes) + " bytes spilled";
+  if (gpu && arch == cuda::device().arch()) {  // the driver knows for sure (NVRTC's log can be empty)
+    auto at = ck.attributes();
+    registers = at.registers;
+    local = std::to_string(at.local_bytes) + " bytes of local memory per thread";
+  }
+  std::printf("compiled '%s' for %s with NVRTC %s: %zu bytes of CUBIN, %d registers, %s, %.1f ms\n",
+              kernel.name.c_str(), arch.c_str(), cuda::nvrtc_version().c_str(), bin.cubin.size(), registers,
+              local.c_str(), bin.seconds * 1e3);
   if (o.verbose) std::printf("NVRTC log:\n%s\n", bin.log.c_str());
   if (o.command == "compile") return 0;
 
@@ -154,17 +161,17 @@ int run(const Options& o) {
   // timing on device buffers
   std::map<std::string, cuda::DeviceBuffer> bufs;
   ArgMap dev = args_for(arrays);
-  double bytes = 0;
+  double bytes = 0;  // each array read once and written once, at least
   for (auto& [n, a] : arrays) {
     cuda::DeviceBuffer b(a.bytes.size());
     b.upload(a.bytes.data(), a.bytes.size());
     dev[n].array.data = b.ptr();
-    bytes += double(a.bytes.size());
+    bytes += double(a.bytes.size()) * ((kernel.is_read(n) ? 1 : 0) + (kernel.is_written(n) ? 1 : 0));
     bufs.emplace(n, std::move(b));
   }
   double ms = ck.time(dev, o.reps);
   LaunchDims d = launch_dims(ck.generated(), params);
-  std::printf("grid %lldx%lldx%lld, block %lldx%lldx%lld: %.3f us per launch (median of %d), %.1f GB/s over the arrays' bytes\n",
+  std::printf("grid %lldx%lldx%lld, block %lldx%lldx%lld: %.3f us per launch (median of %d), %.1f GB/s (arrays read + written once)\n",
               (long long)d.grid[0], (long long)d.grid[1], (long long)d.grid[2], (long long)d.block[0], (long long)d.block[1],
               (long long)d.block[2], ms * 1e3, o.reps, bytes / (ms * 1e-3) / 1e9);
   if (!ok) {

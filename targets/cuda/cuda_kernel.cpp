@@ -36,6 +36,17 @@ void CudaKernel::load() {
   function_ = f;
 }
 
+CudaKernel::Attributes CudaKernel::attributes() {
+  load();
+  const DriverApi& d = driver_api();
+  Attributes a;
+  auto f = static_cast<CUfunction>(function_);
+  check(d.cuFuncGetAttribute(&a.registers, 4, f), "cuFuncGetAttribute");  // CU_FUNC_ATTRIBUTE_NUM_REGS
+  check(d.cuFuncGetAttribute(&a.local_bytes, 3, f), "cuFuncGetAttribute");  // ..._LOCAL_SIZE_BYTES
+  check(d.cuFuncGetAttribute(&a.max_threads_per_block, 0, f), "cuFuncGetAttribute");
+  return a;
+}
+
 namespace {
 
 // Storage for the kernel's parameters in signature order.
