@@ -1,6 +1,7 @@
 # The two set-up commands (README.md):
-#   make run    build, then generate, compile and run the matrix-product example
-#               (on a GPU it runs and checks it; without one it compiles it with NVRTC)
+#   make run    build, then generate, compile and run the matrix-product example:
+#               its CUDA C, NVRTC's report, and a checked, timed run on the GPU
+#               (without a GPU: on the LLVM CPU target)
 #   make test   build, then run the test suite (GPU tests skip where there is no GPU)
 BUILD ?= build
 JOBS ?= $(shell nproc)
@@ -19,6 +20,7 @@ build: deps
 
 run: build
 	$(BUILD)/loom show examples/matmul.loom
+	$(BUILD)/loom compile examples/matmul.loom
 	$(BUILD)/loom run examples/matmul.loom --fallback-compile
 
 test: build

@@ -11,7 +11,8 @@ namespace loom::frontend {
 // Declares what `...` leaves out: arrays accessed but not declared (dtype
 // float32, shape from the bounding box of their accesses, computed with isl),
 // scalars used but not declared (float32 value arguments) and domain
-// parameters (int32 value arguments). Without `...` nothing is added.
+// parameters (int32 value arguments). Without `...` only the parameters are
+// added (they are integers, so there is nothing to guess).
 void infer_arguments(LoopKernel& k, bool infer_rest);
 
 // Transformation-script lines in text[begin, end).

@@ -37,7 +37,12 @@ class ScopedAccessWalker : public ExprVisitor {
 }  // namespace
 
 void infer_arguments(LoopKernel& k, bool infer_rest) {
-  if (!infer_rest) return;
+  if (!infer_rest) {
+    // parameters are integers: declared or not, each is an argument
+    for (auto& p : k.parameters())
+      if (!k.find_argument(p)) k.arguments.push_back(Argument{Argument::Value, p, k.options.index_dtype, {}, {}, false, true});
+    return;
+  }
   std::set<std::string> declared;
   for (auto& a : k.arguments) declared.insert(a.name);
   for (auto& [n, t] : k.temporaries) declared.insert(n);

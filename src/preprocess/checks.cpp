@@ -1,6 +1,7 @@
 // check_kernel: consistency checks that need no isl: dependencies name
-// existing instructions, instruction inames exist, tagged inames exist, and
-// nothing is assigned that cannot be (value arguments, inames).
+// existing instructions, instruction inames exist, tagged inames exist,
+// nothing is assigned that cannot be (value arguments, inames), and barriers
+// are unconditional and outside thread inames.
 #include "loom/preprocess.h"
 
 namespace loom {
@@ -14,6 +15,14 @@ void check_kernel(const LoopKernel& k) {
       if (!ids.count(d)) fail("instruction '" + insn.id + "' depends on unknown instruction '" + d + "'");
     for (auto& n : insn.within_inames)
       if (!k.has_iname(n)) fail("instruction '" + insn.id + "' runs within unknown iname '" + n + "'");
+    if (insn.kind == Instruction::Barrier) {
+      // every thread of a block must reach the same barriers
+      if (!insn.predicates.empty())
+        fail("barrier '" + insn.id + "' has a condition (if=...): every thread of a block must reach it");
+      for (auto& n : insn.within_inames)
+        if (k.tag_of(n).kind == InameTag::Local)
+          fail("barrier '" + insn.id + "' runs within thread iname '" + n + "': a barrier is reached once by each thread, not once per thread iteration");
+    }
     if (insn.kind != Instruction::Assign) continue;
     if (auto a = k.find_argument(insn.assignee_name()); a && a->kind == Argument::Value)
       fail("instruction '" + insn.id + "' assigns to value argument '" + a->name + "'");

@@ -1,7 +1,8 @@
 // Test oracle: runs a reference kernel and a transformed one on the same
 // random inputs (outputs poisoned first, so an element the transformed
-// kernel leaves unwritten fails), through the reference interpreter, and
-// compares every written array with a tolerance chosen by dtype.
+// kernel leaves unwritten fails) on the CPU target (the LLVM JIT; the
+// reference interpreter where Loom is built without LLVM), and compares every
+// written array with a tolerance chosen by dtype.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -9,6 +10,9 @@
 #include <string>
 
 #include "loom/codegen.h"
+#ifdef LOOM_HAS_CPU_TARGET
+#include "loom/cpu.h"
+#endif
 #include "loom/parser.h"
 #include "loom/runtime.h"
 #include "loom/transforms.h"
@@ -35,13 +39,22 @@ inline ArgMap args_of(const LoopKernel& k, std::map<std::string, HostArray>& arr
   return args;
 }
 
+// Runs k on the oracle's target.
+inline void run_on_host(const LoopKernel& k, const ArgMap& args) {
+#ifdef LOOM_HAS_CPU_TARGET
+  cpu::CpuKernel(k).call(args);
+#else
+  interpret(generate(k), args);
+#endif
+}
+
 // Returns "" when every written array matches, else a description.
 inline std::string compare_kernels(const LoopKernel& reference, const LoopKernel& transformed,
                                    const std::map<std::string, int64_t>& params, uint64_t seed = 7) {
   auto ref_arrays = make_host_arrays(reference, params, seed);
   auto out_arrays = ref_arrays;
-  interpret(generate(reference), args_of(reference, ref_arrays, params));
-  interpret(generate(transformed), args_of(transformed, out_arrays, params));
+  run_on_host(reference, args_of(reference, ref_arrays, params));
+  run_on_host(transformed, args_of(transformed, out_arrays, params));
   std::string problems;
   int written = 0;
   for (auto& a : reference.arguments) {

@@ -1,0 +1,192 @@
+// CpuKernel: lowers a GeneratedKernel to LLVM IR, optimizes it at O3 for the
+// host (the CPU's own features, so the loop vectorizer uses AVX where there
+// is AVX), and JIT-compiles it with one process-wide ORC LLJIT. Compiled
+// functions are cached by the kernel's content. A call binds arguments by
+// name and spreads the grid's blocks over threads.
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "loom/cpu.h"
+#include "lowering.h"
+
+namespace loom::cpu {
+
+namespace {
+
+using EntryFn = void (*)(void**, int64_t, int64_t);
+
+struct Compiled {
+  EntryFn fn = nullptr;
+  std::string ir;
+};
+
+class Jit {
+ public:
+  static Jit& get() {
+    static Jit j;
+    return j;
+  }
+
+  // Compiles (or finds) the kernel; `key` identifies its content.
+  std::shared_ptr<Compiled> compile(const GeneratedKernel& g, const std::string& key, CompileStats& st) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = cache_.find(key); it != cache_.end()) {
+      st.cached = true;
+      return it->second;
+    }
+    using Clock = std::chrono::steady_clock;
+    auto t0 = Clock::now();
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    std::string name = "loom_" + g.kernel.name + "_" + std::to_string(counter_++);
+    std::unique_ptr<llvm::Module> m = lower_to_llvm(g, *ctx, name);
+    m->setDataLayout(tm_->createDataLayout());
+    m->setTargetTriple(tm_->getTargetTriple().str());
+    auto t1 = Clock::now();
+    optimize(*m);
+    auto out = std::make_shared<Compiled>();
+    {
+      llvm::raw_string_ostream os(out->ir);
+      m->print(os, nullptr);
+    }
+    auto t2 = Clock::now();
+    check(jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))));
+    auto sym = jit_->lookup(name);
+    if (!sym) throw KernelError("kernel '" + g.kernel.name + "': JIT lookup failed: " + llvm::toString(sym.takeError()));
+    out->fn = sym->toPtr<EntryFn>();
+    auto t3 = Clock::now();
+    st.lower_seconds = std::chrono::duration<double>(t1 - t0).count();
+    st.optimize_seconds = std::chrono::duration<double>(t2 - t1).count();
+    st.jit_seconds = std::chrono::duration<double>(t3 - t2).count();
+    cache_[key] = out;
+    return out;
+  }
+
+ private:
+  Jit() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) throw Error("LLVM cannot target this host: " + llvm::toString(jtmb.takeError()));
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto tm = jtmb->createTargetMachine();
+    if (!tm) throw Error("LLVM: " + llvm::toString(tm.takeError()));
+    tm_ = std::move(*tm);
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+    if (!jit) throw Error("LLVM LLJIT: " + llvm::toString(jit.takeError()));
+    jit_ = std::move(*jit);
+    // libm (tanhf, erf, ...) from the process
+    auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
+    if (!gen) throw Error("LLVM: " + llvm::toString(gen.takeError()));
+    jit_->getMainJITDylib().addGenerator(std::move(*gen));
+  }
+
+  void optimize(llvm::Module& m) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm_.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(m, mam);
+  }
+
+  static void check(llvm::Error e) {
+    if (e) throw Error("LLVM JIT: " + llvm::toString(std::move(e)));
+  }
+
+  std::mutex mu_;
+  std::unique_ptr<llvm::TargetMachine> tm_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::unordered_map<std::string, std::shared_ptr<Compiled>> cache_;
+  int counter_ = 0;
+};
+
+std::string content_key(const GeneratedKernel& g) {
+  std::string key = g.kernel.str() + "\n" + to_string(g.body);
+  for (int a = 0; a < 3; ++a) key += "|" + g.grid[a].str() + "x" + std::to_string(g.block[a]);
+  for (auto& h : g.hardware_inames) key += "|" + h.name + "=" + h.tag.str() + "+" + h.lower.str();
+  return key;
+}
+
+}  // namespace
+
+struct CpuKernel::Impl {
+  std::shared_ptr<Compiled> compiled;
+};
+
+CpuKernel::CpuKernel(const LoopKernel& k) : CpuKernel(generate(k)) {}
+
+CpuKernel::CpuKernel(GeneratedKernel g) : gen_(std::move(g)), impl_(std::make_shared<Impl>()) {
+  impl_->compiled = Jit::get().compile(gen_, content_key(gen_), stats_);
+}
+
+CpuKernel::~CpuKernel() = default;
+
+const std::string& CpuKernel::ir() const { return impl_->compiled->ir; }
+
+void CpuKernel::call(const ArgMap& args, int threads) {
+  const LoopKernel& k = gen_.kernel;
+  auto params = bind_parameters(k, args);
+  LaunchDims dims = launch_dims(gen_, params);
+  if (dims.empty()) return;
+  // args[i] points at argument i's value, as CUDA kernel parameters do
+  std::vector<uint64_t> storage(k.arguments.size());
+  std::vector<void*> ptrs(k.arguments.size());
+  for (size_t i = 0; i < k.arguments.size(); ++i) {
+    const Argument& a = k.arguments[i];
+    if (a.kind == Argument::Array) {
+      void* p = args.at(a.name).array.data;
+      std::memcpy(&storage[i], &p, sizeof p);
+    } else {
+      auto pv = params.find(a.name);
+      const ArgValue* v = args.count(a.name) ? &args.at(a.name) : nullptr;
+      if (pv == params.end() && !v) throw ArgumentError("kernel '" + k.name + "': missing value for argument '" + a.name + "'");
+      double f = pv != params.end() ? double(pv->second) : v->kind == ArgValue::Float ? v->f : double(v->i);
+      int64_t n = pv != params.end() ? pv->second : v->kind == ArgValue::Float ? int64_t(v->f) : v->i;
+      if (a.dtype.kind == ScalarKind::Float32) {
+        float x = float(f);
+        std::memcpy(&storage[i], &x, sizeof x);
+      } else if (a.dtype.kind == ScalarKind::Float64) {
+        std::memcpy(&storage[i], &f, sizeof f);
+      } else if (a.dtype.is_float()) {
+        throw ArgumentError("kernel '" + k.name + "': " + a.dtype.name() + " value arguments are not supported yet");
+      } else {
+        if (a.dtype.is_bool()) n = n != 0;
+        std::memcpy(&storage[i], &n, size_t(a.dtype.bytes()));  // little-endian: the low bytes
+      }
+    }
+    ptrs[i] = &storage[i];
+  }
+  int64_t blocks = dims.grid[0] * dims.grid[1] * dims.grid[2];
+  EntryFn fn = impl_->compiled->fn;
+  int64_t workers = threads > 0 ? threads : int64_t(std::max(1u, std::thread::hardware_concurrency()));
+  workers = std::min(workers, blocks);
+  if (workers <= 1) {
+    fn(ptrs.data(), 0, blocks);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int64_t w = 0; w < workers; ++w) {
+    int64_t lo = blocks * w / workers, hi = blocks * (w + 1) / workers;
+    pool.emplace_back([=, &ptrs] { fn(ptrs.data(), lo, hi); });
+  }
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace loom::cpu

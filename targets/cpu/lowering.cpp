@@ -1,0 +1,585 @@
+// lower_to_llvm: a GeneratedKernel as an LLVM module. The entry function
+//   void NAME(void** args, int64 first_block, int64 end_block)
+// unpacks the arguments (args[i] points at argument i's value, as CUDA's
+// kernel parameters do) and runs blocks [first_block, end_block) of the grid.
+// In each block the body runs with GPU semantics: each maximal barrier-free
+// region becomes a loop nest over the block's threads (local inames), loops
+// and ifs that contain barriers run once per block (their bounds must not
+// depend on the thread), and when the kernel has barriers every private
+// temporary has one slot per thread, so values survive from region to region.
+#include "lowering.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <functional>
+
+namespace loom::cpu {
+
+namespace {
+
+using llvm::Value;
+
+bool has_barrier(const StmtPtr& s) {
+  if (s->kind == Stmt::Barrier) return true;
+  for (auto& c : s->children)
+    if (has_barrier(c)) return true;
+  return false;
+}
+
+class Lowering {
+ public:
+  Lowering(const GeneratedKernel& g, llvm::LLVMContext& ctx, const std::string& name)
+      : g_(g), k_(g.kernel), ctx_(ctx), b_(ctx), name_(name) {
+    module_ = std::make_unique<llvm::Module>(name, ctx);
+    barriers_ = has_barrier(g.body);
+    threads_ = g.block[0] * g.block[1] * g.block[2];
+  }
+
+  std::unique_ptr<llvm::Module> run() {
+    build_body_function();
+    build_entry_function();
+    std::string err;
+    llvm::raw_string_ostream os(err);
+    if (llvm::verifyModule(*module_, &os))
+      throw KernelError("kernel '" + k_.name + "': internal error, invalid LLVM IR: " + os.str());
+    return std::move(module_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const { throw KernelError("kernel '" + k_.name + "' (cpu target): " + why); }
+
+  // ---- types ----
+  llvm::Type* reg_type(Type t) const {
+    if (t.lanes != 1) fail("vector types are not supported yet");
+    switch (t.kind) {
+      case ScalarKind::Bool: return b_.getInt1Ty();
+      case ScalarKind::Int8: case ScalarKind::UInt8: return b_.getInt8Ty();
+      case ScalarKind::Int16: case ScalarKind::UInt16: return b_.getInt16Ty();
+      case ScalarKind::Int32: case ScalarKind::UInt32: return b_.getInt32Ty();
+      case ScalarKind::Int64: case ScalarKind::UInt64: return b_.getInt64Ty();
+      case ScalarKind::Float16: return b_.getHalfTy();
+      case ScalarKind::BFloat16: return b_.getBFloatTy();
+      case ScalarKind::Float32: return b_.getFloatTy();
+      case ScalarKind::Float64: return b_.getDoubleTy();
+      case ScalarKind::Unknown: break;
+    }
+    fail("untyped value (internal error)");
+  }
+  llvm::Type* mem_type(Type t) const { return t.is_bool() ? b_.getInt8Ty() : reg_type(t); }
+  llvm::Type* index_type() const { return reg_type(k_.options.index_dtype); }
+
+  Value* to_mem(Value* v, Type t) { return t.is_bool() ? b_.CreateZExt(v, b_.getInt8Ty()) : v; }
+  Value* from_mem(Value* v, Type t) { return t.is_bool() ? b_.CreateICmpNE(v, b_.getInt8(0)) : v; }
+
+  // ---- variables ----
+  struct Slot {
+    Value* ptr = nullptr;    // alloca (or pointer) holding the value(s)
+    Value* value = nullptr;  // or an SSA value (parameters)
+    Type type;
+    int64_t size = 1;        // elements per thread (temporary arrays)
+    bool per_thread = false;
+  };
+
+  llvm::AllocaInst* entry_alloca(llvm::Type* t, int64_t count, const std::string& name) {
+    llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    return eb.CreateAlloca(t, count == 1 ? nullptr : eb.getInt64(uint64_t(count)), name);
+  }
+
+  Value* thread_offset(const Slot& s) {
+    if (!s.per_thread) return nullptr;
+    return b_.CreateMul(b_.CreateLoad(b_.getInt64Ty(), tid_), b_.getInt64(uint64_t(s.size)));
+  }
+
+  Value* load_var(const std::string& n) {
+    auto it = vars_.find(n);
+    if (it == vars_.end()) fail("no value for '" + n + "'");
+    const Slot& s = it->second;
+    if (s.value) return s.value;
+    Value* p = s.ptr;
+    if (Value* off = thread_offset(s)) p = b_.CreateGEP(mem_type(s.type), p, off);
+    return from_mem(b_.CreateLoad(mem_type(s.type), p, n), s.type);
+  }
+
+  void store_var(const std::string& n, Value* v) {
+    const Slot& s = vars_.at(n);
+    Value* p = s.ptr;
+    if (Value* off = thread_offset(s)) p = b_.CreateGEP(mem_type(s.type), p, off);
+    b_.CreateStore(to_mem(v, s.type), p);
+  }
+
+  // ---- the body function: typed parameters, noalias pointers ----
+  void build_body_function() {
+    std::vector<llvm::Type*> params;
+    for (auto& a : k_.arguments) params.push_back(a.kind == Argument::Array ? (llvm::Type*)b_.getPtrTy() : reg_type(a.dtype));
+    params.push_back(b_.getInt64Ty());
+    params.push_back(b_.getInt64Ty());
+    auto* ft = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+    fn_ = llvm::Function::Create(ft, llvm::Function::InternalLinkage, name_ + "_body", module_.get());
+    auto* entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+    b_.SetInsertPoint(entry);
+    size_t i = 0;
+    for (auto& a : k_.arguments) {
+      llvm::Argument* arg = fn_->getArg(unsigned(i++));
+      arg->setName(a.name);
+      Slot s;
+      s.type = a.dtype;
+      if (a.kind == Argument::Array) {
+        arg->addAttr(llvm::Attribute::NoAlias);
+        arrays_[a.name] = {arg, a.dtype, a.shape};
+      } else {
+        s.value = arg;
+        vars_[a.name] = s;
+      }
+    }
+    Value* first = fn_->getArg(unsigned(i));
+    Value* end = fn_->getArg(unsigned(i + 1));
+    tid_ = entry_alloca(b_.getInt64Ty(), 1, "tid");
+    b_.CreateStore(b_.getInt64(0), tid_);
+    for (auto& n : k_.all_inames()) vars_[n] = Slot{entry_alloca(index_type(), 1, n), nullptr, k_.options.index_dtype};
+    for (auto& [n, t] : k_.temporaries) {
+      int64_t size = 1;
+      for (auto& d : t.shape) size *= eval_int(d, {});
+      bool per_thread = barriers_ && t.space != AddressSpace::Local && threads_ > 1;
+      int64_t count = size * (per_thread ? threads_ : 1);
+      Value* p = entry_alloca(mem_type(t.dtype), count, n);
+      if (t.shape.empty()) vars_[n] = Slot{p, nullptr, t.dtype, 1, per_thread};
+      else {
+        arrays_[n] = {p, t.dtype, t.shape};
+        temp_arrays_[n] = Slot{p, nullptr, t.dtype, size, per_thread};
+      }
+    }
+    // the blocks of this call
+    Value* grid_x = b_.CreateSExt(expr(g_.grid[0]), b_.getInt64Ty());
+    Value* grid_y = b_.CreateSExt(expr(g_.grid[1]), b_.getInt64Ty());
+    llvm::AllocaInst* blk = entry_alloca(b_.getInt64Ty(), 1, "block");
+    b_.CreateStore(first, blk);
+    loop(
+        [&] { return b_.CreateICmpSLT(b_.CreateLoad(b_.getInt64Ty(), blk), end); },
+        [&] {
+          Value* id = b_.CreateLoad(b_.getInt64Ty(), blk);
+          Value* gxy = b_.CreateMul(grid_x, grid_y);
+          Value* idx[3] = {b_.CreateURem(id, grid_x), b_.CreateURem(b_.CreateUDiv(id, grid_x), grid_y), b_.CreateUDiv(id, gxy)};
+          for (auto& h : g_.hardware_inames)
+            if (h.tag.kind == InameTag::Group)
+              store_var(h.name, b_.CreateAdd(expr(h.lower), b_.CreateTrunc(idx[h.tag.axis], index_type())));
+          block_body(g_.body);
+        },
+        [&] { b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), blk), b_.getInt64(1)), blk); });
+    b_.CreateRetVoid();
+  }
+
+  void build_entry_function() {
+    auto* ft = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()}, false);
+    auto* f = llvm::Function::Create(ft, llvm::Function::ExternalLinkage, name_, module_.get());
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f));
+    std::vector<Value*> call_args;
+    for (size_t i = 0; i < k_.arguments.size(); ++i) {
+      const Argument& a = k_.arguments[i];
+      Value* slot = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), f->getArg(0), b_.getInt64(i)));
+      llvm::Type* t = a.kind == Argument::Array ? (llvm::Type*)b_.getPtrTy() : mem_type(a.dtype);
+      Value* v = b_.CreateLoad(t, slot, a.name);
+      if (a.kind == Argument::Value) v = from_mem(v, a.dtype);
+      call_args.push_back(v);
+    }
+    call_args.push_back(f->getArg(1));
+    call_args.push_back(f->getArg(2));
+    b_.CreateCall(fn_, call_args);
+    b_.CreateRetVoid();
+  }
+
+  // ---- control flow helpers ----
+  void loop(const std::function<Value*()>& cond, const std::function<void()>& body, const std::function<void()>& step) {
+    auto* head = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+    auto* bodyb = llvm::BasicBlock::Create(ctx_, "body", fn_);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    b_.CreateCondBr(cond(), bodyb, exit);
+    b_.SetInsertPoint(bodyb);
+    body();
+    step();
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
+  void if_then(Value* c, const std::function<void()>& then_f, const std::function<void()>& else_f) {
+    auto* tb = llvm::BasicBlock::Create(ctx_, "then", fn_);
+    auto* eb = else_f ? llvm::BasicBlock::Create(ctx_, "else", fn_) : nullptr;
+    auto* join = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+    b_.CreateCondBr(c, tb, eb ? eb : join);
+    b_.SetInsertPoint(tb);
+    then_f();
+    b_.CreateBr(join);
+    if (eb) {
+      b_.SetInsertPoint(eb);
+      else_f();
+      b_.CreateBr(join);
+    }
+    b_.SetInsertPoint(join);
+  }
+
+  // ---- GPU semantics: regions between barriers run for every thread ----
+  void thread_loops(const std::function<void()>& body) {
+    std::vector<const HardwareIname*> locals;
+    for (auto& h : g_.hardware_inames)
+      if (h.tag.kind == InameTag::Local) locals.push_back(&h);
+    if (threads_ == 1) {
+      b_.CreateStore(b_.getInt64(0), tid_);
+      for (auto* h : locals) store_var(h->name, expr(h->lower));
+      body();
+      return;
+    }
+    llvm::AllocaInst* t = entry_alloca(b_.getInt64Ty(), 1, "t");
+    b_.CreateStore(b_.getInt64(0), t);
+    int64_t bx = g_.block[0], by = g_.block[1];
+    loop(
+        [&] { return b_.CreateICmpSLT(b_.CreateLoad(b_.getInt64Ty(), t), b_.getInt64(uint64_t(threads_))); },
+        [&] {
+          Value* id = b_.CreateLoad(b_.getInt64Ty(), t);
+          b_.CreateStore(id, tid_);
+          Value* idx[3] = {b_.CreateURem(id, b_.getInt64(uint64_t(bx))),
+                           b_.CreateURem(b_.CreateUDiv(id, b_.getInt64(uint64_t(bx))), b_.getInt64(uint64_t(by))),
+                           b_.CreateUDiv(id, b_.getInt64(uint64_t(bx * by)))};
+          for (auto* h : locals)
+            store_var(h->name, b_.CreateAdd(expr(h->lower), b_.CreateTrunc(idx[h->tag.axis], index_type())));
+          body();
+        },
+        [&] { b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), t), b_.getInt64(1)), t); });
+  }
+
+  void check_uniform(const Expr& e, const char* what) {
+    std::set<std::string> vars;
+    collect_free_vars(e, vars);
+    for (auto& v : vars) {
+      bool local = false;
+      for (auto& h : g_.hardware_inames) local |= h.name == v && h.tag.kind == InameTag::Local;
+      if (local || (k_.find_temporary(v) && k_.find_temporary(v)->space != AddressSpace::Local))
+        fail(std::string("a barrier inside ") + what + " whose condition depends on the thread ('" + v +
+             "'): every thread of a block must reach the same barriers");
+    }
+  }
+
+  void block_body(const StmtPtr& s) {
+    if (!has_barrier(s)) {
+      thread_loops([&] { stmt(s); });
+      return;
+    }
+    switch (s->kind) {
+      case Stmt::Barrier: return;  // the boundary between two regions
+      case Stmt::Block: {
+        std::vector<StmtPtr> run;
+        auto flush = [&] {
+          if (run.empty()) return;
+          auto r = make_block(run);
+          thread_loops([&] { stmt(r); });
+          run.clear();
+        };
+        for (auto& c : s->children) {
+          if (has_barrier(c)) {
+            flush();
+            block_body(c);
+          } else {
+            run.push_back(c);
+          }
+        }
+        flush();
+        return;
+      }
+      case Stmt::For: {
+        check_uniform(s->init, "a loop");
+        check_uniform(s->cond, "a loop");
+        store_var(s->var, expr(s->init));
+        loop([&] { return expr(s->cond); }, [&] { block_body(s->children[0]); },
+             [&] { store_var(s->var, b_.CreateAdd(load_var(s->var), llvm::ConstantInt::get(index_type(), uint64_t(s->step)))); });
+        return;
+      }
+      case Stmt::If: {
+        check_uniform(s->cond, "an if");
+        if_then(expr(s->cond), [&] { block_body(s->children[0]); },
+                s->children.size() > 1 ? std::function<void()>([&] { block_body(s->children[1]); }) : nullptr);
+        return;
+      }
+      case Stmt::Assign: return;  // unreachable: an assignment has no barrier
+    }
+  }
+
+  // ---- statements within a thread ----
+  void stmt(const StmtPtr& s) {
+    switch (s->kind) {
+      case Stmt::Block:
+        for (auto& c : s->children) stmt(c);
+        return;
+      case Stmt::For: {
+        store_var(s->var, expr(s->init));
+        loop([&] { return expr(s->cond); }, [&] { stmt(s->children[0]); },
+             [&] {
+               store_var(s->var, b_.CreateAdd(load_var(s->var), llvm::ConstantInt::get(index_type(), uint64_t(s->step)), "",
+                                              false, k_.options.index_dtype.is_signed_int()));
+             });
+        return;
+      }
+      case Stmt::If:
+        if_then(expr(s->cond), [&] { stmt(s->children[0]); },
+                s->children.size() > 1 ? std::function<void()>([&] { stmt(s->children[1]); }) : nullptr);
+        return;
+      case Stmt::Assign: {
+        Value* v = expr(s->rhs);
+        if (auto var = s->lhs.as<Var>()) {
+          store_var(var->name, v);
+          return;
+        }
+        auto sub = s->lhs.as<Subscript>();
+        b_.CreateStore(to_mem(v, sub->type), address(*sub));
+        return;
+      }
+      case Stmt::Barrier: fail("internal: barrier inside a thread region");
+    }
+  }
+
+  // ---- expressions ----
+  struct ArrayInfo {
+    Value* base;
+    Type dtype;
+    std::vector<Expr> shape;
+  };
+
+  Value* address(const Subscript& s) {
+    auto it = arrays_.find(s.name);
+    if (it == arrays_.end()) fail("unknown array '" + s.name + "'");
+    const ArrayInfo& a = it->second;
+    Value* flat = nullptr;
+    bool sgn = k_.options.index_dtype.is_signed_int();
+    for (size_t d = 0; d < s.indices.size(); ++d) {
+      Value* i = b_.CreateSExtOrTrunc(expr(s.indices[d]), index_type());
+      if (!flat) flat = i;
+      else flat = b_.CreateAdd(b_.CreateMul(flat, b_.CreateSExtOrTrunc(expr(a.shape[d]), index_type()), "", false, sgn), i, "", false, sgn);
+    }
+    Value* off = flat ? b_.CreateSExt(flat, b_.getInt64Ty()) : b_.getInt64(0);
+    auto t = temp_arrays_.find(s.name);
+    if (t != temp_arrays_.end() && t->second.per_thread) off = b_.CreateAdd(off, thread_offset(t->second));
+    return b_.CreateGEP(mem_type(a.dtype), a.base, off);
+  }
+
+  Value* expr(const Expr& e) {
+    Type t = e.type();
+    switch (e.kind()) {
+      case ExprKind::Int:
+        if (t.is_float()) return llvm::ConstantFP::get(reg_type(t), double(e.as<IntImm>()->value));
+        return llvm::ConstantInt::get(reg_type(t), uint64_t(e.as<IntImm>()->value), t.is_signed_int());
+      case ExprKind::Float: return llvm::ConstantFP::get(reg_type(t), e.as<FloatImm>()->value);
+      case ExprKind::Var: return load_var(e.as<Var>()->name);
+      case ExprKind::Subscript: {
+        auto s = e.as<Subscript>();
+        return from_mem(b_.CreateLoad(mem_type(t), address(*s)), t);
+      }
+      case ExprKind::Cast: return cast(expr(e.as<Cast>()->value), e.as<Cast>()->value.type(), t);
+      case ExprKind::Unary: {
+        auto u = e.as<Unary>();
+        Value* a = expr(u->a);
+        if (u->op == UnOp::Not) return b_.CreateNot(a);
+        if (u->op == UnOp::BitNot) return b_.CreateNot(a);
+        return t.is_float() ? b_.CreateFNeg(a) : b_.CreateNeg(a, "", t.is_signed_int());
+      }
+      case ExprKind::Select: {
+        auto s = e.as<Select>();
+        return branch_value(expr(s->cond), [&] { return expr(s->t); }, [&] { return expr(s->f); }, reg_type(t));
+      }
+      case ExprKind::Call: return call(*e.as<Call>(), t);
+      case ExprKind::Binary: return binary(*e.as<Binary>(), t);
+      case ExprKind::Reduce: fail("internal: unrealized reduction");
+    }
+    fail("unsupported expression");
+  }
+
+  // C's ?: (and && ||): only the taken side is evaluated, so a guard keeps
+  // an out-of-bounds access from happening.
+  Value* branch_value(Value* c, const std::function<Value*()>& tf, const std::function<Value*()>& ff, llvm::Type* ty) {
+    auto* tb = llvm::BasicBlock::Create(ctx_, "sel.t", fn_);
+    auto* fb = llvm::BasicBlock::Create(ctx_, "sel.f", fn_);
+    auto* join = llvm::BasicBlock::Create(ctx_, "sel.end", fn_);
+    b_.CreateCondBr(c, tb, fb);
+    b_.SetInsertPoint(tb);
+    Value* tv = tf();
+    auto* tend = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(fb);
+    Value* fv = ff();
+    auto* fend = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    llvm::PHINode* phi = b_.CreatePHI(ty, 2);
+    phi->addIncoming(tv, tend);
+    phi->addIncoming(fv, fend);
+    return phi;
+  }
+
+  Value* cast(Value* v, Type from, Type to) {
+    if (from == to) return v;
+    llvm::Type* tt = reg_type(to);
+    if (to.is_bool()) {
+      if (from.is_float()) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+      return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+    }
+    if (from.is_bool()) return to.is_float() ? b_.CreateUIToFP(v, tt) : b_.CreateZExt(v, tt);
+    if (from.is_float() && to.is_float()) return b_.CreateFPCast(v, tt);
+    if (from.is_float()) return to.is_signed_int() ? b_.CreateFPToSI(v, tt) : b_.CreateFPToUI(v, tt);
+    if (to.is_float()) return from.is_signed_int() ? b_.CreateSIToFP(v, tt) : b_.CreateUIToFP(v, tt);
+    return b_.CreateIntCast(v, tt, from.is_signed_int());
+  }
+
+  Value* intrinsic(llvm::Intrinsic::ID id, std::vector<Value*> args) {
+    return b_.CreateIntrinsic(id, {args[0]->getType()}, args);
+  }
+
+  Value* libm(const std::string& base, Type t, std::vector<Value*> args) {
+    std::string n = t.kind == ScalarKind::Float32 ? base + "f" : base;
+    if (t.kind != ScalarKind::Float32 && t.kind != ScalarKind::Float64) fail(base + " on " + t.name() + " is not supported yet");
+    std::vector<llvm::Type*> ts(args.size(), reg_type(t));
+    auto callee = module_->getOrInsertFunction(n, llvm::FunctionType::get(reg_type(t), ts, false));
+    return b_.CreateCall(callee, args);
+  }
+
+  Value* call(const Call& c, Type t) {
+    std::vector<Value*> a;
+    for (auto& x : c.args) a.push_back(expr(x));
+    const std::string& n = c.name;
+    if (!t.is_float()) {
+      bool sgn = t.is_signed_int();
+      if (n == "abs" || n == "fabs") return sgn ? intrinsic(llvm::Intrinsic::abs, {a[0], b_.getFalse()}) : a[0];
+      if (n == "min") return intrinsic(sgn ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, a);
+      if (n == "max") return intrinsic(sgn ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a);
+      fail("integer function '" + n + "'");
+    }
+    using I = llvm::Intrinsic::ID;
+    static const std::pair<const char*, I> direct[] = {
+        {"sqrt", llvm::Intrinsic::sqrt},   {"exp", llvm::Intrinsic::exp},     {"exp2", llvm::Intrinsic::exp2},
+        {"log", llvm::Intrinsic::log},     {"log2", llvm::Intrinsic::log2},   {"log10", llvm::Intrinsic::log10},
+        {"sin", llvm::Intrinsic::sin},     {"cos", llvm::Intrinsic::cos},     {"floor", llvm::Intrinsic::floor},
+        {"ceil", llvm::Intrinsic::ceil},   {"round", llvm::Intrinsic::round}, {"trunc", llvm::Intrinsic::trunc},
+        {"fabs", llvm::Intrinsic::fabs},   {"abs", llvm::Intrinsic::fabs},    {"pow", llvm::Intrinsic::pow},
+        {"min", llvm::Intrinsic::minnum},  {"max", llvm::Intrinsic::maxnum},  {"fmin", llvm::Intrinsic::minnum},
+        {"fmax", llvm::Intrinsic::maxnum}, {"fma", llvm::Intrinsic::fma}};
+    for (auto& [name, id] : direct)
+      if (n == name) return intrinsic(id, a);
+    if (n == "rsqrt") return b_.CreateFDiv(llvm::ConstantFP::get(reg_type(t), 1.0), intrinsic(llvm::Intrinsic::sqrt, a));
+    if (n == "fmod") return b_.CreateFRem(a[0], a[1]);
+    for (const char* m : {"tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf", "expm1", "log1p", "atan2"})
+      if (n == m) return libm(m, t, a);
+    fail("function '" + n + "'");
+  }
+
+  Value* ipow(Value* base, Value* exp) {
+    // repeated squaring in a loop
+    llvm::Type* ty = base->getType();
+    llvm::AllocaInst* r = entry_alloca(ty, 1, "pow.r");
+    llvm::AllocaInst* bb = entry_alloca(ty, 1, "pow.b");
+    llvm::AllocaInst* ee = entry_alloca(ty, 1, "pow.e");
+    b_.CreateStore(llvm::ConstantInt::get(ty, 1), r);
+    b_.CreateStore(base, bb);
+    b_.CreateStore(exp, ee);
+    loop([&] { return b_.CreateICmpSGT(b_.CreateLoad(ty, ee), llvm::ConstantInt::get(ty, 0)); },
+         [&] {
+           Value* e = b_.CreateLoad(ty, ee);
+           Value* odd = b_.CreateICmpNE(b_.CreateAnd(e, llvm::ConstantInt::get(ty, 1)), llvm::ConstantInt::get(ty, 0));
+           Value* cur = b_.CreateLoad(ty, r);
+           b_.CreateStore(b_.CreateSelect(odd, b_.CreateMul(cur, b_.CreateLoad(ty, bb)), cur), r);
+         },
+         [&] {
+           b_.CreateStore(b_.CreateLShr(b_.CreateLoad(ty, ee), llvm::ConstantInt::get(ty, 1)), ee);
+           Value* v = b_.CreateLoad(ty, bb);
+           b_.CreateStore(b_.CreateMul(v, v), bb);
+         });
+    return b_.CreateLoad(ty, r);
+  }
+
+  Value* binary(const Binary& n, Type t) {
+    if (n.op == BinOp::And || n.op == BinOp::Or) {
+      Value* a = expr(n.a);
+      bool is_and = n.op == BinOp::And;
+      return branch_value(a, [&] { return is_and ? expr(n.b) : (Value*)b_.getTrue(); },
+                          [&] { return is_and ? (Value*)b_.getFalse() : expr(n.b); }, b_.getInt1Ty());
+    }
+    Value* a = expr(n.a);
+    Value* b = expr(n.b);
+    Type ot = n.a.type();
+    if (ot.is_float()) {
+      switch (n.op) {
+        case BinOp::Add: return b_.CreateFAdd(a, b);
+        case BinOp::Sub: return b_.CreateFSub(a, b);
+        case BinOp::Mul: return b_.CreateFMul(a, b);
+        case BinOp::Div: return b_.CreateFDiv(a, b);
+        case BinOp::FloorDiv: return intrinsic(llvm::Intrinsic::floor, {b_.CreateFDiv(a, b)});
+        case BinOp::Mod: return b_.CreateFSub(a, b_.CreateFMul(b, intrinsic(llvm::Intrinsic::floor, {b_.CreateFDiv(a, b)})));
+        case BinOp::Pow: return intrinsic(llvm::Intrinsic::pow, {a, b});
+        case BinOp::Lt: return b_.CreateFCmpOLT(a, b);
+        case BinOp::Le: return b_.CreateFCmpOLE(a, b);
+        case BinOp::Gt: return b_.CreateFCmpOGT(a, b);
+        case BinOp::Ge: return b_.CreateFCmpOGE(a, b);
+        case BinOp::Eq: return b_.CreateFCmpOEQ(a, b);
+        case BinOp::Ne: return b_.CreateFCmpUNE(a, b);
+        default: fail(std::string("float operator ") + to_string(n.op));
+      }
+    }
+    bool sgn = ot.is_signed_int();
+    switch (n.op) {
+      case BinOp::Add: return b_.CreateAdd(a, b, "", false, sgn);
+      case BinOp::Sub: return b_.CreateSub(a, b, "", false, sgn);
+      case BinOp::Mul: return b_.CreateMul(a, b, "", false, sgn);
+      case BinOp::TruncDiv: return sgn ? b_.CreateSDiv(a, b) : b_.CreateUDiv(a, b);
+      case BinOp::TruncRem: return sgn ? b_.CreateSRem(a, b) : b_.CreateURem(a, b);
+      case BinOp::FloorDiv: {
+        if (!sgn) return b_.CreateUDiv(a, b);
+        Value* q = b_.CreateSDiv(a, b);
+        Value* r = b_.CreateSRem(a, b);
+        Value* zero = llvm::ConstantInt::get(a->getType(), 0);
+        Value* adjust = b_.CreateAnd(b_.CreateICmpNE(r, zero), b_.CreateICmpSLT(b_.CreateXor(r, b), zero));
+        return b_.CreateSub(q, b_.CreateZExt(adjust, a->getType()));
+      }
+      case BinOp::Mod: {
+        if (!sgn) return b_.CreateURem(a, b);
+        Value* r = b_.CreateSRem(a, b);
+        Value* zero = llvm::ConstantInt::get(a->getType(), 0);
+        Value* adjust = b_.CreateAnd(b_.CreateICmpNE(r, zero), b_.CreateICmpSLT(b_.CreateXor(r, b), zero));
+        return b_.CreateSelect(adjust, b_.CreateAdd(r, b), r);
+      }
+      case BinOp::Pow: return ipow(a, b);
+      case BinOp::Lt: return sgn ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);
+      case BinOp::Le: return sgn ? b_.CreateICmpSLE(a, b) : b_.CreateICmpULE(a, b);
+      case BinOp::Gt: return sgn ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b);
+      case BinOp::Ge: return sgn ? b_.CreateICmpSGE(a, b) : b_.CreateICmpUGE(a, b);
+      case BinOp::Eq: return b_.CreateICmpEQ(a, b);
+      case BinOp::Ne: return b_.CreateICmpNE(a, b);
+      case BinOp::BitAnd: return b_.CreateAnd(a, b);
+      case BinOp::BitOr: return b_.CreateOr(a, b);
+      case BinOp::BitXor: return b_.CreateXor(a, b);
+      case BinOp::Shl: return b_.CreateShl(a, b);
+      case BinOp::Shr: return sgn ? b_.CreateAShr(a, b) : b_.CreateLShr(a, b);
+      default: fail(std::string("integer operator ") + to_string(n.op));
+    }
+  }
+
+  const GeneratedKernel& g_;
+  const LoopKernel& k_;
+  llvm::LLVMContext& ctx_;
+  mutable llvm::IRBuilder<> b_;
+  std::string name_;
+  std::unique_ptr<llvm::Module> module_;
+  llvm::Function* fn_ = nullptr;
+  llvm::AllocaInst* tid_ = nullptr;
+  bool barriers_ = false;
+  int64_t threads_ = 1;
+  std::map<std::string, Slot> vars_;
+  std::map<std::string, ArrayInfo> arrays_;
+  std::map<std::string, Slot> temp_arrays_;
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> lower_to_llvm(const GeneratedKernel& g, llvm::LLVMContext& ctx, const std::string& name) {
+  return Lowering(g, ctx, name).run();
+}
+
+}  // namespace loom::cpu

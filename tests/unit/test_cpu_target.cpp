@@ -1,0 +1,170 @@
+// The LLVM CPU target: every example against the reference interpreter
+// (two independent implementations), GPU semantics (barriers between
+// regions, local memory, private values across barriers), dtypes and math,
+// short-circuit guards, refusals, and the compile cache.
+#include <gtest/gtest.h>
+
+#ifdef LOOM_HAS_CPU_TARGET
+#include <cmath>
+
+#include "loom/cpu.h"
+#include "oracle.h"
+
+using namespace loom;
+using loom::testing::args_of;
+
+namespace {
+
+// CPU target on `k` vs the interpreter on `reference`, same inputs.
+std::string cpu_vs_interpreter(const LoopKernel& reference, const LoopKernel& k, const std::map<std::string, int64_t>& params,
+                               int threads = 0) {
+  auto ref = make_host_arrays(reference, params, 21);
+  auto out = ref;
+  interpret(generate(reference), args_of(reference, ref, params));
+  cpu::CpuKernel(k).call(args_of(k, out, params), threads);
+  std::string problems;
+  for (auto& a : reference.arguments) {
+    if (a.kind != Argument::Array || !reference.is_written(a.name)) continue;
+    Comparison c = compare(ref.at(a.name), out.at(a.name));
+    if (!c.ok) problems += a.name + ": " + c.str() + "\n";
+  }
+  return problems;
+}
+
+const char* kReverse = R"(kernel block_reverse
+domains:
+  {[g, t]: 0 <= g < nb and 0 <= t < 64}
+arguments:
+  a: float32[64 * nb], out: float32[64 * nb]
+  ...
+temporaries:
+  tile: float32[64] local
+instructions:
+  <> v = 2 * a[64 * g + t]          {id=load}
+  tile[t] = v                       {id=w, dep=load}
+  ... lbarrier                      {id=bar, dep=w}
+  out[64 * g + t] = tile[63 - t] + v  {id=r, dep=bar}
+transforms:
+  tag_inames g:g.0 t:l.0
+)";
+
+}  // namespace
+
+TEST(CpuTarget, EveryExampleMatchesTheInterpreter) {
+  for (const char* name : {"vector_add", "axpy", "row_sums", "matvec", "matmul", "triangular"}) {
+    KernelFile f = loom::testing::example(name);
+    LoopKernel t = apply_transforms(f.kernel, f.transforms);
+    for (int64_t size : {0, 1, 19, 70}) {
+      std::map<std::string, int64_t> params;
+      for (auto& p : f.kernel.parameters()) params[p] = size + (p == "m" ? 3 : 0);
+      EXPECT_EQ(cpu_vs_interpreter(f.kernel, f.kernel, params), "") << name << " untransformed, size " << size;
+      EXPECT_EQ(cpu_vs_interpreter(f.kernel, t, params), "") << name << " transformed, size " << size;
+      EXPECT_EQ(cpu_vs_interpreter(f.kernel, t, params, 1), "") << name << " one thread, size " << size;
+    }
+  }
+}
+
+TEST(CpuTarget, LocalMemoryAndABarrierBetweenWriteAndReadPhases) {
+  LoopKernel k = parse_kernel_text(kReverse).kernel;
+  KernelFile f = parse_kernel_text(kReverse);
+  k = apply_transforms(f.kernel, f.transforms);
+  std::map<std::string, int64_t> params{{"nb", 5}};
+  auto arrays = make_host_arrays(k, params, 4);
+  HostArray a = arrays.at("a");
+  cpu::CpuKernel(k).call(args_of(k, arrays, params));
+  for (int64_t g = 0; g < 5; ++g)
+    for (int64_t t = 0; t < 64; ++t)  // thread t reads what thread 63 - t wrote, and its own private v
+      EXPECT_FLOAT_EQ(float(arrays.at("out").get(64 * g + t)), float(2 * a.get(64 * g + 63 - t) + 2 * a.get(64 * g + t)));
+}
+
+TEST(CpuTarget, AMissingBarrierGivesWrongResultsAsOnTheGpu) {
+  std::string text = kReverse;
+  text.replace(text.find("  ... lbarrier                      {id=bar, dep=w}\n"), std::string("  ... lbarrier                      {id=bar, dep=w}\n").size(), "");
+  text.replace(text.find("dep=bar"), 7, "dep=w");
+  KernelFile f = parse_kernel_text(text);
+  LoopKernel k = apply_transforms(f.kernel, f.transforms);
+  std::map<std::string, int64_t> params{{"nb", 2}};
+  auto arrays = make_host_arrays(k, params, 4);
+  HostArray a = arrays.at("a");
+  cpu::CpuKernel(k).call(args_of(k, arrays, params));
+  int64_t wrong = 0;
+  for (int64_t t = 0; t < 64; ++t)
+    wrong += float(arrays.at("out").get(t)) != float(2 * a.get(63 - t) + 2 * a.get(t));
+  EXPECT_GT(wrong, 0);  // thread t < 32 reads tile[63 - t] before thread 63 - t wrote it
+}
+
+TEST(CpuTarget, BarriersThatNotEveryThreadReachesAreRefused) {
+  auto refused = [](const LoopKernel& k) {
+    try {
+      cpu::CpuKernel c(k);
+    } catch (const KernelError& e) {
+      return std::string(e.what());
+    }
+    return std::string("compiled");
+  };
+  // a condition on the barrier
+  LoopKernel k = make_kernel({"{[t]: 0 <= t < 32}"}, "x[t] = 1 {id=w}\n... lbarrier {id=b, dep=w, if=t < 16}\ny[t] = x[31 - t] {dep=b}",
+                             {"x: float32[32], y: float32[32]"});
+  EXPECT_NE(refused(tag_inames(k, "t:l.0")).find("has a condition"), std::string::npos);
+  // a barrier within a thread iname: reached once per iteration of each thread
+  LoopKernel within = make_kernel({"{[t]: 0 <= t < 32}"}, "x[t] = 1 {id=w}\n... lbarrier {id=b, dep=w, inames=t}\ny[t] = x[31 - t] {dep=b}",
+                                  {"x: float32[32], y: float32[32]"});
+  EXPECT_NE(refused(tag_inames(within, "t:l.0")).find("runs within thread iname 't'"), std::string::npos);
+  // a loop around a barrier whose range depends on a thread iname runs over
+  // the projection (the same for every thread): accepted
+  LoopKernel loop = make_kernel({"{[t]: 0 <= t < 32}", "{[q]: 0 <= q < t}"},
+                                "x[t] = 1 {id=w}\n... lbarrier {id=b, dep=w, inames=q}\ny[t] = x[31 - t] {dep=b}",
+                                {"x: float32[32], y: float32[32]"});
+  EXPECT_EQ(refused(tag_inames(loop, "t:l.0")), "compiled");
+}
+
+TEST(CpuTarget, DtypesCastsAndMathAgreeWithTheInterpreter) {
+  LoopKernel k = make_kernel(
+      {"{[i]: 0 <= i < n}"},
+      "o8[i] = i8[i] * 3 - 7\n"
+      "o16[i] = (i16[i] // 4) % 5\n"
+      "o64[i] = i64[i] * 1000003 + (i - 11) // 3 + (i - 11) % 4\n"
+      "ou[i] = u32[i] // 3 + u32[i] % 7\n"
+      "of[i] = sqrt(abs(f32[i])) + exp(f32[i]) * tanh(f32[i]) + max(f32[i], 0.25) + float32(i8[i]) / 3\n"
+      "od[i] = log1p(abs(f64[i])) + pow(f64[i], 2.0) + floor(f64[i] * 10) / 10 + fma(f64[i], 2.0, 1.0) + float64(o64[i] % 3)\n"
+      "ob[i] = f32[i] > 0 and i8[i] < 0\n"
+      "oi[i] = if_then_else(f32[i] > 0, int32(f32[i] * 100), -int32(-f64[i] * 100))",
+      {"i8: int8[n], i16: int16[n], i64: int64[n], u32: uint32[n], f32: float32[n], f64: float64[n]",
+       "o8: int8[n], o16: int16[n], o64: int64[n], ou: uint32[n], of: float32[n], od: float64[n], ob: bool[n], oi: int32[n]", "..."});
+  for (int64_t n : {1, 33}) {
+    EXPECT_EQ(cpu_vs_interpreter(k, k, {{"n", n}}), "") << n;
+    EXPECT_EQ(cpu_vs_interpreter(k, tag_inames(split_iname(k, "i", 8), "i_outer:g.0, i_inner:l.0"), {{"n", n}}), "") << n;
+  }
+}
+
+TEST(CpuTarget, GuardsShortCircuitSoNoAccessGoesOutOfBounds) {
+  // a[i + 1] is only read where i + 1 < n; evaluating both sides would read past the end
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"},
+                             "out[i] = if_then_else(i < n - 1, a[i + 1], 0.0)\nflag[i] = i < n - 1 and a[i + 1] > 0",
+                             {"a: float32[n], out: float32[n], flag: bool[n]"});
+  EXPECT_EQ(cpu_vs_interpreter(k, k, {{"n", 17}}), "");
+}
+
+TEST(CpuTarget, CompiledCodeIsCachedByContent) {
+  KernelFile f = loom::testing::example("vector_add");
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  cpu::CpuKernel a(t);
+  cpu::CpuKernel b(t);
+  EXPECT_TRUE(b.stats().cached);
+  EXPECT_NE(a.ir().find("define"), std::string::npos);
+}
+
+TEST(CpuOracle, SplitWithAndWithoutTailsAndTaggedExamples) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i, j] = a[i, j] * 2 + b[j]", {"..."});
+  for (int64_t f : {1, 3, 4, 16}) {
+    LoopKernel s = split_iname(k, "i", f);
+    EXPECT_SAME_RESULTS(k, s, {{"n", 16}, {"m", 5}});  // no tail when f divides 16
+    EXPECT_SAME_RESULTS(k, s, {{"n", 13}, {"m", 5}});  // a tail otherwise
+    LoopKernel g = tag_inames(split_iname(s, "j", 4), "i_outer:g.1, i_inner:l.1, j_outer:g.0, j_inner:l.0");
+    EXPECT_SAME_RESULTS(k, g, {{"n", 13}, {"m", 7}});
+  }
+}
+
+#else
+TEST(CpuTarget, NotBuilt) { GTEST_SKIP() << "built without LLVM (LOOM_WITH_LLVM=OFF)"; }
+#endif
