@@ -53,14 +53,22 @@ struct Argument {
   std::string name;
   Type dtype;
   std::vector<Expr> shape;    // in parameters; empty for Value
-  std::vector<Expr> strides;  // empty: C order (row-major, contiguous)
+  std::vector<Expr> strides;  // in elements; empty: C order (row-major, contiguous)
   bool shape_inferred = false;
   bool dtype_inferred = false;
-  std::string str() const;    // "a: float32[n, m]"
+  Expr offset;                // in elements, from the data pointer; undefined: 0
+  std::string str() const;    // "a: float32[n, m] strides=(1, n) offset=2"
+  // The strides in use: the given ones, or C order from the shape.
+  std::vector<Expr> element_strides() const;
 };
 
 enum class AddressSpace : uint8_t { Auto, Private, Local, Global };
 const char* to_string(AddressSpace s);
+
+// Row-major (C order) strides of a shape.
+std::vector<Expr> row_major_strides(const std::vector<Expr>& shape);
+// Fortran order: the first index varies fastest.
+std::vector<Expr> column_major_strides(const std::vector<Expr>& shape);
 
 struct Temporary {
   std::string name;
@@ -102,6 +110,9 @@ class LoopKernel {
   bool has_iname(const std::string& iname) const;
   // Index of the domain whose set dimensions include iname; -1 if none.
   int domain_of(const std::string& iname) const;
+  // The element offset of an access to an array argument or temporary:
+  // offset + sum(index_d * stride_d), typed index_dtype, simplified.
+  Expr flat_index(const Subscript& access) const;
   // Whether some instruction assigns to (elements of) var.
   bool is_written(const std::string& var) const;
   // Whether some instruction reads var (right-hand side, indices, predicates).

@@ -43,15 +43,22 @@ std::vector<int64_t> expected_shape(const Argument& a, const std::map<std::strin
 
 int64_t element_count(const std::vector<int64_t>& shape);
 
+// Elements an array argument's memory must hold for these parameters: its
+// footprint through strides and offset (element_count of the shape for a
+// contiguous C-order array). Negative strides are refused.
+int64_t storage_elements(const Argument& a, const std::map<std::string, int64_t>& params);
+
 // An owned host array.
 struct HostArray {
   Type dtype;
   std::vector<int64_t> shape;
   std::vector<unsigned char> bytes;
+  int64_t elements = 0;  // storage (>= element_count(shape) for strided layouts)
 
   HostArray() = default;
-  HostArray(Type t, std::vector<int64_t> s);
-  int64_t size() const { return element_count(shape); }
+  // storage: elements of memory; -1: element_count(shape)
+  HostArray(Type t, std::vector<int64_t> s, int64_t storage = -1);
+  int64_t size() const { return elements; }
   ArrayRef ref() { return ArrayRef{bytes.data(), dtype, shape}; }
   double get(int64_t i) const;        // element i as a double
   void set(int64_t i, double v);      // stored converted to dtype

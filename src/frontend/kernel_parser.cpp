@@ -135,6 +135,7 @@ class KernelBuilder {
               a.shape.push_back(p.parse_expr());
             } while (p.accept(","));
           p.expect("]", "to close the shape");
+          parse_layout(p, a);
         } else {
           a.kind = Argument::Value;
         }
@@ -144,6 +145,36 @@ class KernelBuilder {
       }
       if (!p.accept(",") && !p.at_end() && p.peek().kind != Tok::Ident && !p.is("..."))
         p.fail_here("',' or the next argument");
+    }
+  }
+
+  // Layout attributes after an array's shape: order=C|F, strides=(...), offset=expr.
+  void parse_layout(ExprParser& p, Argument& a) {
+    while (p.peek().kind == Tok::Ident && p.is("=", 1)) {
+      size_t off = p.peek().offset;
+      std::string key = p.next().text;
+      p.next();  // '='
+      if (key == "order") {
+        std::string o = p.expect_ident("C or F");
+        if (o == "F") a.strides = column_major_strides(a.shape);
+        else if (o == "C") a.strides.clear();
+        else src_.fail(off, "order= is C (row-major) or F (column-major), got '" + o + "'");
+      } else if (key == "strides") {
+        p.expect("(", "to open the strides");
+        a.strides.clear();
+        if (!p.is(")")) do {
+            if (p.is(")")) break;
+            a.strides.push_back(p.parse_expr());
+          } while (p.accept(","));
+        p.expect(")", "to close the strides");
+        if (a.strides.size() != a.shape.size())
+          src_.fail(off, "'" + a.name + "' has " + std::to_string(a.shape.size()) + " dimension(s) but " +
+                             std::to_string(a.strides.size()) + " stride(s)");
+      } else if (key == "offset") {
+        a.offset = p.parse_expr();
+      } else {
+        src_.fail(off, "unknown array attribute '" + key + "' (known: order, strides, offset)");
+      }
     }
   }
 

@@ -87,8 +87,92 @@ std::string Argument::str() const {
     std::vector<std::string> dims;
     for (auto& d : shape) dims.push_back(d.str());
     s += "[" + join(dims, ", ") + "]";
+    if (!strides.empty()) {
+      std::vector<std::string> st;
+      for (auto& d : strides) st.push_back(d.str());
+      s += " strides=(" + join(st, ", ") + (st.size() == 1 ? ",)" : ")");
+    }
+    if (offset.defined()) s += " offset=" + offset.str();
   }
   return s;
+}
+
+namespace {
+// Strides as products of the shape's extents, taken in `order`.
+std::vector<Expr> strides_in_order(const std::vector<Expr>& shape, const std::vector<size_t>& order) {
+  std::vector<Expr> st(shape.size());
+  Expr acc;  // undefined: 1 (no "1 * n" in printed code)
+  for (size_t d : order) {
+    st[d] = acc.defined() ? acc : make_int(1);
+    acc = acc.defined() ? make_binary(BinOp::Mul, acc, shape[d]) : shape[d];
+  }
+  return st;
+}
+}  // namespace
+
+std::vector<Expr> row_major_strides(const std::vector<Expr>& shape) {
+  std::vector<size_t> order;
+  for (size_t d = shape.size(); d-- > 0;) order.push_back(d);
+  return strides_in_order(shape, order);
+}
+
+std::vector<Expr> column_major_strides(const std::vector<Expr>& shape) {
+  std::vector<size_t> order;
+  for (size_t d = 0; d < shape.size(); ++d) order.push_back(d);
+  return strides_in_order(shape, order);
+}
+
+std::vector<Expr> Argument::element_strides() const { return strides.empty() ? row_major_strides(shape) : strides; }
+
+namespace {
+// An integer expression of parameters with every node typed t.
+class Retype : public ExprMutator {
+ public:
+  explicit Retype(Type t) : t_(t) {}
+
+ protected:
+  Expr mutate_int(const IntImm& i, const Expr&) override { return make_int(i.value, t_); }
+  Expr mutate_var(const Var& v, const Expr&) override { return make_var(v.name, t_); }
+  Expr mutate_binary(const Binary& b, const Expr&) override {
+    Type r = is_comparison(b.op) || is_logical(b.op) ? types::boolean : t_;
+    return make_binary(b.op, mutate(b.a), mutate(b.b), r);
+  }
+  Expr mutate_unary(const Unary& u, const Expr&) override { return make_unary(u.op, mutate(u.a), t_); }
+  Expr mutate_call(const Call& c, const Expr&) override {
+    std::vector<Expr> a;
+    for (auto& x : c.args) a.push_back(mutate(x));
+    return make_call(c.name, a, t_);
+  }
+  Expr mutate_cast(const Cast& c, const Expr&) override { return mutate(c.value); }
+
+ private:
+  Type t_;
+};
+}  // namespace
+
+Expr LoopKernel::flat_index(const Subscript& s) const {
+  std::vector<Expr> strides;
+  Expr offset;
+  if (auto a = find_argument(s.name)) {
+    strides = a->element_strides();
+    offset = a->offset;
+  } else if (auto t = find_temporary(s.name)) {
+    strides = row_major_strides(t->shape);
+  } else {
+    throw KernelError("kernel '" + name + "': unknown array '" + s.name + "'");
+  }
+  Type it = options.index_dtype;
+  Retype retype(it);
+  Expr flat;
+  for (size_t d = 0; d < s.indices.size(); ++d) {
+    Expr term = make_binary(BinOp::Mul, s.indices[d], retype.mutate(strides[d]), it);
+    flat = flat.defined() ? make_binary(BinOp::Add, flat, term, it) : term;
+  }
+  if (offset.defined()) {
+    Expr o = retype.mutate(offset);
+    flat = flat.defined() ? make_binary(BinOp::Add, flat, o, it) : o;
+  }
+  return flat.defined() ? simplify(flat) : make_int(0, it);
 }
 
 const Instruction& LoopKernel::instruction(const std::string& id) const {
@@ -165,6 +249,8 @@ std::vector<std::string> LoopKernel::parameters() const {
     }
     std::vector<std::string> vs;
     for (auto& s : a.shape) collect_vars(s, vs);
+    for (auto& s : a.strides) collect_vars(s, vs);
+    collect_vars(a.offset, vs);
     for (auto& v : vs) add(v);
   }
   return r;

@@ -70,8 +70,23 @@ std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap
   return params;
 }
 
-HostArray::HostArray(Type t, std::vector<int64_t> s) : dtype(t), shape(std::move(s)) {
-  bytes.assign(size_t(std::max<int64_t>(element_count(shape), 0)) * size_t(t.bytes()), 0);
+HostArray::HostArray(Type t, std::vector<int64_t> s, int64_t storage) : dtype(t), shape(std::move(s)) {
+  elements = std::max<int64_t>(storage >= 0 ? storage : element_count(shape), 0);
+  bytes.assign(size_t(elements) * size_t(t.bytes()), 0);
+}
+
+int64_t storage_elements(const Argument& a, const std::map<std::string, int64_t>& params) {
+  auto shape = expected_shape(a, params);
+  if (element_count(shape) <= 0) return 0;
+  int64_t last = a.offset.defined() ? eval_int(a.offset, params) : 0;
+  if (last < 0) throw ArgumentError("array '" + a.name + "': negative offset " + std::to_string(last));
+  auto strides = a.element_strides();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t st = eval_int(strides[d], params);
+    if (st < 0) throw ArgumentError("array '" + a.name + "': negative strides are not supported");
+    last += (shape[d] - 1) * st;
+  }
+  return last + 1;
 }
 
 double HostArray::get(int64_t i) const {
@@ -188,7 +203,7 @@ std::map<std::string, HostArray> make_host_arrays(const LoopKernel& k, const std
   uint64_t n = 0;
   for (auto& a : k.arguments) {
     if (a.kind != Argument::Array) continue;
-    HostArray h(a.dtype, expected_shape(a, params));
+    HostArray h(a.dtype, expected_shape(a, params), storage_elements(a, params));
     // pure outputs are poisoned so an element left unwritten shows; arrays
     // that are read too (y = a*x + y) need real values
     if (k.is_written(a.name) && !k.is_read(a.name)) h.poison();

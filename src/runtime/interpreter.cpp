@@ -53,8 +53,7 @@ int64_t floordiv(int64_t a, int64_t b) {
 struct ArrayInfo {
   unsigned char* data = nullptr;
   Type dtype;
-  std::vector<int64_t> strides;
-  int64_t size = 0;
+  int64_t size = 0;  // elements of storage
   int local = -1;  // index into Frame::locals for temporary arrays
 };
 
@@ -72,14 +71,19 @@ class Interpreter {
       if (t.shape.empty()) slot(n);
     for (auto& a : k_.arguments) {
       if (a.kind != Argument::Array) continue;
-      const ArrayRef& r = args.at(a.name).array;
-      arrays_[a.name] = info(static_cast<unsigned char*>(r.data), a.dtype, r.shape);
+      ArrayInfo ai;
+      ai.data = static_cast<unsigned char*>(args.at(a.name).array.data);
+      ai.dtype = a.dtype;
+      ai.size = storage_elements(a, params_);
+      arrays_[a.name] = ai;
     }
     for (auto& [n, t] : k_.temporaries) {
       if (t.shape.empty()) continue;
       std::vector<int64_t> shape;
       for (auto& d : t.shape) shape.push_back(eval_int(d, params_));
-      ArrayInfo ai = info(nullptr, t.dtype, shape);
+      ArrayInfo ai;
+      ai.dtype = t.dtype;
+      ai.size = element_count(shape);
       ai.local = int(local_sizes_.size());
       local_sizes_.push_back(ai.size);
       arrays_[n] = ai;
@@ -125,16 +129,6 @@ class Interpreter {
   }
 
  private:
-  static ArrayInfo info(unsigned char* data, Type t, const std::vector<int64_t>& shape) {
-    ArrayInfo ai;
-    ai.data = data;
-    ai.dtype = t;
-    ai.strides.assign(shape.size(), 1);
-    for (int d = int(shape.size()) - 2; d >= 0; --d) ai.strides[d] = ai.strides[d + 1] * shape[d + 1];
-    ai.size = element_count(shape);
-    return ai;
-  }
-
   [[noreturn]] void unsupported(const std::string& what) {
     throw KernelError("kernel '" + k_.name + "': the reference interpreter does not support " + what);
   }
@@ -145,19 +139,17 @@ class Interpreter {
     return it->second;
   }
 
-  // flat element index with a bounds check
-  IntFn flat_index(const std::string& name, const std::vector<Expr>& idx) {
-    ArrayInfo* ai = &arrays_.at(name);
-    std::vector<IntFn> fs;
-    for (auto& i : idx) fs.push_back(int_expr(i));
-    std::string kname = k_.name;
-    return [ai, fs, name, kname](Frame& f) {
-      int64_t flat = 0;
-      for (size_t d = 0; d < fs.size(); ++d) flat += fs[d](f) * ai->strides[d];
-      if (flat < 0 || flat >= ai->size)
-        throw Error("kernel '" + kname + "': out-of-bounds access to '" + name + "' (flat index " + std::to_string(flat) +
-                    ", size " + std::to_string(ai->size) + ")");
-      return flat;
+  // flat element index (offset and strides included) with a bounds check
+  IntFn flat_index(const Subscript& s) {
+    ArrayInfo* ai = &arrays_.at(s.name);
+    IntFn flat = int_expr(k_.flat_index(s));
+    std::string kname = k_.name, name = s.name;
+    return [ai, flat, name, kname](Frame& f) {
+      int64_t i = flat(f);
+      if (i < 0 || i >= ai->size)
+        throw Error("kernel '" + kname + "': out-of-bounds access to '" + name + "' (element " + std::to_string(i) +
+                    " of " + std::to_string(ai->size) + ")");
+      return i;
     };
   }
 
@@ -228,7 +220,7 @@ class Interpreter {
       }
       case ExprKind::Subscript: {
         auto sub = e.as<Subscript>();
-        IntFn idx = flat_index(sub->name, sub->indices);
+        IntFn idx = flat_index(*sub);
         const ArrayInfo* ai = &arrays_.at(sub->name);
         return [idx, ai](Frame& f) { return load(*ai, f, idx(f)); };
       }
@@ -333,7 +325,7 @@ class Interpreter {
       }
       case ExprKind::Subscript: {
         auto sub = e.as<Subscript>();
-        IntFn idx = flat_index(sub->name, sub->indices);
+        IntFn idx = flat_index(*sub);
         const ArrayInfo* ai = &arrays_.at(sub->name);
         return [idx, ai](Frame& f) { return load_int(*ai, f, idx(f)); };
       }
@@ -472,7 +464,7 @@ class Interpreter {
           return [sl, iv](Frame& f) { f.vars[sl].i = iv(f); };
         }
         auto sub = s->lhs.as<Subscript>();
-        IntFn idx = flat_index(sub->name, sub->indices);
+        IntFn idx = flat_index(*sub);
         const ArrayInfo* ai = &arrays_.at(sub->name);
         if (fl) return [idx, ai, fv](Frame& f) {
             Slot x;

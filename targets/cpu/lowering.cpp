@@ -350,14 +350,7 @@ class Lowering {
     auto it = arrays_.find(s.name);
     if (it == arrays_.end()) fail("unknown array '" + s.name + "'");
     const ArrayInfo& a = it->second;
-    Value* flat = nullptr;
-    bool sgn = k_.options.index_dtype.is_signed_int();
-    for (size_t d = 0; d < s.indices.size(); ++d) {
-      Value* i = b_.CreateSExtOrTrunc(expr(s.indices[d]), index_type());
-      if (!flat) flat = i;
-      else flat = b_.CreateAdd(b_.CreateMul(flat, b_.CreateSExtOrTrunc(expr(a.shape[d]), index_type()), "", false, sgn), i, "", false, sgn);
-    }
-    Value* off = flat ? b_.CreateSExt(flat, b_.getInt64Ty()) : b_.getInt64(0);
+    Value* off = b_.CreateSExt(b_.CreateSExtOrTrunc(expr(k_.flat_index(s)), index_type()), b_.getInt64Ty());
     auto t = temp_arrays_.find(s.name);
     if (t != temp_arrays_.end() && t->second.per_thread) off = b_.CreateAdd(off, thread_offset(t->second));
     return b_.CreateGEP(mem_type(a.dtype), a.base, off);

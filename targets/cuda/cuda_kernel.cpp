@@ -141,7 +141,7 @@ void CudaKernel::call_host(const ArgMap& host_args) {
   for (auto& a : gen_.kernel.arguments) {
     if (a.kind != Argument::Array) continue;
     const ArrayRef& h = host_args.at(a.name).array;
-    size_t bytes = size_t(element_count(h.shape)) * size_t(h.dtype.bytes());
+    size_t bytes = size_t(storage_elements(a, params)) * size_t(h.dtype.bytes());
     DeviceBuffer b(bytes);
     b.upload(h.data, bytes);  // outputs too: elements the kernel does not write keep their values
     dev[a.name].array.data = b.ptr();
@@ -152,7 +152,7 @@ void CudaKernel::call_host(const ArgMap& host_args) {
   for (auto& a : gen_.kernel.arguments) {
     if (a.kind != Argument::Array || !gen_.kernel.is_written(a.name)) continue;
     const ArrayRef& h = host_args.at(a.name).array;
-    buffers.at(a.name).download(h.data, size_t(element_count(h.shape)) * size_t(h.dtype.bytes()));
+    buffers.at(a.name).download(h.data, size_t(storage_elements(a, params)) * size_t(h.dtype.bytes()));
   }
 }
 

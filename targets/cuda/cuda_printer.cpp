@@ -151,20 +151,6 @@ class Printer {
   }
 
  private:
-  std::string flat_index(const std::string& name, const std::vector<Expr>& idx) {
-    std::vector<Expr> shape;
-    if (auto a = k_.find_argument(name)) shape = a->shape;
-    else if (auto t = k_.find_temporary(name)) shape = t->shape;
-    if (idx.empty()) return "0";
-    // Horner form: ((i0 * d1 + i1) * d2 + i2)
-    Expr flat = idx[0];
-    for (size_t d = 1; d < idx.size(); ++d) {
-      Type it = k_.options.index_dtype;
-      flat = make_binary(BinOp::Add, make_binary(BinOp::Mul, flat, shape[d], it), idx[d], it);
-    }
-    return expr(flat, 0);
-  }
-
   std::string call(const std::string& fn, const std::vector<Expr>& args) {
     std::string s = fn + "(";
     for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + expr(args[i], 0);
@@ -196,7 +182,7 @@ class Printer {
       case ExprKind::Var: return e.as<Var>()->name;
       case ExprKind::Subscript: {
         auto s = e.as<Subscript>();
-        return s->name + "[" + flat_index(s->name, s->indices) + "]";
+        return s->name + "[" + expr(k_.flat_index(*s), 0) + "]";
       }
       case ExprKind::Unary: {
         auto u = e.as<Unary>();

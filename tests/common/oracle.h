@@ -6,8 +6,11 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "loom/codegen.h"
 #ifdef LOOM_HAS_CPU_TARGET
@@ -25,6 +28,15 @@ inline std::string source_dir() {
   if (!d) d = LOOM_SOURCE_DIR;
 #endif
   return d ? d : ".";
+}
+
+// Every kernel in examples/, by name (adding an example adds it to every suite).
+inline std::vector<std::string> example_names() {
+  std::vector<std::string> names;
+  for (auto& e : std::filesystem::directory_iterator(source_dir() + "/examples"))
+    if (e.path().extension() == ".loom") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 inline KernelFile example(const std::string& name) { return parse_kernel_file(source_dir() + "/examples/" + name + ".loom"); }

@@ -37,7 +37,7 @@ std::string gpu_vs_reference(const LoopKernel& reference, const LoopKernel& tran
 
 }  // namespace
 
-class GpuExample : public ::testing::TestWithParam<const char*> {};
+class GpuExample : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuExample, MatchesReferenceAtAwkwardSizes) {
   REQUIRE_GPU();
@@ -59,8 +59,7 @@ TEST_P(GpuExample, EmptyDomainLaunchesNothing) {
   EXPECT_EQ(gpu_vs_reference(f.kernel, t, params), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, GpuExample,
-                         ::testing::Values("vector_add", "axpy", "row_sums", "matvec", "matmul", "triangular"));
+INSTANTIATE_TEST_SUITE_P(Examples, GpuExample, ::testing::ValuesIn(loom::testing::example_names()));
 
 TEST(Gpu, WrongShapeIsRefused) {
   REQUIRE_GPU();

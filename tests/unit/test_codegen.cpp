@@ -51,7 +51,7 @@ std::vector<std::map<std::string, int64_t>> sizes(const LoopKernel& k, std::vect
 }  // namespace
 
 TEST(FastPath, MatchesIslOnEveryExample) {
-  for (const char* name : {"vector_add", "axpy", "row_sums", "matvec", "matmul", "triangular"}) {
+  for (const std::string& name : loom::testing::example_names()) {
     KernelFile f = loom::testing::example(name);
     LoopKernel t = apply_transforms(f.kernel, f.transforms);
     EXPECT_EQ(fast_vs_isl(t, sizes(t, {0, 1, 5, 16, 17, 33})), "") << name;
@@ -137,7 +137,7 @@ TEST(Nvrtc, EveryExampleCompilesForSm90) {
     if (std::getenv("LOOM_ALLOW_NO_NVRTC")) GTEST_SKIP() << why;
     FAIL() << why << " (set LOOM_ALLOW_NO_NVRTC=1 to skip on machines without the CUDA toolkit)";
   }
-  for (const char* name : {"vector_add", "axpy", "row_sums", "matvec", "matmul", "triangular"}) {
+  for (const std::string& name : loom::testing::example_names()) {
     KernelFile f = loom::testing::example(name);
     for (CodegenPath p : {CodegenPath::Auto, CodegenPath::Isl}) {
       std::string src = cuda::print_source(generate(apply_transforms(f.kernel, f.transforms), nullptr, p));

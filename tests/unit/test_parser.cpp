@@ -131,3 +131,16 @@ TEST(Parser, TransformScriptLines) {
   EXPECT_EQ(steps[0].loc.line, 2);
   EXPECT_EQ(steps[1].positional.size(), 2u);
 }
+
+TEST(Parser, ArrayLayouts) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i, j] = a[i, j]",
+                             {"a: float32[n, m] order=F, out: float32[n, m] strides=(m + 4, 1) offset=2", "..."});
+  EXPECT_EQ(k.find_argument("a")->str(), "a: float32[n, m] strides=(1, n)");
+  EXPECT_EQ(k.find_argument("out")->str(), "out: float32[n, m] strides=(m + 4, 1) offset=2");
+  auto flat = [&](const char* access) { return k.flat_index(*parse_expr(access).as<Subscript>()).str(); };
+  EXPECT_EQ(flat("a[i, j]"), "i + j * n");
+  EXPECT_EQ(flat("out[i, j]"), "i * (m + 4) + j + 2");
+  EXPECT_THROW(make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = 1", {"out: float32[n] strides=(1, 2)"}), ParseError);
+  EXPECT_THROW(make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = 1", {"out: float32[n] order=X"}), ParseError);
+  EXPECT_THROW(make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = 1", {"out: float32[n] align=16"}), ParseError);
+}
