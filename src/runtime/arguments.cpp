@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "loom/half.h"
 #include "loom/runtime.h"
 
 namespace loom {
@@ -107,7 +108,9 @@ double HostArray::get(int64_t i) const {
     case ScalarKind::UInt64: return load(uint64_t());
     case ScalarKind::Float32: return load(float());
     case ScalarKind::Float64: return load(double());
-    default: throw Error("host arrays of " + dtype.name() + " are not supported yet");
+    case ScalarKind::Float16: return half_bits_to_float(uint16_t(load(uint16_t())));
+    case ScalarKind::BFloat16: return bfloat16_bits_to_float(uint16_t(load(uint16_t())));
+    default: throw Error("host arrays of " + dtype.name() + " are not supported");
   }
 }
 
@@ -126,7 +129,9 @@ void HostArray::set(int64_t i, double v) {
     case ScalarKind::UInt64: store(uint64_t(v)); break;
     case ScalarKind::Float32: store(float(v)); break;
     case ScalarKind::Float64: store(v); break;
-    default: throw Error("host arrays of " + dtype.name() + " are not supported yet");
+    case ScalarKind::Float16: store(float_to_half_bits(float(v))); break;
+    case ScalarKind::BFloat16: store(float_to_bfloat16_bits(float(v))); break;
+    default: throw Error("host arrays of " + dtype.name() + " are not supported");
   }
 }
 
@@ -169,8 +174,14 @@ Comparison compare(const HostArray& expected, const HostArray& actual, double rt
     c.mismatches = -1;
     return c;
   }
-  if (rtol < 0) rtol = expected.dtype.kind == ScalarKind::Float64 ? 1e-9 : expected.dtype.is_float() ? 1e-4 : 0;
-  if (atol < 0) atol = expected.dtype.kind == ScalarKind::Float64 ? 1e-12 : expected.dtype.is_float() ? 1e-5 : 0;
+  // by dtype: a few units in the last place of results of long sums
+  switch (expected.dtype.kind) {
+    case ScalarKind::Float64: rtol = rtol < 0 ? 1e-9 : rtol, atol = atol < 0 ? 1e-12 : atol; break;
+    case ScalarKind::Float32: rtol = rtol < 0 ? 1e-4 : rtol, atol = atol < 0 ? 1e-5 : atol; break;
+    case ScalarKind::Float16: rtol = rtol < 0 ? 4e-3 : rtol, atol = atol < 0 ? 1e-3 : atol; break;
+    case ScalarKind::BFloat16: rtol = rtol < 0 ? 3e-2 : rtol, atol = atol < 0 ? 1e-2 : atol; break;
+    default: rtol = 0, atol = 0; break;
+  }
   for (int64_t i = 0; i < expected.size(); ++i) {
     double e = expected.get(i), a = actual.get(i);
     bool same;

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "loom/functions.h"
+#include "loom/half.h"
 #include "loom/runtime.h"
 
 namespace loom {
@@ -42,7 +43,16 @@ int64_t wrap(int64_t v, Type t) {
   }
 }
 
-double round_to(double v, Type t) { return t.kind == ScalarKind::Float32 ? double(float(v)) : v; }
+// Every float operation rounds to its type, as hardware does (float16 and
+// bfloat16 through float, as the targets compute them).
+double round_to(double v, Type t) {
+  switch (t.kind) {
+    case ScalarKind::Float32: return double(float(v));
+    case ScalarKind::Float16: return double(half_bits_to_float(float_to_half_bits(float(v))));
+    case ScalarKind::BFloat16: return double(bfloat16_bits_to_float(float_to_bfloat16_bits(float(v))));
+    default: return v;
+  }
+}
 
 int64_t floordiv(int64_t a, int64_t b) {
   if (b == 0) throw Error("integer division by zero");
@@ -166,7 +176,9 @@ class Interpreter {
       std::memcpy(&v, p, 8);
       return v;
     }
-    throw Error(ai.dtype.name() + " arrays are not supported by the interpreter yet");
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return ai.dtype.kind == ScalarKind::Float16 ? half_bits_to_float(h) : bfloat16_bits_to_float(h);
   }
   static int64_t load_int(const ArrayInfo& ai, Frame& f, int64_t i) {
     if (ai.local >= 0) return f.locals[ai.local][size_t(i)].i;
@@ -193,7 +205,8 @@ class Interpreter {
     } else if (ai.dtype.kind == ScalarKind::Float64) {
       std::memcpy(p, &v.f, 8);
     } else if (ai.dtype.is_float()) {
-      throw Error(ai.dtype.name() + " arrays are not supported by the interpreter yet");
+      uint16_t h = ai.dtype.kind == ScalarKind::Float16 ? float_to_half_bits(float(v.f)) : float_to_bfloat16_bits(float(v.f));
+      std::memcpy(p, &h, 2);
     } else {
       std::memcpy(p, &v.i, size_t(ai.dtype.bytes()));  // little-endian: low bytes
     }

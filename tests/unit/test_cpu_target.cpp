@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "loom/cpu.h"
+#include "loom/half.h"
 #include "oracle.h"
 
 using namespace loom;
@@ -135,6 +136,20 @@ TEST(CpuTarget, DtypesCastsAndMathAgreeWithTheInterpreter) {
     EXPECT_EQ(cpu_vs_interpreter(k, k, {{"n", n}}), "") << n;
     EXPECT_EQ(cpu_vs_interpreter(k, tag_inames(split_iname(k, "i", 8), "i_outer:g.0, i_inner:l.0"), {{"n", n}}), "") << n;
   }
+}
+
+TEST(CpuTarget, HalfPrecisionArithmetic) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < 8}"},
+                             "h[i] = sum(j, x[i, j] * 0.5 + x[i, j])\nb[i] = max(j, y[i, j] * y[i, j])\nf[i] = float32(h[i]) + float32(b[i])",
+                             {"x: float16[n, 8], y: bfloat16[n, 8], h: float16[n], b: bfloat16[n], f: float32[n]", "..."});
+  EXPECT_EQ(cpu_vs_interpreter(k, k, {{"n", 13}}), "");
+  // and the conversions themselves: exact values, rounding, specials
+  EXPECT_EQ(half_bits_to_float(float_to_half_bits(1.5f)), 1.5f);
+  EXPECT_EQ(float_to_half_bits(65504.0f), 0x7bff);
+  EXPECT_EQ(float_to_half_bits(1e6f), 0x7c00);                  // overflow: inf
+  EXPECT_EQ(half_bits_to_float(0x0001), 5.9604645e-08f);         // the smallest subnormal
+  EXPECT_EQ(float_to_half_bits(1.0f + 1.0f / 2048), 0x3c00);     // a tie rounds to even
+  EXPECT_EQ(bfloat16_bits_to_float(float_to_bfloat16_bits(3.140625f)), 3.140625f);
 }
 
 TEST(CpuTarget, GuardsShortCircuitSoNoAccessGoesOutOfBounds) {

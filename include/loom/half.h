@@ -1,0 +1,14 @@
+// float16 (IEEE binary16) and bfloat16 conversions for host arrays and the
+// reference interpreter: round to nearest even, NaN kept quiet, infinities
+// and subnormals handled.
+#pragma once
+#include <cstdint>
+
+namespace loom {
+
+uint16_t float_to_half_bits(float f);
+float half_bits_to_float(uint16_t h);
+uint16_t float_to_bfloat16_bits(float f);
+float bfloat16_bits_to_float(uint16_t b);
+
+}  // namespace loom
