@@ -3,9 +3,11 @@
 // instructions, substitution rules, tags and loop priorities together.
 #include <isl/constraint.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "loom/isl_util.h"
+#include "loom/match.h"
 #include "loom/transforms.h"
 
 namespace loom {
@@ -164,6 +166,273 @@ LoopKernel tag_inames(const LoopKernel& k, const std::string& spec) {
   return tag_inames(k, tags);
 }
 
+namespace {
+
+std::vector<std::string> name_list(const std::string& spec) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : spec + ",") {
+    if (c == ',' || c == ' ' || c == '\t') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+void require_inames(const LoopKernel& k, const std::string& what, const std::vector<std::string>& names) {
+  if (names.empty()) refuse(k, what, "no inames given");
+  for (auto& n : names)
+    if (!k.has_iname(n)) refuse(k, what, "no iname '" + n + "'");
+}
+
+// Renames iname `from` to `to` in expressions, reductions and instruction inames.
+class InameRenamer : public ExprMutator {
+ public:
+  InameRenamer(std::string from, std::string to) : from_(std::move(from)), to_(std::move(to)) {}
+
+ protected:
+  Expr mutate_var(const Var& v, const Expr& self) override { return v.name == from_ ? make_var(to_, v.type) : self; }
+  Expr mutate_reduce(const Reduce& r, const Expr& self) override {
+    Expr body = mutate(r.body);
+    auto names = r.inames;
+    bool changed = body.get() != r.body.get();
+    for (auto& n : names)
+      if (n == from_) n = to_, changed = true;
+    return changed ? make_reduce(r.op, names, body, r.type) : self;
+  }
+
+ private:
+  std::string from_, to_;
+};
+
+void rename_in_instruction(Instruction& insn, const std::string& from, const std::string& to) {
+  InameRenamer rn(from, to);
+  if (insn.lhs.defined()) insn.lhs = rn.mutate(insn.lhs);
+  if (insn.rhs.defined()) insn.rhs = rn.mutate(insn.rhs);
+  for (auto& p : insn.predicates) p = rn.mutate(p);
+  if (insn.within_inames.erase(from)) insn.within_inames.insert(to);
+}
+
+isl_set* rename_dim(isl_set* s, const std::string& from, const std::string& to) {
+  for (isl_dim_type t : {isl_dim_set, isl_dim_param}) {
+    int pos = isl_set_find_dim_by_name(s, t, from.c_str());
+    if (pos >= 0) s = isl_set_set_dim_id(s, t, unsigned(pos), isl_id_alloc(isl_set_get_ctx(s), to.c_str(), nullptr));
+  }
+  return s;
+}
+
+void check_fresh(const LoopKernel& k, const std::string& what, const std::string& n) {
+  if (k.has_iname(n) || k.find_argument(n) || k.find_temporary(n) || k.substitutions.count(n))
+    refuse(k, what, "the name '" + n + "' is already used");
+}
+
+// Constant [min, max] of an iname over all parameter values.
+std::pair<int64_t, int64_t> constant_bounds(const LoopKernel& k, const std::string& what, const std::string& iname) {
+  isl::set d = islu::iteration_domain(k, {iname});
+  isl_val* lo = isl_set_dim_min_val(d.copy(), 0);
+  isl_val* hi = isl_set_dim_max_val(d.copy(), 0);
+  bool ok = lo && hi && isl_val_is_int(lo) && isl_val_is_int(hi);
+  int64_t l = ok ? isl_val_get_num_si(lo) : 0, h = ok ? isl_val_get_num_si(hi) : 0;
+  isl_val_free(lo);
+  isl_val_free(hi);
+  if (!ok) refuse(k, what, "the range of '" + iname + "' depends on the parameters; it needs a constant range");
+  return {l, h};
+}
+
+}  // namespace
+
+LoopKernel rename_iname(const LoopKernel& k, const std::string& from, const std::string& to) {
+  const std::string what = "rename_iname('" + from + "', '" + to + "')";
+  require_inames(k, what, {from});
+  check_fresh(k, what, to);
+  LoopKernel r = k;
+  for (auto& d : r.domains) d = Domain(rename_dim(d.copy(), from, to));
+  for (auto& insn : r.instructions) rename_in_instruction(insn, from, to);
+  InameRenamer rn(from, to);
+  for (auto& [n, rule] : r.substitutions) rule.body = rn.mutate(rule.body);
+  if (auto it = r.iname_tags.find(from); it != r.iname_tags.end()) {
+    r.iname_tags[to] = it->second;
+    r.iname_tags.erase(from);
+  }
+  for (auto& prio : r.loop_priority) std::replace(prio.begin(), prio.end(), from, to);
+  return r;
+}
+
+LoopKernel untag_inames(const LoopKernel& k, const std::string& inames) {
+  auto names = name_list(inames);
+  require_inames(k, "untag_inames('" + inames + "')", names);
+  LoopKernel r = k;
+  for (auto& n : names) r.iname_tags.erase(n);
+  return r;
+}
+
+LoopKernel prioritize_loops(const LoopKernel& k, const std::string& inames) {
+  auto names = name_list(inames);
+  const std::string what = "prioritize_loops('" + inames + "')";
+  require_inames(k, what, names);
+  if (names.size() < 2) refuse(k, what, "give at least two inames, outermost first");
+  LoopKernel r = k;
+  r.loop_priority.push_back(names);
+  return r;
+}
+
+LoopKernel remove_unused_inames(const LoopKernel& k) {
+  std::set<std::string> used;
+  for (auto& insn : k.instructions) {
+    used.insert(insn.within_inames.begin(), insn.within_inames.end());
+    for (const Expr* e : {&insn.lhs, &insn.rhs}) {
+      struct V : ExprVisitor {
+        std::set<std::string>* u;
+        void visit_reduce(const Reduce& r) override {
+          u->insert(r.inames.begin(), r.inames.end());
+          ExprVisitor::visit_reduce(r);
+        }
+      } v;
+      v.u = &used;
+      if (e->defined()) v.visit(*e);
+    }
+  }
+  for (auto& d : k.domains)  // inames other domains depend on stay
+    for (auto& p : d.params())
+      if (k.has_iname(p)) used.insert(p);
+  LoopKernel r = k;
+  for (auto& d : r.domains) {
+    isl_set* s = d.copy();
+    for (int i = isl_set_dim(s, isl_dim_set) - 1; i >= 0; --i) {
+      const char* n = isl_set_get_dim_name(s, isl_dim_set, unsigned(i));
+      if (n && !used.count(n)) {
+        r.iname_tags.erase(n);
+        s = isl_set_project_out(s, isl_dim_set, unsigned(i), 1);
+      }
+    }
+    d = Domain(s);
+  }
+  r.domains.erase(std::remove_if(r.domains.begin(), r.domains.end(), [](const Domain& d) { return d.inames().empty(); }),
+                  r.domains.end());
+  for (auto& prio : r.loop_priority)
+    prio.erase(std::remove_if(prio.begin(), prio.end(), [&](auto& n) { return !used.count(n); }), prio.end());
+  return r;
+}
+
+LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, const std::string& within,
+                            const std::string& new_inames, const std::string& tags) {
+  const std::string what = "duplicate_inames('" + inames + "')";
+  auto names = name_list(inames);
+  require_inames(k, what, names);
+  auto fresh = name_list(new_inames);
+  if (!fresh.empty() && fresh.size() != names.size()) refuse(k, what, "give as many new names as inames");
+  auto tag_list = name_list(tags);
+  if (!tag_list.empty() && tag_list.size() != names.size()) refuse(k, what, "give as many tags as inames");
+  InstructionMatch m = InstructionMatch::parse(within.empty() ? "*" : within);
+  LoopKernel r = k;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& old = names[i];
+    std::string nw = fresh.empty() ? unique_iname(r, old + "_dup") : fresh[i];
+    check_fresh(r, what, nw);
+    // the copy's domain: the old iname's own constraints (parent inames stay parameters)
+    Domain src = r.domains[size_t(r.domain_of(old))];
+    isl::set d = islu::arrange_dims(islu::to_isl(src), {old});
+    r.domains.push_back(Domain(rename_dim(d.release(), old, nw)));
+    bool any = false;
+    for (auto& insn : r.instructions) {
+      if (!m(insn)) continue;
+      bool uses = insn.within_inames.count(old) > 0 || mentions_var(insn.rhs, old);
+      if (!uses) {
+        struct V : ExprVisitor {
+          std::string n;
+          bool found = false;
+          void visit_reduce(const Reduce& rd) override {
+            for (auto& x : rd.inames) found |= x == n;
+            ExprVisitor::visit_reduce(rd);
+          }
+        } v;
+        v.n = old;
+        if (insn.rhs.defined()) v.visit(insn.rhs);
+        uses = v.found;
+      }
+      if (!uses) continue;
+      rename_in_instruction(insn, old, nw);
+      any = true;
+    }
+    if (!any) refuse(k, what, "no instruction matching '" + m.text() + "' uses '" + old + "'");
+    if (!tag_list.empty()) {
+      auto t = InameTag::parse(tag_list[i]);
+      if (!t) refuse(k, what, "unknown tag '" + tag_list[i] + "'");
+      if (t->kind != InameTag::Seq) r.iname_tags[nw] = *t;
+    }
+  }
+  return r;
+}
+
+LoopKernel chunk_iname(const LoopKernel& k, const std::string& iname, int64_t num_chunks, const SplitOptions& o) {
+  const std::string what = "chunk_iname('" + iname + "', " + std::to_string(num_chunks) + ")";
+  require_inames(k, what, {iname});
+  if (num_chunks < 1) refuse(k, what, "the number of chunks must be at least 1");
+  auto [lo, hi] = constant_bounds(k, what, iname);
+  int64_t len = hi - lo + 1;
+  return split_iname(k, iname, std::max<int64_t>(1, (len + num_chunks - 1) / num_chunks), o);
+}
+
+LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std::string& new_iname) {
+  const std::string what = "join_inames('" + inames + "')";
+  auto names = name_list(inames);
+  require_inames(k, what, names);
+  if (names.size() < 2) refuse(k, what, "give at least two inames, outermost first");
+  int dom = k.domain_of(names[0]);
+  for (auto& n : names) {
+    if (k.domain_of(n) != dom) refuse(k, what, "'" + n + "' is in another domain than '" + names[0] + "'");
+    if (k.tag_of(n).kind != InameTag::Seq) refuse(k, what, "'" + n + "' is tagged; join before tagging");
+  }
+  std::string nw = new_iname.empty() ? unique_iname(k, names[0] + "_" + names[1]) : new_iname;
+  check_fresh(k, what, nw);
+  // all but the outermost need constant ranges starting at 0: joined = ((i0 * L1 + i1) * L2 + i2) ...
+  std::vector<int64_t> len(names.size(), 0);
+  for (size_t i = 1; i < names.size(); ++i) {
+    auto [lo, hi] = constant_bounds(k, what, names[i]);
+    if (lo != 0) refuse(k, what, "'" + names[i] + "' must start at 0");
+    len[i] = hi + 1;
+  }
+  // the new domain: joined = sum(i_d * stride_d) over the old points, old inames projected out
+  LoopKernel r = k;
+  isl_set* s = r.domains[size_t(dom)].copy();
+  unsigned n = unsigned(isl_set_dim(s, isl_dim_set));
+  s = isl_set_add_dims(s, isl_dim_set, 1);
+  s = isl_set_set_dim_id(s, isl_dim_set, n, isl_id_alloc(isl_set_get_ctx(s), nw.c_str(), nullptr));
+  isl_local_space* ls = isl_local_space_from_space(isl_set_get_space(s));
+  isl_constraint* eq = isl_equality_alloc(ls);
+  eq = isl_constraint_set_coefficient_si(eq, isl_dim_set, int(n), -1);
+  int64_t stride = 1;
+  std::map<std::string, Expr> repl;
+  Expr joined = make_var(nw);
+  for (size_t i = names.size(); i-- > 0;) {
+    int pos = isl_set_find_dim_by_name(s, isl_dim_set, names[i].c_str());
+    eq = isl_constraint_set_coefficient_si(eq, isl_dim_set, pos, int(stride));
+    // i_d = (joined // stride) % L_d (the outermost: joined // stride)
+    Expr v = stride == 1 ? joined : make_binary(BinOp::FloorDiv, joined, make_int(stride));
+    repl[names[i]] = i == 0 ? v : make_binary(BinOp::Mod, v, make_int(len[i]));
+    if (i > 0) stride *= len[i];
+  }
+  s = isl_set_add_constraint(s, eq);
+  for (auto& name : names) s = isl_set_project_out(s, isl_dim_set, unsigned(isl_set_find_dim_by_name(s, isl_dim_set, name.c_str())), 1);
+  r.domains[size_t(dom)] = Domain(islu::check(s, "join_inames"));
+  for (auto& insn : r.instructions) {
+    bool within = false;
+    for (auto& name : names) within |= insn.within_inames.erase(name) > 0;
+    if (within) insn.within_inames.insert(nw);
+    if (insn.lhs.defined()) insn.lhs = substitute(insn.lhs, repl);
+    if (insn.rhs.defined()) insn.rhs = substitute(insn.rhs, repl);
+    for (auto& p : insn.predicates) p = substitute(p, repl);
+  }
+  for (auto& [nm, rule] : r.substitutions) rule.body = substitute(rule.body, repl);
+  for (auto& prio : r.loop_priority)
+    for (auto& x : prio)
+      if (std::find(names.begin(), names.end(), x) != names.end()) x = nw;
+  return r;
+}
+
 void register_iname_transforms(TransformRegistry& reg) {
   reg.add({"split_iname",
            "Split iname into an outer and an inner iname of inner_length iterations; a partial last tile is guarded.",
@@ -180,6 +449,43 @@ void register_iname_transforms(TransformRegistry& reg) {
              if (a.has("outer_iname")) o.outer_iname = a.str("outer_iname");
              if (a.has("inner_iname")) o.inner_iname = a.str("inner_iname");
              return split_iname(k, a.str("iname"), a.integer("inner_length"), o);
+           }});
+  using P = TransformParam;
+  reg.add({"rename_iname", "Rename an iname everywhere.",
+           {{"iname", P::String, true, "the iname"}, {"new_iname", P::String, true, "its new name"}},
+           [](const LoopKernel& k, const TransformArgs& a) { return rename_iname(k, a.str("iname"), a.str("new_iname")); }});
+  reg.add({"untag_inames", "Remove the tags of inames ('i, j'): they become sequential loops.",
+           {{"inames", P::TagMap, true, "comma-separated inames"}},
+           [](const LoopKernel& k, const TransformArgs& a) { return untag_inames(k, a.str("inames")); }});
+  reg.add({"prioritize_loops", "Nest loops in this order where they nest: 'i, j, k' (outermost first).",
+           {{"inames", P::TagMap, true, "comma-separated inames"}},
+           [](const LoopKernel& k, const TransformArgs& a) { return prioritize_loops(k, a.str("inames")); }});
+  reg.add({"remove_unused_inames", "Drop inames no instruction uses from the domains.", {},
+           [](const LoopKernel& k, const TransformArgs&) { return remove_unused_inames(k); }});
+  reg.add({"duplicate_inames", "Give the matching instructions their own copy of inames (same range).",
+           {{"inames", P::String, true, "comma-separated inames"},
+            {"within", P::String, false, "match expression (default: all)"},
+            {"new_inames", P::String, false, "comma-separated new names"},
+            {"tags", P::String, false, "comma-separated tags of the copies"}},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             return duplicate_inames(k, a.str("inames"), a.has("within") ? a.str("within") : "",
+                                     a.has("new_inames") ? a.str("new_inames") : "", a.has("tags") ? a.str("tags") : "");
+           }});
+  reg.add({"chunk_iname", "Split an iname of constant range into num_chunks outer iterations.",
+           {{"iname", P::String, true, "the iname"},
+            {"num_chunks", P::Int, true, "iterations of the outer iname"},
+            {"outer_tag", P::Tag, false, "tag of the outer iname"},
+            {"inner_tag", P::Tag, false, "tag of the inner iname"}},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             SplitOptions o;
+             o.outer_tag = a.tag("outer_tag");
+             o.inner_tag = a.tag("inner_tag");
+             return chunk_iname(k, a.str("iname"), a.integer("num_chunks"), o);
+           }});
+  reg.add({"join_inames", "Join inames (outermost first; all but the first of constant range from 0) into one.",
+           {{"inames", P::String, true, "comma-separated inames"}, {"new_iname", P::String, false, "the joined iname"}},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             return join_inames(k, a.str("inames"), a.has("new_iname") ? a.str("new_iname") : "");
            }});
   reg.add({"tag_inames",
            "Tag inames: 'i:g.0, j:l.0' (g.N: block axis, l.N: thread axis, unr: unrolled, for: sequential).",

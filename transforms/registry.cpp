@@ -22,6 +22,9 @@ const TransformRegistry& transform_registry() {
   static const TransformRegistry r = [] {
     TransformRegistry t;
     register_iname_transforms(t);
+    register_reduction_transforms(t);
+    register_parameter_transforms(t);
+    register_instruction_transforms(t);
     return t;
   }();
   return r;
@@ -66,17 +69,27 @@ LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step) {
   std::map<std::string, std::string> values;
   std::vector<std::string> positional = step.positional;
   // a trailing iname:tag list may be written as separate words: tag_inames i:g.0 j:l.0
-  if (!info->params.empty() && info->params.back().kind == TransformParam::TagMap &&
-      positional.size() > info->params.size()) {
+  // or a trailing constraint as separate words: assume n >= 1 and n mod 16 = 0
+  if (!info->params.empty() && positional.size() > info->params.size() &&
+      (info->params.back().kind == TransformParam::TagMap || info->params.back().kind == TransformParam::Text)) {
     size_t last = info->params.size() - 1;
-    for (size_t i = last + 1; i < positional.size(); ++i) positional[last] += "," + positional[i];
+    const char* sep = info->params.back().kind == TransformParam::TagMap ? "," : " ";
+    for (size_t i = last + 1; i < positional.size(); ++i) positional[last] += sep + positional[i];
     positional.resize(last + 1);
   }
   if (positional.size() > info->params.size())
     throw TransformError(where + step.name + " takes at most " + std::to_string(info->params.size()) + " arguments");
   for (size_t i = 0; i < positional.size(); ++i) values[info->params[i].name] = positional[i];
+  auto collector = std::find_if(info->params.begin(), info->params.end(), [](auto& p) { return p.kind == TransformParam::KeywordMap; });
   for (auto& [key, v] : step.keyword) {
     bool known = std::any_of(info->params.begin(), info->params.end(), [&](auto& p) { return p.name == key; });
+    if (!known && collector != info->params.end()) {
+      std::string value = v;
+      while (!value.empty() && value.back() == ',') value.pop_back();
+      std::string& all = values[collector->name];
+      all += (all.empty() ? "" : ",") + key + "=" + value;
+      continue;
+    }
     if (!known) throw TransformError(where + step.name + ": unknown argument '" + key + "'");
     if (values.count(key)) throw TransformError(where + step.name + ": argument '" + key + "' given twice");
     values[key] = v;

@@ -32,10 +32,45 @@ LoopKernel split_iname(const LoopKernel& k, const std::string& iname, int64_t in
 LoopKernel tag_inames(const LoopKernel& k, const std::map<std::string, std::string>& tags);
 LoopKernel tag_inames(const LoopKernel& k, const std::string& spec);
 
+LoopKernel rename_iname(const LoopKernel& k, const std::string& iname, const std::string& new_iname);
+LoopKernel untag_inames(const LoopKernel& k, const std::string& inames);      // "i, j"
+LoopKernel prioritize_loops(const LoopKernel& k, const std::string& inames);  // "i, j, k", outermost first
+LoopKernel remove_unused_inames(const LoopKernel& k);
+// Copies of inames for the instructions matching `within` ("" = all).
+LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, const std::string& within = "",
+                            const std::string& new_inames = "", const std::string& tags = "");
+// A split whose outer iname has num_chunks iterations (the range must be constant).
+LoopKernel chunk_iname(const LoopKernel& k, const std::string& iname, int64_t num_chunks, const SplitOptions& opts = {});
+// i, j (j of constant range from 0) -> ij = i*len(j) + j.
+LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std::string& new_iname = "");
+
+// ---- reductions (transforms/reductions.cpp) ----
+// sum((i, j), e) -> sum(i, sum(j, e)) for the given inner inames (inward), or
+// the given inames outside (outward), in the matching instructions.
+LoopKernel split_reduction_inward(const LoopKernel& k, const std::string& inames, const std::string& within = "");
+LoopKernel split_reduction_outward(const LoopKernel& k, const std::string& inames, const std::string& within = "");
+// Reductions sharing an iname get copies, so each reduction has its own.
+LoopKernel make_reduction_inames_unique(const LoopKernel& k);
+
+// ---- parameters (transforms/parameters.cpp) ----
+LoopKernel assume(const LoopKernel& k, const std::string& constraints);  // "n >= 1 and n mod 16 = 0"
+LoopKernel fix_parameters(const LoopKernel& k, const std::map<std::string, int64_t>& values);
+
+// ---- instructions (transforms/instructions.cpp); matches: loom/match.h ----
+LoopKernel add_dependency(const LoopKernel& k, const std::string& match, const std::string& depends_on);
+LoopKernel add_barrier(const LoopKernel& k, const std::string& before, const std::string& after, const std::string& id = "");
+LoopKernel add_nosync(const LoopKernel& k, const std::string& source, const std::string& sink);
+LoopKernel set_instruction_priority(const LoopKernel& k, const std::string& match, int priority);
+LoopKernel tag_instructions(const LoopKernel& k, const std::string& tag, const std::string& match);
+LoopKernel remove_instructions(const LoopKernel& k, const std::string& match);
+
 // ---- the registry ----
 
 struct TransformParam {
-  enum Kind { String, Int, Tag, TagMap };
+  // TagMap and Text, as a last parameter, also take the rest of a script
+  // line's words (joined by ',' and ' '); KeywordMap collects the step's
+  // name=value words that name no other parameter ("n=128, m=64").
+  enum Kind { String, Int, Tag, TagMap, Text, KeywordMap };
   std::string name;
   Kind kind = String;
   bool required = true;
@@ -83,5 +118,8 @@ LoopKernel apply_transforms(const LoopKernel& k, const std::vector<TransformStep
 
 // Registration hooks, one per transforms/ file (called by the registry).
 void register_iname_transforms(TransformRegistry& r);
+void register_reduction_transforms(TransformRegistry& r);
+void register_parameter_transforms(TransformRegistry& r);
+void register_instruction_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -171,7 +171,10 @@ std::vector<TransformStep> parse_transform_lines(const Source& src, size_t begin
       for (size_t w = 1; w < words.size(); ++w) {
         const std::string& word = words[w].first;
         auto eq = word.find('=');
-        if (eq != std::string::npos && eq > 0 && word.substr(0, eq).find_first_of(":,") == std::string::npos) {
+        // key=value where key is an identifier ("n>=1" is a word of a constraint, not a keyword)
+        bool ident = eq != std::string::npos && eq > 0 && (std::isalpha(static_cast<unsigned char>(word[0])) || word[0] == '_');
+        for (size_t c = 0; ident && c < eq; ++c) ident = std::isalnum(static_cast<unsigned char>(word[c])) || word[c] == '_';
+        if (ident) {
           std::string key = word.substr(0, eq);
           if (step.keyword.count(key)) src.fail(words[w].second, "argument '" + key + "' given twice");
           step.keyword[key] = word.substr(eq + 1);

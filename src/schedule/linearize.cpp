@@ -41,13 +41,56 @@ class Linearizer {
   }
 
  private:
-  // Iname order: domain order, adjusted so that each loop-priority list is
-  // respected (a stable topological sort).
+  // Iname order (outer to inner): explicit loop priorities first; then the
+  // nesting the instructions imply (when X depends on Y or Y on X and X's
+  // inames are a subset of Y's, X's inames go outside Y's others: an
+  // accumulator's init is outside the loop that updates it); then domain
+  // order. Implied edges that would contradict earlier ones are dropped.
   void rank_inames() {
     std::vector<std::string> names = k_.all_inames();
     std::map<std::string, std::set<std::string>> before;  // iname -> inames that must come first
+    auto reaches = [&](const std::string& from, const std::string& to) {  // is `to` required before `from`?
+      std::vector<std::string> todo{from};
+      std::set<std::string> seen;
+      while (!todo.empty()) {
+        std::string x = todo.back();
+        todo.pop_back();
+        if (x == to) return true;
+        if (!seen.insert(x).second) continue;
+        for (auto& b : before[x]) todo.push_back(b);
+      }
+      return false;
+    };
+    auto add = [&](const std::string& outer, const std::string& inner, bool explicit_edge) {
+      if (outer == inner || before[inner].count(outer)) return;
+      if (reaches(outer, inner)) {  // inner already required before outer
+        if (explicit_edge) throw KernelError("kernel '" + k_.name + "': loop priorities contradict each other");
+        return;
+      }
+      before[inner].insert(outer);
+    };
     for (auto& prio : k_.loop_priority)
-      for (size_t i = 0; i + 1 < prio.size(); ++i) before[prio[i + 1]].insert(prio[i]);
+      for (size_t i = 0; i + 1 < prio.size(); ++i) add(prio[i], prio[i + 1], true);
+    std::map<std::string, const Instruction*> by_id;
+    for (auto& insn : k_.instructions) by_id[insn.id] = &insn;
+    auto seq = [&](const Instruction& x) {
+      std::set<std::string> r;
+      for (auto& n : x.within_inames)
+        if (!k_.tag_of(n).is_hardware()) r.insert(n);
+      return r;
+    };
+    for (auto& y : k_.instructions)
+      for (auto& d : y.depends_on) {
+        auto it = by_id.find(d);
+        if (it == by_id.end()) continue;
+        std::set<std::string> a = seq(*it->second), b = seq(y);
+        const std::set<std::string>& small = a.size() <= b.size() ? a : b;
+        const std::set<std::string>& big = a.size() <= b.size() ? b : a;
+        if (!std::includes(big.begin(), big.end(), small.begin(), small.end()) || small.size() == big.size()) continue;
+        for (auto& o : small)
+          for (auto& in : big)
+            if (!small.count(in)) add(o, in, false);
+      }
     std::set<std::string> placed;
     while (order_.size() < names.size()) {
       bool found = false;

@@ -1,0 +1,176 @@
+// The transformations beyond split/tag: for each, its effect on the kernel,
+// an oracle test (transformed vs untransformed on random inputs, sizes that
+// are not multiples of anything), an NVRTC compile of the result, and the
+// errors it raises.
+#include <gtest/gtest.h>
+
+#include "loom/cuda.h"
+#include "loom/match.h"
+#include "loom/preprocess.h"
+#include "loom/schedule.h"
+#include "oracle.h"
+
+using namespace loom;
+using loom::testing::compare_kernels;
+
+namespace {
+
+// Oracle at several sizes plus an NVRTC compile of the transformed kernel.
+void check(const LoopKernel& ref, const LoopKernel& t, std::vector<std::map<std::string, int64_t>> sizes) {
+  for (auto& p : sizes) EXPECT_EQ(compare_kernels(ref, t, p), "") << t.str();
+  if (cuda::nvrtc_available()) {
+    cuda::CompileResult r = cuda::compile(cuda::print_source(generate(t)), "sm_90");
+    EXPECT_GT(r.cubin.size(), 0u);
+  }
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const TransformError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+LoopKernel matmul() {
+  return make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                     {"a: float32[n, l], b: float32[l, m], c: float32[n, m]", "..."}, "mm");
+}
+const std::vector<std::map<std::string, int64_t>> kMatmulSizes = {{{"n", 7}, {"m", 5}, {"l", 9}}, {{"n", 17}, {"m", 33}, {"l", 3}}};
+
+}  // namespace
+
+TEST(MatchExpressions, SelectInstructions) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"},
+                             "x[i] = a[i] {id=load, tags=io}\ny[i, j] = x[i] * b[j] {id=use}\nz[i] = 2 {id=other, tags=io:cheap}",
+                             {"..."});
+  EXPECT_EQ(find_instructions(k, "*"), (std::vector<std::string>{"load", "use", "other"}));
+  EXPECT_EQ(find_instructions(k, "id:l*"), std::vector<std::string>{"load"});
+  EXPECT_EQ(find_instructions(k, "tag:io and not tag:cheap"), std::vector<std::string>{"load"});
+  EXPECT_EQ(find_instructions(k, "writes:y or reads:a"), (std::vector<std::string>{"load", "use"}));
+  EXPECT_EQ(find_instructions(k, "iname:j"), std::vector<std::string>{"use"});
+  EXPECT_EQ(find_instructions(k, "(id:use or id:other) and tag:io"), std::vector<std::string>{"other"});
+  EXPECT_THROW(find_instructions(k, "colour:red"), Error);
+  EXPECT_THROW(find_instructions(k, "(id:use"), Error);
+}
+
+TEST(InstructionTransforms, DependenciesBarriersPrioritiesTagsRemoval) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"}, "x[i] = a[i] {id=a1}\ny[i] = 2 * a[i] {id=a2}\nz[i] = 3 * a[i] {id=a3}", {"..."});
+  LoopKernel d = add_dependency(k, "id:a1", "id:a3");
+  EXPECT_TRUE(d.instruction("a1").depends_on.count("a3"));
+  check(k, d, {{{"n", 11}}});
+  LoopKernel b = add_barrier(k, "id:a1", "id:a2 or id:a3", "bar");
+  EXPECT_EQ(b.instruction("bar").kind, Instruction::Barrier);
+  EXPECT_TRUE(b.instruction("a2").depends_on.count("bar"));
+  check(k, b, {{{"n", 11}}});
+  EXPECT_EQ(set_instruction_priority(k, "id:a3", 7).instruction("a3").priority, 7);
+  EXPECT_EQ(linearize(preprocess(set_instruction_priority(k, "id:a3", 7))).items[0].body[0].name, "a3");
+  EXPECT_TRUE(tag_instructions(k, "hot", "id:a2").instruction("a2").tags.count("hot"));
+  EXPECT_TRUE(add_nosync(k, "id:a1", "id:a2").instruction("a2").no_sync_with.count("a1"));
+  LoopKernel chain = add_dependency(add_dependency(k, "id:a2", "id:a1"), "id:a3", "id:a2");
+  LoopKernel r = remove_instructions(chain, "id:a2");
+  EXPECT_EQ(r.instructions.size(), 2u);
+  EXPECT_EQ(r.instruction("a3").depends_on, std::set<std::string>{"a1"});  // inherited through a2
+  EXPECT_NE(error_of([&] { add_dependency(k, "id:nothing", "id:a1"); }).find("no instruction matches 'id:nothing'"), std::string::npos);
+  EXPECT_NE(error_of([&] { add_barrier(k, "id:a1", "id:a2", "a3"); }).find("exists"), std::string::npos);
+}
+
+TEST(Parameters, AssumeAndFix) {
+  LoopKernel k = matmul();
+  LoopKernel a = assume(k, "n >= 1 and n mod 16 = 0");
+  EXPECT_TRUE(a.assumptions.defined());
+  check(k, a, {{{"n", 16}, {"m", 5}, {"l", 3}}});
+  EXPECT_NE(error_of([&] { assume(k, "q >= 1"); }).find("'q' is not a parameter"), std::string::npos);
+  EXPECT_NE(error_of([&] { assume(a, "n <= 0"); }).find("contradict"), std::string::npos);
+  LoopKernel f = fix_parameters(k, {{"l", 9}});
+  EXPECT_EQ(f.find_argument("l"), nullptr);
+  EXPECT_EQ(f.find_argument("a")->str(), "a: float32[n, 9]");
+  EXPECT_EQ(compare_kernels(fix_parameters(k, {{"l", 9}}), f, {{"n", 7}, {"m", 5}}), "");
+  // the fixed kernel against the original with l = 9 passed explicitly
+  std::map<std::string, int64_t> p{{"n", 7}, {"m", 5}, {"l", 9}};
+  auto ra = make_host_arrays(k, p, 3);
+  auto fa = ra;
+  loom::testing::run_on_host(k, loom::testing::args_of(k, ra, p));
+  loom::testing::run_on_host(f, loom::testing::args_of(f, fa, {{"n", 7}, {"m", 5}}));
+  EXPECT_TRUE(compare(ra.at("c"), fa.at("c")).ok);
+  EXPECT_NE(error_of([&] { fix_parameters(k, {{"q", 1}}); }).find("'q' is not a parameter"), std::string::npos);
+}
+
+TEST(InameTransforms, RenameUntagPrioritize) {
+  LoopKernel k = matmul();
+  LoopKernel r = rename_iname(k, "k", "kk");
+  EXPECT_TRUE(r.has_iname("kk"));
+  EXPECT_FALSE(r.has_iname("k"));
+  EXPECT_EQ(r.instructions[0].rhs.as<Reduce>()->inames, std::vector<std::string>{"kk"});
+  check(k, r, kMatmulSizes);
+  EXPECT_NE(error_of([&] { rename_iname(k, "k", "i"); }).find("already used"), std::string::npos);
+  LoopKernel t = tag_inames(split_iname(k, "i", 4), "i_outer:g.0, i_inner:l.0");
+  EXPECT_EQ(untag_inames(t, "i_inner").tag_of("i_inner").kind, InameTag::Seq);
+  check(k, untag_inames(t, "i_outer, i_inner"), kMatmulSizes);
+  LoopKernel p = prioritize_loops(k, "j, i");
+  EXPECT_EQ(linearize(preprocess(p)).str().substr(0, 14), "for j\n  for i\n");
+  check(k, p, kMatmulSizes);
+  EXPECT_NE(error_of([&] { prioritize_loops(k, "j"); }).find("at least two"), std::string::npos);
+  EXPECT_NE(error_of([&] { untag_inames(k, "q"); }).find("no iname 'q'"), std::string::npos);
+}
+
+TEST(InameTransforms, RemoveUnusedAndDuplicate) {
+  LoopKernel k = make_kernel({"{[i, j, q]: 0 <= i < n and 0 <= j < n and 0 <= q < 4}"}, "x[i] = a[i] {id=s1}\ny[j] = 2 * a[j] {id=s2}",
+                             {"a: float32[n], x: float32[n], y: float32[n]", "..."});
+  LoopKernel u = remove_unused_inames(k);
+  EXPECT_FALSE(u.has_iname("q"));
+  check(k, u, {{{"n", 9}}});
+  LoopKernel d = duplicate_inames(k, "i", "id:s1", "i2", "");
+  EXPECT_TRUE(d.has_iname("i2"));
+  EXPECT_EQ(d.instruction("s1").within_inames, std::set<std::string>{"i2"});
+  check(k, d, {{{"n", 9}}, {{"n", 1}}});
+  LoopKernel dt = duplicate_inames(k, "j", "id:s2", "", "g.0");  // blocks along g.0 run s2, and s1 below
+  check(k, tag_inames(split_iname(dt, "i", 4), "i_outer:g.0"), {{{"n", 9}}});
+  EXPECT_NE(error_of([&] { duplicate_inames(k, "i", "id:s2"); }).find("uses 'i'"), std::string::npos);
+}
+
+TEST(InameTransforms, ChunkAndJoin) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < 12}"}, "out[i, j] = a[i, j] + j", {"a: float32[n, 12], out: float32[n, 12]", "..."});
+  LoopKernel c = chunk_iname(k, "j", 5);  // 12 in 5 chunks of 3 (the last empty)
+  EXPECT_TRUE(c.has_iname("j_outer"));
+  check(k, c, {{{"n", 3}}});
+  EXPECT_NE(error_of([&] { chunk_iname(k, "i", 4); }).find("depends on the parameters"), std::string::npos);
+  LoopKernel j = join_inames(k, "i, j", "ij");
+  EXPECT_TRUE(j.has_iname("ij"));
+  EXPECT_FALSE(j.has_iname("i"));
+  check(k, j, {{{"n", 5}}, {{"n", 1}}});
+  check(k, tag_inames(split_iname(j, "ij", 32), "ij_outer:g.0, ij_inner:l.0"), {{{"n", 7}}});
+  EXPECT_NE(error_of([&] { join_inames(k, "j, i"); }).find("depends on the parameters"), std::string::npos);
+}
+
+TEST(ReductionTransforms, SplitInwardOutwardAndUnique) {
+  LoopKernel k = make_kernel({"{[i, j, q]: 0 <= i < n and 0 <= j < m and 0 <= q < 3}"},
+                             "s[i] = sum((j, q), a[i, j] * q)\nt[i] = max(j, a[i, j]) + sum(j, a[i, j])", {"..."});
+  LoopKernel in = split_reduction_inward(k, "q", "id:insn_0");
+  auto outer = in.instructions[0].rhs.as<Reduce>();
+  ASSERT_TRUE(outer);
+  EXPECT_EQ(outer->inames, std::vector<std::string>{"j"});
+  EXPECT_EQ(outer->body.as<Reduce>()->inames, std::vector<std::string>{"q"});
+  check(k, in, {{{"n", 4}, {"m", 7}}});
+  LoopKernel out = split_reduction_outward(k, "q", "id:insn_0");
+  EXPECT_EQ(out.instructions[0].rhs.as<Reduce>()->inames, std::vector<std::string>{"q"});
+  check(k, out, {{{"n", 4}, {"m", 7}}});
+  EXPECT_NE(error_of([&] { split_reduction_inward(k, "i"); }).find("no reduction"), std::string::npos);
+  LoopKernel u = make_reduction_inames_unique(k);
+  EXPECT_TRUE(u.has_iname("j_r"));
+  check(k, u, {{{"n", 4}, {"m", 7}}});
+}
+
+TEST(Registry, EveryTransformIsReachableByName) {
+  for (const char* name : {"split_iname", "tag_inames", "rename_iname", "untag_inames", "prioritize_loops", "remove_unused_inames",
+                           "duplicate_inames", "chunk_iname", "join_inames", "split_reduction_inward", "split_reduction_outward",
+                           "make_reduction_inames_unique", "assume", "fix_parameters", "add_dependency", "add_barrier", "add_nosync",
+                           "set_instruction_priority", "tag_instructions", "remove_instructions"})
+    EXPECT_NE(transform_registry().find(name), nullptr) << name;
+  LoopKernel k = matmul();
+  LoopKernel t = apply_transforms(k, parse_transform_script("assume n >= 1 and n mod 4 = 0\nfix_parameters l=9, m=5\n"
+                                                            "prioritize_loops j, i\nrename_iname k kk\n"));
+  EXPECT_EQ(t.find_argument("m"), nullptr);
+  EXPECT_TRUE(t.has_iname("kk"));
+}

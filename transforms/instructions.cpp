@@ -1,0 +1,150 @@
+// Instruction transformations: add_dependency, add_barrier, add_nosync,
+// set_instruction_priority, tag_instructions, remove_instructions. Each
+// selects instructions with a match expression (loom/match.h) and refuses a
+// match that selects nothing, so a typo never passes silently.
+#include <algorithm>
+
+#include "loom/match.h"
+#include "loom/transforms.h"
+
+namespace loom {
+
+namespace {
+
+[[noreturn]] void refuse(const LoopKernel& k, const std::string& what, const std::string& why) {
+  throw TransformError(what + " on kernel '" + k.name + "': " + why);
+}
+
+std::vector<Instruction*> select(LoopKernel& k, const std::string& what, const std::string& match) {
+  InstructionMatch m = [&] {
+    try {
+      return InstructionMatch::parse(match);
+    } catch (const Error& e) {
+      refuse(k, what, e.what());
+    }
+  }();
+  std::vector<Instruction*> out;
+  for (auto& insn : k.instructions)
+    if (m(insn)) out.push_back(&insn);
+  if (out.empty()) refuse(k, what, "no instruction matches '" + match + "'");
+  return out;
+}
+
+std::string unique_id(const LoopKernel& k, const std::string& base) {
+  std::string id = base;
+  for (int i = 0;; ++i) {
+    bool taken = std::any_of(k.instructions.begin(), k.instructions.end(), [&](auto& x) { return x.id == id; });
+    if (!taken) return id;
+    id = base + "_" + std::to_string(i);
+  }
+}
+
+}  // namespace
+
+LoopKernel add_dependency(const LoopKernel& k, const std::string& match, const std::string& depends_on) {
+  const std::string what = "add_dependency('" + match + "', '" + depends_on + "')";
+  LoopKernel r = k;
+  auto sources = select(r, what, depends_on);
+  std::set<std::string> ids;
+  for (auto* s : sources) ids.insert(s->id);
+  for (auto* insn : select(r, what, match))
+    for (auto& id : ids)
+      if (id != insn->id) insn->depends_on.insert(id);
+  return r;
+}
+
+LoopKernel add_barrier(const LoopKernel& k, const std::string& before, const std::string& after, const std::string& id) {
+  const std::string what = "add_barrier('" + before + "', '" + after + "')";
+  LoopKernel r = k;
+  Instruction bar;
+  bar.kind = Instruction::Barrier;
+  bar.id = id.empty() ? unique_id(r, "barrier") : id;
+  if (!id.empty() && std::any_of(r.instructions.begin(), r.instructions.end(), [&](auto& x) { return x.id == id; }))
+    refuse(k, what, "an instruction with id '" + id + "' exists");
+  size_t last_before = 0;
+  for (auto* insn : select(r, what, before)) {
+    bar.depends_on.insert(insn->id);
+    last_before = std::max(last_before, size_t(insn - r.instructions.data()));
+  }
+  for (auto* insn : select(r, what, after)) insn->depends_on.insert(bar.id);
+  r.instructions.insert(r.instructions.begin() + long(last_before) + 1, bar);
+  return r;
+}
+
+LoopKernel add_nosync(const LoopKernel& k, const std::string& source, const std::string& sink) {
+  const std::string what = "add_nosync('" + source + "', '" + sink + "')";
+  LoopKernel r = k;
+  std::set<std::string> ids;
+  for (auto* s : select(r, what, source)) ids.insert(s->id);
+  for (auto* insn : select(r, what, sink)) insn->no_sync_with.insert(ids.begin(), ids.end());
+  return r;
+}
+
+LoopKernel set_instruction_priority(const LoopKernel& k, const std::string& match, int priority) {
+  LoopKernel r = k;
+  for (auto* insn : select(r, "set_instruction_priority('" + match + "')", match)) insn->priority = priority;
+  return r;
+}
+
+LoopKernel tag_instructions(const LoopKernel& k, const std::string& tag, const std::string& match) {
+  LoopKernel r = k;
+  for (auto* insn : select(r, "tag_instructions('" + tag + "', '" + match + "')", match)) insn->tags.insert(tag);
+  return r;
+}
+
+LoopKernel remove_instructions(const LoopKernel& k, const std::string& match) {
+  const std::string what = "remove_instructions('" + match + "')";
+  LoopKernel r = k;
+  std::map<std::string, std::set<std::string>> removed;  // id -> its dependencies
+  for (auto* insn : select(r, what, match)) removed[insn->id] = insn->depends_on;
+  std::vector<Instruction> kept;
+  for (auto& insn : r.instructions) {
+    if (removed.count(insn.id)) continue;
+    // what depended on a removed instruction now depends on what it depended on
+    std::set<std::string> deps;
+    std::vector<std::string> todo(insn.depends_on.begin(), insn.depends_on.end());
+    std::set<std::string> seen;
+    while (!todo.empty()) {
+      std::string d = todo.back();
+      todo.pop_back();
+      if (!seen.insert(d).second) continue;
+      if (removed.count(d)) todo.insert(todo.end(), removed[d].begin(), removed[d].end());
+      else deps.insert(d);
+    }
+    insn.depends_on = deps;
+    for (auto& [id, unused] : removed) insn.no_sync_with.erase(id);
+    kept.push_back(insn);
+  }
+  r.instructions = kept;
+  return r;
+}
+
+void register_instruction_transforms(TransformRegistry& reg) {
+  using P = TransformParam;
+  reg.add({"add_dependency", "Make the matching instructions depend on those matching depends_on.",
+           {{"match", P::String, true, "instructions that wait"}, {"depends_on", P::String, true, "instructions waited for"}},
+           [](const LoopKernel& k, const TransformArgs& a) { return add_dependency(k, a.str("match"), a.str("depends_on")); }});
+  reg.add({"add_barrier", "Insert a local barrier after the instructions matching before and ahead of those matching after.",
+           {{"before", P::String, true, "instructions the barrier waits for"},
+            {"after", P::String, true, "instructions that wait for the barrier"},
+            {"id", P::String, false, "the barrier's id"}},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             return add_barrier(k, a.str("before"), a.str("after"), a.has("id") ? a.str("id") : "");
+           }});
+  reg.add({"add_nosync", "Declare that the sink instructions need no barrier against the source instructions.",
+           {{"source", P::String, true, "match"}, {"sink", P::String, true, "match"}},
+           [](const LoopKernel& k, const TransformArgs& a) { return add_nosync(k, a.str("source"), a.str("sink")); }});
+  reg.add({"set_instruction_priority", "Set the priority of the matching instructions (higher runs first among ready ones).",
+           {{"match", P::String, true, "instructions"}, {"priority", P::Int, true, "an integer"}},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             return set_instruction_priority(k, a.str("match"), int(a.integer("priority")));
+           }});
+  reg.add({"tag_instructions", "Add a tag to the matching instructions.",
+           {{"tag", P::String, true, "the tag"}, {"match", P::String, true, "instructions"}},
+           [](const LoopKernel& k, const TransformArgs& a) { return tag_instructions(k, a.str("tag"), a.str("match")); }});
+  reg.add({"remove_instructions", "Remove the matching instructions; their dependents inherit their dependencies.",
+           {{"match", P::String, true, "instructions"}},
+           [](const LoopKernel& k, const TransformArgs& a) { return remove_instructions(k, a.str("match")); }});
+}
+
+}  // namespace loom

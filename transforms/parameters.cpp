@@ -1,0 +1,113 @@
+// Parameter transformations: assume (constraints on the parameters, used by
+// codegen and the bounds checks) and fix_parameters (a parameter becomes a
+// constant everywhere: domains, instructions, shapes, assumptions).
+#include <isl/set.h>
+
+#include "loom/isl_util.h"
+#include "loom/transforms.h"
+
+namespace loom {
+
+namespace {
+[[noreturn]] void refuse(const LoopKernel& k, const std::string& what, const std::string& why) {
+  throw TransformError(what + " on kernel '" + k.name + "': " + why);
+}
+
+isl_set* fix_param(isl_set* s, const std::string& name, int64_t v) {
+  int pos = isl_set_find_dim_by_name(s, isl_dim_param, name.c_str());
+  if (pos < 0) return s;
+  s = isl_set_fix_si(s, isl_dim_param, unsigned(pos), int(v));
+  return isl_set_project_out(s, isl_dim_param, unsigned(pos), 1);
+}
+}  // namespace
+
+LoopKernel assume(const LoopKernel& k, const std::string& constraints) {
+  const std::string what = "assume('" + constraints + "')";
+  std::string text = constraints;
+  auto b = text.find_first_not_of(" \t\n");
+  if (b == std::string::npos) refuse(k, what, "no constraints given");
+  if (text[b] != '{' && text[b] != '[') text = "{ : " + text + " }";
+  Domain a;
+  try {
+    a = Domain::parse(text);
+  } catch (const std::exception& e) {
+    refuse(k, what, e.what());
+  }
+  if (!a.inames().empty()) refuse(k, what, "assumptions constrain parameters only");
+  auto params = k.parameters();
+  for (auto& p : a.params())
+    if (std::find(params.begin(), params.end(), p) == params.end())
+      refuse(k, what, "'" + p + "' is not a parameter of the kernel");
+  LoopKernel r = k;
+  isl::set s = islu::to_isl(a);
+  if (k.assumptions.defined()) s = s.intersect(islu::to_isl(k.assumptions));
+  if (s.is_empty()) refuse(k, what, "the assumptions contradict each other");
+  r.assumptions = islu::from_isl(s);
+  return r;
+}
+
+LoopKernel fix_parameters(const LoopKernel& k, const std::map<std::string, int64_t>& values) {
+  LoopKernel r = k;
+  std::map<std::string, Expr> repl;
+  auto params = k.parameters();
+  for (auto& [name, v] : values) {
+    const std::string what = "fix_parameters(" + name + "=" + std::to_string(v) + ")";
+    if (std::find(params.begin(), params.end(), name) == params.end()) refuse(k, what, "'" + name + "' is not a parameter");
+    repl[name] = make_int(v);
+    for (auto& d : r.domains) d = Domain(fix_param(d.copy(), name, v));
+    if (r.assumptions.defined()) {
+      r.assumptions = Domain(fix_param(r.assumptions.copy(), name, v));
+      if (islu::to_isl(r.assumptions).is_empty()) refuse(k, what, "the value contradicts the kernel's assumptions");
+    }
+  }
+  for (auto& insn : r.instructions) {
+    if (insn.lhs.defined()) insn.lhs = substitute(insn.lhs, repl);
+    if (insn.rhs.defined()) insn.rhs = substitute(insn.rhs, repl);
+    for (auto& p : insn.predicates) p = substitute(p, repl);
+  }
+  for (auto& [n, rule] : r.substitutions) rule.body = substitute(rule.body, repl);
+  std::vector<Argument> args;
+  for (auto& a : r.arguments) {
+    if (a.kind == Argument::Value && values.count(a.name)) continue;  // no longer an argument
+    for (auto& s : a.shape) s = simplify(substitute(s, repl));
+    for (auto& s : a.strides) s = simplify(substitute(s, repl));
+    if (a.offset.defined()) a.offset = simplify(substitute(a.offset, repl));
+    args.push_back(a);
+  }
+  r.arguments = args;
+  for (auto& [n, t] : r.temporaries)
+    for (auto& s : t.shape) s = simplify(substitute(s, repl));
+  return r;
+}
+
+void register_parameter_transforms(TransformRegistry& reg) {
+  using P = TransformParam;
+  reg.add({"assume", "Add constraints on the parameters ('n >= 1 and n mod 16 = 0').",
+           {{"constraints", P::Text, true, "isl constraints on parameters"}},
+           [](const LoopKernel& k, const TransformArgs& a) { return assume(k, a.str("constraints")); }});
+  reg.add({"fix_parameters", "Give parameters constant values: 'n=128, m=64'.",
+           {{"values", P::KeywordMap, true, "name=value pairs"}},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             std::map<std::string, int64_t> v;
+             std::string s = a.str("values");
+             size_t pos = 0;
+             while (pos < s.size()) {
+               size_t end = s.find(',', pos);
+               std::string item = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+               pos = end == std::string::npos ? s.size() : end + 1;
+               auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+               if (b == std::string::npos) continue;
+               item = item.substr(b, e - b + 1);
+               auto eq = item.find_first_of("=:");
+               try {
+                 if (eq == std::string::npos) throw 0;
+                 v[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+               } catch (...) {
+                 throw TransformError("fix_parameters on kernel '" + k.name + "': expected name=integer, got '" + item + "'");
+               }
+             }
+             return fix_parameters(k, v);
+           }});
+}
+
+}  // namespace loom
