@@ -7,9 +7,15 @@
 //                         on a private accumulator (sequential reductions)
 //   add_dependencies      read-after-write, write-after-read and
 //                         write-after-write between instructions, in text order
-//   check_kernel          names, inames and tags are consistent
-// Each pass is a pure function in src/preprocess/<pass>.cpp.
+//   check_kernel          names, inames, tags, barriers and limits are consistent
+//   check_bounds          every affine access stays in its array (isl proof)
+//   check_races           no two threads write one element (isl proof)
+// Each pass is a pure function in src/preprocess/<pass>.cpp (the two proofs
+// share access_checks.cpp).
 #pragma once
+#include <string>
+#include <vector>
+
 #include "loom/kernel.h"
 
 namespace loom {
@@ -19,6 +25,8 @@ LoopKernel infer_types(const LoopKernel& k);
 LoopKernel realize_reductions(const LoopKernel& k);
 LoopKernel add_dependencies(const LoopKernel& k);
 void check_kernel(const LoopKernel& k);
+void check_bounds(const LoopKernel& k);
+void check_races(const LoopKernel& k, const std::vector<std::string>& hardware_inames);
 
 LoopKernel preprocess(const LoopKernel& k);
 

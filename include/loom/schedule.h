@@ -32,4 +32,8 @@ struct Linearization {
 
 Linearization linearize(const LoopKernel& preprocessed);
 
+// Local memory one thread writes and another reads needs a barrier between
+// them (src/schedule/barrier_check.cpp); throws KernelError when missing.
+void check_local_barriers(const LoopKernel& k, const Linearization& L);
+
 }  // namespace loom

@@ -9,6 +9,8 @@
 // box already implies are dropped.
 #include "fast_path.h"
 
+#include "loom/constraints.h"
+
 #include <isl/constraint.h>
 
 #include <algorithm>
@@ -18,84 +20,27 @@ namespace loom::codegen {
 
 namespace {
 
-struct Constraint {
-  std::map<std::string, int64_t> coef;  // variable -> coefficient (non-zero)
-  int64_t constant = 0;
-  bool operator==(const Constraint& o) const { return coef == o.coef && constant == o.constant; }
-  bool operator<(const Constraint& o) const { return std::tie(coef, constant) < std::tie(o.coef, o.constant); }
-};
+using Constraint = AffineConstraint;
+
 
 struct Fail {
   std::string why;
 };
 
-bool fits(isl_val* v, int64_t& out) {
-  bool ok = isl_val_is_int(v) && isl_val_get_den_si(v) == 1;
-  if (ok) {
-    long n = isl_val_get_num_si(v);
-    out = n;
-    // isl_val_get_num_si saturates silently; guard against huge values
-    ok = n > -(1L << 40) && n < (1L << 40);
-  }
-  isl_val_free(v);
-  return ok;
-}
-
-// The constraints of a domain that is one basic set without existentials
-// or equalities.
-std::vector<Constraint> read_constraints(const Domain& d) {
-  isl_set* s = d.get();
-  if (isl_set_n_basic_set(s) != 1) throw Fail{"a domain is a union of basic sets"};
-  std::vector<Constraint> out;
-  struct Ctx {
-    std::vector<Constraint>* out;
-    std::string error;
-  } ctx{&out, ""};
-  isl_set_foreach_basic_set(
-      s,
-      [](isl_basic_set* bs, void* user) -> isl_stat {
-        auto* c = static_cast<Ctx*>(user);
-        if (isl_basic_set_dim(bs, isl_dim_div) != 0) c->error = "a domain has existential variables";
-        if (c->error.empty())
-          isl_basic_set_foreach_constraint(
-              bs,
-              [](isl_constraint* con, void* user2) -> isl_stat {
-                auto* c2 = static_cast<Ctx*>(user2);
-                if (isl_constraint_is_equality(con)) c2->error = "a domain has an equality";
-                Constraint k;
-                for (isl_dim_type t : {isl_dim_param, isl_dim_set}) {
-                  isl_size n = isl_constraint_dim(con, t);
-                  for (isl_size i = 0; i < n; ++i) {
-                    int64_t v;
-                    if (!fits(isl_constraint_get_coefficient_val(con, t, i), v)) c2->error = "a coefficient is too large";
-                    if (v == 0) continue;
-                    isl_local_space* ls = isl_constraint_get_local_space(con);
-                    const char* name = isl_local_space_get_dim_name(ls, t, unsigned(i));
-                    k.coef[name ? name : ""] = v;
-                    isl_local_space_free(ls);
-                  }
-                }
-                if (!fits(isl_constraint_get_constant_val(con), k.constant)) c2->error = "a constant is too large";
-                c2->out->push_back(k);
-                isl_constraint_free(con);
-                return isl_stat_ok;
-              },
-              c);
-        isl_basic_set_free(bs);
-        return isl_stat_ok;
-      },
-      &ctx);
-  if (!ctx.error.empty()) throw Fail{ctx.error};
-  return out;
-}
-
 class FastPath {
  public:
   FastPath(const LoopKernel& k, const Linearization& L) : k_(k), L_(L), it_(k.options.index_dtype) {
-    for (auto& d : k.domains) domain_constraints_.push_back(read_constraints(d));
+    std::string why;
+    auto dc = read_domain_constraints(k, &why);
+    if (!dc) throw Fail{why};
+    domain_constraints_ = *dc;
     for (auto& h : L.hardware_inames) hw_.insert(h);
     order_ = k.all_inames();
-    for (auto& insn : k.instructions) statement_constraints_[insn.id] = constraints_of(insn);
+    for (auto& insn : k.instructions) {
+      auto c = instruction_constraints(k, domain_constraints_, insn, &why);
+      if (!c) throw Fail{why};
+      statement_constraints_[insn.id] = *c;
+    }
   }
 
   FastResult run() {
@@ -122,50 +67,6 @@ class FastPath {
   }
 
  private:
-  // Constraints of insn's domains that couple to its inames; all must be
-  // over its inames and the parameters (else a projection would be needed).
-  std::vector<Constraint> constraints_of(const Instruction& insn) {
-    std::vector<int> needed;
-    std::vector<std::string> todo(insn.within_inames.begin(), insn.within_inames.end());
-    while (!todo.empty()) {
-      std::string n = todo.back();
-      todo.pop_back();
-      int d = k_.domain_of(n);
-      if (d < 0) throw Fail{"unknown iname"};
-      if (std::find(needed.begin(), needed.end(), d) != needed.end()) continue;
-      needed.push_back(d);
-      for (auto& c : domain_constraints_[d])
-        for (auto& [v, a] : c.coef)
-          if (k_.has_iname(v) && k_.domain_of(v) != d) todo.push_back(v);
-    }
-    std::vector<Constraint> all;
-    for (int d : needed) all.insert(all.end(), domain_constraints_[d].begin(), domain_constraints_[d].end());
-    // keep the constraints connected (through shared inames) to insn's inames
-    std::set<std::string> reach(insn.within_inames.begin(), insn.within_inames.end());
-    std::vector<bool> kept(all.size(), false);
-    for (bool grew = true; grew;) {
-      grew = false;
-      for (size_t i = 0; i < all.size(); ++i) {
-        if (kept[i]) continue;
-        bool touches = false;
-        for (auto& [v, a] : all[i].coef) touches |= reach.count(v) > 0;
-        if (!touches) continue;
-        kept[i] = grew = true;
-        for (auto& [v, a] : all[i].coef)
-          if (k_.has_iname(v)) reach.insert(v);
-      }
-    }
-    std::vector<Constraint> out;
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (!kept[i]) continue;
-      for (auto& [v, a] : all[i].coef)
-        if (k_.has_iname(v) && !insn.within_inames.count(v))
-          throw Fail{"instruction '" + insn.id + "' needs a projection of iname '" + v + "'"};
-      out.push_back(all[i]);
-    }
-    return out;
-  }
-
   // Position of c's innermost variable in insn's loop order; -1 when it has
   // only hardware inames and parameters.
   int level(const Instruction& insn, const Constraint& c) const {

@@ -26,6 +26,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   g.kernel = preprocess(k);
   st.preprocess = lap(t);
   g.linearization = linearize(g.kernel);
+  check_local_barriers(g.kernel, g.linearization);
   st.linearize = lap(t);
   if (path == CodegenPath::Auto) {
     if (auto fast = codegen::try_fast_path(g.kernel, g.linearization, &g.isl_reason)) {

@@ -101,7 +101,7 @@ isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& i
 namespace {
 isl::pw_aff extremum(const isl::set& domain, const Expr& index, bool max) {
   isl::pw_aff f = pw_aff_from_expr(index, domain.space());
-  if (f.is_null()) return f;
+  if (f.is_null()) return isl::pw_aff();  // (copying a null isl object throws)
   isl_map* m = isl_map_from_pw_aff(f.release());
   m = isl_map_intersect_domain(m, domain.copy());
   isl_set* range = isl_map_range(m);

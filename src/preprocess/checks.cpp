@@ -29,8 +29,38 @@ void check_kernel(const LoopKernel& k) {
   }
   for (auto& [n, tag] : k.iname_tags)
     if (!k.has_iname(n)) fail("iname '" + n + "' is tagged '" + tag.str() + "' but no domain defines it");
-  for (auto& [n, t] : k.temporaries)
+  int64_t local_bytes = 0;
+  for (auto& [n, t] : k.temporaries) {
     if (t.space == AddressSpace::Global) fail("temporary '" + n + "': global temporaries are not supported yet");
+    int64_t elems = 1;
+    for (auto& d : t.shape) {
+      try {
+        elems *= eval_int(d, {});
+      } catch (const Error&) {
+        fail("temporary '" + n + "' needs a constant shape, got " + d.str());
+      }
+    }
+    if (t.space == AddressSpace::Local) local_bytes += elems * t.dtype.bytes();
+  }
+  // CUDA's static shared memory per block (more needs a dynamic allocation and an opt-in)
+  if (local_bytes > 48 * 1024)
+    fail(std::to_string(local_bytes) + " bytes of local (shared) memory per block; at most 49152 bytes");
+  // every iname an instruction uses must be one of its loops (or a reduction's)
+  for (auto& insn : k.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    std::set<std::string> used;
+    collect_free_vars(insn.lhs, used);
+    collect_free_vars(insn.rhs, used);
+    for (auto& p : insn.predicates) collect_free_vars(p, used);
+    for (auto& u : used)
+      if (k.has_iname(u) && !insn.within_inames.count(u))
+        fail("instruction '" + insn.id + "' uses iname '" + u + "' but runs within no loop or tag of it (its inames: " +
+             [&] {
+               std::string s;
+               for (auto& w : insn.within_inames) s += (s.empty() ? "" : ", ") + w;
+               return s.empty() ? std::string("none") : s;
+             }() + ")");
+  }
 }
 
 }  // namespace loom

@@ -9,6 +9,11 @@ LoopKernel preprocess(const LoopKernel& k) {
   r = realize_reductions(r);
   r = add_dependencies(r);
   check_kernel(r);
+  check_bounds(r);
+  std::vector<std::string> hardware;
+  for (auto& n : r.all_inames())
+    if (r.tag_of(n).is_hardware()) hardware.push_back(n);
+  check_races(r, hardware);
   return r;
 }
 

@@ -83,7 +83,15 @@ TEST(CpuTarget, AMissingBarrierGivesWrongResultsAsOnTheGpu) {
   text.replace(text.find("  ... lbarrier                      {id=bar, dep=w}\n"), std::string("  ... lbarrier                      {id=bar, dep=w}\n").size(), "");
   text.replace(text.find("dep=bar"), 7, "dep=w");
   KernelFile f = parse_kernel_text(text);
-  LoopKernel k = apply_transforms(f.kernel, f.transforms);
+  LoopKernel unsynced = apply_transforms(f.kernel, f.transforms);
+  try {  // Loom refuses it ...
+    cpu::CpuKernel c(unsynced);
+    FAIL() << "a read of local memory written by other threads without a barrier was accepted";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("no barrier in between"), std::string::npos) << e.what();
+  }
+  // ... unless told that no synchronization is wanted; then it runs as a GPU would
+  LoopKernel k = add_nosync(unsynced, "id:w", "id:r");
   std::map<std::string, int64_t> params{{"nb", 2}};
   auto arrays = make_host_arrays(k, params, 4);
   HostArray a = arrays.at("a");

@@ -1,0 +1,41 @@
+// Affine constraints read straight from domains, without isl operations:
+// what codegen's fast path and the cheap access proofs work with. A domain
+// qualifies when it is one basic set without existentials or equalities
+// (what loop domains and split_iname produce); otherwise reading it fails
+// with the reason, and callers fall back to isl.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/kernel.h"
+
+namespace loom {
+
+// sum(coef[v] * v) + constant >= 0
+struct AffineConstraint {
+  std::map<std::string, int64_t> coef;  // variable -> coefficient (non-zero)
+  int64_t constant = 0;
+  bool operator==(const AffineConstraint& o) const { return coef == o.coef && constant == o.constant; }
+  bool operator<(const AffineConstraint& o) const {
+    return coef != o.coef ? coef < o.coef : constant < o.constant;
+  }
+};
+
+// The constraints of each domain of k; nullopt (and why) when some domain
+// does not qualify.
+std::optional<std::vector<std::vector<AffineConstraint>>> read_domain_constraints(const LoopKernel& k, std::string* why_not = nullptr);
+
+// The constraints an instruction runs under: those of the domains its inames
+// need, connected to its inames; nullopt (and why) when one mentions an
+// iname the instruction does not run within (a projection would be needed).
+std::optional<std::vector<AffineConstraint>> instruction_constraints(
+    const LoopKernel& k, const std::vector<std::vector<AffineConstraint>>& domains, const Instruction& insn,
+    std::string* why_not = nullptr);
+
+// e as sum(coef * var) + constant; nullopt when not affine with integer coefficients.
+std::optional<AffineConstraint> affine_form(const Expr& e);
+
+}  // namespace loom

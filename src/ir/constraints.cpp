@@ -1,0 +1,181 @@
+// Reading affine constraints from domains (see loom/constraints.h).
+#include "loom/constraints.h"
+
+#include <isl/constraint.h>
+#include <isl/set.h>
+
+#include <algorithm>
+
+namespace loom {
+
+namespace {
+
+struct Fail {
+  std::string why;
+};
+
+bool fits(isl_val* v, int64_t& out) {
+  bool ok = isl_val_is_int(v) && isl_val_get_den_si(v) == 1;
+  if (ok) {
+    long n = isl_val_get_num_si(v);
+    out = n;
+    // isl_val_get_num_si saturates silently; guard against huge values
+    ok = n > -(1L << 40) && n < (1L << 40);
+  }
+  isl_val_free(v);
+  return ok;
+}
+
+// The constraints of a domain that is one basic set without existentials
+// or equalities.
+std::vector<AffineConstraint> read_constraints(const Domain& d) {
+  isl_set* s = d.get();
+  if (isl_set_n_basic_set(s) != 1) throw Fail{"a domain is a union of basic sets"};
+  std::vector<AffineConstraint> out;
+  struct Ctx {
+    std::vector<AffineConstraint>* out;
+    std::string error;
+  } ctx{&out, ""};
+  isl_set_foreach_basic_set(
+      s,
+      [](isl_basic_set* bs, void* user) -> isl_stat {
+        auto* c = static_cast<Ctx*>(user);
+        if (isl_basic_set_dim(bs, isl_dim_div) != 0) c->error = "a domain has existential variables";
+        if (c->error.empty())
+          isl_basic_set_foreach_constraint(
+              bs,
+              [](isl_constraint* con, void* user2) -> isl_stat {
+                auto* c2 = static_cast<Ctx*>(user2);
+                if (isl_constraint_is_equality(con)) c2->error = "a domain has an equality";
+                AffineConstraint k;
+                for (isl_dim_type t : {isl_dim_param, isl_dim_set}) {
+                  isl_size n = isl_constraint_dim(con, t);
+                  for (isl_size i = 0; i < n; ++i) {
+                    int64_t v = 0;
+                    if (!fits(isl_constraint_get_coefficient_val(con, t, i), v)) c2->error = "a coefficient is too large";
+                    if (v == 0) continue;
+                    isl_local_space* ls = isl_constraint_get_local_space(con);
+                    const char* name = isl_local_space_get_dim_name(ls, t, unsigned(i));
+                    k.coef[name ? name : ""] = v;
+                    isl_local_space_free(ls);
+                  }
+                }
+                if (!fits(isl_constraint_get_constant_val(con), k.constant)) c2->error = "a constant is too large";
+                c2->out->push_back(k);
+                isl_constraint_free(con);
+                return isl_stat_ok;
+              },
+              c);
+        isl_basic_set_free(bs);
+        return isl_stat_ok;
+      },
+      &ctx);
+  if (!ctx.error.empty()) throw Fail{ctx.error};
+  return out;
+}
+
+
+}  // namespace
+
+std::optional<std::vector<std::vector<AffineConstraint>>> read_domain_constraints(const LoopKernel& k, std::string* why_not) {
+  try {
+    std::vector<std::vector<AffineConstraint>> out;
+    for (auto& d : k.domains) out.push_back(read_constraints(d));
+    return out;
+  } catch (const Fail& f) {
+    if (why_not) *why_not = f.why;
+    return std::nullopt;
+  }
+}
+
+std::optional<std::vector<AffineConstraint>> instruction_constraints(
+    const LoopKernel& k_, const std::vector<std::vector<AffineConstraint>>& domain_constraints_, const Instruction& insn,
+    std::string* why_not) {
+  try {
+    std::vector<int> needed;
+    std::vector<std::string> todo(insn.within_inames.begin(), insn.within_inames.end());
+    while (!todo.empty()) {
+      std::string n = todo.back();
+      todo.pop_back();
+      int d = k_.domain_of(n);
+      if (d < 0) throw Fail{"unknown iname"};
+      if (std::find(needed.begin(), needed.end(), d) != needed.end()) continue;
+      needed.push_back(d);
+      for (auto& c : domain_constraints_[d])
+        for (auto& [v, a] : c.coef)
+          if (k_.has_iname(v) && k_.domain_of(v) != d) todo.push_back(v);
+    }
+    std::vector<AffineConstraint> all;
+    for (int d : needed) all.insert(all.end(), domain_constraints_[d].begin(), domain_constraints_[d].end());
+    // keep the constraints connected (through shared inames) to insn's inames
+    std::set<std::string> reach(insn.within_inames.begin(), insn.within_inames.end());
+    std::vector<bool> kept(all.size(), false);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t i = 0; i < all.size(); ++i) {
+        if (kept[i]) continue;
+        bool touches = false;
+        for (auto& [v, a] : all[i].coef) touches |= reach.count(v) > 0;
+        if (!touches) continue;
+        kept[i] = grew = true;
+        for (auto& [v, a] : all[i].coef)
+          if (k_.has_iname(v)) reach.insert(v);
+      }
+    }
+    std::vector<AffineConstraint> out;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (!kept[i]) continue;
+      for (auto& [v, a] : all[i].coef)
+        if (k_.has_iname(v) && !insn.within_inames.count(v))
+          throw Fail{"instruction '" + insn.id + "' needs a projection of iname '" + v + "'"};
+      out.push_back(all[i]);
+    }
+    return out;
+  } catch (const Fail& f) {
+    if (why_not) *why_not = f.why;
+    return std::nullopt;
+  }
+}
+
+std::optional<AffineConstraint> affine_form(const Expr& e) {
+  switch (e.kind()) {
+    case ExprKind::Int: return AffineConstraint{{}, e.as<IntImm>()->value};
+    case ExprKind::Var: return AffineConstraint{{{e.as<Var>()->name, 1}}, 0};
+    case ExprKind::Cast: return e.type().is_int() || !e.type().known() ? affine_form(e.as<Cast>()->value) : std::nullopt;
+    case ExprKind::Unary: {
+      auto u = e.as<Unary>();
+      if (u->op != UnOp::Neg) return std::nullopt;
+      auto a = affine_form(u->a);
+      if (!a) return std::nullopt;
+      for (auto& [v, c] : a->coef) c = -c;
+      a->constant = -a->constant;
+      return a;
+    }
+    case ExprKind::Binary: {
+      auto b = e.as<Binary>();
+      auto x = affine_form(b->a), y = affine_form(b->b);
+      if (!x || !y) return std::nullopt;
+      auto combine = [&](int64_t sy) {
+        for (auto& [v, c] : y->coef) x->coef[v] += sy * c;
+        x->constant += sy * y->constant;
+        for (auto it = x->coef.begin(); it != x->coef.end();) it = it->second == 0 ? x->coef.erase(it) : std::next(it);
+        return x;
+      };
+      if (b->op == BinOp::Add) return combine(1);
+      if (b->op == BinOp::Sub) return combine(-1);
+      if (b->op == BinOp::Mul) {
+        const AffineConstraint* c = x->coef.empty() ? &*x : y->coef.empty() ? &*y : nullptr;
+        if (!c) return std::nullopt;
+        AffineConstraint r = x->coef.empty() ? *y : *x;
+        for (auto& [v, cv] : r.coef) cv *= c->constant;
+        r.constant *= c->constant;
+        for (auto it = r.coef.begin(); it != r.coef.end();) it = it->second == 0 ? r.coef.erase(it) : std::next(it);
+        return r;
+      }
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace loom

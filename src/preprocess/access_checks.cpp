@@ -1,0 +1,413 @@
+// check_bounds and check_races: proofs with isl that every array access of a
+// kernel stays inside the array's shape for all parameter values allowed by
+// the assumptions, and that no two hardware threads write one element of a
+// global array (or, within a block, of a local temporary). A violation is an
+// error with a concrete witness (parameter and iname values) from isl.
+// Accesses whose index is not affine cannot be proved either way and are
+// left to the runtime (the interpreter checks every access). The common
+// cases (split tiles, thread-indexed stores) are proved first from the
+// domains' constraints without isl; isl decides the rest.
+#include <isl/constraint.h>
+#include <isl/map.h>
+
+#include <sstream>
+
+#include <algorithm>
+#include <optional>
+
+#include "loom/constraints.h"
+#include "loom/isl_util.h"
+#include "loom/preprocess.h"
+
+namespace loom {
+
+namespace {
+
+struct GuardedAccess {
+  const Subscript* access;
+  std::vector<Expr> guards;  // conditions under which it executes
+  bool unprovable_guard = false;
+};
+
+// Accesses with the conditions that guard them: if_then_else branches and
+// the right operands of `and` / `or` run only when their left side allows.
+class AccessCollector : public ExprVisitor {
+ public:
+  std::vector<GuardedAccess> out;
+  std::vector<Expr> guards;
+
+ protected:
+  void visit_subscript(const Subscript& s) override {
+    out.push_back({&s, guards, false});
+    ExprVisitor::visit_subscript(s);
+  }
+  void visit_select(const Select& s) override {
+    visit(s.cond);
+    guards.push_back(s.cond);
+    visit(s.t);
+    guards.back() = make_unary(UnOp::Not, s.cond, types::boolean);
+    visit(s.f);
+    guards.pop_back();
+  }
+  void visit_binary(const Binary& b) override {
+    if (!is_logical(b.op)) return ExprVisitor::visit_binary(b);
+    visit(b.a);
+    guards.push_back(b.op == BinOp::And ? b.a : make_unary(UnOp::Not, b.a, types::boolean));
+    visit(b.b);
+    guards.pop_back();
+  }
+};
+
+// An affine condition as an isl set over `space`; null when not affine.
+isl::set condition_set(const Expr& c, const isl::space& space) {
+  if (auto u = c.as<Unary>(); u && u->op == UnOp::Not) {
+    isl::set s = condition_set(u->a, space);
+    if (s.is_null()) return isl::set();  // (copying a null isl object throws)
+    return isl::manage(isl_set_complement(s.release()));
+  }
+  if (auto cast = c.as<Cast>(); cast && cast->type.is_bool()) return condition_set(cast->value, space);
+  auto b = c.as<Binary>();
+  if (!b) return isl::set();  // (not {}: that would pick one of isl's implicit conversions)
+  if (is_logical(b->op)) {
+    isl::set x = condition_set(b->a, space), y = condition_set(b->b, space);
+    if (x.is_null() || y.is_null()) return isl::set();
+    return b->op == BinOp::And ? x.intersect(y) : isl::manage(isl_set_union(x.release(), y.release()));
+  }
+  if (!is_comparison(b->op)) return isl::set();
+  isl::pw_aff x = islu::pw_aff_from_expr(b->a, space), y = islu::pw_aff_from_expr(b->b, space);
+  if (x.is_null() || y.is_null()) return isl::set();
+  isl_pw_aff *p = x.release(), *q = y.release();
+  switch (b->op) {
+    case BinOp::Lt: return isl::manage(isl_pw_aff_lt_set(p, q));
+    case BinOp::Le: return isl::manage(isl_pw_aff_le_set(p, q));
+    case BinOp::Gt: return isl::manage(isl_pw_aff_gt_set(p, q));
+    case BinOp::Ge: return isl::manage(isl_pw_aff_ge_set(p, q));
+    case BinOp::Eq: return isl::manage(isl_pw_aff_eq_set(p, q));
+    default: return isl::manage(isl_pw_aff_ne_set(p, q));
+  }
+}
+
+// "n = 5, i = 4" for a point of s.
+std::string witness(const isl::set& s) {
+  isl_point* pt = isl_set_sample_point(s.copy());
+  if (!pt) return "";
+  std::ostringstream os;
+  bool first = true;
+  for (isl_dim_type t : {isl_dim_param, isl_dim_set}) {
+    isl_size n = isl_set_dim(s.get(), t);
+    for (isl_size i = 0; i < n; ++i) {
+      isl_val* v = isl_point_get_coordinate_val(pt, t, int(i));
+      const char* name = isl_set_get_dim_name(s.get(), t, unsigned(i));
+      os << (first ? "" : ", ") << (name ? name : "?") << " = " << isl_val_get_num_si(v);
+      first = false;
+      isl_val_free(v);
+    }
+  }
+  isl_point_free(pt);
+  return os.str();
+}
+
+std::string access_str(const Subscript& s) {
+  std::string r = s.name + "[";
+  for (size_t i = 0; i < s.indices.size(); ++i) r += (i ? ", " : "") + s.indices[i].str();
+  return r + "]";
+}
+
+std::vector<std::string> inames_of(const LoopKernel& k, const Instruction& insn) {
+  std::vector<std::string> v;
+  for (auto& n : k.all_inames())
+    if (insn.within_inames.count(n)) v.push_back(n);
+  return v;
+}
+
+// ---- cheap proofs from the domains' constraints (no isl operation) ----
+
+// c >= 0 for some domain constraint c equal to e plus a non-positive constant: then e >= 0.
+bool implied_directly(const std::vector<AffineConstraint>& cs, const AffineConstraint& e) {
+  for (auto& c : cs)
+    if (c.coef == e.coef && c.constant <= e.constant) return true;
+  return false;
+}
+
+// Constant bounds of v from constraints on v alone.
+std::pair<std::optional<int64_t>, std::optional<int64_t>> constant_bounds(const std::vector<AffineConstraint>& cs,
+                                                                          const std::string& v) {
+  std::optional<int64_t> lo, hi;
+  auto floor_div = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
+  for (auto& c : cs) {
+    if (c.coef.size() != 1 || !c.coef.count(v)) continue;
+    int64_t a = c.coef.at(v);
+    if (a > 0) lo = std::max(lo.value_or(INT64_MIN), -floor_div(c.constant, a));
+    else hi = std::min(hi.value_or(INT64_MAX), floor_div(c.constant, -a));
+  }
+  return {lo, hi};
+}
+
+// e >= 0 by interval arithmetic over constant bounds of its variables.
+bool nonnegative_by_intervals(const std::vector<AffineConstraint>& cs, const AffineConstraint& e) {
+  int64_t min = e.constant;
+  for (auto& [v, a] : e.coef) {
+    auto [lo, hi] = constant_bounds(cs, v);
+    auto end = a > 0 ? lo : hi;
+    if (!end) return false;
+    min += a * *end;
+  }
+  return min >= 0;
+}
+
+bool provably_nonnegative(const std::vector<AffineConstraint>& cs, const AffineConstraint& e) {
+  return implied_directly(cs, e) || nonnegative_by_intervals(cs, e);
+}
+
+class Checker {
+ public:
+  explicit Checker(const LoopKernel& k) : k_(k) {
+    if (k.assumptions.defined()) assumptions_ = islu::to_isl(k.assumptions);
+    if (auto dc = read_domain_constraints(k)) domain_constraints_ = *dc;
+    else readable_ = false;
+  }
+
+  // The instruction's constraints, or null when they cannot be read cheaply.
+  const std::vector<AffineConstraint>* constraints(const Instruction& insn) {
+    if (!readable_) return nullptr;
+    auto it = insn_constraints_.find(insn.id);
+    if (it == insn_constraints_.end()) {
+      auto c = instruction_constraints(k_, domain_constraints_, insn);
+      it = insn_constraints_.emplace(insn.id, c).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+
+  isl::set domain(const std::vector<std::string>& inames) {
+    std::string key;
+    for (auto& n : inames) key += n + ",";
+    auto it = domains_.find(key);
+    if (it != domains_.end()) return it->second;
+    isl::set d = islu::iteration_domain(k_, inames);
+    if (!assumptions_.is_null()) d = isl::manage(isl_set_intersect_params(d.release(), assumptions_.copy()));
+    domains_[key] = d;
+    return d;
+  }
+
+  void bounds() {
+    for (auto& insn : k_.instructions) {
+      if (insn.kind != Instruction::Assign) continue;
+      AccessCollector c;
+      for (auto& p : insn.predicates) c.guards.push_back(p);  // predicates guard everything
+      c.visit(insn.rhs);
+      if (insn.lhs.as<Subscript>()) c.visit(insn.lhs);
+      if (c.out.empty()) continue;
+      const std::vector<AffineConstraint>* cs = constraints(insn);
+      for (auto& ga : c.out) check_access(insn, cs, ga);
+    }
+  }
+
+  void races(const std::vector<std::string>& hardware) {
+    for (auto& insn : k_.instructions) {
+      auto s = insn.lhs.as<Subscript>();
+      if (insn.kind != Instruction::Assign || !s) continue;
+      const Temporary* t = k_.find_temporary(s->name);
+      bool local = t && t->space == AddressSpace::Local;
+      if (t && !local) continue;  // private: one copy per thread
+      // the hardware inames whose threads could collide: all for global
+      // memory, the local ones within a block for local memory
+      std::vector<std::string> hw;
+      for (auto& h : hardware)
+        if (!local || k_.tag_of(h).kind == InameTag::Local) hw.push_back(h);
+      if (hw.empty()) continue;
+      // an axis whose inames the instruction runs within none of: every
+      // thread (or block) along it executes the write
+      std::map<std::string, std::vector<std::string>> axes;
+      for (auto& h : hw) axes[k_.tag_of(h).str()].push_back(h);
+      for (auto& [axis, names] : axes) {
+        bool within = false, wide = false;
+        for (auto& h : names) {
+          within |= insn.within_inames.count(h) > 0;
+          wide |= extent_above_one(h);
+        }
+        if (!within && wide)
+          throw KernelError("kernel '" + k_.name + "': write race: instruction '" + insn.id + "' writes " +
+                            (local ? "local temporary '" : "array '") + s->name + "' from every thread along axis " + axis +
+                            " ('" + names[0] + "'), but runs within none of that axis' inames");
+      }
+      check_injective(insn, *s, hw, local);
+    }
+  }
+
+ private:
+  bool extent_above_one(const std::string& h) {
+    if (readable_) {
+      int dom = k_.domain_of(h);
+      auto [lo, hi] = constant_bounds(domain_constraints_[size_t(dom)], h);
+      if (lo && hi) return *hi > *lo;
+    }
+    isl::set d = domain({h});
+    isl_val* lo = isl_set_dim_min_val(d.copy(), 0);
+    isl_val* hi = isl_set_dim_max_val(d.copy(), 0);
+    bool one = lo && hi && isl_val_eq(lo, hi);
+    isl_val_free(lo);
+    isl_val_free(hi);
+    return !one;
+  }
+
+  void check_access(const Instruction& insn, const std::vector<AffineConstraint>* cs, const GuardedAccess& ga) {
+    const Subscript& s = *ga.access;
+    std::vector<Expr> shape;
+    if (auto a = k_.find_argument(s.name)) shape = a->shape;
+    else if (auto t = k_.find_temporary(s.name)) shape = t->shape;
+    // first the cheap proof, without the guards (so sound), axis by axis
+    std::vector<size_t> open;
+    for (size_t d = 0; d < s.indices.size() && d < shape.size(); ++d) {
+      auto idx = affine_form(s.indices[d]);
+      auto ext = affine_form(shape[d]);
+      if (cs && idx && ext) {
+        AffineConstraint upper = *ext;  // ext - 1 - idx >= 0
+        for (auto& [v, c] : idx->coef) upper.coef[v] -= c;
+        for (auto it = upper.coef.begin(); it != upper.coef.end();) it = it->second == 0 ? upper.coef.erase(it) : std::next(it);
+        upper.constant -= idx->constant + 1;
+        if (provably_nonnegative(*cs, *idx) && provably_nonnegative(*cs, upper)) continue;
+      }
+      open.push_back(d);
+    }
+    if (open.empty()) return;
+    isl::set dom = domain(inames_of(k_, insn));
+    isl::space sp = dom.space();
+    isl::set where = dom;
+    for (auto& g : ga.guards) {
+      isl::set gs = condition_set(g, sp);
+      if (gs.is_null()) return;  // a guard isl cannot read: nothing can be proved either way
+      where = where.intersect(gs);
+    }
+    for (size_t d : open) {
+      isl::pw_aff idx = islu::pw_aff_from_expr(s.indices[d], sp);
+      isl::pw_aff ext = islu::pw_aff_from_expr(shape[d], sp);
+      if (idx.is_null() || ext.is_null()) continue;
+      isl_set* below = isl_pw_aff_lt_set(idx.copy(), isl_pw_aff_zero_on_domain(isl_local_space_from_space(sp.copy())));
+      isl_set* above = isl_pw_aff_ge_set(idx.copy(), ext.copy());
+      isl::set bad = where.intersect(isl::manage(isl_set_union(below, above)));
+      if (!bad.is_empty())
+        throw KernelError("kernel '" + k_.name + "': instruction '" + insn.id + "' accesses " + access_str(s) + " out of bounds: index " +
+                          std::to_string(d) + " (" + s.indices[d].str() + ") leaves [0, " + shape[d].str() + ") for " +
+                          witness(bad) + (k_.assumptions.defined() ? "" : " (add assumptions if such values cannot occur)"));
+    }
+  }
+
+  // No two points of the instruction's domain with different hardware
+  // coordinates write the same element.
+  // Each index dimension over hardware inames only, mixed-radix injective
+  // (sorted by coefficient, each one above the largest sum of the smaller
+  // terms), every hardware iname of the instruction with extent > 1 in one.
+  bool injective_cheaply(const Instruction& insn, const Subscript& s, const std::vector<std::string>& hw) {
+    const std::vector<AffineConstraint>* cs = constraints(insn);
+    if (!cs) return false;
+    std::set<std::string> covered;
+    for (auto& e : s.indices) {
+      auto f = affine_form(e);
+      if (!f) return false;
+      std::vector<std::pair<int64_t, std::string>> terms;
+      for (auto& [v, c] : f->coef) {
+        if (!k_.has_iname(v)) continue;  // a parameter: the same for every thread
+        if (std::find(hw.begin(), hw.end(), v) == hw.end()) return false;  // a loop: threads may meet at other times
+        terms.push_back({c < 0 ? -c : c, v});
+      }
+      std::sort(terms.begin(), terms.end());
+      int64_t reach = 0;  // the largest spread of the smaller terms
+      for (size_t t = 0; t < terms.size(); ++t) {
+        if (terms[t].first <= reach) return false;
+        covered.insert(terms[t].second);
+        if (t + 1 < terms.size()) {
+          auto [lo, hi] = constant_bounds(*cs, terms[t].second);
+          if (!lo || !hi) return false;
+          reach += terms[t].first * (*hi - *lo);
+        }
+      }
+    }
+    for (auto& h : hw)
+      if (insn.within_inames.count(h) && !covered.count(h) && extent_above_one(h)) return false;
+    return true;
+  }
+
+  void check_injective(const Instruction& insn, const Subscript& s, const std::vector<std::string>& hw, bool local) {
+    if (injective_cheaply(insn, s, hw)) return;
+    std::vector<std::string> names = inames_of(k_, insn);
+    isl::set dom = domain(names);
+    if (local)  // within one block: group inames are the same for both writers
+      dom = islu::dims_to_params(dom, [&] {
+        std::vector<std::string> g;
+        for (auto& n : names)
+          if (k_.tag_of(n).kind == InameTag::Group) g.push_back(n);
+        return g;
+      }());
+    isl::space sp = dom.space();
+    isl_multi_pw_aff* idx = nullptr;
+    isl_pw_aff_list* list = isl_pw_aff_list_alloc(isl_context(), int(s.indices.size()));
+    for (auto& e : s.indices) {
+      isl::pw_aff p = islu::pw_aff_from_expr(e, sp);
+      if (p.is_null()) {
+        isl_pw_aff_list_free(list);
+        return;  // not affine: cannot tell
+      }
+      list = isl_pw_aff_list_add(list, p.release());
+    }
+    isl_space* range = isl_space_add_dims(isl_space_set_from_params(isl_space_params(sp.copy())), isl_dim_set,
+                                          unsigned(s.indices.size()));
+    isl_space* mspace = isl_space_map_from_domain_and_range(sp.copy(), range);
+    idx = isl_multi_pw_aff_from_pw_aff_list(mspace, list);
+    isl_map* m = isl_map_intersect_domain(isl_map_from_multi_pw_aff(idx), dom.copy());
+    // pairs of points writing the same element
+    isl_map* m2 = isl_map_copy(m);  // (copy before reverse() takes m: argument order is unspecified)
+    isl_map* same = isl_map_apply_range(m2, isl_map_reverse(m));
+    // ... whose hardware coordinates differ
+    isl_set* cur_dims = isl_set_copy(dom.get());
+    isl_map* differ = nullptr;
+    for (auto& h : hw) {
+      int pos = isl_set_find_dim_by_name(cur_dims, isl_dim_set, h.c_str());
+      if (pos < 0) continue;
+      isl_space* ms = isl_space_map_from_set(isl_set_get_space(cur_dims));
+      for (int dir = 0; dir < 2; ++dir) {
+        isl_map* neq = isl_map_universe(isl_space_copy(ms));
+        isl_local_space* ls = isl_local_space_from_space(isl_map_get_space(neq));
+        isl_constraint* c = isl_inequality_alloc(ls);
+        // out_h - in_h >= 1 (or in_h - out_h >= 1)
+        c = isl_constraint_set_coefficient_si(c, isl_dim_out, pos, dir ? 1 : -1);
+        c = isl_constraint_set_coefficient_si(c, isl_dim_in, pos, dir ? -1 : 1);
+        c = isl_constraint_set_constant_si(c, -1);
+        neq = isl_map_add_constraint(neq, c);
+        differ = differ ? isl_map_union(differ, neq) : neq;
+      }
+      isl_space_free(ms);
+    }
+    isl_set_free(cur_dims);
+    if (!differ) {
+      isl_map_free(same);
+      return;
+    }
+    isl_map* clash = isl_map_intersect(same, differ);
+    bool empty = isl_map_is_empty(clash) == isl_bool_true;
+    if (!empty) {
+      isl::set w = isl::manage(isl_map_domain(clash));
+      throw KernelError("kernel '" + k_.name + "': write race: instruction '" + insn.id + "' writes one element of " +
+                        (local ? "local temporary '" : "array '") + s.name + "' from two different threads, e.g. at " +
+                        witness(w) + "; the index " + access_str(s) +
+                        " must differ between threads");
+    }
+    isl_map_free(clash);
+  }
+
+  const LoopKernel& k_;
+  isl::set assumptions_;
+  std::map<std::string, isl::set> domains_;
+  bool readable_ = true;
+  std::vector<std::vector<AffineConstraint>> domain_constraints_;
+  std::map<std::string, std::optional<std::vector<AffineConstraint>>> insn_constraints_;
+};
+
+}  // namespace
+
+void check_bounds(const LoopKernel& k) { Checker(k).bounds(); }
+
+void check_races(const LoopKernel& k, const std::vector<std::string>& hardware_inames) {
+  Checker(k).races(hardware_inames);
+}
+
+}  // namespace loom

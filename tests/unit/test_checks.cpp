@@ -1,0 +1,127 @@
+// The checks that refuse an illegal kernel instead of miscompiling it: each
+// error is triggered, and kernels that look alike but are legal pass.
+#include <gtest/gtest.h>
+
+#include "loom/preprocess.h"
+#include "oracle.h"
+
+using namespace loom;
+
+namespace {
+std::string kernel_error(const LoopKernel& k) {
+  try {
+    generate(k);
+  } catch (const KernelError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+}  // namespace
+
+TEST(BoundsCheck, AnAccessPastTheEndIsRefusedWithAWitness) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = a[i + 1]", {"a: float32[n], out: float32[n]"}, "shift");
+  std::string e = kernel_error(k);
+  EXPECT_NE(e.find("kernel 'shift': instruction 'insn_0' accesses a[i + 1] out of bounds"), std::string::npos) << e;
+  EXPECT_NE(e.find("for n = "), std::string::npos) << e;  // a concrete witness
+  LoopKernel neg = make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = a[i - 1]", {"a: float32[n], out: float32[n]"});
+  EXPECT_NE(kernel_error(neg).find("out of bounds"), std::string::npos);
+  LoopKernel two = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j <= m}"}, "out[i, j] = 1", {"out: float32[n, m]"});
+  EXPECT_NE(kernel_error(two).find("index 1 (j) leaves [0, m)"), std::string::npos) << kernel_error(two);
+}
+
+TEST(BoundsCheck, GuardsPredicatesAndAssumptionsAreTakenIntoAccount) {
+  EXPECT_EQ(kernel_error(make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = if_then_else(i < n - 1, a[i + 1], 0.0)",
+                                     {"a: float32[n], out: float32[n]"})), "accepted");
+  EXPECT_EQ(kernel_error(make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = a[i + 1] {if=i + 1 < n}", {"a: float32[n], out: float32[n]"})),
+            "accepted");
+  EXPECT_EQ(kernel_error(make_kernel({"{[i]: 0 <= i < n}"}, "f[i] = i > 0 and a[i - 1] > 0", {"a: float32[n], f: bool[n]"})),
+            "accepted");
+  // a[i + 4] is in bounds only if the array has 4 more elements: its shape says so
+  EXPECT_EQ(kernel_error(make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = a[i + 4]", {"a: float32[n + 4], out: float32[n]"})),
+            "accepted");
+  // an index that is not affine cannot be proved either way: accepted (the interpreter checks at run time)
+  EXPECT_EQ(kernel_error(make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = a[idx[i]]", {"a: float32[n], idx: int32[n], out: float32[n]"})),
+            "accepted");
+  // every split and tag of every example stays in bounds
+  for (const std::string& name : loom::testing::example_names()) {
+    KernelFile f = loom::testing::example(name);
+    EXPECT_EQ(kernel_error(apply_transforms(f.kernel, f.transforms)), "accepted") << name;
+  }
+}
+
+TEST(RaceCheck, TwoThreadsWritingOneElementAreRefused) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < 64}"}, "out[0] = a[i]", {"a: float32[64], out: float32[1]"}, "racy");
+  std::string e = kernel_error(tag_inames(k, "i:l.0"));
+  EXPECT_NE(e.find("write race: instruction 'insn_0' writes one element of array 'out' from two different threads"), std::string::npos)
+      << e;
+  EXPECT_EQ(kernel_error(k), "accepted");  // sequential: fine
+  // a write outside every iname of an axis: every block writes it
+  LoopKernel g = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < 8}"}, "x[i] = 1 {id=s1}\ny[j] = 2 {id=s2}",
+                             {"x: float32[n], y: float32[8]"});
+  std::string e2 = kernel_error(tag_inames(g, "i:g.0"));
+  EXPECT_NE(e2.find("from every thread along axis g.0"), std::string::npos) << e2;
+  // integer division by the thread index folds several threads onto one element
+  LoopKernel h = make_kernel({"{[i]: 0 <= i < 64}"}, "out[i // 2] = a[i]", {"a: float32[64], out: float32[32]"});
+  EXPECT_NE(kernel_error(tag_inames(h, "i:l.0")).find("write race"), std::string::npos);
+  // distinct elements per thread: fine, also when the index mixes block and thread inames
+  LoopKernel ok = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < 8}"}, "out[8 * i + j] = 1", {"out: float32[8 * n]"});
+  EXPECT_EQ(kernel_error(tag_inames(ok, "i:g.0, j:l.0")), "accepted");
+}
+
+TEST(RaceCheck, LocalMemoryRacesWithinABlock) {
+  LoopKernel k = make_kernel({"{[g, t]: 0 <= g < n and 0 <= t < 32}"}, "tile[t // 2] = a[32 * g + t]\nout[32 * g + t] = 1",
+                             {"a: float32[32 * n], out: float32[32 * n]", "..."});
+  k.temporaries["tile"] = Temporary{"tile", types::float32, {make_int(16)}, AddressSpace::Local};
+  EXPECT_NE(kernel_error(tag_inames(k, "g:g.0, t:l.0")).find("local temporary 'tile'"), std::string::npos);
+}
+
+TEST(BarrierCheck, ReadAfterWriteAndLoopCarriedOverwrite) {
+  const char* text = R"(kernel staged
+domains:
+  {[g, t, k]: 0 <= g < n and 0 <= t < 32 and 0 <= k < 4}
+arguments:
+  a: float32[n, 4, 32], out: float32[n, 32]
+temporaries:
+  tile: float32[32] local
+instructions:
+  <float32> acc = 0 {id=init}
+  tile[t] = a[g, k, t] {id=load, dep=init}
+  ... lbarrier {id=b1, dep=load, inames=k}
+  acc = acc + tile[31 - t] {id=use, dep=b1, inames=g:t:k}
+  ... lbarrier {id=b2, dep=use, inames=k}
+  out[g, t] = acc {dep=use}
+transforms:
+  tag_inames g:g.0 t:l.0
+)";
+  KernelFile f = parse_kernel_text(text);
+  LoopKernel k = apply_transforms(f.kernel, f.transforms);
+  EXPECT_EQ(kernel_error(k), "accepted");
+  // without b2, the next k iteration's load overwrites tile while others still read it
+  LoopKernel no_b2 = remove_instructions(k, "id:b2");
+  EXPECT_NE(kernel_error(no_b2).find("overwrites local memory 'tile' in the next iteration of loop 'k'"), std::string::npos)
+      << kernel_error(no_b2);
+  LoopKernel no_b1 = remove_instructions(k, "id:b1");
+  EXPECT_NE(kernel_error(no_b1).find("reads local memory 'tile' that other threads write"), std::string::npos);
+#ifdef LOOM_HAS_CPU_TARGET
+  // the legal version computes the right thing
+  std::map<std::string, int64_t> p{{"n", 3}};
+  auto arrays = make_host_arrays(k, p, 2);
+  HostArray a = arrays.at("a");
+  loom::testing::run_on_host(k, loom::testing::args_of(k, arrays, p));
+  for (int64_t g = 0; g < 3; ++g)
+    for (int64_t t = 0; t < 32; ++t) {
+      float acc = 0;
+      for (int64_t kk = 0; kk < 4; ++kk) acc += float(a.get((g * 4 + kk) * 32 + 31 - t));
+      EXPECT_FLOAT_EQ(float(arrays.at("out").get(g * 32 + t)), acc);
+    }
+#endif
+}
+
+TEST(Limits, SharedMemoryAndUnloopedInames) {
+  LoopKernel k = make_kernel({"{[t]: 0 <= t < 32}"}, "big[t] = 1\nout[t] = big[t]", {"out: float32[32]", "..."});
+  k.temporaries["big"] = Temporary{"big", types::float64, {make_int(8192)}, AddressSpace::Local};
+  EXPECT_NE(kernel_error(k).find("65536 bytes of local (shared) memory per block"), std::string::npos) << kernel_error(k);
+  LoopKernel u = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < n}"}, "out[i] = a[i]", {"a: float32[n], out: float32[n]"});
+  u.instructions[0].rhs = parse_expr("a[j]");  // j used, but the instruction has no j loop
+  EXPECT_NE(kernel_error(u).find("uses iname 'j' but runs within no loop or tag of it"), std::string::npos) << kernel_error(u);
+}
