@@ -28,7 +28,9 @@ enum class BinOp : uint8_t {
   Lt, Le, Gt, Ge, Eq, Ne, And, Or, BitAnd, BitOr, BitXor, Shl, Shr
 };
 
-enum class ReduceOp : uint8_t { Sum, Product, Max, Min };
+// ArgMax/ArgMin give the reduction iname's value where the body is largest
+// (smallest); ties go to the smallest index.
+enum class ReduceOp : uint8_t { Sum, Product, Max, Min, ArgMax, ArgMin };
 
 const char* to_string(BinOp op);    // "+", "//", "and", ...
 const char* to_string(UnOp op);

@@ -87,8 +87,9 @@ std::map<std::string, HostArray> make_host_arrays(const LoopKernel& k, const std
 
 // The reference interpreter: runs a generated kernel on host arrays, one
 // thread of the grid after another (hardware inames become loops), in the
-// types of the kernel. Slow, exact, and independent of any compiler; it is
-// the host reference of `loom run`. Kernels with barriers are refused.
+// types of the kernel, barriers with GPU semantics (every thread reaches a
+// barrier before any passes it). Slow, exact, and independent of any
+// compiler; it is the host reference of `loom run`.
 void interpret(const GeneratedKernel& g, const ArgMap& host_args);
 
 }  // namespace loom

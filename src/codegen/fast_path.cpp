@@ -20,6 +20,13 @@ namespace loom::codegen {
 
 namespace {
 
+bool has_barrier(const StmtPtr& s) {
+  if (s->kind == Stmt::Barrier) return true;
+  for (auto& c : s->children)
+    if (has_barrier(c)) return true;
+  return false;
+}
+
 using Constraint = AffineConstraint;
 
 
@@ -46,22 +53,46 @@ class FastPath {
   FastResult run() {
     FastResult r;
     compute_hardware(r);
+    // guards over hardware inames and parameters, per top-level item (all
+    // instructions inside one item need the same); consecutive items with
+    // the same guards share one if. A barrier has no guard (every thread
+    // reaches it); guards are uniform across a block or per thread, never
+    // around a barrier.
+    std::vector<std::pair<std::set<Constraint>, StmtPtr>> parts;
+    for (auto& item : L_.items) {
+      std::vector<const Instruction*> stmts;
+      statements_in({item}, stmts);
+      std::optional<std::set<Constraint>> guards;
+      for (auto* insn : stmts) {
+        std::set<Constraint> g;
+        for (auto& c : statement_constraints_.at(insn->id))
+          if (level(*insn, c) < 0 && !implied_by_launch(c)) g.insert(c);
+        if (guards && *guards != g) throw Fail{"instructions in one loop need different guards"};
+        guards = g;
+      }
+      StmtPtr code = make_block(items({item}));
+      if (!parts.empty() && parts.back().first == *guards) {
+        auto b = parts.back().second;
+        parts.back().second = make_block({b, code});
+      } else {
+        parts.push_back({*guards, code});
+      }
+    }
     std::vector<StmtPtr> body;
-    // guards over hardware inames and parameters: the same for every instruction
-    std::optional<std::set<Constraint>> guards;
-    for (auto& insn : k_.instructions) {
-      std::set<Constraint> g;
-      for (auto& c : statement_constraints_.at(insn.id))
-        if (level(insn, c) < 0 && !implied_by_launch(c)) g.insert(c);
-      if (guards && *guards != g) throw Fail{"instructions need different guards"};
-      guards = g;
-    }
-    StmtPtr inner = make_block(items(L_.items));
-    if (guards && !guards->empty()) {
+    for (auto& [g, code] : parts) {
+      if (g.empty()) {
+        body.push_back(code);
+        continue;
+      }
       Expr cond;
-      for (auto& c : *guards) cond = cond.defined() ? make_binary(BinOp::And, cond, as_condition(c), types::boolean) : as_condition(c);
-      inner = make_if(cond, inner);
+      for (auto& c : g) cond = cond.defined() ? make_binary(BinOp::And, cond, as_condition(c), types::boolean) : as_condition(c);
+      if (has_barrier(code))  // a guard over block inames and parameters is the same for the whole block
+        for (auto& c : g)
+          for (auto& [v, a] : c.coef)
+            if (k_.tag_of(v).kind == InameTag::Local) throw Fail{"a barrier under a guard that depends on the thread"};
+      body.push_back(make_if(cond, code));
     }
+    StmtPtr inner = make_block(body);
     r.body = inner;
     return r;
   }

@@ -93,7 +93,21 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
   // context: lower <= h < lower + axis size, for each hardware iname
   for (auto& h : hw_inames) {
     InameTag tag = k.tag_of(h);
-    const isl::pw_aff& size = axis_size[{tag.kind == InameTag::Local ? 1 : 0, tag.axis}];
+    isl::pw_aff size = axis_size[{tag.kind == InameTag::Local ? 1 : 0, tag.axis}];
+    if (tag.kind == InameTag::Local) {
+      // threads are launched for the whole block: the context is the launch
+      // box (constant lower bound, constant block size), not the domain's
+      // parametric extent, or isl would drop guards the launch does not ensure
+      isl_val* lo_min = isl_pw_aff_min_val(ext[h].lo.copy());
+      if (!lo_min || !isl_val_is_int(lo_min)) {
+        isl_val_free(lo_min);
+        throw KernelError("kernel '" + k.name + "': thread iname '" + h + "' has no constant lower bound");
+      }
+      isl_space* ps = isl_space_copy(params);
+      ext[h].lo = isl::manage(isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(ps)), isl_val_copy(lo_min)));
+      size = isl::manage(isl_pw_aff_val_on_domain(isl_set_universe(ps), isl_val_int_from_si(ctx, long(out.block[tag.axis]))));
+      isl_val_free(lo_min);
+    }
     isl_pw_aff* hv = isl_pw_aff_param_on_domain_id(isl_set_universe(isl_space_copy(params)),
                                                    isl_id_alloc(ctx, h.c_str(), nullptr));
     isl_set* ge = isl_pw_aff_le_set(ext[h].lo.copy(), isl_pw_aff_copy(hv));

@@ -196,7 +196,8 @@ Expr ExprParser::make_call_or_special(const std::string& name, std::vector<Expr>
       src_.fail(offset, "a parenthesized list is only allowed as the inames of a reduction");
 
   static const std::pair<const char*, ReduceOp> reductions[] = {
-      {"sum", ReduceOp::Sum}, {"product", ReduceOp::Product}, {"max", ReduceOp::Max}, {"min", ReduceOp::Min}};
+      {"sum", ReduceOp::Sum}, {"product", ReduceOp::Product}, {"max", ReduceOp::Max},
+      {"min", ReduceOp::Min}, {"argmax", ReduceOp::ArgMax}, {"argmin", ReduceOp::ArgMin}};
   for (auto& [rname, op] : reductions) {
     if (name != rname || args.empty()) continue;
     std::vector<std::string> inames;
@@ -213,14 +214,20 @@ Expr ExprParser::make_call_or_special(const std::string& name, std::vector<Expr>
     } else {
       take(first);
     }
+    bool always = op != ReduceOp::Max && op != ReduceOp::Min;  // sum, product, argmax, argmin
     bool first_is_iname = names_only && !inames.empty() &&
-                          (tuple || (inames_ && inames_->count(inames[0])) || op == ReduceOp::Sum || op == ReduceOp::Product);
-    if (op == ReduceOp::Sum || op == ReduceOp::Product || tuple || first_is_iname) {
+                          (tuple || (inames_ && inames_->count(inames[0])) || always);
+    if (always || tuple || first_is_iname) {
       if (args.size() != 2) src_.fail(offset, std::string(rname) + "(inames, expr) takes 2 arguments");
       if (!names_only) src_.fail(offset, std::string(rname) + "(): the first argument must be an iname or a tuple of inames");
       if (inames_)
         for (auto& n : inames)
           if (!inames_->count(n)) src_.fail(offset, "reduction over '" + n + "', which is not an iname of any domain");
+      if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) {
+        // the body is a (value, index) pair, so a split of the iname rewrites the index too
+        if (inames.size() != 1) src_.fail(offset, std::string(rname) + "() reduces over one iname");
+        return make_reduce(op, inames, make_call("__argpair", {args[1], make_var(inames[0])}));
+      }
       return make_reduce(op, std::move(inames), args[1]);
     }
   }

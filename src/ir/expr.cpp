@@ -51,6 +51,8 @@ const char* to_string(ReduceOp op) {
     case ReduceOp::Product: return "product";
     case ReduceOp::Max: return "max";
     case ReduceOp::Min: return "min";
+    case ReduceOp::ArgMax: return "argmax";
+    case ReduceOp::ArgMin: return "argmin";
   }
   return "?";
 }

@@ -331,6 +331,11 @@ class Checker {
     if (injective_cheaply(insn, s, hw)) return;
     std::vector<std::string> names = inames_of(k_, insn);
     isl::set dom = domain(names);
+    for (auto& pr : insn.predicates) {  // only the points that run
+      isl::set c = condition_set(pr, dom.space());
+      if (c.is_null()) return;  // a condition isl cannot read: no proof either way
+      dom = dom.intersect(c);
+    }
     if (local)  // within one block: group inames are the same for both writers
       dom = islu::dims_to_params(dom, [&] {
         std::vector<std::string> g;

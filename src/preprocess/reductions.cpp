@@ -1,29 +1,45 @@
-// realize_reductions: sequential realization of sum/product/max/min. Each
-// reduction becomes a private accumulator, an init instruction (within the
-// instruction's inames) and an update instruction (within those plus the
-// reduction's inames); the reduction's value is then the accumulator.
-// Nested reductions realize inside their enclosing update. Reductions over
-// hardware-parallel inames (tree/warp reductions) come with a later issue
-// and are refused here with a clear error.
+// realize_reductions: sum/product/max/min/argmax/argmin become instructions.
+//
+// Sequential (no reduction iname is a thread iname): a private accumulator,
+// an init instruction within the instruction's inames, and an update within
+// those plus the reduction's inames; the reduction's value is the
+// accumulator. argmax/argmin keep (value, index) pairs; ties go to the
+// smallest index. Nested reductions realize inside their enclosing update.
+//
+// Parallel (one reduction iname p is tagged l.N; loopy's tree reduction):
+// each thread reduces its share of the other reduction inames into a private
+// partial, writes it to a local buffer slot [other thread inames..., p], and
+// after a barrier log2(extent) stages halve the live slots
+// (buf[p] = op(buf[p], buf[p + s]) for p < s, barrier after each); the
+// result is buf[..., 0]. An instruction that stores it to memory runs on the
+// threads with p at its lower bound only (one writer), and when the
+// reduction sits in a sequential loop a barrier after the instruction keeps
+// the next iteration from overwriting the buffer early. Both targets run
+// this as it is: it is plain instructions, local memory and barriers.
+// Reductions over block inames (g.N) are refused (they need a second kernel
+// or atomics).
 #include <cmath>
 #include <limits>
 
+#include "loom/isl_util.h"
 #include "loom/preprocess.h"
 
 namespace loom {
 
 namespace {
 
+bool is_arg(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin; }
+
 Expr neutral(ReduceOp op, Type t) {
   auto f = [&](double v) { return t.is_float() ? make_float(v, t) : make_int(int64_t(v), t); };
   switch (op) {
     case ReduceOp::Sum: return f(0);
     case ReduceOp::Product: return f(1);
-    case ReduceOp::Max:
+    case ReduceOp::Max: case ReduceOp::ArgMax:
       if (t.is_float()) return make_float(-std::numeric_limits<double>::infinity(), t);
       if (!t.is_signed_int()) return make_int(0, t);
       return make_int(t.bits() == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (t.bits() - 1)), t);
-    case ReduceOp::Min:
+    case ReduceOp::Min: case ReduceOp::ArgMin:
       if (t.is_float()) return make_float(std::numeric_limits<double>::infinity(), t);
       if (t.bits() == 64) return make_int(t.is_signed_int() ? std::numeric_limits<int64_t>::max() : -1, t);
       return make_int(t.is_signed_int() ? (int64_t(1) << (t.bits() - 1)) - 1 : (int64_t(1) << t.bits()) - 1, t);
@@ -37,8 +53,17 @@ Expr combine(ReduceOp op, Expr acc, Expr x, Type t) {
     case ReduceOp::Product: return make_binary(BinOp::Mul, acc, x, t);
     case ReduceOp::Max: return make_call("max", {acc, x}, t);
     case ReduceOp::Min: return make_call("min", {acc, x}, t);
+    default: return Expr();
   }
-  return Expr();
+}
+
+// Whether candidate (v, i) replaces current (cv, ci) in an arg reduction.
+Expr better(ReduceOp op, const Expr& v, const Expr& i, const Expr& cv, const Expr& ci) {
+  BinOp strict = op == ReduceOp::ArgMax ? BinOp::Gt : BinOp::Lt;
+  Expr wins = make_binary(strict, v, cv, types::boolean);
+  Expr tie = make_binary(BinOp::And, make_binary(BinOp::Eq, v, cv, types::boolean),
+                         make_binary(BinOp::Lt, i, ci, types::boolean), types::boolean);
+  return make_binary(BinOp::Or, wins, tie, types::boolean);
 }
 
 class Realizer : public ExprMutator {
@@ -46,55 +71,25 @@ class Realizer : public ExprMutator {
   Realizer(LoopKernel& k, const Instruction& insn, std::vector<Instruction>& out)
       : k_(k), insn_(insn), out_(out), scope_(insn.within_inames) {}
   std::set<std::string> final_updates;  // what the rewritten instruction must wait for
+  std::vector<std::string> parallel_inames;  // thread inames reduced over in parallel
+  bool in_sequential_loop = false;
 
  protected:
   Expr mutate_reduce(const Reduce& r, const Expr&) override {
+    std::vector<std::string> local, seq;
     for (auto& n : r.inames) {
-      if (scope_.count(n))
-        fail("reduces over '" + n + "', but the instruction already runs within '" + n + "'");
-      if (k_.tag_of(n).is_hardware())
-        fail("reduction over '" + n + "', which is tagged '" + k_.tag_of(n).str() +
-             "': parallel reductions over hardware axes are not supported yet; leave reduction inames sequential");
+      if (scope_.count(n)) fail("reduces over '" + n + "', but the instruction already runs within '" + n + "'");
+      InameTag t = k_.tag_of(n);
+      if (t.kind == InameTag::Group)
+        fail("reduction over '" + n + "', which is tagged '" + t.str() +
+             "': a reduction across blocks needs a second kernel; reduce over thread (l.N) or sequential inames");
+      (t.kind == InameTag::Local ? local : seq).push_back(n);
     }
-    std::string acc = unique_name("acc_" + insn_.assignee_name());
-    k_.temporaries[acc] = Temporary{acc, r.type, {}, AddressSpace::Private};
-    Instruction init;
-    init.id = unique_id(insn_.id + "_" + acc + "_init");
-    init.lhs = make_var(acc, r.type);
-    init.rhs = neutral(r.op, r.type);
-    init.within_inames = scope_;
-    init.inames_given = true;
-    init.depends_on = insn_.depends_on;
-    init.predicates = insn_.predicates;
-    init.priority = insn_.priority;
-    init.loc = insn_.loc;
-    out_.push_back(init);
-
-    // the body runs within the reduction inames; nested reductions realize there
-    std::set<std::string> saved = scope_, saved_final = final_updates;
-    scope_.insert(r.inames.begin(), r.inames.end());
-    final_updates.clear();
-    Expr body = mutate(r.body);
-    std::set<std::string> inner = final_updates;
-    scope_ = saved;
-    final_updates = saved_final;
-
-    Instruction upd;
-    upd.id = unique_id(insn_.id + "_" + acc + "_update");
-    upd.lhs = make_var(acc, r.type);
-    upd.rhs = combine(r.op, make_var(acc, r.type), body, r.type);
-    upd.within_inames = scope_;
-    upd.within_inames.insert(r.inames.begin(), r.inames.end());
-    upd.inames_given = true;
-    upd.depends_on = insn_.depends_on;
-    upd.depends_on.insert(init.id);
-    upd.depends_on.insert(inner.begin(), inner.end());
-    upd.predicates = insn_.predicates;
-    upd.priority = insn_.priority;
-    upd.loc = insn_.loc;
-    out_.push_back(upd);
-    final_updates.insert(upd.id);
-    return make_var(acc, r.type);
+    if (local.size() > 1)
+      fail("reduction over several thread inames at once (" + local[0] + ", " + local[1] +
+           "): split it first (split_reduction_inward/outward)");
+    if (local.empty()) return sequential(r, r.inames);
+    return parallel(r, local[0], seq);
   }
 
  private:
@@ -118,12 +113,243 @@ class Realizer : public ExprMutator {
     for (int i = 0; taken(n); ++i) n = base + "_" + std::to_string(i);
     return n;
   }
+  std::string temp(const std::string& base, Type t, std::vector<Expr> shape = {}, AddressSpace sp = AddressSpace::Private) {
+    std::string n = unique_name(base);
+    k_.temporaries[n] = Temporary{n, t, std::move(shape), sp};
+    return n;
+  }
+  // (returns a reference into out_: read what is needed before the next emit)
+  Instruction& emit(const std::string& id, Expr lhs, Expr rhs, std::set<std::string> inames, std::set<std::string> deps,
+                    std::vector<Expr> extra_predicates = {}) {
+    Instruction i;
+    i.id = unique_id(id);
+    i.lhs = std::move(lhs);
+    i.rhs = std::move(rhs);
+    i.within_inames = std::move(inames);
+    i.inames_given = true;
+    i.depends_on = insn_.depends_on;
+    i.depends_on.insert(deps.begin(), deps.end());
+    i.predicates = insn_.predicates;
+    i.predicates.insert(i.predicates.end(), extra_predicates.begin(), extra_predicates.end());
+    i.priority = insn_.priority;
+    i.loc = insn_.loc;
+    out_.push_back(i);
+    return out_.back();
+  }
+  Instruction& barrier(const std::string& id, std::set<std::string> deps) {
+    Instruction b;
+    b.kind = Instruction::Barrier;
+    b.id = unique_id(id);
+    for (auto& n : scope_)
+      if (k_.tag_of(n).kind != InameTag::Local) b.within_inames.insert(n);
+    b.inames_given = true;
+    b.depends_on = deps;
+    b.loc = insn_.loc;
+    out_.push_back(b);
+    return out_.back();
+  }
+
+  // The body with nested reductions realized inside `inames`.
+  Expr realize_body(const Expr& body, const std::vector<std::string>& inames, std::set<std::string>& inner_updates) {
+    std::set<std::string> saved = scope_, saved_final = final_updates;
+    scope_.insert(inames.begin(), inames.end());
+    final_updates.clear();
+    Expr b = mutate(body);
+    inner_updates = final_updates;
+    scope_ = saved;
+    final_updates = saved_final;
+    return b;
+  }
+
+  // Accumulates body over `inames` (sequentially) within the current scope
+  // plus `extra`; returns the value expression and the instruction to wait for.
+  struct Partial {
+    Expr value, index;  // index: for argmax/argmin
+    std::string last;
+  };
+  // init_extra: inames the initialization runs within besides the scope;
+  // update_extra: those the updates run within besides the scope and `inames`.
+  Partial accumulate(const Reduce& r, const std::vector<std::string>& inames, const std::set<std::string>& init_extra = {},
+                     const std::set<std::string>& update_extra = {}) {
+    std::set<std::string> base = scope_;
+    base.insert(init_extra.begin(), init_extra.end());
+    std::set<std::string> inner;
+    std::set<std::string> saved = scope_;
+    scope_.insert(update_extra.begin(), update_extra.end());
+    Expr body = realize_body(r.body, inames, inner);
+    scope_ = saved;
+    std::set<std::string> within = scope_;
+    within.insert(update_extra.begin(), update_extra.end());
+    within.insert(inames.begin(), inames.end());
+    std::string who = insn_.assignee_name();
+    if (!is_arg(r.op)) {
+      std::string acc = temp("acc_" + who, r.type);
+      std::string init = emit(insn_.id + "_" + acc + "_init", make_var(acc, r.type), neutral(r.op, r.type), base, {}).id;
+      std::set<std::string> deps = inner;
+      deps.insert(init);
+      Instruction& upd = emit(insn_.id + "_" + acc + "_update", make_var(acc, r.type),
+                              combine(r.op, make_var(acc, r.type), body, r.type), within, deps);
+      return {make_var(acc, r.type), Expr(), upd.id};
+    }
+    // argmax/argmin: (value, index) with the first index on ties
+    Expr index = body.as<Call>()->args[1];
+    body = body.as<Call>()->args[0];
+    Type vt = body.type(), it = k_.options.index_dtype;
+    std::string val = temp("acc_" + who + "_value", vt), idx = temp("acc_" + who + "_index", it);
+    std::string take = temp("acc_" + who + "_take", types::boolean);
+    std::string iv = emit(insn_.id + "_" + val + "_init", make_var(val, vt), neutral(r.op, vt), base, {}).id;
+    std::string ii = emit(insn_.id + "_" + idx + "_init", make_var(idx, it), make_int(-1, it), base, {}).id;
+    const Expr& j = index;
+    std::set<std::string> deps = inner;
+    deps.insert(iv);
+    deps.insert(ii);
+    // (the first candidate always wins over the empty start, index -1)
+    Expr cond = make_binary(BinOp::Or, better(r.op, body, j, make_var(val, vt), make_var(idx, it)),
+                            make_binary(BinOp::Eq, make_var(idx, it), make_int(-1, it), types::boolean), types::boolean);
+    Instruction& tk = emit(insn_.id + "_" + take, make_var(take, types::boolean), cond, within, deps);
+    Instruction& ui = emit(insn_.id + "_" + idx + "_update", make_var(idx, it),
+                           make_select(make_var(take, types::boolean), j, make_var(idx, it), it), within, {tk.id});
+    Instruction& uv = emit(insn_.id + "_" + val + "_update", make_var(val, vt),
+                           make_select(make_var(take, types::boolean), body, make_var(val, vt), vt), within, {ui.id});
+    return {make_var(val, vt), make_var(idx, it), uv.id};
+  }
+
+  Expr sequential(const Reduce& r, const std::vector<std::string>& inames) {
+    Partial p = accumulate(r, inames);
+    final_updates.insert(p.last);
+    return is_arg(r.op) ? p.index : p.value;
+  }
+
+  std::pair<int64_t, int64_t> constant_range(const std::string& iname) {
+    isl::set d = islu::iteration_domain(k_, {iname});
+    isl_val* lo = isl_set_dim_min_val(d.copy(), 0);
+    isl_val* hi = isl_set_dim_max_val(d.copy(), 0);
+    bool ok = lo && hi && isl_val_is_int(lo) && isl_val_is_int(hi);
+    std::pair<int64_t, int64_t> r{ok ? isl_val_get_num_si(lo) : 0, ok ? isl_val_get_num_si(hi) : 0};
+    isl_val_free(lo);
+    isl_val_free(hi);
+    if (!ok) fail("the thread iname '" + iname + "' needs a constant range");
+    return r;
+  }
+
+  Expr parallel(const Reduce& r, const std::string& p, const std::vector<std::string>& seq) {
+    Type it = k_.options.index_dtype;
+    auto [plo, phi] = constant_range(p);
+    int64_t extent = phi - plo + 1;
+    // Every thread of the axis takes part, also those for which p's domain
+    // (coupled to the sequential reduction inames, e.g. a partial last tile)
+    // is empty: the buffer slots, the stages and the result use `pr`, a copy
+    // of p over its whole range on the same axis (the same thread index).
+    std::string pr = unique_name(p + "_red");
+    {
+      std::string set = "{[" + pr + "]: " + std::to_string(plo) + " <= " + pr + " <= " + std::to_string(phi) + "}";
+      k_.domains.push_back(Domain::parse(set));
+      k_.iname_tags[pr] = k_.tag_of(p);
+    }
+    // one buffer slot per thread: the other thread inames in scope, then pr
+    std::vector<Expr> shape, slot;
+    for (auto& n : k_.all_inames())
+      if (scope_.count(n) && k_.tag_of(n).kind == InameTag::Local) {
+        auto [lo, hi] = constant_range(n);
+        shape.push_back(make_int(hi - lo + 1, it));
+        slot.push_back(simplify(make_binary(BinOp::Sub, make_var(n, it), make_int(lo, it), it)));
+      }
+    shape.push_back(make_int(extent, it));
+    Expr pos = simplify(make_binary(BinOp::Sub, make_var(pr, it), make_int(plo, it), it));
+    Expr pos_p = simplify(make_binary(BinOp::Sub, make_var(p, it), make_int(plo, it), it));
+    auto at = [&](const std::string& buf, Type t, Expr last) {
+      std::vector<Expr> idx = slot;
+      idx.push_back(std::move(last));
+      return make_subscript(buf, idx, t);
+    };
+    std::set<std::string> with_pr = scope_, with_p = scope_;
+    with_pr.insert(pr);
+    with_p.insert(p);
+    std::string who = insn_.assignee_name();
+    Type vt = is_arg(r.op) ? r.body.as<Call>()->args[0].type() : r.type;
+    // 1. each thread's partial (its share of the sequential inames), into the buffer
+    std::string vbuf = temp("red_" + who, vt, shape, AddressSpace::Local);
+    std::string ibuf = is_arg(r.op) ? temp("red_" + who + "_index", it, shape, AddressSpace::Local) : "";
+    std::set<std::string> stores;
+    if (seq.empty()) {
+      // every slot starts neutral; the threads in p's domain then store their value
+      std::set<std::string> inits{emit(insn_.id + "_" + vbuf + "_init", at(vbuf, vt, pos), neutral(r.op, vt), with_pr, {}).id};
+      if (is_arg(r.op)) inits.insert(emit(insn_.id + "_" + ibuf + "_init", at(ibuf, it, pos), make_int(-1, it), with_pr, {}).id);
+      std::set<std::string> inner;
+      std::set<std::string> saved = scope_;
+      scope_ = with_p;
+      Expr body = realize_body(r.body, {}, inner);
+      scope_ = saved;
+      inner.insert(inits.begin(), inits.end());
+      stores = inits;
+      Expr value = is_arg(r.op) ? body.as<Call>()->args[0] : body;
+      stores.insert(emit(insn_.id + "_" + vbuf + "_store", at(vbuf, vt, pos_p), value, with_p, inner).id);
+      if (is_arg(r.op))
+        stores.insert(emit(insn_.id + "_" + ibuf + "_store", at(ibuf, it, pos_p), body.as<Call>()->args[1], with_p, inner).id);
+    } else {
+      Partial part = accumulate(r, seq, {pr}, {p});
+      stores.insert(emit(insn_.id + "_" + vbuf + "_store", at(vbuf, vt, pos), part.value, with_pr, {part.last}).id);
+      if (is_arg(r.op))
+        stores.insert(emit(insn_.id + "_" + ibuf + "_store", at(ibuf, it, pos), part.index, with_pr, {part.last}).id);
+    }
+    std::string last = barrier(insn_.id + "_" + vbuf + "_barrier", stores).id;
+    // 2. the tree: stage s combines slot p with slot p + s, for p < s (and p + s < extent)
+    int64_t s = 1;
+    while (s < extent) s *= 2;
+    for (s /= 2; s >= 1; s /= 2) {
+      Expr other = simplify(make_binary(BinOp::Add, pos, make_int(s, it), it));
+      std::vector<Expr> guard{make_binary(BinOp::Lt, pos, make_int(s, it), types::boolean)};
+      if (2 * s > extent)  // only then can p + s run past the last slot
+        guard.push_back(make_binary(BinOp::Lt, other, make_int(extent, it), types::boolean));
+      std::string stage = insn_.id + "_" + vbuf + "_stage" + std::to_string(s);
+      std::set<std::string> done;
+      if (!is_arg(r.op)) {
+        done.insert(emit(stage, at(vbuf, vt, pos), combine(r.op, at(vbuf, vt, pos), at(vbuf, vt, other), vt), with_pr, {last}, guard).id);
+      } else {
+        std::string take = temp("red_" + who + "_take", types::boolean);
+        Expr cond = better(r.op, at(vbuf, vt, other), at(ibuf, it, other), at(vbuf, vt, pos), at(ibuf, it, pos));
+        // an empty slot (index -1) never wins; a full one always wins over an empty one
+        cond = make_binary(BinOp::And, make_binary(BinOp::Ne, at(ibuf, it, other), make_int(-1, it), types::boolean),
+                           make_binary(BinOp::Or, cond, make_binary(BinOp::Eq, at(ibuf, it, pos), make_int(-1, it), types::boolean),
+                                       types::boolean),
+                           types::boolean);
+        std::string tk = emit(stage + "_take", make_var(take, types::boolean), cond, with_pr, {last}, guard).id;
+        Instruction& ui = emit(stage + "_index", at(ibuf, it, pos),
+                               make_select(make_var(take, types::boolean), at(ibuf, it, other), at(ibuf, it, pos), it), with_pr,
+                               {tk}, guard);
+        // slots p < s are written, slots p + s >= s read: no thread reads what another writes in one stage
+        ui.no_sync_with.insert(tk);
+        std::string ui_id = ui.id;
+        Instruction& uv = emit(stage + "_value", at(vbuf, vt, pos),
+                               make_select(make_var(take, types::boolean), at(vbuf, vt, other), at(vbuf, vt, pos), vt), with_pr,
+                               {ui_id}, guard);
+        uv.no_sync_with.insert(tk);
+        uv.no_sync_with.insert(ui_id);
+        done.insert(uv.id);
+      }
+      last = barrier(stage + "_barrier", done).id;
+    }
+    final_updates.insert(last);
+    parallel_inames.push_back(pr);
+    for (auto& n : scope_)
+      if (!k_.tag_of(n).is_hardware()) in_sequential_loop = true;
+    return is_arg(r.op) ? at(ibuf, it, make_int(0, it)) : at(vbuf, vt, make_int(0, it));
+  }
 
   LoopKernel& k_;
   const Instruction& insn_;
   std::vector<Instruction>& out_;
   std::set<std::string> scope_;
 };
+
+// The lower bound of an iname of constant range.
+int64_t lower_of(const LoopKernel& k, const std::string& iname) {
+  isl::set d = islu::iteration_domain(k, {iname});
+  isl_val* lo = isl_set_dim_min_val(d.copy(), 0);
+  int64_t v = lo && isl_val_is_int(lo) ? isl_val_get_num_si(lo) : 0;
+  isl_val_free(lo);
+  return v;
+}
 
 }  // namespace
 
@@ -140,7 +366,29 @@ LoopKernel realize_reductions(const LoopKernel& k) {
     copy.rhs = rz.mutate(insn.rhs);
     for (auto& p : copy.predicates) p = rz.mutate(p);
     copy.depends_on.insert(rz.final_updates.begin(), rz.final_updates.end());
+    // a parallel result stored to memory: one writer, the thread at p's lower bound
+    bool to_memory = copy.lhs.as<Subscript>() != nullptr;
+    if (!to_memory)
+      if (auto v = copy.lhs.as<Var>(); v && r.find_temporary(v->name) && r.find_temporary(v->name)->space == AddressSpace::Local)
+        to_memory = true;
+    if (to_memory)
+      for (auto& p : rz.parallel_inames) {
+        copy.within_inames.insert(p);
+        copy.predicates.push_back(make_binary(BinOp::Eq, make_var(p, r.options.index_dtype),
+                                              make_int(lower_of(r, p), r.options.index_dtype), types::boolean));
+      }
     out.push_back(copy);
+    if (rz.in_sequential_loop) {  // the next iteration must not overwrite the buffer before it is read
+      Instruction b;
+      b.kind = Instruction::Barrier;
+      b.id = copy.id + "_reduction_done";
+      for (auto& n : copy.within_inames)
+        if (r.tag_of(n).kind != InameTag::Local) b.within_inames.insert(n);
+      b.inames_given = true;
+      b.depends_on = {copy.id};
+      b.loc = copy.loc;
+      out.push_back(b);
+    }
   }
   r.instructions = std::move(out);
   return r;

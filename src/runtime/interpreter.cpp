@@ -3,7 +3,8 @@
 // become loops over the grid and block). Values keep the kernel's types:
 // float32 arithmetic is rounded to float after every operation, integers
 // wrap at their width, // and % follow Python. Every array access is checked
-// against the array's bounds, so a miscompiled index fails loudly.
+// against the array's bounds, so a miscompiled index fails loudly. Barriers
+// have GPU semantics: each thread runs up to the barrier before any goes on.
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -21,14 +22,18 @@ union Slot {
   double f;
 };
 
+// One thread's state: its variables and private arrays; local (shared)
+// arrays belong to the block and are reached through `shared`.
 struct Frame {
   std::vector<Slot> vars;
-  std::vector<std::vector<Slot>> locals;  // temporary arrays
+  std::vector<std::vector<Slot>> locals;  // private temporary arrays
+  std::vector<std::vector<Slot>>* shared = nullptr;
 };
 
 using IntFn = std::function<int64_t(Frame&)>;
 using FltFn = std::function<double(Frame&)>;
 using StmtFn = std::function<void(Frame&)>;
+using BlockFn = std::function<void(std::vector<Frame>&)>;  // runs a statement for all threads of a block
 
 int64_t wrap(int64_t v, Type t) {
   switch (t.kind) {
@@ -64,7 +69,8 @@ struct ArrayInfo {
   unsigned char* data = nullptr;
   Type dtype;
   int64_t size = 0;  // elements of storage
-  int local = -1;  // index into Frame::locals for temporary arrays
+  int local = -1;   // index into Frame::locals (private temporary arrays)
+  int shared = -1;  // index into *Frame::shared (local temporaries: one per block)
 };
 
 class Interpreter {
@@ -94,8 +100,13 @@ class Interpreter {
       ArrayInfo ai;
       ai.dtype = t.dtype;
       ai.size = element_count(shape);
-      ai.local = int(local_sizes_.size());
-      local_sizes_.push_back(ai.size);
+      if (t.space == AddressSpace::Local) {
+        ai.shared = int(shared_sizes_.size());
+        shared_sizes_.push_back(ai.size);
+      } else {
+        ai.local = int(local_sizes_.size());
+        local_sizes_.push_back(ai.size);
+      }
       arrays_[n] = ai;
     }
     frame_.vars.resize(slots_.size());
@@ -113,28 +124,34 @@ class Interpreter {
   }
 
   void run() {
-    StmtFn body = stmt(g_.body);
+    BlockFn body = block(g_.body);
     LaunchDims dims = launch_dims(g_, params_);
     if (dims.empty()) return;
     std::vector<std::pair<int, const HardwareIname*>> hw;
     for (auto& h : g_.hardware_inames) hw.push_back({slots_.at(h.name), &h});
     std::vector<IntFn> lowers;
     for (auto& h : g_.hardware_inames) lowers.push_back(int_expr(h.lower));
-    int64_t idx[2][3];
-    for (idx[0][2] = 0; idx[0][2] < dims.grid[2]; ++idx[0][2])
-      for (idx[0][1] = 0; idx[0][1] < dims.grid[1]; ++idx[0][1])
-        for (idx[0][0] = 0; idx[0][0] < dims.grid[0]; ++idx[0][0]) {
-          frame_.locals.assign(local_sizes_.size(), {});
-          for (size_t l = 0; l < local_sizes_.size(); ++l) frame_.locals[l].assign(size_t(local_sizes_[l]), Slot{0});
-          for (idx[1][2] = 0; idx[1][2] < dims.block[2]; ++idx[1][2])
-            for (idx[1][1] = 0; idx[1][1] < dims.block[1]; ++idx[1][1])
-              for (idx[1][0] = 0; idx[1][0] < dims.block[0]; ++idx[1][0]) {
-                for (size_t h = 0; h < hw.size(); ++h) {
-                  const HardwareIname& hi = *hw[h].second;
-                  frame_.vars[hw[h].first].i = lowers[h](frame_) + idx[hi.tag.kind == InameTag::Local][hi.tag.axis];
-                }
-                body(frame_);
-              }
+    int64_t threads = dims.block[0] * dims.block[1] * dims.block[2];
+    std::vector<std::vector<Slot>> shared;
+    frame_.locals.assign(local_sizes_.size(), {});
+    for (size_t l = 0; l < local_sizes_.size(); ++l) frame_.locals[l].assign(size_t(local_sizes_[l]), Slot{0});
+    frame_.shared = &shared;
+    std::vector<Frame> frames(size_t(threads), frame_);
+    int64_t g[3];
+    for (g[2] = 0; g[2] < dims.grid[2]; ++g[2])
+      for (g[1] = 0; g[1] < dims.grid[1]; ++g[1])
+        for (g[0] = 0; g[0] < dims.grid[0]; ++g[0]) {
+          shared.assign(shared_sizes_.size(), {});
+          for (size_t l = 0; l < shared_sizes_.size(); ++l) shared[l].assign(size_t(shared_sizes_[l]), Slot{0});
+          for (int64_t t = 0; t < threads; ++t) {
+            int64_t l[3] = {t % dims.block[0], (t / dims.block[0]) % dims.block[1], t / (dims.block[0] * dims.block[1])};
+            Frame& f = frames[size_t(t)];
+            for (size_t h = 0; h < hw.size(); ++h) {
+              const HardwareIname& hi = *hw[h].second;
+              f.vars[hw[h].first].i = lowers[h](f) + (hi.tag.kind == InameTag::Local ? l[hi.tag.axis] : g[hi.tag.axis]);
+            }
+          }
+          body(frames);
         }
   }
 
@@ -163,8 +180,13 @@ class Interpreter {
     };
   }
 
+  static std::vector<Slot>* slots_of(const ArrayInfo& ai, Frame& f) {
+    if (ai.shared >= 0) return &(*f.shared)[size_t(ai.shared)];
+    if (ai.local >= 0) return &f.locals[size_t(ai.local)];
+    return nullptr;
+  }
   static double load(const ArrayInfo& ai, Frame& f, int64_t i) {
-    if (ai.local >= 0) return f.locals[ai.local][size_t(i)].f;
+    if (auto* v = slots_of(ai, f)) return (*v)[size_t(i)].f;
     const unsigned char* p = ai.data + size_t(i) * size_t(ai.dtype.bytes());
     if (ai.dtype.kind == ScalarKind::Float32) {
       float v;
@@ -181,7 +203,7 @@ class Interpreter {
     return ai.dtype.kind == ScalarKind::Float16 ? half_bits_to_float(h) : bfloat16_bits_to_float(h);
   }
   static int64_t load_int(const ArrayInfo& ai, Frame& f, int64_t i) {
-    if (ai.local >= 0) return f.locals[ai.local][size_t(i)].i;
+    if (auto* v = slots_of(ai, f)) return (*v)[size_t(i)].i;
     const unsigned char* p = ai.data + size_t(i) * size_t(ai.dtype.bytes());
     int64_t v = 0;
     std::memcpy(&v, p, size_t(ai.dtype.bytes()));  // little-endian: the low bytes
@@ -194,8 +216,8 @@ class Interpreter {
     return (v ^ m) - m;
   }
   static void store(const ArrayInfo& ai, Frame& f, int64_t i, Slot v) {
-    if (ai.local >= 0) {
-      f.locals[ai.local][size_t(i)] = v;
+    if (auto* s = slots_of(ai, f)) {
+      (*s)[size_t(i)] = v;
       return;
     }
     unsigned char* p = ai.data + size_t(i) * size_t(ai.dtype.bytes());
@@ -490,9 +512,58 @@ class Interpreter {
           store(*ai, f, idx(f), x);
         };
       }
-      case Stmt::Barrier: unsupported("barriers yet (the CPU target of the next issue runs them)");
+      case Stmt::Barrier: unsupported("a barrier inside a thread's own code (internal error)");
     }
     return [](Frame&) {};
+  }
+
+  static bool has_barrier(const StmtPtr& s) {
+    if (s->kind == Stmt::Barrier) return true;
+    for (auto& c : s->children)
+      if (has_barrier(c)) return true;
+    return false;
+  }
+
+  // GPU semantics: code between barriers runs for every thread before any
+  // thread goes past the barrier; loops and ifs around barriers are the same
+  // for all threads (thread 0 decides, as the targets require uniformity).
+  BlockFn block(const StmtPtr& s) {
+    if (!has_barrier(s)) {
+      StmtFn f = stmt(s);
+      return [f](std::vector<Frame>& fr) {
+        for (auto& x : fr) f(x);
+      };
+    }
+    switch (s->kind) {
+      case Stmt::Barrier: return [](std::vector<Frame>&) {};
+      case Stmt::Block: {
+        std::vector<BlockFn> parts;
+        for (auto& c : s->children) parts.push_back(block(c));
+        return [parts](std::vector<Frame>& fr) {
+          for (auto& p : parts) p(fr);
+        };
+      }
+      case Stmt::For: {
+        int v = slot(s->var);
+        IntFn init = int_expr(s->init), cond = int_expr(s->cond);
+        BlockFn body = block(s->children[0]);
+        int64_t step = s->step;
+        return [v, init, cond, body, step](std::vector<Frame>& fr) {
+          auto set = [&](int64_t x) {
+            for (auto& f : fr) f.vars[v].i = x;
+          };
+          for (set(init(fr[0])); cond(fr[0]); set(fr[0].vars[v].i + step)) body(fr);
+        };
+      }
+      case Stmt::If: {
+        IntFn c = int_expr(s->cond);
+        BlockFn t = block(s->children[0]);
+        BlockFn e = s->children.size() > 1 ? block(s->children[1]) : BlockFn([](std::vector<Frame>&) {});
+        return [c, t, e](std::vector<Frame>& fr) { c(fr[0]) ? t(fr) : e(fr); };
+      }
+      case Stmt::Assign: break;
+    }
+    return [](std::vector<Frame>&) {};
   }
 
   const GeneratedKernel& g_;
@@ -500,7 +571,8 @@ class Interpreter {
   std::map<std::string, int64_t> params_;
   std::map<std::string, int> slots_;
   std::map<std::string, ArrayInfo> arrays_;
-  std::vector<int64_t> local_sizes_;
+  std::vector<int64_t> local_sizes_;   // private temporary arrays, per thread
+  std::vector<int64_t> shared_sizes_;  // local temporaries, per block
   Frame frame_;
 };
 

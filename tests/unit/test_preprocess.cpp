@@ -103,10 +103,13 @@ TEST(Reductions, AllOperatorsAndNestingMatchHandComputedValues) {
   EXPECT_EQ(e.at("mx").get(0), -INFINITY);
 }
 
-TEST(Reductions, OverAHardwareInameIsRefusedForNow) {
+TEST(Reductions, OverABlockInameIsRefused) {
   LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < 32}"}, "out[i] = sum(j, a[i, j])", {"..."});
-  std::string e = kernel_error([&] { generate(tag_inames(k, "j:l.0")); });
-  EXPECT_NE(e.find("reduction over 'j', which is tagged 'l.0'"), std::string::npos) << e;
+  std::string e = kernel_error([&] { generate(tag_inames(k, "j:g.0")); });
+  EXPECT_NE(e.find("reduction over 'j', which is tagged 'g.0'"), std::string::npos) << e;
+  LoopKernel two = make_kernel({"{[i, j]: 0 <= i < 8 and 0 <= j < 32}"}, "out[0] = sum((i, j), a[i, j])", {"..."});
+  e = kernel_error([&] { generate(tag_inames(two, "i:l.1, j:l.0")); });
+  EXPECT_NE(e.find("several thread inames"), std::string::npos) << e;
 }
 
 TEST(Dependencies, ReadAfterWriteAndWriteAfterReadInTextOrder) {

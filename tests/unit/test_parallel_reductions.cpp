@@ -1,0 +1,58 @@
+// Parallel reductions over thread inames (shared-memory trees): every
+// operator, with and without a sequential share per thread, extents that are
+// not powers of two, partial tiles, a second thread axis, a reduction inside
+// a sequential loop, and the generated CUDA compiling. The oracle is the
+// untransformed (sequential) kernel.
+#include <gtest/gtest.h>
+
+#include "loom/cuda.h"
+#include "oracle.h"
+
+using namespace loom;
+
+namespace {
+void check(const LoopKernel& ref, const LoopKernel& t, const std::vector<std::map<std::string, int64_t>>& sizes) {
+  for (auto& p : sizes) EXPECT_EQ(loom::testing::compare_kernels(ref, t, p), "") << t.name;
+  if (cuda::nvrtc_available()) EXPECT_GT(cuda::compile(cuda::print_source(generate(t)), "sm_90").cubin.size(), 0u);
+}
+}  // namespace
+
+TEST(ParallelReduction, EveryOperatorOverAThreadIname) {
+  for (const char* op : {"sum", "product", "max", "min", "argmax", "argmin"}) {
+    std::string out = std::string(op).substr(0, 3) == "arg" ? "int32" : "float64";
+    LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, std::string("out[i] = ") + op + "(j, a[i, j])",
+                               {"a: float64[n, m], out: " + out + "[n]", "..."}, std::string("red_") + op);
+    // all of j on the threads (37 of them: not a power of two; a thread axis needs a constant range)
+    LoopKernel direct = tag_inames(fix_parameters(k, {{"m", 37}}), "i:g.0, j:l.0");
+    check(k, direct, {{{"n", 5}, {"m", 37}}});
+    // a sequential share per thread: j = 16*j_outer + j_inner, partial last tile
+    LoopKernel tiled = tag_inames(split_iname(k, "j", 16, {std::nullopt, InameTag{InameTag::Local, 0}}), "i:g.0");
+    check(k, tiled, {{{"n", 3}, {"m", 5}}, {{"n", 3}, {"m", 16}}, {{"n", 2}, {"m", 100}}});
+  }
+}
+
+TEST(ParallelReduction, ArgmaxTiesGoToTheSmallestIndex) {
+  LoopKernel k = make_kernel({"{[j]: 0 <= j < 40}"}, "out[0] = argmax(j, a[j % 8])", {"a: float32[8], out: int32[1]"});
+  LoopKernel t = split_iname(k, "j", 16, {std::nullopt, InameTag{InameTag::Local, 0}});
+  for (const LoopKernel* kk : {&k, &t}) {
+    auto arrays = make_host_arrays(*kk, {}, 5);
+    HostArray a = arrays.at("a");
+    loom::testing::run_on_host(*kk, loom::testing::args_of(*kk, arrays, {}));
+    int64_t best = 0;
+    for (int64_t j = 1; j < 8; ++j)
+      if (a.get(j) > a.get(best)) best = j;
+    EXPECT_EQ(arrays.at("out").get(0), double(best));  // j = best is the first of five equal maxima
+  }
+}
+
+TEST(ParallelReduction, WithASecondThreadAxisAndInsideASequentialLoop) {
+  // 2D block: rows on l.1, the reduction on l.0 (one buffer row per l.1 thread)
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i] = sum(j, a[i, j] * a[i, j])", {"..."});
+  LoopKernel t = split_iname(split_iname(k, "i", 4, {InameTag{InameTag::Group, 0}, InameTag{InameTag::Local, 1}}), "j", 32,
+                             {std::nullopt, InameTag{InameTag::Local, 0}});
+  check(k, t, {{{"n", 9}, {"m", 70}}, {{"n", 1}, {"m", 3}}});
+  // the reduction inside a sequential loop over q: the buffer is reused every iteration
+  LoopKernel q = make_kernel({"{[q, j]: 0 <= q < r and 0 <= j < m}"}, "out[q] = max(j, a[q, j])", {"..."});
+  LoopKernel qt = tag_inames(fix_parameters(q, {{"m", 50}}), "j:l.0");
+  check(q, qt, {{{"r", 6}, {"m", 50}}});
+}
