@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   std::sort(files.begin(), files.end());
 
   std::printf("Loom code generation, text -> CUDA C, median of %d runs (ms)\n", reps);
-  std::printf("%-12s %8s %9s %10s %9s %8s %9s %7s | %8s\n", "kernel", "parse", "transform", "preprocess", "linearize",
+  std::printf("%-18s %8s %9s %10s %9s %8s %9s %7s | %8s\n", "kernel", "parse", "transform", "preprocess", "linearize",
               "hw axes", "loop nest", "print", "total");
   for (auto& f : files) {
     std::string text = read_text_file(f);
@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
       total.push_back(all);
     }
     std::string name = std::filesystem::path(f).stem().string();
-    std::printf("%-12s %8.3f %9.3f %10.3f %9.3f %8.3f %9.3f %7.3f | %8.3f\n", name.c_str(), median(parse) * 1e3,
+    std::printf("%-18s %8.3f %9.3f %10.3f %9.3f %8.3f %9.3f %7.3f | %8.3f\n", name.c_str(), median(parse) * 1e3,
                 median(transform) * 1e3, median(pre) * 1e3, median(lin) * 1e3, median(hw) * 1e3, median(nest) * 1e3,
                 median(print) * 1e3, median(total) * 1e3);
   }

@@ -42,6 +42,10 @@ def main():
     A = torch.rand(65536, 1024, device=dev)
     r = torch.empty(65536, device=dev)
     report("row sums 65536x1024", median_ms(lambda: torch.sum(A, 1, out=r)), 4 * A.numel() + 4 * 65536)
+    for rows, cols in ((8192, 8192), (1024, 262144)):
+        B = torch.rand(rows, cols, device=dev)
+        rb = torch.empty(rows, device=dev)
+        report(f"row sums {rows}x{cols}", median_ms(lambda: torch.sum(B, 1, out=rb)), 4 * B.numel() + 4 * rows)
     M = torch.rand(16384, 16384, device=dev)
     x = torch.rand(16384, device=dev)
     report("matvec 16384^2", median_ms(lambda: torch.mv(M, x)), 4 * M.numel())

@@ -22,14 +22,17 @@ tail -3 "$OUT/build.log"
 L=./build-device/loom
 $L compile examples/vector_add.loom -v > "$OUT/compile_verbose.log" 2>&1
 {
-  for ex in vector_add axpy row_sums matvec matmul triangular; do
-    echo "== $ex (default sizes, checked against the reference interpreter)"
-    $L run examples/$ex.loom 2>&1
+  for f in examples/*.loom; do
+    echo "== $f (default sizes, checked against the reference interpreter)"
+    $L run $f 2>&1
   done
   echo "== large sizes (timing only)"
   $L run examples/vector_add.loom -D n=67108864 --no-check
   $L run examples/axpy.loom -D n=67108864 --no-check
   $L run examples/row_sums.loom -D n=65536 -D m=1024 --no-check
+  $L run examples/row_sums_parallel.loom -D n=65536 -D m=1024 --no-check
+  $L run examples/row_sums_parallel.loom -D n=8192 -D m=8192 --no-check
+  $L run examples/row_sums_parallel.loom -D n=1024 -D m=262144 --no-check
   $L run examples/matvec.loom -D n=16384 -D m=16384 --no-check
   $L run examples/matmul.loom -D n=4096 -D m=4096 -D l=4096 --no-check --reps 5
   $L run examples/triangular.loom -D n=4096 -D m=4096 --no-check --reps 5
