@@ -138,7 +138,7 @@ LoopKernel tag_inames(const LoopKernel& k, const std::map<std::string, std::stri
     const std::string what = "tag_inames('" + iname + ":" + tag_text + "')";
     if (!k.has_iname(iname)) refuse(k, what, "no iname '" + iname + "'");
     auto tag = InameTag::parse(tag_text);
-    if (!tag) refuse(k, what, "unknown tag '" + tag_text + "' (use g.0-2, l.0-2, unr, for)");
+    if (!tag) refuse(k, what, "unknown tag '" + tag_text + "' (use g.0-2, l.0-2, unr, ilp, ilp.seq, ilp.unr, vec, for)");
     InameTag old = r.tag_of(iname);
     if (old.is_hardware() && tag->is_hardware() && !(old == *tag))
       refuse(k, what, "iname '" + iname + "' is already tagged '" + old.str() + "'");

@@ -54,7 +54,7 @@ std::optional<InameTag> TransformArgs::tag(const std::string& name) const {
   if (!has(name)) return std::nullopt;
   std::string s = str(name);
   auto t = InameTag::parse(s);
-  if (!t) throw TransformError(transform_ + ": argument '" + name + "': unknown tag '" + s + "' (use g.0-2, l.0-2, unr, for)");
+  if (!t) throw TransformError(transform_ + ": argument '" + name + "': unknown tag '" + s + "' (use g.0-2, l.0-2, unr, ilp, ilp.seq, ilp.unr, vec, for)");
   return t;
 }
 

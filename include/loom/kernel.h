@@ -16,13 +16,19 @@
 
 namespace loom {
 
-// How an iname is executed. Seq ("for") is a plain loop.
+// How an iname is executed. Seq ("for") is a plain loop; Unroll ("unr") a
+// fully unrolled one; Ilp ("ilp", "ilp.unr") an unrolled loop whose private
+// temporaries get one copy per iteration (instruction-level parallelism),
+// IlpSeq ("ilp.seq") the same as a plain loop; Vec ("vec") is unrolled
+// (vector types come later, loopy's fallback for vec).
 struct InameTag {
-  enum Kind : uint8_t { Seq, Group, Local, Unroll };
+  enum Kind : uint8_t { Seq, Group, Local, Unroll, Ilp, IlpSeq, Vec };
   Kind kind = Seq;
   int axis = 0;  // for Group/Local: 0..2
 
   bool is_hardware() const { return kind == Group || kind == Local; }
+  bool is_unrolled() const { return kind == Unroll || kind == Ilp || kind == Vec; }
+  bool is_ilp() const { return kind == Ilp || kind == IlpSeq; }
   std::string str() const;  // "g.0", "l.1", "unr", "for"
   static std::optional<InameTag> parse(const std::string& s);
   friend bool operator==(InameTag a, InameTag b) { return a.kind == b.kind && a.axis == b.axis; }

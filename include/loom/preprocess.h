@@ -5,6 +5,8 @@
 //                         conversions made explicit as Casts
 //   realize_reductions    sum/product/max/min become init/update instructions
 //                         on a private accumulator (sequential reductions)
+//   privatize_ilp         private temporaries written in ILP inames get one
+//                         copy per iteration
 //   add_dependencies      read-after-write, write-after-read and
 //                         write-after-write between instructions, in text order
 //   check_kernel          names, inames, tags, barriers and limits are consistent
@@ -23,6 +25,7 @@ namespace loom {
 LoopKernel expand_substitutions(const LoopKernel& k);
 LoopKernel infer_types(const LoopKernel& k);
 LoopKernel realize_reductions(const LoopKernel& k);
+LoopKernel privatize_ilp(const LoopKernel& k);
 LoopKernel add_dependencies(const LoopKernel& k);
 void check_kernel(const LoopKernel& k);
 void check_bounds(const LoopKernel& k);

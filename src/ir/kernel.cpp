@@ -21,6 +21,9 @@ std::string InameTag::str() const {
     case Group: return "g." + std::to_string(axis);
     case Local: return "l." + std::to_string(axis);
     case Unroll: return "unr";
+    case Ilp: return "ilp";
+    case IlpSeq: return "ilp.seq";
+    case Vec: return "vec";
   }
   return "?";
 }
@@ -28,6 +31,9 @@ std::string InameTag::str() const {
 std::optional<InameTag> InameTag::parse(const std::string& s) {
   if (s == "for" || s == "seq" || s == "None") return InameTag{Seq, 0};
   if (s == "unr") return InameTag{Unroll, 0};
+  if (s == "ilp" || s == "ilp.unr") return InameTag{Ilp, 0};
+  if (s == "ilp.seq") return InameTag{IlpSeq, 0};
+  if (s == "vec") return InameTag{Vec, 0};
   if (s.size() == 3 && (s[0] == 'g' || s[0] == 'l') && s[1] == '.' && s[2] >= '0' && s[2] <= '2')
     return InameTag{s[0] == 'g' ? Group : Local, s[2] - '0'};
   return std::nullopt;

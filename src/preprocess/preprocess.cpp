@@ -7,6 +7,7 @@ LoopKernel preprocess(const LoopKernel& k) {
   LoopKernel r = expand_substitutions(k);
   r = infer_types(r);
   r = realize_reductions(r);
+  r = privatize_ilp(r);
   r = add_dependencies(r);
   check_kernel(r);
   check_bounds(r);

@@ -180,7 +180,7 @@ class Linearizer {
       std::vector<int> inner(group.begin(), group.end());
       std::vector<std::string> act = active;
       act.push_back(loop);
-      ScheduleItem item{ScheduleItem::Loop, loop, k_.tag_of(loop).kind == InameTag::Unroll, {}};
+      ScheduleItem item{ScheduleItem::Loop, loop, k_.tag_of(loop).is_unrolled(), {}};
       item.body = schedule(inner, act, done);
       items.push_back(std::move(item));
       todo.erase(std::remove_if(todo.begin(), todo.end(), [&](int i) { return group.count(i) > 0; }), todo.end());

@@ -174,3 +174,19 @@ TEST(Registry, EveryTransformIsReachableByName) {
   EXPECT_EQ(t.find_argument("m"), nullptr);
   EXPECT_TRUE(t.has_iname("kk"));
 }
+
+TEST(IlpTags, PrivatizedAccumulatorsAndUnrolling) {
+  LoopKernel k = matmul();
+  // each thread computes 4 rows: i_inner is ILP, so the reduction's accumulator gets 4 copies
+  LoopKernel t = split_iname(split_iname(k, "j", 16, {InameTag{InameTag::Group, 0}, InameTag{InameTag::Local, 0}}), "i", 4);
+  t = tag_inames(t, "i_outer:g.1, i_inner:ilp");
+  GeneratedKernel g = generate(t);
+  const Temporary* acc = g.kernel.find_temporary("acc_c");
+  ASSERT_NE(acc, nullptr);
+  EXPECT_EQ(acc->shape.size(), 1u);
+  EXPECT_EQ(acc->shape[0].str(), "4");
+  check(k, t, kMatmulSizes);
+  for (const char* tag : {"ilp.seq", "ilp.unr", "vec", "unr"}) check(k, tag_inames(untag_inames(t, "i_inner"), std::string("i_inner:") + tag), kMatmulSizes);
+  EXPECT_EQ(InameTag::parse("ilp")->str(), "ilp");
+  EXPECT_EQ(InameTag::parse("ilp.unr")->kind, InameTag::Ilp);
+}
