@@ -128,6 +128,11 @@ LoopKernel split_iname(const LoopKernel& k, const std::string& iname, int64_t in
     }
   }
   if (o.outer_tag && o.outer_tag->kind != InameTag::Seq) r.iname_tags[outer] = *o.outer_tag;
+  if (o.slabs.first < 0 || o.slabs.second < 0) refuse(k, what, "slabs are counts of iterations (>= 0)");
+  if (o.slabs != std::pair<int, int>{0, 0}) {
+    if (o.outer_tag && o.outer_tag->kind != InameTag::Seq) refuse(k, what, "slabs need a sequential outer loop");
+    r.slabs[outer] = o.slabs;
+  }
   if (o.inner_tag && o.inner_tag->kind != InameTag::Seq) r.iname_tags[inner] = *o.inner_tag;
   return r;
 }
@@ -441,9 +446,21 @@ void register_iname_transforms(TransformRegistry& reg) {
             {"outer_tag", TransformParam::Tag, false, "tag of the outer iname"},
             {"inner_tag", TransformParam::Tag, false, "tag of the inner iname"},
             {"outer_iname", TransformParam::String, false, "name of the outer iname"},
-            {"inner_iname", TransformParam::String, false, "name of the inner iname"}},
+            {"inner_iname", TransformParam::String, false, "name of the inner iname"},
+            {"slabs", TransformParam::String, false, "head,tail iterations of the outer loop with code of their own"}},
            [](const LoopKernel& k, const TransformArgs& a) {
              SplitOptions o;
+             if (a.has("slabs")) {
+               std::string s = a.str("slabs");
+               auto c = s.find(',');
+               try {
+                 if (c == std::string::npos) throw 0;
+                 o.slabs = {std::stoi(s.substr(s.find_first_not_of("( ") == std::string::npos ? 0 : s.find_first_not_of("( "))),
+                            std::stoi(s.substr(c + 1))};
+               } catch (...) {
+                 throw TransformError("split_iname on kernel '" + k.name + "': slabs= takes 'head,tail', got '" + s + "'");
+               }
+             }
              o.outer_tag = a.tag("outer_tag");
              o.inner_tag = a.tag("inner_tag");
              if (a.has("outer_iname")) o.outer_iname = a.str("outer_iname");

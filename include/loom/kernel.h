@@ -103,6 +103,9 @@ class LoopKernel {
   std::map<std::string, SubstitutionRule> substitutions;
   std::map<std::string, InameTag> iname_tags;  // absent: Seq
   std::vector<std::vector<std::string>> loop_priority;  // each: outer..inner
+  // Loops whose full iterations get code of their own, without the guards
+  // of a partial last tile (split_iname's slabs): iname -> (head, tail).
+  std::map<std::string, std::pair<int, int>> slabs;
   Domain assumptions;  // parameter-only set; undefined means "no assumptions"
   KernelOptions options;
 

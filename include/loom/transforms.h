@@ -20,6 +20,10 @@ namespace loom {
 struct SplitOptions {
   std::optional<InameTag> outer_tag, inner_tag;
   std::string outer_iname, inner_iname;  // default: <iname>_outer, <iname>_inner
+  // (head, tail): iterations of the outer loop given code of their own, so
+  // the full tiles run without guards (loopy's slabs); (0, 1) separates the
+  // partial last tile. Only for a sequential outer loop.
+  std::pair<int, int> slabs{0, 0};
 };
 
 // i -> inner_length*i_outer + i_inner with 0 <= i_inner < inner_length. The

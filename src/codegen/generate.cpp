@@ -28,7 +28,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   g.linearization = linearize(g.kernel);
   check_local_barriers(g.kernel, g.linearization);
   st.linearize = lap(t);
-  if (path == CodegenPath::Auto) {
+  if (path == CodegenPath::Auto && g.kernel.slabs.empty()) {
     if (auto fast = codegen::try_fast_path(g.kernel, g.linearization, &g.isl_reason)) {
       g.hardware_inames = fast->inames;
       g.grid = fast->grid;
@@ -39,7 +39,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
       return g;
     }
   } else {
-    g.isl_reason = "isl requested";
+    g.isl_reason = path == CodegenPath::Isl ? "isl requested" : "slabs: separated by isl's AST generator";
   }
   isl::set assumptions = g.kernel.assumptions.defined()
                              ? islu::to_isl(g.kernel.assumptions)

@@ -93,7 +93,53 @@ class LoopNestBuilder {
     node = isl_schedule_node_insert_mark(node, isl_id_alloc(isl_context(), item.name.c_str(), nullptr));
     isl_schedule* r = isl_schedule_node_get_schedule(node);
     isl_schedule_node_free(node);
-    return islu::check(r, "schedule");
+    islu::check(r, "schedule");
+    if (auto sl = k_.slabs.find(item.name); sl != k_.slabs.end()) r = slabbed(r, item.name, stmts, sl->second);
+    return r;
+  }
+
+  // loopy's slabs: the loop's first `head` and last `tail` iterations, and
+  // the ones between, as three loops over disjoint parts of the statements'
+  // domains; isl then drops, in the middle part, the guards of a partial tile.
+  isl_schedule* slabbed(isl_schedule* s, const std::string& iname, const std::vector<int>& stmts, std::pair<int, int> slabs) {
+    isl::set dl = islu::iteration_domain(k_, {iname});
+    isl_pw_aff* lo = islu::check(isl_set_dim_min(dl.copy(), 0), "slabs");
+    isl_pw_aff* hi = islu::check(isl_set_dim_max(dl.copy(), 0), "slabs");
+    auto on_iname = [&](isl_pw_aff* pa) {  // a parameter pw_aff as a function on [iname]
+      isl_space* sp = isl_space_map_from_domain_and_range(isl_set_get_space(dl.get()), isl_pw_aff_get_domain_space(pa));
+      return isl_pw_aff_pullback_multi_aff(pa, isl_multi_aff_zero(sp));
+    };
+    isl_pw_aff* var = isl_pw_aff_var_on_domain(isl_local_space_from_space(isl_set_get_space(dl.get())), isl_dim_set, 0);
+    isl_ctx* ctx = isl_context();
+    // head: iname < lo + head; tail: iname > hi - tail (and not head)
+    isl_set* head = isl_pw_aff_lt_set(isl_pw_aff_copy(var),
+                                      isl_pw_aff_add_constant_val(on_iname(lo), isl_val_int_from_si(ctx, slabs.first)));
+    isl_set* tail = isl_pw_aff_gt_set(var, isl_pw_aff_add_constant_val(on_iname(hi), isl_val_int_from_si(ctx, -slabs.second)));
+    tail = isl_set_subtract(tail, isl_set_copy(head));
+    isl_set* parts[3] = {head, nullptr, tail};
+    parts[1] = isl_set_subtract(isl_set_universe(isl_set_get_space(head)), isl_set_union(isl_set_copy(head), isl_set_copy(tail)));
+    isl_schedule* seq = nullptr;
+    for (isl_set* part : parts) {
+      isl_union_set* dom = nullptr;
+      for (int i : stmts) {
+        const isl::set& d = domains_[i];
+        int pos = islu::find_dim(d.get(), isl_dim_set, iname);
+        // the part, as a condition on the statement's own space
+        isl_space* sp = isl_set_get_space(d.get());
+        isl_aff* pick = isl_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)), isl_dim_set, unsigned(pos));
+        isl_multi_aff* proj = isl_multi_aff_from_aff(pick);
+        isl_set* aligned = isl_set_align_params(isl_set_reset_tuple_id(isl_set_copy(part)), isl_space_params(isl_space_copy(sp)));
+        isl_set* cond = isl_set_preimage_multi_aff(aligned, proj);
+        isl_space_free(sp);
+        isl_union_set* u = isl_union_set_from_set(isl_set_intersect(d.copy(), cond));
+        dom = dom ? isl_union_set_union(dom, u) : u;
+      }
+      isl_schedule* piece = isl_schedule_intersect_domain(isl_schedule_copy(s), dom);
+      seq = seq ? isl_schedule_sequence(seq, piece) : piece;
+      isl_set_free(part);
+    }
+    isl_schedule_free(s);
+    return islu::check(seq, "slabs");
   }
 
   Expr expr(isl_ast_expr* e, const std::map<std::string, std::string>& rename) {

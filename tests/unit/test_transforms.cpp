@@ -190,3 +190,27 @@ TEST(IlpTags, PrivatizedAccumulatorsAndUnrolling) {
   EXPECT_EQ(InameTag::parse("ilp")->str(), "ilp");
   EXPECT_EQ(InameTag::parse("ilp.unr")->kind, InameTag::Ilp);
 }
+
+TEST(Slabs, FullTilesWithoutGuardsAndTheTailSeparately) {
+  LoopKernel k = make_kernel({"{[i, k]: 0 <= i < n and 0 <= k < m}"}, "y[i] = sum(k, A[i, k] * x[k])", {"..."});
+  SplitOptions o;
+  o.inner_tag = InameTag{InameTag::Unroll, 0};
+  o.slabs = {0, 1};
+  LoopKernel t = tag_inames(split_iname(split_iname(k, "k", 4, o), "i", 64), "i_outer:g.0, i_inner:l.0");
+  GeneratedKernel g = generate(t);
+  EXPECT_FALSE(g.fast_path);
+  // the main loop's body has no guard: the first statement in the k_outer loop is an assignment
+  std::string text = to_string(g.body);
+  EXPECT_NE(text.find("for k_outer = 0; k_outer < (m - 1) // 4"), std::string::npos) << text;
+  check(k, t, {{{"n", 70}, {"m", 16}}, {{"n", 70}, {"m", 18}}, {{"n", 3}, {"m", 1}}, {{"n", 3}, {"m", 0}}});
+  LoopKernel s = apply_transforms(k, parse_transform_script("split_iname k 8 slabs=0,1\n"));
+  EXPECT_EQ(s.slabs.at("k_outer"), (std::pair<int, int>{0, 1}));
+  check(k, s, {{{"n", 5}, {"m", 19}}});
+  EXPECT_NE(error_of([&] {
+              SplitOptions bad;
+              bad.outer_tag = InameTag{InameTag::Group, 0};
+              bad.slabs = {0, 1};
+              split_iname(k, "i", 4, bad);
+            }).find("slabs need a sequential outer loop"),
+            std::string::npos);
+}
