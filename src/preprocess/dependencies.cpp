@@ -1,25 +1,37 @@
 // add_dependencies: orders instructions that touch the same variable as the
 // text orders them (read-after-write, write-after-read, write-after-write),
-// in addition to the declared dep= edges. An instruction never depends on
-// itself (acc = acc + x is one instruction).
+// in addition to the declared dep= edges, and only where the two can touch
+// the same element: for arrays, isl decides whether the elements one
+// instruction accesses (over its iteration domain) meet those the other
+// accesses; accesses that are not affine count as meeting. An instruction
+// never depends on itself (acc = acc + x is one instruction).
+#include <isl/map.h>
+
+#include <functional>
+
+#include "loom/isl_util.h"
 #include "loom/preprocess.h"
 
 namespace loom {
 
 namespace {
-struct Access {
-  std::set<std::string> reads, writes;
+
+struct Accesses {
+  std::map<std::string, std::vector<const Subscript*>> reads, writes;  // array -> accesses ("" index list: scalar)
+  std::set<std::string> scalar_reads, scalar_writes;
 };
 
-Access accesses_of(const Instruction& insn) {
-  Access a;
+Accesses accesses_of(const Instruction& insn) {
+  Accesses a;
   if (insn.kind != Instruction::Assign) return a;
-  a.writes.insert(insn.assignee_name());
+  if (auto s = insn.lhs.as<Subscript>()) a.writes[s->name].push_back(s);
+  else a.scalar_writes.insert(insn.assignee_name());
   auto add_reads = [&](const Expr& e) {
-    for_each_subscript(e, [&](const Subscript& s) { a.reads.insert(s.name); });
+    if (!e.defined()) return;
+    for_each_subscript(e, [&](const Subscript& s) { a.reads[s.name].push_back(&s); });
     std::vector<std::string> vs;
     collect_vars(e, vs);
-    a.reads.insert(vs.begin(), vs.end());
+    a.scalar_reads.insert(vs.begin(), vs.end());
   };
   add_reads(insn.rhs);
   for (auto& p : insn.predicates) add_reads(p);
@@ -28,23 +40,106 @@ Access accesses_of(const Instruction& insn) {
   return a;
 }
 
+class Overlap {
+ public:
+  explicit Overlap(const LoopKernel& k) : k_(k) {}
+
+  // Whether some access in xs (by instruction a) and some in ys (by b) can name one element.
+  bool meet(const Instruction& a, const std::vector<const Subscript*>& xs, const Instruction& b,
+            const std::vector<const Subscript*>& ys) {
+    for (auto* x : xs)
+      for (auto* y : ys)
+        if (meet_one(a, *x, b, *y)) return true;
+    return false;
+  }
+
+ private:
+  bool meet_one(const Instruction& a, const Subscript& x, const Instruction& b, const Subscript& y) {
+    if (x.indices.size() != y.indices.size()) return true;
+    bool same = a.within_inames == b.within_inames;
+    for (size_t i = 0; same && i < x.indices.size(); ++i) same = x.indices[i].same_as(y.indices[i]);
+    if (same) return true;  // the same elements: no need to ask isl
+    isl::set ex = elements(a, x), ey = elements(b, y);
+    if (ex.is_null() || ey.is_null()) return true;  // not affine: assume they meet
+    isl_set* both = isl_set_intersect(isl_set_align_params(ex.copy(), isl_set_get_space(ey.get())), ey.copy());
+    bool empty = isl_set_is_empty(both) == isl_bool_true;
+    isl_set_free(both);
+    return !empty;
+  }
+
+  // The elements an access reaches over its instruction's iteration domain; null if not affine.
+  isl::set elements(const Instruction& insn, const Subscript& s) {
+    std::vector<std::string> inames;
+    for (auto& n : k_.all_inames())
+      if (insn.within_inames.count(n)) inames.push_back(n);
+    isl::set dom = islu::iteration_domain(k_, inames);
+    isl::space sp = dom.space();
+    isl_pw_aff_list* list = isl_pw_aff_list_alloc(isl_context(), int(s.indices.size()));
+    for (auto& e : s.indices) {
+      isl::pw_aff p = islu::pw_aff_from_expr(e, sp);
+      if (p.is_null()) {
+        isl_pw_aff_list_free(list);
+        return isl::set();
+      }
+      list = isl_pw_aff_list_add(list, p.release());
+    }
+    isl_space* range = isl_space_add_dims(isl_space_set_from_params(isl_space_params(sp.copy())), isl_dim_set,
+                                          unsigned(s.indices.size()));
+    isl_multi_pw_aff* m = isl_multi_pw_aff_from_pw_aff_list(isl_space_map_from_domain_and_range(sp.copy(), range), list);
+    isl_map* acc = isl_map_intersect_domain(isl_map_from_multi_pw_aff(m), dom.copy());
+    return isl::manage(isl_map_range(acc));
+  }
+
+  const LoopKernel& k_;
+};
+
 bool intersects(const std::set<std::string>& a, const std::set<std::string>& b) {
   for (auto& x : a)
     if (b.count(x)) return true;
   return false;
 }
+
 }  // namespace
 
 LoopKernel add_dependencies(const LoopKernel& k) {
   LoopKernel r = k;
-  std::vector<Access> acc;
+  std::vector<Accesses> acc;
   for (auto& insn : k.instructions) acc.push_back(accesses_of(insn));
+  Overlap overlap(k);
+  // what each instruction already waits for, directly or not: no need to ask again
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < k.instructions.size(); ++i) index[k.instructions[i].id] = i;
+  std::vector<std::set<size_t>> before(k.instructions.size());
+  std::vector<int> state(k.instructions.size(), 0);
+  std::function<void(size_t)> visit = [&](size_t i) {
+    if (state[i]) return;
+    state[i] = 1;  // (a cycle stops here; the linearizer reports it)
+    for (auto& d : k.instructions[i].depends_on) {
+      auto it = index.find(d);
+      if (it == index.end()) continue;
+      visit(it->second);
+      before[i].insert(it->second);
+      before[i].insert(before[it->second].begin(), before[it->second].end());
+    }
+    state[i] = 2;
+  };
+  for (size_t i = 0; i < k.instructions.size(); ++i) visit(i);
   for (size_t b = 0; b < r.instructions.size(); ++b) {
     for (size_t a = 0; a < b; ++a) {
-      bool raw = intersects(acc[a].writes, acc[b].reads);
-      bool war = intersects(acc[a].reads, acc[b].writes);
-      bool waw = intersects(acc[a].writes, acc[b].writes);
-      if (raw || war || waw) r.instructions[b].depends_on.insert(r.instructions[a].id);
+      if (before[b].count(a)) continue;
+      const Instruction& A = k.instructions[a];
+      const Instruction& B = k.instructions[b];
+      bool dep = intersects(acc[a].scalar_writes, acc[b].scalar_reads) || intersects(acc[a].scalar_reads, acc[b].scalar_writes) ||
+                 intersects(acc[a].scalar_writes, acc[b].scalar_writes);
+      auto arrays = [&](const auto& x, const auto& y) {
+        for (auto& [name, xs] : x) {
+          auto it = y.find(name);
+          if (it != y.end() && overlap.meet(A, xs, B, it->second)) return true;
+        }
+        return false;
+      };
+      if (!dep) dep = arrays(acc[a].writes, acc[b].reads) || arrays(acc[a].reads, acc[b].writes) || arrays(acc[a].writes, acc[b].writes);
+      if (dep) r.instructions[b].depends_on.insert(r.instructions[a].id);
     }
   }
   return r;

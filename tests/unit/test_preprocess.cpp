@@ -7,6 +7,7 @@
 
 #include "loom/preprocess.h"
 #include "loom/schedule.h"
+#include "loom/transforms.h"
 #include "oracle.h"
 
 using namespace loom;
@@ -130,4 +131,18 @@ TEST(Linearize, LoopsNestInInameOrderAndPriorityOrdersInstructions) {
   EXPECT_EQ(linearize(preprocess(p)).str().substr(0, 14), "for j\n  for i\n");
   LoopKernel two = make_kernel({"{[i]: 0 <= i < n}"}, "x[i] = 1 {id=lo}\ny[i] = 2 {id=hi, priority=5}", {"..."});
   EXPECT_EQ(linearize(preprocess(two)).str(), "for i\n  hi\n  lo\nend i\n");
+}
+
+TEST(Dependencies, OnlyWhereAccessesCanMeet) {
+  // two halves of one array: no order needed between them; a read of what the first wrote: ordered
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"},
+                             "a[i] = 1 {id=lo}\na[n + i] = 2 {id=hi}\nb[i] = a[i] {id=use_lo}\nc[i] = a[idx[i]] {id=gather}",
+                             {"a: float32[2 * n], b: float32[n], c: float32[n], idx: int32[n]"});
+  LoopKernel d = add_dependencies(infer_types(k));
+  EXPECT_FALSE(d.instruction("hi").depends_on.count("lo"));     // disjoint elements
+  EXPECT_TRUE(d.instruction("use_lo").depends_on.count("lo"));  // reads what lo wrote
+  EXPECT_FALSE(d.instruction("use_lo").depends_on.count("hi"));
+  EXPECT_TRUE(d.instruction("gather").depends_on.count("hi"));  // not affine: assumed to meet
+  LoopKernel halves = remove_instructions(k, "id:gather");  // (the gather reads random indices)
+  EXPECT_SAME_RESULTS(halves, tag_inames(split_iname(halves, "i", 8), "i_outer:g.0, i_inner:l.0"), {{"n", 21}});
 }
