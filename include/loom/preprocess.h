@@ -7,8 +7,10 @@
 //                         on a private accumulator (sequential reductions)
 //   privatize_ilp         private temporaries written in ILP inames get one
 //                         copy per iteration
+//   eliminate_common_subexpressions  a repeated subexpression is computed once
 //   add_dependencies      read-after-write, write-after-read and
-//                         write-after-write between instructions, in text order
+//                         write-after-write between instructions, in text
+//                         order, where their accesses can meet (isl)
 //   check_kernel          names, inames, tags, barriers and limits are consistent
 //   check_bounds          every affine access stays in its array (isl proof)
 //   check_races           no two threads write one element (isl proof)
@@ -26,6 +28,7 @@ LoopKernel expand_substitutions(const LoopKernel& k);
 LoopKernel infer_types(const LoopKernel& k);
 LoopKernel realize_reductions(const LoopKernel& k);
 LoopKernel privatize_ilp(const LoopKernel& k);
+LoopKernel eliminate_common_subexpressions(const LoopKernel& k);
 LoopKernel add_dependencies(const LoopKernel& k);
 void check_kernel(const LoopKernel& k);
 void check_bounds(const LoopKernel& k);

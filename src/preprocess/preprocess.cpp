@@ -8,6 +8,7 @@ LoopKernel preprocess(const LoopKernel& k) {
   r = infer_types(r);
   r = realize_reductions(r);
   r = privatize_ilp(r);
+  r = eliminate_common_subexpressions(r);
   r = add_dependencies(r);
   check_kernel(r);
   check_bounds(r);

@@ -146,3 +146,16 @@ TEST(Dependencies, OnlyWhereAccessesCanMeet) {
   LoopKernel halves = remove_instructions(k, "id:gather");  // (the gather reads random indices)
   EXPECT_SAME_RESULTS(halves, tag_inames(split_iname(halves, "i", 8), "i_outer:g.0, i_inner:l.0"), {{"n", 21}});
 }
+
+TEST(Cse, RepeatedSubexpressionsAreComputedOnce) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"},
+                             "out[i] = (a[i] - 2 * b[i]) * (a[i] - 2 * b[i]) + if_then_else(i > 0, a[i - 1] * 3 + a[i - 1] * 3, 0)",
+                             {"a: float32[n], b: float32[n], out: float32[n]"});
+  LoopKernel c = eliminate_common_subexpressions(infer_types(k));
+  ASSERT_EQ(c.instructions.size(), 2u);  // the square's operand hoisted; the guarded a[i - 1] * 3 left in place
+  EXPECT_EQ(c.instructions[0].rhs.str(), "a[i] - 2.0 * b[i]");
+  EXPECT_NE(c.instructions[1].rhs.str().find("cse_0 * cse_0"), std::string::npos) << c.instructions[1].rhs.str();
+  EXPECT_NE(c.instructions[1].rhs.str().find("a[i - 1] * 3.0 + a[i - 1] * 3.0"), std::string::npos);
+  EXPECT_TRUE(c.instructions[1].depends_on.count(c.instructions[0].id));
+  EXPECT_SAME_RESULTS(k, tag_inames(split_iname(k, "i", 16), "i_outer:g.0, i_inner:l.0"), {{"n", 37}});
+}
