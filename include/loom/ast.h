@@ -32,4 +32,10 @@ StmtPtr make_barrier();
 
 std::string to_string(const StmtPtr& s, int indent = 0);  // pseudo-code for debugging and tests
 
+// An assignment whose value is a warp reduction (lhs = __warp_<op>(v, width)).
+bool is_collective(const Stmt& s);
+// Whether s holds a barrier or a collective: all threads of a block (or
+// warp) must reach it together.
+bool has_sync(const StmtPtr& s);
+
 }  // namespace loom

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -223,6 +224,18 @@ void collect_free_vars(const Expr& e, std::set<std::string>& out);
 // Folds integer constants and drops neutral terms (x + 0, 1 * x, x // 1);
 // everything else is kept as it is. Types are preserved.
 Expr simplify(const Expr& e);
+
+// A collective reduction across `width` consecutive threads of axis l.0
+// (a warp or part of one): every thread gets op over the group's `value`s.
+// Made by realize_reductions; CUDA prints warp shuffles, the CPU target and
+// the interpreter run it as a collective.
+struct WarpReduce {
+  ReduceOp op;
+  int64_t width;
+  Expr value;
+};
+Expr make_warp_reduce(ReduceOp op, Expr value, int64_t width);
+std::optional<WarpReduce> as_warp_reduce(const Expr& e);  // when e is such a call
 
 // Evaluates an integer expression (shapes, grid sizes, bounds) over variable
 // values; throws Error naming a variable without a value.

@@ -43,6 +43,15 @@ StmtPtr make_barrier() {
   return s;
 }
 
+bool is_collective(const Stmt& s) { return s.kind == Stmt::Assign && as_warp_reduce(s.rhs).has_value(); }
+
+bool has_sync(const StmtPtr& s) {
+  if (s->kind == Stmt::Barrier || is_collective(*s)) return true;
+  for (auto& c : s->children)
+    if (has_sync(c)) return true;
+  return false;
+}
+
 namespace {
 void print(std::ostream& os, const StmtPtr& s, int ind) {
   std::string pad(ind * 2, ' ');

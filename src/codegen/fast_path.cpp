@@ -156,6 +156,11 @@ class FastPath {
       int64_t a = it->second;
       std::map<std::string, int64_t> rest = c.coef;
       rest.erase(x);
+      if (auto v = constant_over_launch(c, x)) {  // the same for every thread of the launch
+        (a > 0 ? b.lower : b.upper).push_back(make_int(*v, it_));
+        (a > 0 ? b.lower_c : b.upper_c).push_back(c);
+        continue;
+      }
       if (a > 0) {  // x >= ceil(-rest / a)
         std::map<std::string, int64_t> neg;
         for (auto& [v, cv] : rest) neg[v] = -cv;
@@ -169,6 +174,28 @@ class FastPath {
       }
     }
     return b;
+  }
+
+  // The bound c gives x when its other variables are thread inames with
+  // constant launch ranges and the bound is the same over all of them.
+  std::optional<int64_t> constant_over_launch(const Constraint& c, const std::string& x) const {
+    int64_t a = c.coef.at(x);
+    int64_t lo = c.constant, hi = c.constant;  // range of rest = c - a*x
+    bool any = false;
+    for (auto& [v, cv] : c.coef) {
+      if (v == x) continue;
+      auto it = launch_.find(v);
+      if (it == launch_.end() || it->second.second == INT64_MAX) return std::nullopt;
+      any = true;
+      lo += cv * (cv > 0 ? it->second.first : it->second.second);
+      hi += cv * (cv > 0 ? it->second.second : it->second.first);
+    }
+    if (!any) return std::nullopt;
+    auto fd = [](int64_t p, int64_t q) { return p / q - ((p % q != 0) && ((p < 0) != (q < 0))); };
+    // a > 0: x >= ceil(-rest / a) = -floor(rest / a); a < 0: x <= floor(rest / -a)
+    int64_t b1 = a > 0 ? -fd(lo, a) : fd(lo, -a), b2 = a > 0 ? -fd(hi, a) : fd(hi, -a);
+    if (b1 != b2) return std::nullopt;
+    return b1;
   }
 
   Expr fold(const char* fn, const std::vector<Expr>& xs) const {

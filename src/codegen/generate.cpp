@@ -35,6 +35,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
       g.block = fast->block;
       g.body = fast->body;
       g.fast_path = true;
+      codegen::check_synchronization(g.kernel, g);
       st.loop_nest = lap(t);
       return g;
     }
@@ -50,6 +51,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   g.block = hw.block;
   st.hardware_axes = lap(t);
   g.body = codegen::build_loop_nest(g.kernel, g.linearization, hw);
+  codegen::check_synchronization(g.kernel, g);
   st.loop_nest = lap(t);
   return g;
 }

@@ -18,6 +18,9 @@ struct HardwareAxes {
 HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::string>& hw_inames,
                                    const isl::set& assumptions);
 
+// Barriers and collectives are reached by all threads together (sync_check.cpp).
+void check_synchronization(const LoopKernel& k, const GeneratedKernel& g);
+
 // The loop nest of k in the order L gives, from isl's AST generator.
 StmtPtr build_loop_nest(const LoopKernel& k, const Linearization& L, const HardwareAxes& hw);
 

@@ -246,6 +246,7 @@ class Realizer : public ExprMutator {
       k_.domains.push_back(Domain::parse(set));
       k_.iname_tags[pr] = k_.tag_of(p);
     }
+    if (warp_eligible(p, plo, extent, r.op)) return warp(r, p, pr, seq, extent);
     // one buffer slot per thread: the other thread inames in scope, then pr
     std::vector<Expr> shape, slot;
     for (auto& n : k_.all_inames())
@@ -334,6 +335,53 @@ class Realizer : public ExprMutator {
     for (auto& n : scope_)
       if (!k_.tag_of(n).is_hardware()) in_sequential_loop = true;
     return is_arg(r.op) ? at(ibuf, it, make_int(0, it)) : at(vbuf, vt, make_int(0, it));
+  }
+
+  // Warp shuffles instead of a shared-memory tree: the reduction iname is
+  // the whole block (axis l.0 from 0, a power of two of at most 32 threads,
+  // no other thread axis), so each group of `extent` lanes is aligned in a warp.
+  bool warp_eligible(const std::string& p, int64_t plo, int64_t extent, ReduceOp op) {
+    if (is_arg(op) || plo != 0 || extent > 32 || (extent & (extent - 1)) != 0) return false;
+    if (!(k_.tag_of(p) == InameTag{InameTag::Local, 0})) return false;
+    for (auto& n : k_.all_inames()) {
+      InameTag t = k_.tag_of(n);
+      if (t.kind != InameTag::Local) continue;
+      if (t.axis != 0) return false;
+      auto [lo, hi] = constant_range(n);
+      if (lo != 0 || hi - lo + 1 > extent) return false;
+    }
+    return true;
+  }
+
+  Expr warp(const Reduce& r, const std::string& p, const std::string& pr, const std::vector<std::string>& seq, int64_t extent) {
+    std::set<std::string> with_pr = scope_, with_p = scope_;
+    with_pr.insert(pr);
+    with_p.insert(p);
+    std::string who = insn_.assignee_name();
+    std::string last;
+    Expr value;
+    if (seq.empty()) {
+      // lanes outside p's domain contribute the neutral element
+      std::string v = temp("warp_" + who + "_value", r.type);
+      std::string init = emit(insn_.id + "_" + v + "_init", make_var(v, r.type), neutral(r.op, r.type), with_pr, {}).id;
+      std::set<std::string> inner;
+      std::set<std::string> saved = scope_;
+      scope_ = with_p;
+      Expr body = realize_body(r.body, {}, inner);
+      scope_ = saved;
+      inner.insert(init);
+      last = emit(insn_.id + "_" + v + "_store", make_var(v, r.type), body, with_p, inner).id;
+      value = make_var(v, r.type);
+    } else {
+      Partial part = accumulate(r, seq, {pr}, {p});
+      last = part.last;
+      value = part.value;
+    }
+    std::string res = temp("warp_" + who, r.type);
+    std::string red = emit(insn_.id + "_" + res, make_var(res, r.type), make_warp_reduce(r.op, value, extent), with_pr, {last}).id;
+    final_updates.insert(red);
+    parallel_inames.push_back(pr);
+    return make_var(res, r.type);
   }
 
   LoopKernel& k_;

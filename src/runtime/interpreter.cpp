@@ -489,6 +489,7 @@ class Interpreter {
         return [c, t, e](Frame& f) { c(f) ? t(f) : e(f); };
       }
       case Stmt::Assign: {
+        if (is_collective(*s)) unsupported("a warp reduction inside one thread's code (internal error)");
         Type t = s->lhs.type();
         bool fl = t.is_float();
         FltFn fv = fl ? flt_expr(s->rhs) : FltFn();
@@ -517,21 +518,43 @@ class Interpreter {
     return [](Frame&) {};
   }
 
-  static bool has_barrier(const StmtPtr& s) {
-    if (s->kind == Stmt::Barrier) return true;
-    for (auto& c : s->children)
-      if (has_barrier(c)) return true;
-    return false;
-  }
-
   // GPU semantics: code between barriers runs for every thread before any
   // thread goes past the barrier; loops and ifs around barriers are the same
   // for all threads (thread 0 decides, as the targets require uniformity).
   BlockFn block(const StmtPtr& s) {
-    if (!has_barrier(s)) {
+    if (!has_sync(s)) {
       StmtFn f = stmt(s);
       return [f](std::vector<Frame>& fr) {
         for (auto& x : fr) f(x);
+      };
+    }
+    if (is_collective(*s)) {  // a warp reduction: all values first, then each thread's group
+      WarpReduce w = *as_warp_reduce(s->rhs);
+      Type t = w.value.type();
+      int sl = slot(s->lhs.as<Var>()->name);
+      bool fl = t.is_float();
+      FltFn fv = fl ? flt_expr(w.value) : FltFn();
+      IntFn iv = fl ? IntFn() : int_expr(w.value);
+      return [=](std::vector<Frame>& fr) {
+        std::vector<Slot> vals(fr.size());
+        for (size_t i = 0; i < fr.size(); ++i) {
+          if (fl) vals[i].f = fv(fr[i]);
+          else vals[i].i = iv(fr[i]);
+        }
+        for (size_t i = 0; i < fr.size(); ++i) {
+          size_t base = i - i % size_t(w.width);
+          Slot acc = vals[base];
+          for (size_t q = base + 1; q < base + size_t(w.width) && q < vals.size(); ++q) {
+            if (fl) {
+              double a = acc.f, x = vals[q].f;
+              acc.f = round_to(w.op == ReduceOp::Sum ? a + x : w.op == ReduceOp::Product ? a * x : w.op == ReduceOp::Max ? (x > a ? x : a) : (x < a ? x : a), t);
+            } else {
+              int64_t a = acc.i, x = vals[q].i;
+              acc.i = wrap(w.op == ReduceOp::Sum ? a + x : w.op == ReduceOp::Product ? a * x : w.op == ReduceOp::Max ? std::max(a, x) : std::min(a, x), t);
+            }
+          }
+          fr[i].vars[size_t(sl)] = acc;
+        }
       };
     }
     switch (s->kind) {

@@ -22,19 +22,12 @@ namespace {
 
 using llvm::Value;
 
-bool has_barrier(const StmtPtr& s) {
-  if (s->kind == Stmt::Barrier) return true;
-  for (auto& c : s->children)
-    if (has_barrier(c)) return true;
-  return false;
-}
-
 class Lowering {
  public:
   Lowering(const GeneratedKernel& g, llvm::LLVMContext& ctx, const std::string& name)
       : g_(g), k_(g.kernel), ctx_(ctx), b_(ctx), name_(name) {
     module_ = std::make_unique<llvm::Module>(name, ctx);
-    barriers_ = has_barrier(g.body);
+    barriers_ = has_sync(g.body);  // private values live across barriers and collectives
     threads_ = g.block[0] * g.block[1] * g.block[2];
   }
 
@@ -262,11 +255,42 @@ class Lowering {
     }
   }
 
+  // A warp reduction: every thread's value first, then each thread combines its group's.
+  void collective(const StmtPtr& s) {
+    WarpReduce w = *as_warp_reduce(s->rhs);
+    Type t = w.value.type();
+    llvm::AllocaInst* vals = entry_alloca(mem_type(t), threads_, "warp_values");
+    thread_loops([&] {
+      b_.CreateStore(to_mem(expr(w.value), t), b_.CreateGEP(mem_type(t), vals, b_.CreateLoad(b_.getInt64Ty(), tid_)));
+    });
+    thread_loops([&] {
+      Value* tid = b_.CreateLoad(b_.getInt64Ty(), tid_);
+      Value* base = b_.CreateSub(tid, b_.CreateURem(tid, b_.getInt64(uint64_t(w.width))));
+      auto lane = [&](int64_t q) {
+        return from_mem(b_.CreateLoad(mem_type(t), b_.CreateGEP(mem_type(t), vals, b_.CreateAdd(base, b_.getInt64(uint64_t(q))))), t);
+      };
+      Value* acc = lane(0);
+      for (int64_t q = 1; q < w.width; ++q) {
+        Value* x = lane(q);
+        bool fl = t.is_float(), sg = t.is_signed_int();
+        switch (w.op) {
+          case ReduceOp::Sum: acc = fl ? b_.CreateFAdd(acc, x) : b_.CreateAdd(acc, x); break;
+          case ReduceOp::Product: acc = fl ? b_.CreateFMul(acc, x) : b_.CreateMul(acc, x); break;
+          case ReduceOp::Max: acc = b_.CreateSelect(fl ? b_.CreateFCmpOGT(x, acc) : sg ? b_.CreateICmpSGT(x, acc) : b_.CreateICmpUGT(x, acc), x, acc); break;
+          case ReduceOp::Min: acc = b_.CreateSelect(fl ? b_.CreateFCmpOLT(x, acc) : sg ? b_.CreateICmpSLT(x, acc) : b_.CreateICmpULT(x, acc), x, acc); break;
+          default: fail("internal: warp reduction operator");
+        }
+      }
+      store_var(s->lhs.as<Var>()->name, acc);
+    });
+  }
+
   void block_body(const StmtPtr& s) {
-    if (!has_barrier(s)) {
+    if (!has_sync(s)) {
       thread_loops([&] { stmt(s); });
       return;
     }
+    if (is_collective(*s)) return collective(s);
     switch (s->kind) {
       case Stmt::Barrier: return;  // the boundary between two regions
       case Stmt::Block: {
@@ -278,7 +302,7 @@ class Lowering {
           run.clear();
         };
         for (auto& c : s->children) {
-          if (has_barrier(c)) {
+          if (has_sync(c)) {
             flush();
             block_body(c);
           } else {
@@ -326,6 +350,7 @@ class Lowering {
                 s->children.size() > 1 ? std::function<void()>([&] { stmt(s->children[1]); }) : nullptr);
         return;
       case Stmt::Assign: {
+        if (is_collective(*s)) fail("internal: a warp reduction inside one thread's code");
         Value* v = expr(s->rhs);
         if (auto var = s->lhs.as<Var>()) {
           store_var(var->name, v);

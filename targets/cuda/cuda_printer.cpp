@@ -25,6 +25,23 @@ template <class T> __device__ __forceinline__ T loom_mod(T a, T b) {
   T r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
+// Reductions across `width` lanes of a warp (butterfly: every lane gets the result)
+template <class T> __device__ __forceinline__ T loom_warp_sum(T v, int width, unsigned mask) {
+  for (int o = width / 2; o > 0; o >>= 1) v += __shfl_xor_sync(mask, v, o, width);
+  return v;
+}
+template <class T> __device__ __forceinline__ T loom_warp_product(T v, int width, unsigned mask) {
+  for (int o = width / 2; o > 0; o >>= 1) v *= __shfl_xor_sync(mask, v, o, width);
+  return v;
+}
+template <class T> __device__ __forceinline__ T loom_warp_max(T v, int width, unsigned mask) {
+  for (int o = width / 2; o > 0; o >>= 1) { T w = __shfl_xor_sync(mask, v, o, width); v = w > v ? w : v; }
+  return v;
+}
+template <class T> __device__ __forceinline__ T loom_warp_min(T v, int width, unsigned mask) {
+  for (int o = width / 2; o > 0; o >>= 1) { T w = __shfl_xor_sync(mask, v, o, width); v = w < v ? w : v; }
+  return v;
+}
 template <class T> __device__ __forceinline__ T loom_ipow(T a, T b) {
   T r = 1;
   for (; b > 0; b >>= 1, a *= a)
@@ -199,6 +216,13 @@ class Printer {
         return expr(s->cond, 1) + " ? " + expr(s->t, 1) + " : " + expr(s->f, 1);
       }
       case ExprKind::Call: {
+        if (auto w = as_warp_reduce(e)) {
+          // the lanes that exist: all 32, or the first threads_per_block of a smaller block
+          int64_t threads = g_.threads_per_block();
+          std::string mask = threads >= 32 ? "0xffffffffu" : std::to_string((1ull << threads) - 1) + "u";
+          return std::string("loom_warp_") + to_string(w->op) + "(" + expr(w->value, 0) + ", " + std::to_string(w->width) +
+                 ", " + mask + ")";
+        }
         auto c = e.as<Call>();
         return call(math_name(c->name, e.type()), c->args);
       }

@@ -56,3 +56,17 @@ TEST(ParallelReduction, WithASecondThreadAxisAndInsideASequentialLoop) {
   LoopKernel qt = tag_inames(fix_parameters(q, {{"m", 50}}), "j:l.0");
   check(q, qt, {{{"r", 6}, {"m", 50}}});
 }
+
+TEST(ParallelReduction, AWarpWideReductionUsesShufflesNotBarriers) {
+  KernelFile f = loom::testing::example("row_sums_warp");
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  std::string src = cuda::print_source(generate(t));
+  EXPECT_NE(src.find("loom_warp_sum(acc_out, 32, 0xffffffffu)"), std::string::npos) << src;
+  EXPECT_EQ(src.find("__syncthreads"), std::string::npos) << src;
+  EXPECT_EQ(src.find("__shared__"), std::string::npos) << src;
+  check(f.kernel, t, {{{"n", 7}, {"m", 45}}, {{"n", 3}, {"m", 5}}, {{"n", 2}, {"m", 64}}});
+  // a 16-lane group: the mask covers the 16 threads of the block
+  LoopKernel k16 = tag_inames(split_iname(f.kernel, "j", 16, {std::nullopt, InameTag{InameTag::Local, 0}}), "i:g.0");
+  EXPECT_NE(cuda::print_source(generate(k16)).find("loom_warp_sum(acc_out, 16, 65535u)"), std::string::npos);
+  check(f.kernel, k16, {{{"n", 5}, {"m", 40}}});
+}
