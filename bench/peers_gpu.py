@@ -42,7 +42,7 @@ def main():
     A = torch.rand(65536, 1024, device=dev)
     r = torch.empty(65536, device=dev)
     report("row sums 65536x1024", median_ms(lambda: torch.sum(A, 1, out=r)), 4 * A.numel() + 4 * 65536)
-    for rows, cols in ((8192, 8192), (1024, 262144)):
+    for rows, cols in ((8192, 8192), (1024, 262144), (1048576, 256), (1048576, 32)):
         B = torch.rand(rows, cols, device=dev)
         rb = torch.empty(rows, device=dev)
         report(f"row sums {rows}x{cols}", median_ms(lambda: torch.sum(B, 1, out=rb)), 4 * B.numel() + 4 * rows)

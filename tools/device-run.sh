@@ -33,6 +33,9 @@ $L compile examples/vector_add.loom -v > "$OUT/compile_verbose.log" 2>&1
   $L run examples/row_sums_parallel.loom -D n=65536 -D m=1024 --no-check
   $L run examples/row_sums_parallel.loom -D n=8192 -D m=8192 --no-check
   $L run examples/row_sums_parallel.loom -D n=1024 -D m=262144 --no-check
+  $L run examples/row_sums_parallel.loom -D n=1048576 -D m=256 --no-check
+  $L run examples/row_sums_warp.loom -D n=1048576 -D m=256 --no-check
+  $L run examples/row_sums_warp.loom -D n=1048576 -D m=32 --no-check
   $L run examples/matvec.loom -D n=16384 -D m=16384 --no-check
   $L run examples/matmul.loom -D n=4096 -D m=4096 -D l=4096 --no-check --reps 5
   $L run examples/triangular.loom -D n=4096 -D m=4096 --no-check --reps 5
