@@ -214,3 +214,33 @@ TEST(Slabs, FullTilesWithoutGuardsAndTheTailSeparately) {
             }).find("slabs need a sequential outer loop"),
             std::string::npos);
 }
+
+TEST(TransformErrors, EachRefusalNamesKernelSubjectAndReason) {
+  LoopKernel k = matmul();
+  LoopKernel t = tag_inames(split_iname(k, "i", 4), "i_inner:l.0");
+  struct Case {
+    std::function<void()> run;
+    const char* expect;
+  };
+  std::vector<Case> cases = {
+      {[&] { rename_iname(k, "q", "r"); }, "rename_iname('q', 'r') on kernel 'mm': no iname 'q'"},
+      {[&] { tag_inames(k, "i:x.9"); }, "unknown tag 'x.9'"},
+      {[&] { tag_instructions(k, "hot", "id:none"); }, "no instruction matches 'id:none'"},
+      {[&] { set_instruction_priority(k, "tag:none", 1); }, "no instruction matches 'tag:none'"},
+      {[&] { add_nosync(k, "id:insn_0", "bogus:x"); }, "unknown key 'bogus'"},
+      {[&] { remove_instructions(k, "id:none"); }, "no instruction matches"},
+      {[&] { chunk_iname(k, "k", 0); }, "at least 1"},
+      {[&] { join_inames(t, "i_outer, i_inner"); }, "is tagged; join before tagging"},
+      {[&] { join_inames(k, "i, k2"); }, "no iname 'k2'"},
+      {[&] { duplicate_inames(k, "i", "", "a1, a2"); }, "as many new names as inames"},
+      {[&] { split_reduction_outward(k, "z"); }, "no iname 'z'"},
+      {[&] { fix_parameters(assume(k, "n >= 10"), {{"n", 3}}); }, "contradicts the kernel's assumptions"},
+      {[&] { assume(k, "n >= (1"); }, "assume('n >= (1') on kernel 'mm'"},
+      {[&] { prioritize_loops(k, "i, nope"); }, "no iname 'nope'"},
+      {[&] { apply_transforms(k, parse_transform_script("split_iname i 4 slabs=zero\n")); }, "slabs= takes 'head,tail'"},
+  };
+  for (auto& c : cases) {
+    std::string e = error_of(c.run);
+    EXPECT_NE(e.find(c.expect), std::string::npos) << "expected '" << c.expect << "', got: " << e;
+  }
+}
