@@ -29,8 +29,8 @@ struct AffineConstraint {
 std::optional<std::vector<std::vector<AffineConstraint>>> read_domain_constraints(const LoopKernel& k, std::string* why_not = nullptr);
 
 // The constraints an instruction runs under: those of the domains its inames
-// need, connected to its inames; nullopt (and why) when one mentions an
-// iname the instruction does not run within (a projection would be needed).
+// need, connected to its inames, with the other inames projected out where
+// that is exact without isl (coefficients +-1); nullopt (and why) otherwise.
 std::optional<std::vector<AffineConstraint>> instruction_constraints(
     const LoopKernel& k, const std::vector<std::vector<AffineConstraint>>& domains, const Instruction& insn,
     std::string* why_not = nullptr);

@@ -123,12 +123,37 @@ std::optional<std::vector<AffineConstraint>> instruction_constraints(
       }
     }
     std::vector<AffineConstraint> out;
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (!kept[i]) continue;
-      for (auto& [v, a] : all[i].coef)
-        if (k_.has_iname(v) && !insn.within_inames.count(v))
-          throw Fail{"instruction '" + insn.id + "' needs a projection of iname '" + v + "'"};
-      out.push_back(all[i]);
+    for (size_t i = 0; i < all.size(); ++i)
+      if (kept[i]) out.push_back(all[i]);
+    // inames the instruction does not run within are projected out, when that
+    // is exact without isl: every constraint on them has coefficient +-1
+    // (then such a v exists iff each lower bound is at most each upper bound)
+    for (;;) {
+      std::string v;
+      for (auto& c : out)
+        for (auto& [x, a] : c.coef)
+          if (v.empty() && k_.has_iname(x) && !insn.within_inames.count(x)) v = x;
+      if (v.empty()) break;
+      std::vector<AffineConstraint> lower, upper, rest;
+      for (auto& c : out) {
+        auto it = c.coef.find(v);
+        if (it == c.coef.end()) rest.push_back(c);
+        else if (it->second == 1) lower.push_back(c);
+        else if (it->second == -1) upper.push_back(c);
+        else throw Fail{"instruction '" + insn.id + "' needs a projection of iname '" + v + "'"};
+      }
+      for (auto& l : lower)
+        for (auto& u : upper) {  // (v + lr >= 0) and (-v + ur >= 0)  ->  lr + ur >= 0
+          AffineConstraint c = l;
+          c.coef.erase(v);
+          for (auto& [x, a] : u.coef)
+            if (x != v) c.coef[x] += a;
+          c.constant += u.constant;
+          for (auto it = c.coef.begin(); it != c.coef.end();) it = it->second == 0 ? c.coef.erase(it) : std::next(it);
+          if (c.coef.empty() && c.constant >= 0) continue;  // always true
+          if (std::find(rest.begin(), rest.end(), c) == rest.end()) rest.push_back(c);
+        }
+      out = rest;
     }
     return out;
   } catch (const Fail& f) {

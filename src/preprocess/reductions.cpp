@@ -167,19 +167,17 @@ class Realizer : public ExprMutator {
     Expr value, index;  // index: for argmax/argmin
     std::string last;
   };
-  // init_extra: inames the initialization runs within besides the scope;
-  // update_extra: those the updates run within besides the scope and `inames`.
-  Partial accumulate(const Reduce& r, const std::vector<std::string>& inames, const std::set<std::string>& init_extra = {},
-                     const std::set<std::string>& update_extra = {}) {
-    std::set<std::string> base = scope_;
-    base.insert(init_extra.begin(), init_extra.end());
+  // init_within: inames the initialization runs within; update_within: those
+  // the updates run within besides `inames` (the body realizes there).
+  Partial accumulate(const Reduce& r, const std::vector<std::string>& inames, const std::set<std::string>& init_within,
+                     const std::set<std::string>& update_within) {
+    std::set<std::string> base = init_within;
     std::set<std::string> inner;
     std::set<std::string> saved = scope_;
-    scope_.insert(update_extra.begin(), update_extra.end());
+    scope_ = update_within;
     Expr body = realize_body(r.body, inames, inner);
     scope_ = saved;
-    std::set<std::string> within = scope_;
-    within.insert(update_extra.begin(), update_extra.end());
+    std::set<std::string> within = update_within;
     within.insert(inames.begin(), inames.end());
     std::string who = insn_.assignee_name();
     if (!is_arg(r.op)) {
@@ -215,7 +213,7 @@ class Realizer : public ExprMutator {
   }
 
   Expr sequential(const Reduce& r, const std::vector<std::string>& inames) {
-    Partial p = accumulate(r, inames);
+    Partial p = accumulate(r, inames, scope_, scope_);
     final_updates.insert(p.last);
     return is_arg(r.op) ? p.index : p.value;
   }
@@ -288,7 +286,10 @@ class Realizer : public ExprMutator {
       if (is_arg(r.op))
         stores.insert(emit(insn_.id + "_" + ibuf + "_store", at(ibuf, it, pos_p), body.as<Call>()->args[1], with_p, inner).id);
     } else {
-      Partial part = accumulate(r, seq, {pr}, {p});
+      std::set<std::string> init = scope_, update = scope_;
+      init.insert(pr);
+      update.insert(p);
+      Partial part = accumulate(r, seq, init, update);
       stores.insert(emit(insn_.id + "_" + vbuf + "_store", at(vbuf, vt, pos), part.value, with_pr, {part.last}).id);
       if (is_arg(r.op))
         stores.insert(emit(insn_.id + "_" + ibuf + "_store", at(ibuf, it, pos), part.index, with_pr, {part.last}).id);
@@ -340,21 +341,40 @@ class Realizer : public ExprMutator {
   // Warp shuffles instead of a shared-memory tree: the reduction iname is
   // the whole block (axis l.0 from 0, a power of two of at most 32 threads,
   // no other thread axis), so each group of `extent` lanes is aligned in a warp.
+  // With other thread axes, only a whole warp: 32 lanes on l.0 (so each warp
+  // is one row of the block, and a guard on another axis is the same for
+  // all its lanes).
   bool warp_eligible(const std::string& p, int64_t plo, int64_t extent, ReduceOp op) {
     if (is_arg(op) || plo != 0 || extent > 32 || (extent & (extent - 1)) != 0) return false;
     if (!(k_.tag_of(p) == InameTag{InameTag::Local, 0})) return false;
     for (auto& n : k_.all_inames()) {
       InameTag t = k_.tag_of(n);
       if (t.kind != InameTag::Local) continue;
-      if (t.axis != 0) return false;
+      if (t.axis != 0) {
+        if (extent != 32) return false;
+        continue;
+      }
       auto [lo, hi] = constant_range(n);
       if (lo != 0 || hi - lo + 1 > extent) return false;
     }
     return true;
   }
 
+  // A copy of a thread iname over its whole range on the same axis (the
+  // same thread index), so every thread runs what must run on all of them.
+  std::string full_range_copy(const std::string& n) {
+    auto [lo, hi] = constant_range(n);
+    std::string c = unique_name(n + "_red");
+    k_.domains.push_back(Domain::parse("{[" + c + "]: " + std::to_string(lo) + " <= " + c + " <= " + std::to_string(hi) + "}"));
+    k_.iname_tags[c] = k_.tag_of(n);
+    return c;
+  }
+
   Expr warp(const Reduce& r, const std::string& p, const std::string& pr, const std::vector<std::string>& seq, int64_t extent) {
-    std::set<std::string> with_pr = scope_, with_p = scope_;
+    // the init and the collective run on every thread: full-range copies of
+    // the other thread inames in scope, too
+    std::set<std::string> with_pr, with_p = scope_;
+    for (auto& n : scope_) with_pr.insert(k_.tag_of(n).kind == InameTag::Local ? full_range_copy(n) : n);
     with_pr.insert(pr);
     with_p.insert(p);
     std::string who = insn_.assignee_name();
@@ -373,7 +393,7 @@ class Realizer : public ExprMutator {
       last = emit(insn_.id + "_" + v + "_store", make_var(v, r.type), body, with_p, inner).id;
       value = make_var(v, r.type);
     } else {
-      Partial part = accumulate(r, seq, {pr}, {p});
+      Partial part = accumulate(r, seq, with_pr, with_p);
       last = part.last;
       value = part.value;
     }

@@ -65,6 +65,8 @@ TEST(ParallelReduction, AWarpWideReductionUsesShufflesNotBarriers) {
   EXPECT_EQ(src.find("__syncthreads"), std::string::npos) << src;
   EXPECT_EQ(src.find("__shared__"), std::string::npos) << src;
   check(f.kernel, t, {{{"n", 7}, {"m", 45}}, {{"n", 3}, {"m", 5}}, {{"n", 2}, {"m", 64}}});
+  // rows past n (a partial block of 8 rows): their warps skip the store, and still take part evenly
+  check(f.kernel, t, {{{"n", 13}, {"m", 33}}, {{"n", 1}, {"m", 1}}});
   // a 16-lane group: the mask covers the 16 threads of the block
   LoopKernel k16 = tag_inames(split_iname(f.kernel, "j", 16, {std::nullopt, InameTag{InameTag::Local, 0}}), "i:g.0");
   EXPECT_NE(cuda::print_source(generate(k16)).find("loom_warp_sum(acc_out, 16, 65535u)"), std::string::npos);
