@@ -236,15 +236,9 @@ void check_fresh(const LoopKernel& k, const std::string& what, const std::string
 
 // Constant [min, max] of an iname over all parameter values.
 std::pair<int64_t, int64_t> constant_bounds(const LoopKernel& k, const std::string& what, const std::string& iname) {
-  isl::set d = islu::iteration_domain(k, {iname});
-  isl_val* lo = isl_set_dim_min_val(d.copy(), 0);
-  isl_val* hi = isl_set_dim_max_val(d.copy(), 0);
-  bool ok = lo && hi && isl_val_is_int(lo) && isl_val_is_int(hi);
-  int64_t l = ok ? isl_val_get_num_si(lo) : 0, h = ok ? isl_val_get_num_si(hi) : 0;
-  isl_val_free(lo);
-  isl_val_free(hi);
-  if (!ok) refuse(k, what, "the range of '" + iname + "' depends on the parameters; it needs a constant range");
-  return {l, h};
+  auto r = islu::constant_range(k, iname);
+  if (!r) refuse(k, what, "the range of '" + iname + "' depends on the parameters; it needs a constant range");
+  return *r;
 }
 
 }  // namespace

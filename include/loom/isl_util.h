@@ -6,6 +6,8 @@
 #include <isl/cpp.h>
 
 #include <map>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,10 @@ namespace islu {
 // intersection of the domains defining them and of the domains those depend
 // on (inames used as parameters), with other inames projected out.
 isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& inames);
+
+// The smallest and largest value of an iname over all parameter values;
+// nullopt when either is unbounded (the range depends on the parameters).
+std::optional<std::pair<int64_t, int64_t>> constant_range(const LoopKernel& k, const std::string& iname);
 
 // The maximum of `index` over `domain`, as a function of the parameters;
 // null when index is not affine in the domain's dimensions and parameters.

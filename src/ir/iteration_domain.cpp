@@ -98,6 +98,18 @@ isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& i
   return arrange_dims(r, inames);
 }
 
+std::optional<std::pair<int64_t, int64_t>> constant_range(const LoopKernel& k, const std::string& iname) {
+  isl::set d = iteration_domain(k, {iname});
+  isl_val* lo = isl_set_dim_min_val(d.copy(), 0);
+  isl_val* hi = isl_set_dim_max_val(d.copy(), 0);
+  bool ok = lo && hi && isl_val_is_int(lo) && isl_val_is_int(hi);
+  std::pair<int64_t, int64_t> r{ok ? isl_val_get_num_si(lo) : 0, ok ? isl_val_get_num_si(hi) : 0};
+  isl_val_free(lo);
+  isl_val_free(hi);
+  if (!ok) return std::nullopt;
+  return r;
+}
+
 namespace {
 isl::pw_aff extremum(const isl::set& domain, const Expr& index, bool max) {
   isl::pw_aff f = pw_aff_from_expr(index, domain.space());

@@ -241,13 +241,8 @@ class Checker {
       auto [lo, hi] = constant_bounds(domain_constraints_[size_t(dom)], h);
       if (lo && hi) return *hi > *lo;
     }
-    isl::set d = domain({h});
-    isl_val* lo = isl_set_dim_min_val(d.copy(), 0);
-    isl_val* hi = isl_set_dim_max_val(d.copy(), 0);
-    bool one = lo && hi && isl_val_eq(lo, hi);
-    isl_val_free(lo);
-    isl_val_free(hi);
-    return !one;
+    auto r = islu::constant_range(k_, h);
+    return !r || r->second > r->first;
   }
 
   void check_access(const Instruction& insn, const std::vector<AffineConstraint>* cs, const GuardedAccess& ga) {

@@ -48,16 +48,10 @@ LoopKernel privatize_ilp(const LoopKernel& k) {
       for (auto& insn : r.instructions)
         written_in_L |= insn.kind == Instruction::Assign && insn.assignee_name() == name && insn.within_inames.count(L);
       if (!written_in_L) continue;
-      // the iname's constant range
-      isl::set d = islu::iteration_domain(k, {L});
-      isl_val* lo = isl_set_dim_min_val(d.copy(), 0);
-      isl_val* hi = isl_set_dim_max_val(d.copy(), 0);
-      bool ok = lo && hi && isl_val_is_int(lo) && isl_val_is_int(hi);
-      int64_t l = ok ? isl_val_get_num_si(lo) : 0, h = ok ? isl_val_get_num_si(hi) : 0;
-      isl_val_free(lo);
-      isl_val_free(hi);
-      if (!ok)
+      auto range = islu::constant_range(k, L);
+      if (!range)
         throw KernelError("kernel '" + k.name + "': ILP iname '" + L + "' needs a constant range to privatize '" + name + "'");
+      auto [l, h] = *range;
       Privatizer pv(name, simplify(make_binary(BinOp::Sub, make_var(L, it), make_int(l, it), it)));
       for (auto& insn : r.instructions) {
         bool touches = insn.assignee_name() == name || mentions_var(insn.rhs, name);

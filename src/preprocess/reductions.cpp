@@ -219,15 +219,9 @@ class Realizer : public ExprMutator {
   }
 
   std::pair<int64_t, int64_t> constant_range(const std::string& iname) {
-    isl::set d = islu::iteration_domain(k_, {iname});
-    isl_val* lo = isl_set_dim_min_val(d.copy(), 0);
-    isl_val* hi = isl_set_dim_max_val(d.copy(), 0);
-    bool ok = lo && hi && isl_val_is_int(lo) && isl_val_is_int(hi);
-    std::pair<int64_t, int64_t> r{ok ? isl_val_get_num_si(lo) : 0, ok ? isl_val_get_num_si(hi) : 0};
-    isl_val_free(lo);
-    isl_val_free(hi);
-    if (!ok) fail("the thread iname '" + iname + "' needs a constant range");
-    return r;
+    auto r = islu::constant_range(k_, iname);
+    if (!r) fail("the thread iname '" + iname + "' needs a constant range");
+    return *r;
   }
 
   Expr parallel(const Reduce& r, const std::string& p, const std::vector<std::string>& seq) {
@@ -412,11 +406,8 @@ class Realizer : public ExprMutator {
 
 // The lower bound of an iname of constant range.
 int64_t lower_of(const LoopKernel& k, const std::string& iname) {
-  isl::set d = islu::iteration_domain(k, {iname});
-  isl_val* lo = isl_set_dim_min_val(d.copy(), 0);
-  int64_t v = lo && isl_val_is_int(lo) ? isl_val_get_num_si(lo) : 0;
-  isl_val_free(lo);
-  return v;
+  auto r = islu::constant_range(k, iname);
+  return r ? r->first : 0;
 }
 
 }  // namespace
