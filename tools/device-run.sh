@@ -28,6 +28,7 @@ $L compile examples/vector_add.loom -v > "$OUT/compile_verbose.log" 2>&1
   done
   echo "== large sizes (timing only)"
   $L run examples/vector_add.loom -D n=67108864 --no-check
+  $L run examples/vector_add_ilp.loom -D n=67108864 --no-check
   $L run examples/axpy.loom -D n=67108864 --no-check
   $L run examples/row_sums.loom -D n=65536 -D m=1024 --no-check
   $L run examples/row_sums_parallel.loom -D n=65536 -D m=1024 --no-check
@@ -37,6 +38,7 @@ $L compile examples/vector_add.loom -v > "$OUT/compile_verbose.log" 2>&1
   $L run examples/row_sums_warp.loom -D n=1048576 -D m=256 --no-check
   $L run examples/row_sums_warp.loom -D n=1048576 -D m=32 --no-check
   $L run examples/matvec.loom -D n=16384 -D m=16384 --no-check
+  $L run examples/matvec_warp.loom -D n=16384 -D m=16384 --no-check
   $L run examples/matmul.loom -D n=4096 -D m=4096 -D l=4096 --no-check --reps 5
   $L run examples/triangular.loom -D n=4096 -D m=4096 --no-check --reps 5
 } 2>&1 | tee "$OUT/examples.log"

@@ -345,6 +345,12 @@ class FastPath {
       if (b.upper_c[i].coef.size() == 1) hi = std::min(hi.value_or(INT64_MAX), eval_int(b.upper[i], {}));
       else guards.push_back(b.upper_c[i]);
     }
+    if (!lo || !hi) {  // bounds through other variables of constant range
+      if (auto r = loop_range(x)) {
+        lo = lo ? std::max(*lo, r->first) : r->first;
+        hi = hi ? std::min(*hi, r->second) : r->second;
+      }
+    }
     if (!lo || !hi) throw Fail{"unrolled iname '" + x + "' has no constant bounds"};
     if (*hi - *lo >= 1024) throw Fail{"unrolled iname '" + x + "' has more than 1024 iterations"};
     std::vector<StmtPtr> out;
@@ -402,7 +408,8 @@ class FastPath {
         auto a = c.coef.find(h);
         if (a == c.coef.end() || (a->second < 0) != upper || !seen.insert(c).second) continue;
         bool ok = true;
-        for (auto& [v, cv] : c.coef) ok &= v == h || !k_.has_iname(v) || (hw_.count(v) && !visiting.count(v));
+        for (auto& [v, cv] : c.coef)
+          ok &= v == h || !k_.has_iname(v) || (hw_.count(v) && !visiting.count(v)) || (!hw_.count(v) && loop_range(v));
         if (!ok) continue;
         // a*h + sum(cv*v) + const >= 0, v hardware: replace v by the extreme that loosens the bound
         std::map<std::string, int64_t> params;
@@ -415,7 +422,13 @@ class FastPath {
           }
           // upper bound of h: h <= (rest)/(-a): rest largest when cv*v largest
           bool want_max = (cv > 0) == upper;
-          Expr ev = extreme(v, want_max, visiting);
+          Expr ev;
+          if (!hw_.count(v)) {  // a loop iname of constant range: its end
+            auto r = loop_range(v);
+            ev = make_int(want_max ? r->second : r->first, it_);
+          } else {
+            ev = extreme(v, want_max, visiting);
+          }
           if (!ev.defined()) {
             ok = false;
             break;
@@ -438,6 +451,57 @@ class FastPath {
     if (r.defined()) r = fold_constants(r);
     memo_[key] = r;
     return r;
+  }
+
+  // The constant range of a loop iname: interval propagation over the
+  // constraints of the statements it appears in (other variables with
+  // constant ranges, hardware ones included, tighten it).
+  std::optional<std::pair<int64_t, int64_t>> loop_range(const std::string& v) {
+    if (auto it = loop_ranges_.find(v); it != loop_ranges_.end()) return it->second;
+    std::optional<std::pair<int64_t, int64_t>> result;
+    for (auto& [id, cs] : statement_constraints_) {
+      bool has = false;
+      for (auto& c : cs) has |= c.coef.count(v) > 0;
+      if (!has) continue;
+      std::map<std::string, std::pair<int64_t, int64_t>> r;
+      for (auto& c : cs)
+        for (auto& [x, a] : c.coef)
+          if (k_.has_iname(x)) r.emplace(x, std::make_pair(INT64_MIN, INT64_MAX));
+      for (int round = 0; round < 8; ++round) {
+        bool changed = false;
+        for (auto& c : cs)
+          for (auto& [x, a] : c.coef) {
+            if (!r.count(x)) continue;
+            int64_t others = c.constant;
+            bool known = true;
+            for (auto& [u, b] : c.coef) {
+              if (u == x) continue;
+              auto it = r.find(u);
+              if (it == r.end()) { known = false; break; }
+              int64_t e = b > 0 ? it->second.second : it->second.first;
+              if (e == INT64_MAX || e == INT64_MIN) { known = false; break; }
+              others += b * e;
+            }
+            if (!known) continue;
+            auto& range = r[x];
+            if (a > 0) {
+              int64_t lo = -floor_div(others, a);
+              if (lo > range.first) range.first = lo, changed = true;
+            } else {
+              int64_t hi = floor_div(others, -a);
+              if (hi < range.second) range.second = hi, changed = true;
+            }
+          }
+        if (!changed) break;
+      }
+      auto range = r.at(v);
+      if (range.first != INT64_MIN && range.second != INT64_MAX) {
+        result = range;
+        break;
+      }
+    }
+    loop_ranges_[v] = result;
+    return result;
   }
 
   // constant subexpressions folded (eval_int succeeds on them)
@@ -535,6 +599,7 @@ class FastPath {
   std::set<std::string> hw_;
   std::vector<std::string> order_;
   std::map<std::string, Expr> memo_;
+  std::map<std::string, std::optional<std::pair<int64_t, int64_t>>> loop_ranges_;
   std::map<std::string, std::pair<int64_t, int64_t>> launch_;  // constant launch box of hardware inames
   std::map<std::string, std::pair<int64_t, int64_t>> ranges_;  // constant ranges of the enclosing loops
   std::map<std::string, std::map<std::string, std::pair<int64_t, int64_t>>> ranges_memo_;  // per instruction
