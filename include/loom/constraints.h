@@ -35,6 +35,13 @@ std::optional<std::vector<AffineConstraint>> instruction_constraints(
     const LoopKernel& k, const std::vector<std::vector<AffineConstraint>>& domains, const Instruction& insn,
     std::string* why_not = nullptr);
 
+// Constant ranges of variables by interval propagation over constraints:
+// each variable in `ranges` (start with (INT64_MIN, INT64_MAX) for unknown,
+// or a known range) is tightened by every constraint whose other variables
+// have finite ranges, until nothing changes. Unbounded ends stay INT64_MIN/MAX.
+using Ranges = std::map<std::string, std::pair<int64_t, int64_t>>;
+void propagate_ranges(const std::vector<AffineConstraint>& cs, Ranges& ranges);
+
 // e as sum(coef * var) + constant; nullopt when not affine with integer coefficients.
 std::optional<AffineConstraint> affine_form(const Expr& e);
 

@@ -290,37 +290,14 @@ class FastPath {
   std::pair<int64_t, int64_t> constant_range(const Instruction& insn, const std::string& v) {
     auto& memo = ranges_memo_[insn.id];
     if (memo.empty()) {
-      std::map<std::string, std::pair<int64_t, int64_t>> r = launch_;
+      Ranges r = launch_;
       for (auto& n : L_.loop_inames.at(insn.id)) r[n] = {INT64_MIN, INT64_MAX};
-      const auto& cs = statement_constraints_.at(insn.id);
-      for (int round = 0; round < 8; ++round) {
-        bool changed = false;
-        for (auto& c : cs)
-          for (auto& [x, a] : c.coef) {
-            if (!r.count(x) || hw_.count(x)) continue;
-            // a*x >= -(sum of the others): take the others at their most favourable end
-            int64_t others = c.constant;
-            bool known = true;
-            for (auto& [u, b] : c.coef) {
-              if (u == x) continue;
-              auto it = r.find(u);
-              if (it == r.end()) { known = false; break; }
-              int64_t e = b > 0 ? it->second.second : it->second.first;
-              if (e == INT64_MAX || e == INT64_MIN) { known = false; break; }
-              others += b * e;
-            }
-            if (!known) continue;
-            auto& range = r[x];
-            if (a > 0) {
-              int64_t lo = -floor_div(others, a);  // x >= ceil(-others / a)
-              if (lo > range.first) range.first = lo, changed = true;
-            } else {
-              int64_t hi = floor_div(others, -a);  // x <= floor(others / -a)
-              if (hi < range.second) range.second = hi, changed = true;
-            }
-          }
-        if (!changed) break;
-      }
+      // (the launch box of hardware inames is fixed: propagation tightens loop inames only)
+      Ranges loops;
+      for (auto& n : L_.loop_inames.at(insn.id)) loops[n] = r[n];
+      Ranges all = r;
+      propagate_ranges(statement_constraints_.at(insn.id), all);
+      for (auto& [n, range] : loops) r[n] = all[n];
       memo = r;
     }
     auto it = memo.find(v);
@@ -463,37 +440,11 @@ class FastPath {
       bool has = false;
       for (auto& c : cs) has |= c.coef.count(v) > 0;
       if (!has) continue;
-      std::map<std::string, std::pair<int64_t, int64_t>> r;
+      Ranges r;
       for (auto& c : cs)
         for (auto& [x, a] : c.coef)
           if (k_.has_iname(x)) r.emplace(x, std::make_pair(INT64_MIN, INT64_MAX));
-      for (int round = 0; round < 8; ++round) {
-        bool changed = false;
-        for (auto& c : cs)
-          for (auto& [x, a] : c.coef) {
-            if (!r.count(x)) continue;
-            int64_t others = c.constant;
-            bool known = true;
-            for (auto& [u, b] : c.coef) {
-              if (u == x) continue;
-              auto it = r.find(u);
-              if (it == r.end()) { known = false; break; }
-              int64_t e = b > 0 ? it->second.second : it->second.first;
-              if (e == INT64_MAX || e == INT64_MIN) { known = false; break; }
-              others += b * e;
-            }
-            if (!known) continue;
-            auto& range = r[x];
-            if (a > 0) {
-              int64_t lo = -floor_div(others, a);
-              if (lo > range.first) range.first = lo, changed = true;
-            } else {
-              int64_t hi = floor_div(others, -a);
-              if (hi < range.second) range.second = hi, changed = true;
-            }
-          }
-        if (!changed) break;
-      }
+      propagate_ranges(cs, r);
       auto range = r.at(v);
       if (range.first != INT64_MIN && range.second != INT64_MAX) {
         result = range;

@@ -162,6 +162,45 @@ std::optional<std::vector<AffineConstraint>> instruction_constraints(
   }
 }
 
+void propagate_ranges(const std::vector<AffineConstraint>& cs, Ranges& r) {
+  auto floor_div = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
+  for (int round = 0; round < 8; ++round) {
+    bool changed = false;
+    for (auto& c : cs)
+      for (auto& [x, a] : c.coef) {
+        auto self = r.find(x);
+        if (self == r.end()) continue;
+        // a*x >= -(others): the others at the end that makes the bound loosest
+        int64_t others = c.constant;
+        bool known = true;
+        for (auto& [u, b] : c.coef) {
+          if (u == x) continue;
+          auto it = r.find(u);
+          if (it == r.end()) {
+            known = false;
+            break;
+          }
+          int64_t e = b > 0 ? it->second.second : it->second.first;
+          if (e == INT64_MAX || e == INT64_MIN) {
+            known = false;
+            break;
+          }
+          others += b * e;
+        }
+        if (!known) continue;
+        auto& range = self->second;
+        if (a > 0) {
+          int64_t lo = -floor_div(others, a);  // x >= ceil(-others / a)
+          if (lo > range.first) range.first = lo, changed = true;
+        } else {
+          int64_t hi = floor_div(others, -a);  // x <= floor(others / -a)
+          if (hi < range.second) range.second = hi, changed = true;
+        }
+      }
+    if (!changed) break;
+  }
+}
+
 std::optional<AffineConstraint> affine_form(const Expr& e) {
   switch (e.kind()) {
     case ExprKind::Int: return AffineConstraint{{}, e.as<IntImm>()->value};

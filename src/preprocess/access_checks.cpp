@@ -299,21 +299,27 @@ class Checker {
     for (auto& e : s.indices) {
       auto f = affine_form(e);
       if (!f) return false;
+      // injective in (threads, loop iterations) implies no two threads meet;
+      // a loop iname's term must be one of the digits (all but the largest
+      // digit need a constant range)
       std::vector<std::pair<int64_t, std::string>> terms;
-      for (auto& [v, c] : f->coef) {
-        if (!k_.has_iname(v)) continue;  // a parameter: the same for every thread
-        if (std::find(hw.begin(), hw.end(), v) == hw.end()) return false;  // a loop: threads may meet at other times
-        terms.push_back({c < 0 ? -c : c, v});
-      }
+      for (auto& [v, c] : f->coef)
+        if (k_.has_iname(v)) terms.push_back({c < 0 ? -c : c, v});  // a parameter: the same for every thread
       std::sort(terms.begin(), terms.end());
+      Ranges ranges;
+      for (auto& c : *cs)
+        for (auto& [x, a] : c.coef)
+          if (k_.has_iname(x)) ranges.emplace(x, std::make_pair(INT64_MIN, INT64_MAX));
+      propagate_ranges(*cs, ranges);
       int64_t reach = 0;  // the largest spread of the smaller terms
       for (size_t t = 0; t < terms.size(); ++t) {
         if (terms[t].first <= reach) return false;
-        covered.insert(terms[t].second);
+        if (std::find(hw.begin(), hw.end(), terms[t].second) != hw.end()) covered.insert(terms[t].second);
+        else if (t + 1 == terms.size()) return false;  // a loop of unknown spread as the largest digit: cannot tell
         if (t + 1 < terms.size()) {
-          auto [lo, hi] = constant_bounds(*cs, terms[t].second);
-          if (!lo || !hi) return false;
-          reach += terms[t].first * (*hi - *lo);
+          auto [lo, hi] = ranges.at(terms[t].second);
+          if (lo == INT64_MIN || hi == INT64_MAX) return false;
+          reach += terms[t].first * (hi - lo);
         }
       }
     }
