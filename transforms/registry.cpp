@@ -64,6 +64,9 @@ LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step) {
   if (!info) {
     std::string known;
     for (auto& t : transform_registry().all()) known += (known.empty() ? "" : ", ") + t.name;
+    if (!step.name.empty() && step.name.back() == ':')
+      throw TransformError(where + "'" + step.name + "' is not a transform; a misspelled section header? (sections: domains:, " +
+                           "arguments:, temporaries:, assumptions:, instructions:, transforms:, defaults:)");
     throw TransformError(where + "unknown transform '" + step.name + "' (known: " + known + ")");
   }
   std::map<std::string, std::string> values;

@@ -135,7 +135,8 @@ Domain Domain::parse(const std::string& text) {
       if (ch == '\n') ch = ';';
     msg = "isl syntax error" + (detail.empty() ? std::string() : ": " + detail);
   } else if (const char* m = isl_ctx_last_error_msg(ctx)) {
-    msg = std::string("isl: ") + m;
+    // isl gave no position: say what a domain looks like
+    msg = std::string("isl: ") + m + " (a domain looks like {[i, j]: 0 <= i < n and 0 <= j <= i})";
   }
   throw DomainSyntaxError(msg, line, col < 1 ? 1 : col);
 }
