@@ -518,7 +518,7 @@ class FastPath {
     }
     for (auto& [key, s] : sizes) r.grid[key.second] = fold("max", s);
     int64_t threads = r.block[0] * r.block[1] * r.block[2];
-    if (threads > 1024) throw Fail{"more than 1024 threads"};  // isl's path reports it with details
+    if (threads > 1024 || r.block[2] > 64) throw Fail{"a block over CUDA's limits"};  // isl's path reports it with details
   }
 
   // Whether c holds for every value in the given ranges (interval arithmetic).

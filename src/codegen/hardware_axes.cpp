@@ -85,6 +85,11 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
     }
   }
   int64_t threads = out.block[0] * out.block[1] * out.block[2];
+  static const int64_t kMaxBlock[3] = {1024, 1024, 64};  // CUDA's limits per block dimension
+  for (int a = 0; a < 3; ++a)
+    if (out.block[a] > kMaxBlock[a])
+      throw KernelError("kernel '" + k.name + "': " + std::to_string(out.block[a]) + " threads along l." + std::to_string(a) +
+                        "; CUDA allows at most " + std::to_string(kMaxBlock[a]));
   if (threads > 1024)
     throw KernelError("kernel '" + k.name + "': " + std::to_string(threads) + " threads per block (" +
                       std::to_string(out.block[0]) + "x" + std::to_string(out.block[1]) + "x" + std::to_string(out.block[2]) +

@@ -114,6 +114,13 @@ TEST(Grid, LimitsAndNonConstantBlocksAreRefused) {
   } catch (const KernelError& e) {
     EXPECT_NE(std::string(e.what()).find("2048 threads per block"), std::string::npos) << e.what();
   }
+  LoopKernel deep = make_kernel({"{[i, j]: 0 <= i < 128 and 0 <= j < 4}"}, "out[i, j] = 1", {"out: float32[128, 4]"});
+  try {
+    generate(tag_inames(deep, "i:l.2"));
+    FAIL() << "128 threads along l.2 accepted";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("128 threads along l.2; CUDA allows at most 64"), std::string::npos) << e.what();
+  }
   try {
     generate(tag_inames(k, "i:l.0"));
     FAIL() << "a parametric block size accepted";
