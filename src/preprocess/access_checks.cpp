@@ -159,6 +159,44 @@ bool provably_nonnegative(const std::vector<AffineConstraint>& cs, const AffineC
   return implied_directly(cs, e) || nonnegative_by_intervals(cs, e);
 }
 
+// Affine guards as constraints (a < b: b - a - 1 >= 0, ...); guards that are
+// not affine comparisons are left out (fewer facts keep a proof sound).
+void guard_constraints(const Expr& g, bool negated, std::vector<AffineConstraint>& out) {
+  if (auto u = g.as<Unary>(); u && u->op == UnOp::Not) return guard_constraints(u->a, !negated, out);
+  auto b = g.as<Binary>();
+  if (!b) return;
+  if (b->op == BinOp::And && !negated) {
+    guard_constraints(b->a, false, out);
+    guard_constraints(b->b, false, out);
+    return;
+  }
+  if (!is_comparison(b->op) || b->op == BinOp::Ne) return;
+  auto x = affine_form(b->a), y = affine_form(b->b);
+  if (!x || !y) return;
+  auto diff = [](AffineConstraint p, const AffineConstraint& q, int64_t shift) {  // p - q + shift >= 0
+    for (auto& [v, c] : q.coef) p.coef[v] -= c;
+    for (auto it = p.coef.begin(); it != p.coef.end();) it = it->second == 0 ? p.coef.erase(it) : std::next(it);
+    p.constant += shift - q.constant;
+    return p;
+  };
+  BinOp op = b->op;
+  if (negated) {
+    if (op == BinOp::Eq) return;  // not (a == b): no single constraint
+    op = op == BinOp::Lt ? BinOp::Ge : op == BinOp::Le ? BinOp::Gt : op == BinOp::Gt ? BinOp::Le : BinOp::Lt;
+  }
+  switch (op) {
+    case BinOp::Lt: out.push_back(diff(*y, *x, -1)); break;
+    case BinOp::Le: out.push_back(diff(*y, *x, 0)); break;
+    case BinOp::Gt: out.push_back(diff(*x, *y, -1)); break;
+    case BinOp::Ge: out.push_back(diff(*x, *y, 0)); break;
+    case BinOp::Eq:
+      out.push_back(diff(*x, *y, 0));
+      out.push_back(diff(*y, *x, 0));
+      break;
+    default: break;
+  }
+}
+
 class Checker {
  public:
   explicit Checker(const LoopKernel& k) : k_(k) {
@@ -250,7 +288,12 @@ class Checker {
     std::vector<Expr> shape;
     if (auto a = k_.find_argument(s.name)) shape = a->shape;
     else if (auto t = k_.find_temporary(s.name)) shape = t->shape;
-    // first the cheap proof, without the guards (so sound), axis by axis
+    // first the cheap proof, with the guards that are affine comparisons, axis by axis
+    std::vector<AffineConstraint> facts;
+    if (cs) {
+      facts = *cs;
+      for (auto& g : ga.guards) guard_constraints(g, false, facts);
+    }
     std::vector<size_t> open;
     for (size_t d = 0; d < s.indices.size() && d < shape.size(); ++d) {
       auto idx = affine_form(s.indices[d]);
@@ -260,7 +303,7 @@ class Checker {
         for (auto& [v, c] : idx->coef) upper.coef[v] -= c;
         for (auto it = upper.coef.begin(); it != upper.coef.end();) it = it->second == 0 ? upper.coef.erase(it) : std::next(it);
         upper.constant -= idx->constant + 1;
-        if (provably_nonnegative(*cs, *idx) && provably_nonnegative(*cs, upper)) continue;
+        if (provably_nonnegative(facts, *idx) && provably_nonnegative(facts, upper)) continue;
       }
       open.push_back(d);
     }
@@ -323,6 +366,10 @@ class Checker {
         }
       }
     }
+    // a predicate h == c leaves one thread along h
+    for (auto& p : insn.predicates)
+      if (auto b = p.as<Binary>(); b && b->op == BinOp::Eq)
+        if (auto v = b->a.as<Var>(); v && b->b.as<IntImm>()) covered.insert(v->name);
     for (auto& h : hw)
       if (insn.within_inames.count(h) && !covered.count(h) && extent_above_one(h)) return false;
     return true;
