@@ -499,7 +499,7 @@ void register_iname_transforms(TransformRegistry& reg) {
              return join_inames(k, a.str("inames"), a.has("new_iname") ? a.str("new_iname") : "");
            }});
   reg.add({"tag_inames",
-           "Tag inames: 'i:g.0, j:l.0' (g.N: block axis, l.N: thread axis, unr: unrolled, for: sequential).",
+           "Tag inames: 'i:g.0, j:l.0' (g.N block axis, l.N thread axis, unr unrolled, ilp / ilp.unr / ilp.seq instruction-level parallelism, vec, for sequential).",
            {{"tags", TransformParam::TagMap, true, "comma-separated iname:tag pairs"}},
            [](const LoopKernel& k, const TransformArgs& a) { return tag_inames(k, a.str("tags")); }});
 }

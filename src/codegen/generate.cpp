@@ -27,6 +27,15 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   st.preprocess = lap(t);
   g.linearization = linearize(g.kernel);
   check_local_barriers(g.kernel, g.linearization);
+  for (auto& [iname, tag] : g.kernel.iname_tags)  // full unrolling needs a known trip count
+    if (tag.is_unrolled() && g.kernel.has_iname(iname)) {
+      auto r = islu::constant_range(g.kernel, iname);
+      if (!r) throw KernelError("kernel '" + g.kernel.name + "': iname '" + iname + "' is tagged '" + tag.str() +
+                                "' but its range depends on the parameters; split it and unroll the inner iname");
+      if (r->second - r->first >= 1024)
+        throw KernelError("kernel '" + g.kernel.name + "': iname '" + iname + "' is tagged '" + tag.str() + "' with " +
+                          std::to_string(r->second - r->first + 1) + " iterations; unroll at most 1024");
+    }
   st.linearize = lap(t);
   if (path == CodegenPath::Auto && g.kernel.slabs.empty()) {
     if (auto fast = codegen::try_fast_path(g.kernel, g.linearization, &g.isl_reason)) {

@@ -23,6 +23,16 @@ void check_kernel(const LoopKernel& k) {
         if (k.tag_of(n).kind == InameTag::Local)
           fail("barrier '" + insn.id + "' runs within thread iname '" + n + "': a barrier is reached once by each thread, not once per thread iteration");
     }
+    // one iname per hardware axis: two would both be blockIdx.y (say), forced equal
+    std::map<std::string, std::string> axis_iname;
+    for (auto& n : insn.within_inames) {
+      InameTag t = k.tag_of(n);
+      if (!t.is_hardware()) continue;
+      auto [it, fresh] = axis_iname.emplace(t.str(), n);
+      if (!fresh)
+        fail("instruction '" + insn.id + "' runs within inames '" + it->second + "' and '" + n + "', both tagged " + t.str() +
+             ": one instruction can use each hardware axis once");
+    }
     if (insn.kind != Instruction::Assign) continue;
     if (auto a = k.find_argument(insn.assignee_name()); a && a->kind == Argument::Value)
       fail("instruction '" + insn.id + "' assigns to value argument '" + a->name + "'");

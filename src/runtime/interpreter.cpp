@@ -531,7 +531,11 @@ class Interpreter {
     if (is_collective(*s)) {  // a warp reduction: all values first, then each thread's group
       WarpReduce w = *as_warp_reduce(s->rhs);
       Type t = w.value.type();
-      int sl = slot(s->lhs.as<Var>()->name);
+      // the result goes to a variable, or to an element of an (ILP-privatized) array
+      auto lv = s->lhs.as<Var>();
+      int sl = lv ? slot(lv->name) : -1;
+      IntFn idx = lv ? IntFn() : flat_index(*s->lhs.as<Subscript>());
+      const ArrayInfo* dest = lv ? nullptr : &arrays_.at(s->lhs.as<Subscript>()->name);
       bool fl = t.is_float();
       FltFn fv = fl ? flt_expr(w.value) : FltFn();
       IntFn iv = fl ? IntFn() : int_expr(w.value);
@@ -553,7 +557,8 @@ class Interpreter {
               acc.i = wrap(w.op == ReduceOp::Sum ? a + x : w.op == ReduceOp::Product ? a * x : w.op == ReduceOp::Max ? std::max(a, x) : std::min(a, x), t);
             }
           }
-          fr[i].vars[size_t(sl)] = acc;
+          if (sl >= 0) fr[i].vars[size_t(sl)] = acc;
+          else store(*dest, fr[i], idx(fr[i]), acc);
         }
       };
     }

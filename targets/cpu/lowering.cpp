@@ -281,7 +281,8 @@ class Lowering {
           default: fail("internal: warp reduction operator");
         }
       }
-      store_var(s->lhs.as<Var>()->name, acc);
+      if (auto v = s->lhs.as<Var>()) store_var(v->name, acc);
+      else b_.CreateStore(to_mem(acc, t), address(*s->lhs.as<Subscript>()));  // an ILP-privatized result
     });
   }
 

@@ -117,6 +117,15 @@ transforms:
 #endif
 }
 
+TEST(Limits, OneInamePerHardwareAxisAndInstruction) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i, j] = 1", {"out: float32[n, m]"});
+  std::string e = kernel_error(tag_inames(k, "i:g.1, j:g.1"));
+  EXPECT_NE(e.find("runs within inames 'i' and 'j', both tagged g.1"), std::string::npos) << e;
+  // different instructions may share an axis
+  LoopKernel two = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "x[i] = 1\ny[j] = 2", {"x: float32[n], y: float32[m]"});
+  EXPECT_EQ(kernel_error(tag_inames(two, "i:g.0, j:g.0")), "accepted");
+}
+
 TEST(Limits, SharedMemoryAndUnloopedInames) {
   LoopKernel k = make_kernel({"{[t]: 0 <= t < 32}"}, "big[t] = 1\nout[t] = big[t]", {"out: float32[32]", "..."});
   k.temporaries["big"] = Temporary{"big", types::float64, {make_int(8192)}, AddressSpace::Local};
