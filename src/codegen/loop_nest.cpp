@@ -176,7 +176,9 @@ class LoopNestBuilder {
         std::string iter = isl_id_get_name(id);
         isl_id_free(id);
         isl_ast_expr_free(it);
-        std::string var = mark.empty() ? iter : mark;
+        // a loop isl made without a band of ours above (a degenerate loop in a slab, say): its own
+        // variable, named so that it cannot meet an iname
+        std::string var = mark.empty() ? "loom_it_" + iter : mark;
         Expr init = expr(isl_ast_node_for_get_init(n), rename);
         rename[iter] = var;
         Expr cond;
@@ -198,6 +200,7 @@ class LoopNestBuilder {
       }
       case isl_ast_node_if: {
         Expr cond = expr(isl_ast_node_if_get_cond(n), rename);
+        if (!cond.type().is_bool()) cond = make_binary(BinOp::Ne, cond, make_int(0, cond.type()), types::boolean);
         isl_ast_node* t = isl_ast_node_if_get_then_node(n);
         StmtPtr then_s = convert(t, rename, mark);
         isl_ast_node_free(t);

@@ -363,6 +363,15 @@ Expr expr_from_ast(isl_ast_expr* e, const std::map<std::string, std::string>& re
     for (size_t i = 2; i < a.size(); ++i) r = make_binary(op, r, a[i], t);
     return r;
   };
+  // isl writes "true" as the integer 1: a condition must be a boolean
+  auto cond = [&](const Expr& x) {
+    return x.type().is_bool() ? x : make_binary(BinOp::Ne, x, make_int(0, x.type()), types::boolean);
+  };
+  isl_ast_expr_op_type optype = isl_ast_expr_get_op_type(e);
+  if (optype == isl_ast_expr_op_and || optype == isl_ast_expr_op_and_then || optype == isl_ast_expr_op_or ||
+      optype == isl_ast_expr_op_or_else)
+    for (auto& x : a) x = cond(x);
+  if (optype == isl_ast_expr_op_cond || optype == isl_ast_expr_op_select) a[0] = cond(a[0]);
   auto fold_call = [&](const char* name) {
     Expr r = a[0];
     for (size_t i = 1; i < a.size(); ++i) r = make_call(name, {r, a[i]}, it);

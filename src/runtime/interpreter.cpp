@@ -160,6 +160,15 @@ class Interpreter {
     throw KernelError("kernel '" + k_.name + "': the reference interpreter does not support " + what);
   }
 
+  // A loop variable that is not an iname (isl's own, in some slabs) gets a slot when first met.
+  int loop_slot(const std::string& n) {
+    if (!slots_.count(n)) {
+      slots_[n] = int(slots_.size());
+      frame_.vars.resize(slots_.size());
+    }
+    return slots_.at(n);
+  }
+
   int slot(const std::string& n) {
     auto it = slots_.find(n);
     if (it == slots_.end()) unsupported("variable '" + n + "' without a value");
@@ -474,7 +483,7 @@ class Interpreter {
         };
       }
       case Stmt::For: {
-        int v = slot(s->var);
+        int v = loop_slot(s->var);
         IntFn init = int_expr(s->init), cond = int_expr(s->cond);
         StmtFn body = stmt(s->children[0]);
         int64_t step = s->step;
@@ -572,7 +581,7 @@ class Interpreter {
         };
       }
       case Stmt::For: {
-        int v = slot(s->var);
+        int v = loop_slot(s->var);
         IntFn init = int_expr(s->init), cond = int_expr(s->cond);
         BlockFn body = block(s->children[0]);
         int64_t step = s->step;

@@ -96,6 +96,11 @@ class Lowering {
     return from_mem(b_.CreateLoad(mem_type(s.type), p, n), s.type);
   }
 
+  // A loop variable that is not an iname (isl's own, in some slabs) gets a slot when first met.
+  void ensure_loop_var(const std::string& n) {
+    if (!vars_.count(n)) vars_[n] = Slot{entry_alloca(index_type(), 1, n), nullptr, k_.options.index_dtype};
+  }
+
   void store_var(const std::string& n, Value* v) {
     const Slot& s = vars_.at(n);
     Value* p = s.ptr;
@@ -316,6 +321,7 @@ class Lowering {
       case Stmt::For: {
         check_uniform(s->init, "a loop");
         check_uniform(s->cond, "a loop");
+        ensure_loop_var(s->var);
         store_var(s->var, expr(s->init));
         loop([&] { return expr(s->cond); }, [&] { block_body(s->children[0]); },
              [&] { store_var(s->var, b_.CreateAdd(load_var(s->var), llvm::ConstantInt::get(index_type(), uint64_t(s->step)))); });
@@ -338,6 +344,7 @@ class Lowering {
         for (auto& c : s->children) stmt(c);
         return;
       case Stmt::For: {
+        ensure_loop_var(s->var);
         store_var(s->var, expr(s->init));
         loop([&] { return expr(s->cond); }, [&] { stmt(s->children[0]); },
              [&] {

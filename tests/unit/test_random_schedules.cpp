@@ -28,7 +28,7 @@ LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::string& 
       if (t.tag_of(n).kind == InameTag::Seq) free.push_back(n);
     if (free.empty()) break;
     const std::string& n = free[size_t(pick(int(free.size())))];
-    int what = pick(5);
+    int what = pick(9);
     try {
       if (what <= 1) {
         int64_t f = std::vector<int64_t>{2, 3, 4, 8, 16, 32}[size_t(pick(6))];
@@ -37,8 +37,28 @@ LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::string& 
         o.outer_tag = InameTag::parse(tags[pick(3)]);
         o.inner_tag = InameTag::parse(tags[pick(7)]);
         if (o.inner_tag->kind == InameTag::Unroll || o.inner_tag->kind == InameTag::Ilp) f = std::min<int64_t>(f, 4);
+        if (o.outer_tag->kind == InameTag::Seq && pick(3) == 0) o.slabs = {0, 1};
         t = split_iname(t, n, f, o);
-        log += "split " + n + " " + std::to_string(f) + " " + o.outer_tag->str() + "/" + o.inner_tag->str() + "; ";
+        log += "split " + n + " " + std::to_string(f) + " " + o.outer_tag->str() + "/" + o.inner_tag->str() +
+               (o.slabs.second ? " slabs" : "") + "; ";
+      } else if (what == 5) {
+        t = chunk_iname(t, n, 1 + pick(4));
+        log += "chunk " + n + "; ";
+      } else if (what == 6 && free.size() >= 2) {
+        std::string a = free[size_t(pick(int(free.size())))], b = free[size_t(pick(int(free.size())))];
+        if (a != b) {
+          t = join_inames(t, a + ", " + b);
+          log += "join " + a + "," + b + "; ";
+        }
+      } else if (what == 7) {
+        t = rename_iname(t, n, n + "_r");
+        log += "rename " + n + "; ";
+      } else if (what == 8) {
+        auto params = t.parameters();
+        if (!params.empty()) {
+          t = assume(t, params[0] + " >= 1");
+          log += "assume " + params[0] + " >= 1; ";
+        }
       } else if (what == 2) {
         static const char* tags[] = {"g.0", "g.1", "unr"};
         std::string tag = tags[pick(3)];
