@@ -1,0 +1,45 @@
+// Random schedules on the GPU: the schedules of the CPU random test (fixed
+// seeds) applied to every example; each kernel Loom accepts runs on the GPU
+// and must match the untransformed kernel in the reference interpreter.
+// Skipped where there is no GPU.
+#include <gtest/gtest.h>
+
+#include "loom/cuda.h"
+#include "oracle.h"
+#include "random_schedule.h"
+
+using namespace loom;
+
+TEST(GpuRandomSchedules, AcceptedKernelsMatchTheReference) {
+  std::string why;
+  if (!cuda::gpu_available(&why)) GTEST_SKIP() << why;
+  int checked = 0;
+  for (const std::string& name : loom::testing::example_names()) {
+    KernelFile f = loom::testing::example(name);
+    std::map<std::string, int64_t> params;
+    for (auto& p : f.kernel.parameters()) params[p] = p == "m" ? 23 : p == "l" ? 9 : 19;
+    std::mt19937 rng(unsigned(std::hash<std::string>()(name) % 100000) + 777);
+    for (int trial = 0; trial < 12; ++trial) {
+      std::string log;
+      LoopKernel t = loom::testing::random_schedule(f.kernel, rng, log);
+      std::unique_ptr<cuda::CudaKernel> ck;
+      try {
+        ck = std::make_unique<cuda::CudaKernel>(t);
+      } catch (const KernelError&) {
+        continue;  // refused: fine
+      }
+      auto ref = make_host_arrays(f.kernel, params, 3);
+      auto gpu = ref;
+      interpret(generate(f.kernel), loom::testing::args_of(f.kernel, ref, params));
+      ck->call_host(loom::testing::args_of(t, gpu, params));
+      ++checked;
+      for (auto& a : f.kernel.arguments) {
+        if (a.kind != Argument::Array || !f.kernel.is_written(a.name)) continue;
+        Comparison c = compare(ref.at(a.name), gpu.at(a.name));
+        EXPECT_TRUE(c.ok) << name << ": " << log << " -> " << a.name << ": " << c.str();
+      }
+    }
+  }
+  EXPECT_GT(checked, 20);
+  std::printf("GPU random schedules: %d checked\n", checked);
+}
