@@ -397,8 +397,9 @@ class FastPath {
             params[v] = cv;
             continue;
           }
-          // upper bound of h: h <= (rest)/(-a): rest largest when cv*v largest
-          bool want_max = (cv > 0) == upper;
+          // a sound bound needs the largest rest (upper: h <= rest/-a; lower: h >= -rest/a),
+          // so cv*v at its largest either way: v's maximum when cv > 0
+          bool want_max = cv > 0;
           Expr ev;
           if (!hw_.count(v)) {  // a loop iname of constant range: its end
             auto r = loop_range(v);

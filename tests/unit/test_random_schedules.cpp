@@ -38,6 +38,10 @@ TEST(RandomSchedules, AcceptedKernelsComputeWhatTheOriginalComputes) {
       ++accepted;
       if (std::getenv("LOOM_RANDOM_VERBOSE")) std::fprintf(stderr, "%s: %s\n", name.c_str(), log.c_str());
       EXPECT_EQ(loom::testing::compare_kernels(f.kernel, t, params), "") << name << ": " << log;
+      // and at sizes drawn from the edge cases: empty, one, exact multiples, one past
+      std::map<std::string, int64_t> edge;
+      for (auto& p : f.kernel.parameters()) edge[p] = std::vector<int64_t>{0, 1, 2, 16, 17, 32, 33}[rng() % 7];
+      EXPECT_EQ(loom::testing::compare_kernels(f.kernel, t, edge), "") << name << " at edge sizes: " << log;
     }
   }
   EXPECT_GT(accepted, 20);  // the test must exercise real schedules
