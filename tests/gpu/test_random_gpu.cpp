@@ -28,15 +28,20 @@ TEST(GpuRandomSchedules, AcceptedKernelsMatchTheReference) {
       } catch (const KernelError&) {
         continue;  // refused: fine
       }
-      auto ref = make_host_arrays(f.kernel, params, 3);
-      auto gpu = ref;
-      interpret(generate(f.kernel), loom::testing::args_of(f.kernel, ref, params));
-      ck->call_host(loom::testing::args_of(t, gpu, params));
-      ++checked;
-      for (auto& a : f.kernel.arguments) {
-        if (a.kind != Argument::Array || !f.kernel.is_written(a.name)) continue;
-        Comparison c = compare(ref.at(a.name), gpu.at(a.name));
-        EXPECT_TRUE(c.ok) << name << ": " << log << " -> " << a.name << ": " << c.str();
+      // the usual sizes, then sizes drawn from the edge cases (empty, one, multiples, one past)
+      std::map<std::string, int64_t> edge;
+      for (auto& p : f.kernel.parameters()) edge[p] = std::vector<int64_t>{0, 1, 2, 16, 17, 32, 33}[rng() % 7];
+      for (auto* sizes : {&params, &edge}) {
+        auto ref = make_host_arrays(f.kernel, *sizes, 3);
+        auto gpu = ref;
+        interpret(generate(f.kernel), loom::testing::args_of(f.kernel, ref, *sizes));
+        ck->call_host(loom::testing::args_of(t, gpu, *sizes));
+        ++checked;
+        for (auto& a : f.kernel.arguments) {
+          if (a.kind != Argument::Array || !f.kernel.is_written(a.name)) continue;
+          Comparison c = compare(ref.at(a.name), gpu.at(a.name));
+          EXPECT_TRUE(c.ok) << name << ": " << log << " -> " << a.name << ": " << c.str();
+        }
       }
     }
   }
