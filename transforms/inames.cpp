@@ -441,7 +441,7 @@ void register_iname_transforms(TransformRegistry& reg) {
             {"inner_tag", TransformParam::Tag, false, "tag of the inner iname"},
             {"outer_iname", TransformParam::String, false, "name of the outer iname"},
             {"inner_iname", TransformParam::String, false, "name of the inner iname"},
-            {"slabs", TransformParam::String, false, "head,tail iterations of the outer loop with code of their own"}},
+            {"slabs", TransformParam::String, false, "two counts head,tail (e.g. 0,1): first/last iterations of the outer loop generated apart, without bounds checks"}},
            [](const LoopKernel& k, const TransformArgs& a) {
              SplitOptions o;
              if (a.has("slabs")) {
@@ -452,7 +452,7 @@ void register_iname_transforms(TransformRegistry& reg) {
                  o.slabs = {std::stoi(s.substr(s.find_first_not_of("( ") == std::string::npos ? 0 : s.find_first_not_of("( "))),
                             std::stoi(s.substr(c + 1))};
                } catch (...) {
-                 throw TransformError("split_iname on kernel '" + k.name + "': slabs= takes 'head,tail', got '" + s + "'");
+                 throw TransformError("split_iname on kernel '" + k.name + "': slabs= takes two iteration counts 'head,tail' (e.g. slabs=0,1), got '" + s + "'");
                }
              }
              o.outer_tag = a.tag("outer_tag");

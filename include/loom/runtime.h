@@ -35,7 +35,8 @@ using ArgMap = std::map<std::string, ArgValue>;
 // Parameter values for a call: given value arguments, and parameters read
 // off array shapes where a shape entry is a bare parameter (a: float32[n, m]
 // with a 100x50 array gives n=100, m=50). Then every array's dtype, rank and
-// shape are checked. Throws ArgumentError naming the argument.
+// shape are checked, and the values against the kernel's assumptions (code
+// is generated under them). Throws ArgumentError naming the argument.
 std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap& args);
 
 // The shape an array argument must have for these parameter values.

@@ -5,6 +5,10 @@
 #include <limits>
 #include <sstream>
 
+#include <isl/set.h>
+#include <isl/space.h>
+#include <isl/val.h>
+
 #include "loom/half.h"
 #include "loom/runtime.h"
 
@@ -28,6 +32,44 @@ std::string shape_str(const std::vector<int64_t>& s) {
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
   return r + (s.size() == 1 ? ",)" : ")");
 }
+// Whether the parameter values satisfy the kernel's assumptions. Code was
+// generated under them (bounds checks dropped, slabs, block counts), so a
+// call that breaks them must be refused, never run. An isl emptiness test
+// costs microseconds, comparable to a launch, so the last accepted values per
+// assumption set are remembered: repeated launches compare a few integers.
+// The cache holds a reference to each set, so a pointer cannot be reused by
+// another set while it is a key.
+void check_assumptions(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
+  if (!k.assumptions.defined()) return;
+  isl_set* set = k.assumptions.get();
+  struct Entry {
+    Domain held;
+    std::vector<int64_t> values;
+  };
+  thread_local std::vector<Entry> cache;
+  std::vector<int64_t> values;
+  std::vector<std::string> names = k.assumptions.params();
+  for (auto& n : names) values.push_back(params.count(n) ? params.at(n) : 0);
+  for (auto& e : cache)
+    if (e.held.get() == set && e.values == values) return;
+  isl_set* s = isl_set_copy(set);
+  for (size_t i = 0; i < names.size(); ++i)
+    if (params.count(names[i]))
+      s = isl_set_fix_val(s, isl_dim_param, unsigned(i), isl_val_int_from_si(isl_set_get_ctx(set), long(values[i])));
+  isl_bool empty = isl_set_is_empty(s);
+  isl_set_free(s);
+  if (empty == isl_bool_error) throw ArgumentError("kernel '" + k.name + "': isl failed to check the assumptions");
+  if (empty == isl_bool_true) {
+    std::string given;
+    for (size_t i = 0; i < names.size(); ++i)
+      if (params.count(names[i])) given += (given.empty() ? "" : ", ") + names[i] + "=" + std::to_string(values[i]);
+    throw ArgumentError("kernel '" + k.name + "': parameters " + given + " break the kernel's assumptions " +
+                        k.assumptions.str() + " (its code was generated under them)");
+  }
+  if (cache.size() >= 16) cache.erase(cache.begin());
+  cache.push_back({k.assumptions, std::move(values)});
+}
+
 }  // namespace
 
 std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap& args) {
@@ -68,6 +110,7 @@ std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap
       fail("array '" + a.name + "' must have shape " + shape_str(want) + " for these parameters, got " + shape_str(arr.shape));
     if (!arr.data && element_count(arr.shape) > 0) fail("array '" + a.name + "' has no data");
   }
+  check_assumptions(k, params);
   return params;
 }
 

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "oracle.h"
+#ifdef LOOM_HAS_CPU_TARGET
+#include "loom/cpu.h"
+#endif
 
 using namespace loom;
 
@@ -57,4 +60,36 @@ TEST(Arguments, ParametersFromShapesAndClearErrors) {
   EXPECT_THROW(bind_parameters(f.kernel, args), ArgumentError);
   args.erase("a");
   EXPECT_THROW(bind_parameters(f.kernel, args), ArgumentError);
+}
+
+namespace {
+SplitOptions slabs_0_1() {
+  SplitOptions o;
+  o.slabs = {0, 1};
+  return o;
+}
+}  // namespace
+
+// Code generated under "assume" may drop bounds checks (slabs, exact grids),
+// so a call whose sizes break the assumptions is refused by every runner,
+// with the values and the assumptions in the message, before anything runs.
+TEST(Arguments, CallsThatBreakTheAssumptionsAreRefused) {
+  KernelFile f = loom::testing::example("matmul");
+  LoopKernel k = assume(split_iname(f.kernel, "i", 4, slabs_0_1()),
+                        "n >= 1 and m mod 2 = 0");
+  for (auto& bad : std::vector<std::map<std::string, int64_t>>{{{"n", 0}, {"m", 4}, {"l", 3}},
+                                                              {{"n", 5}, {"m", 3}, {"l", 3}}}) {
+    auto arrays = make_host_arrays(k, bad, 1);
+    try {
+      interpret(generate(k), loom::testing::args_of(k, arrays, bad));
+      ADD_FAILURE() << "the interpreter ran a call that breaks the assumptions";
+    } catch (const ArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("break the kernel's assumptions"), std::string::npos) << e.what();
+    }
+#ifdef LOOM_HAS_CPU_TARGET
+    EXPECT_THROW(cpu::CpuKernel(k).call(loom::testing::args_of(k, arrays, bad)), ArgumentError);
+#endif
+  }
+  // sizes inside the assumptions run, repeatedly (the accepted values are cached)
+  for (int rep = 0; rep < 2; ++rep) EXPECT_SAME_RESULTS(f.kernel, k, {{"n", 9}, {"m", 6}, {"l", 5}});
 }

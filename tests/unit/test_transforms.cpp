@@ -237,7 +237,7 @@ TEST(TransformErrors, EachRefusalNamesKernelSubjectAndReason) {
       {[&] { fix_parameters(assume(k, "n >= 10"), {{"n", 3}}); }, "contradicts the kernel's assumptions"},
       {[&] { assume(k, "n >= (1"); }, "assume('n >= (1') on kernel 'mm'"},
       {[&] { prioritize_loops(k, "i, nope"); }, "no iname 'nope'"},
-      {[&] { apply_transforms(k, parse_transform_script("split_iname i 4 slabs=zero\n")); }, "slabs= takes 'head,tail'"},
+      {[&] { apply_transforms(k, parse_transform_script("split_iname i 4 slabs=zero\n")); }, "slabs= takes two iteration counts"},
   };
   for (auto& c : cases) {
     std::string e = error_of(c.run);
