@@ -21,7 +21,7 @@ struct CompileResult {
   std::string cubin;
   std::string log;   // NVRTC/ptxas messages (ptxas -v: registers, spills)
   std::string arch;  // "sm_90"
-  int registers = -1;
+  int registers = -1;  // -1: unknown (no ptxas report, e.g. NVRTC served the CUBIN from a cache)
   int spill_bytes = 0;
   double seconds = 0;
   bool cached = false;

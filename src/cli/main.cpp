@@ -204,9 +204,9 @@ int run(const Options& o) {
     registers = at.registers;
     local = std::to_string(at.local_bytes) + " bytes of local memory per thread";
   }
-  std::printf("compiled '%s' for %s with NVRTC %s: %zu bytes of CUBIN, %d registers, %s, %.1f ms\n",
-              kernel.name.c_str(), arch.c_str(), cuda::nvrtc_version().c_str(), bin.cubin.size(), registers,
-              local.c_str(), bin.seconds * 1e3);
+  std::string regs = registers >= 0 ? std::to_string(registers) + " registers" : "registers unknown (no ptxas report)";
+  std::printf("compiled '%s' for %s with NVRTC %s: %zu bytes of CUBIN, %s, %s, %.1f ms\n", kernel.name.c_str(),
+              arch.c_str(), cuda::nvrtc_version().c_str(), bin.cubin.size(), regs.c_str(), local.c_str(), bin.seconds * 1e3);
   if (o.verbose) std::printf("NVRTC log:\n%s\n", bin.log.c_str());
   if (o.command == "compile") return 0;
 

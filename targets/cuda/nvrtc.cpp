@@ -2,8 +2,13 @@
 // toolkit's lib64 folder ($CUDA_HOME, /usr/local/cuda). Compiles CUDA C to
 // CUBIN with ptxas' verbose report, caches results in memory, and turns a
 // failed compile into a CudaError showing the log with the offending lines.
+// Sources that include the toolkit's headers (cuda_fp16.h for float16) get
+// the toolkit's include folder, found beside the loaded NVRTC or in the usual
+// places.
 #include <dlfcn.h>
+#include <link.h>
 
+#include <filesystem>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -68,6 +73,31 @@ const Nvrtc& api() {
   return n;
 }
 
+// The folder holding cuda_fp16.h: $CUDA_HOME, $CUDA_PATH, the toolkit the
+// loaded libnvrtc belongs to (lib64/../include, or targets/<arch>/lib/../include),
+// /usr/local/cuda, /usr/include. Empty when none has it.
+std::string toolkit_include_dir() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> candidates;
+  for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* h = std::getenv(env)) candidates.push_back(fs::path(h) / "include");
+  void* create = api().lib ? dlsym(api().lib, "nvrtcCreateProgram") : nullptr;
+  Dl_info info{};
+  if (create && dladdr(create, &info) && info.dli_fname) {
+    std::error_code ec;
+    fs::path lib = fs::canonical(info.dli_fname, ec).parent_path();
+    candidates.push_back(lib.parent_path() / "include");
+    candidates.push_back(lib.parent_path().parent_path() / "include");
+  }
+  candidates.push_back("/usr/local/cuda/include");
+  candidates.push_back("/usr/include");
+  for (auto& c : candidates) {
+    std::error_code ec;
+    if (fs::exists(c / "cuda_fp16.h", ec)) return c.string();
+  }
+  return "";
+}
+
 // Each "kernel.cu(LINE): ..." line of the log, followed by that source line.
 std::string annotate(const std::string& log, const std::string& source) {
   std::vector<std::string> lines;
@@ -121,9 +151,20 @@ CompileResult compile(const std::string& source, const std::string& arch) {
   nvrtcProgram prog = nullptr;
   int rc = n.CreateProgram(&prog, source.c_str(), "kernel.cu", 0, nullptr, nullptr);
   if (rc != 0) throw CudaError(std::string("nvrtcCreateProgram: ") + n.GetErrorString(rc));
-  std::string arch_opt = "--gpu-architecture=" + arch;
-  const char* opts[] = {arch_opt.c_str(), "-std=c++17", "--ptxas-options=-v"};
-  rc = n.CompileProgram(prog, 3, opts);
+  std::string arch_opt = "--gpu-architecture=" + arch, include_opt;
+  std::vector<const char*> opts = {arch_opt.c_str(), "-std=c++17", "--ptxas-options=-v"};
+  if (source.find("#include <cuda_") != std::string::npos) {
+    std::string dir = toolkit_include_dir();
+    if (dir.empty()) {
+      n.DestroyProgram(&prog);
+      throw CudaError("the kernel uses float16/bfloat16, which need the CUDA toolkit's cuda_fp16.h: none found "
+                      "(set CUDA_HOME; tried $CUDA_HOME/include, $CUDA_PATH/include, beside libnvrtc, "
+                      "/usr/local/cuda/include, /usr/include)");
+    }
+    include_opt = "--include-path=" + dir;
+    opts.push_back(include_opt.c_str());
+  }
+  rc = n.CompileProgram(prog, int(opts.size()), opts.data());
   size_t log_size = 0;
   n.GetProgramLogSize(prog, &log_size);
   std::string log(log_size, '\0');

@@ -41,6 +41,16 @@ inline std::vector<std::string> example_names() {
 
 inline KernelFile example(const std::string& name) { return parse_kernel_file(source_dir() + "/examples/" + name + ".loom"); }
 
+// float16 and bfloat16 through arithmetic, math, casts both ways, comparisons
+// and reductions (the CUDA printer's 16-bit paths).
+inline LoopKernel half_precision_kernel() {
+  return make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"},
+                     "h[i] = max(j, x[i, j] * 0.5 + sqrt(abs(x[i, j])))\nb[i] = sum(j, y[i, j])\n"
+                     "f[i] = float32(h[i]) + float32(b[i]) * 2\nc[i] = int32(h[i] * 4) + sum(j, int32(x[i, j] > 0.25))",
+                     {"x: float16[n, m], y: bfloat16[n, m], h: float16[n], b: bfloat16[n], f: float32[n], c: int32[n]"},
+                     "halves");
+}
+
 inline ArgMap args_of(const LoopKernel& k, std::map<std::string, HostArray>& arrays,
                       const std::map<std::string, int64_t>& params, double scalar = 1.5) {
   ArgMap args;

@@ -72,3 +72,23 @@ TEST(GpuTransforms, IlpSlabsJoinAndCse) {
   LoopKernel joined = tag_inames(split_iname(join_inames(sq, "i, j", "ij"), "ij", 128), "ij_outer:g.0, ij_inner:l.0");
   EXPECT_EQ(on_gpu(sq, joined, {{"n", 77}}), "");
 }
+
+// 16-bit floats on the GPU: computed in float and rounded once per operation,
+// like the interpreter, so in-thread results match; max reductions over a
+// thread iname (tree, then warp shuffles) are exact in any order.
+TEST(GpuTransforms, HalfPrecision) {
+  REQUIRE_GPU();
+  LoopKernel k = loom::testing::half_precision_kernel();
+  LoopKernel per_thread = tag_inames(split_iname(k, "i", 32), "i_outer:g.0, i_inner:l.0");
+  for (int64_t n : {1, 45, 300}) EXPECT_EQ(on_gpu(k, per_thread, {{"n", n}, {"m", 7}}), "") << n;
+  LoopKernel maxes = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "h[i] = max(j, x[i, j] * x[i, j] - 0.5)",
+                                 {"x: float16[n, m], h: float16[n]"}, "half_max");
+  // a tree over 64 threads (one row per block), and warp shuffles over 32 lanes (4 rows per block)
+  LoopKernel tree = tag_inames(split_iname(maxes, "j", 64, {std::nullopt, InameTag{InameTag::Local, 0}}), "i:g.0");
+  LoopKernel warp = split_iname(split_iname(maxes, "j", 32, {std::nullopt, InameTag{InameTag::Local, 0}}), "i", 4,
+                                {InameTag{InameTag::Group, 0}, InameTag{InameTag::Local, 1}});
+  for (int64_t m : {1, 37, 200}) {
+    EXPECT_EQ(on_gpu(maxes, tree, {{"n", 5}, {"m", m}}), "") << m;
+    EXPECT_EQ(on_gpu(maxes, warp, {{"n", 5}, {"m", m}}), "") << m;
+  }
+}
