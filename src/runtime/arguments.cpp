@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <sstream>
 
 #include <isl/set.h>
@@ -52,6 +53,10 @@ void check_assumptions(const LoopKernel& k, const std::map<std::string, int64_t>
   for (auto& n : names) values.push_back(params.count(n) ? params.at(n) : 0);
   for (auto& e : cache)
     if (e.held.get() == set && e.values == values) return;
+  // Launching compiled kernels from several threads is expected to work
+  // (compiling is not yet: isl's context is shared), so the isl test is serialized.
+  static std::mutex isl_mutex;
+  std::lock_guard<std::mutex> lock(isl_mutex);
   isl_set* s = isl_set_copy(set);
   for (size_t i = 0; i < names.size(); ++i)
     if (params.count(names[i]))
