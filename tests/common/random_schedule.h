@@ -51,8 +51,10 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
       } else if (what == 8) {
         auto params = t.parameters();
         if (!params.empty()) {
-          t = assume(t, params[0] + " >= 1");
-          log += "assume " + params[0] + " >= 1; ";
+          // a lower bound, or a multiple of 16 (full tiles: tail guards may go)
+          std::string a = params[size_t(pick(int(params.size())))] + (pick(2) ? " >= 1" : " mod 16 = 0");
+          t = assume(t, a);
+          log += "assume " + a + "; ";
         }
       } else if (what == 2) {
         static const char* tags[] = {"g.0", "g.1", "unr"};

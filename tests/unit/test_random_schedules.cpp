@@ -37,16 +37,19 @@ TEST(RandomSchedules, AcceptedKernelsComputeWhatTheOriginalComputes) {
       }
       ++accepted;
       if (std::getenv("LOOM_RANDOM_VERBOSE")) std::fprintf(stderr, "%s: %s\n", name.c_str(), log.c_str());
-      EXPECT_EQ(loom::testing::compare_kernels(f.kernel, t, params), "") << name << ": " << log;
-      // and at sizes drawn from the edge cases: empty, one, exact multiples, one past
-      std::map<std::string, int64_t> edge;
+      // at the usual sizes, at sizes drawn from the edge cases (empty, one,
+      // exact multiples, one past) and at multiples of 16; sizes that break the
+      // schedule's assumptions must be refused, not run
+      std::map<std::string, int64_t> edge, multiples;
       for (auto& p : f.kernel.parameters()) edge[p] = std::vector<int64_t>{0, 1, 2, 16, 17, 32, 33}[rng() % 7];
-      // (sizes that break the schedule's assumptions must be refused, not run)
-      try {
-        EXPECT_EQ(loom::testing::compare_kernels(f.kernel, t, edge), "") << name << " at edge sizes: " << log;
-      } catch (const ArgumentError& e) {
-        EXPECT_NE(std::string(e.what()).find("break the kernel's assumptions"), std::string::npos)
-            << name << " at edge sizes: " << log << ": " << e.what();
+      for (auto& p : f.kernel.parameters()) multiples[p] = 48;
+      for (auto* sizes : {&params, &edge, &multiples}) {
+        try {
+          EXPECT_EQ(loom::testing::compare_kernels(f.kernel, t, *sizes), "") << name << ": " << log;
+        } catch (const ArgumentError& e) {
+          EXPECT_NE(std::string(e.what()).find("break the kernel's assumptions"), std::string::npos)
+              << name << ": " << log << ": " << e.what();
+        }
       }
     }
   }
