@@ -70,6 +70,22 @@ inline void run_on_host(const LoopKernel& k, const ArgMap& args) {
 #endif
 }
 
+// "" when every array `reference` writes has the same values in `expected`
+// and `actual` (within its dtype's tolerance), else a description.
+inline std::string compare_written(const LoopKernel& reference, const std::map<std::string, HostArray>& expected,
+                                   const std::map<std::string, HostArray>& actual) {
+  std::string problems;
+  int written = 0;
+  for (auto& a : reference.arguments) {
+    if (a.kind != Argument::Array || !reference.is_written(a.name)) continue;
+    ++written;
+    Comparison c = compare(expected.at(a.name), actual.at(a.name));
+    if (!c.ok) problems += a.name + ": " + c.str() + "\n";
+  }
+  if (written == 0) problems = "the kernel writes no array: nothing to compare\n";
+  return problems;
+}
+
 // Returns "" when every written array matches, else a description.
 inline std::string compare_kernels(const LoopKernel& reference, const LoopKernel& transformed,
                                    const std::map<std::string, int64_t>& params, uint64_t seed = 7) {
@@ -77,16 +93,7 @@ inline std::string compare_kernels(const LoopKernel& reference, const LoopKernel
   auto out_arrays = ref_arrays;
   run_on_host(reference, args_of(reference, ref_arrays, params));
   run_on_host(transformed, args_of(transformed, out_arrays, params));
-  std::string problems;
-  int written = 0;
-  for (auto& a : reference.arguments) {
-    if (a.kind != Argument::Array || !reference.is_written(a.name)) continue;
-    ++written;
-    Comparison c = compare(ref_arrays.at(a.name), out_arrays.at(a.name));
-    if (!c.ok) problems += a.name + ": " + c.str() + "\n";
-  }
-  if (written == 0) problems = "the kernel writes no array: nothing to compare\n";
-  return problems;
+  return compare_written(reference, ref_arrays, out_arrays);
 }
 
 #define EXPECT_SAME_RESULTS(ref, transformed, ...) \

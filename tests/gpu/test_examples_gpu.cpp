@@ -1,41 +1,10 @@
 // GPU tests: every example runs on the GPU and matches the reference
 // interpreter, at sizes that are not multiples of the split lengths and at
 // the edge sizes 1 and 0. Skipped (GTEST_SKIP) where there is no GPU.
-#include <gtest/gtest.h>
-
-#include "loom/cuda.h"
-#include "oracle.h"
+#include "gpu_oracle.h"
 
 using namespace loom;
-
-// GTEST_SKIP must run in the test body itself.
-#define REQUIRE_GPU()                                    \
-  do {                                                   \
-    std::string why;                                     \
-    if (!cuda::gpu_available(&why)) GTEST_SKIP() << why; \
-  } while (0)
-
-namespace {
-
-// Runs `transformed` on the GPU and the untransformed kernel in the
-// interpreter on the same inputs; returns "" when all outputs match.
-std::string gpu_vs_reference(const LoopKernel& reference, const LoopKernel& transformed,
-                             const std::map<std::string, int64_t>& params) {
-  auto ref = make_host_arrays(reference, params, 11);
-  auto gpu = ref;
-  interpret(generate(reference), loom::testing::args_of(reference, ref, params));
-  cuda::CudaKernel ck(transformed);
-  ck.call_host(loom::testing::args_of(transformed, gpu, params));
-  std::string problems;
-  for (auto& a : reference.arguments) {
-    if (a.kind != Argument::Array || !reference.is_written(a.name)) continue;
-    Comparison c = compare(ref.at(a.name), gpu.at(a.name));
-    if (!c.ok) problems += a.name + ": " + c.str() + "\n";
-  }
-  return problems;
-}
-
-}  // namespace
+using loom::testing::gpu_vs_reference;
 
 class GpuExample : public ::testing::TestWithParam<std::string> {};
 

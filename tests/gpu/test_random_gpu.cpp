@@ -2,17 +2,13 @@
 // seeds) applied to every example; each kernel Loom accepts runs on the GPU
 // and must match the untransformed kernel in the reference interpreter.
 // Skipped where there is no GPU.
-#include <gtest/gtest.h>
-
-#include "loom/cuda.h"
-#include "oracle.h"
+#include "gpu_oracle.h"
 #include "random_schedule.h"
 
 using namespace loom;
 
 TEST(GpuRandomSchedules, AcceptedKernelsMatchTheReference) {
-  std::string why;
-  if (!cuda::gpu_available(&why)) GTEST_SKIP() << why;
+  REQUIRE_GPU();
   int checked = 0;
   for (const std::string& name : loom::testing::example_names()) {
     KernelFile f = loom::testing::example(name);

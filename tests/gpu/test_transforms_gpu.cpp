@@ -1,33 +1,14 @@
 // Transformations of issue 4 on the GPU: each transformed kernel runs on the
 // GPU and matches the untransformed kernel in the reference interpreter at
 // awkward sizes. Skipped where there is no GPU.
-#include <gtest/gtest.h>
-
-#include "loom/cuda.h"
-#include "oracle.h"
+#include "gpu_oracle.h"
 
 using namespace loom;
-
-#define REQUIRE_GPU()                                    \
-  do {                                                   \
-    std::string why;                                     \
-    if (!cuda::gpu_available(&why)) GTEST_SKIP() << why; \
-  } while (0)
 
 namespace {
 
 std::string on_gpu(const LoopKernel& reference, const LoopKernel& transformed, const std::map<std::string, int64_t>& params) {
-  auto ref = make_host_arrays(reference, params, 5);
-  auto gpu = ref;
-  interpret(generate(reference), loom::testing::args_of(reference, ref, params));
-  cuda::CudaKernel(transformed).call_host(loom::testing::args_of(transformed, gpu, params));
-  std::string problems;
-  for (auto& a : reference.arguments) {
-    if (a.kind != Argument::Array || !reference.is_written(a.name)) continue;
-    Comparison c = compare(ref.at(a.name), gpu.at(a.name));
-    if (!c.ok) problems += a.name + ": " + c.str() + "\n";
-  }
-  return problems;
+  return loom::testing::gpu_vs_reference(reference, transformed, params, 5);
 }
 
 LoopKernel reductions() {

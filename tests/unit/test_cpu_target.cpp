@@ -23,13 +23,7 @@ std::string cpu_vs_interpreter(const LoopKernel& reference, const LoopKernel& k,
   auto out = ref;
   interpret(generate(reference), args_of(reference, ref, params));
   cpu::CpuKernel(k).call(args_of(k, out, params), threads);
-  std::string problems;
-  for (auto& a : reference.arguments) {
-    if (a.kind != Argument::Array || !reference.is_written(a.name)) continue;
-    Comparison c = compare(ref.at(a.name), out.at(a.name));
-    if (!c.ok) problems += a.name + ": " + c.str() + "\n";
-  }
-  return problems;
+  return loom::testing::compare_written(reference, ref, out);
 }
 
 const char* kReverse = R"(kernel block_reverse
