@@ -479,8 +479,8 @@ void register_iname_transforms(TransformRegistry& reg) {
             {"new_inames", P::String, false, "comma-separated new names"},
             {"tags", P::String, false, "comma-separated tags of the copies"}},
            [](const LoopKernel& k, const TransformArgs& a) {
-             return duplicate_inames(k, a.str("inames"), a.has("within") ? a.str("within") : "",
-                                     a.has("new_inames") ? a.str("new_inames") : "", a.has("tags") ? a.str("tags") : "");
+             return duplicate_inames(k, a.str("inames"), a.str_or("within", ""),
+                                     a.str_or("new_inames", ""), a.str_or("tags", ""));
            }});
   reg.add({"chunk_iname", "Split an iname of constant range into num_chunks outer iterations.",
            {{"iname", P::String, true, "the iname"},
@@ -496,7 +496,7 @@ void register_iname_transforms(TransformRegistry& reg) {
   reg.add({"join_inames", "Join inames (outermost first; all but the first of constant range from 0) into one.",
            {{"inames", P::String, true, "comma-separated inames"}, {"new_iname", P::String, false, "the joined iname"}},
            [](const LoopKernel& k, const TransformArgs& a) {
-             return join_inames(k, a.str("inames"), a.has("new_iname") ? a.str("new_iname") : "");
+             return join_inames(k, a.str("inames"), a.str_or("new_iname", ""));
            }});
   reg.add({"tag_inames",
            "Tag inames: 'i:g.0, j:l.0' (g.N block axis, l.N thread axis, unr unrolled, ilp / ilp.unr / ilp.seq instruction-level parallelism, vec, for sequential).",

@@ -129,7 +129,7 @@ void register_instruction_transforms(TransformRegistry& reg) {
             {"after", P::String, true, "instructions that wait for the barrier"},
             {"id", P::String, false, "the barrier's id"}},
            [](const LoopKernel& k, const TransformArgs& a) {
-             return add_barrier(k, a.str("before"), a.str("after"), a.has("id") ? a.str("id") : "");
+             return add_barrier(k, a.str("before"), a.str("after"), a.str_or("id", ""));
            }});
   reg.add({"add_nosync", "Declare that the sink instructions need no barrier against the source instructions.",
            {{"source", P::String, true, "match"}, {"sink", P::String, true, "match"}},

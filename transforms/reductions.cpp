@@ -143,12 +143,12 @@ void register_reduction_transforms(TransformRegistry& reg) {
   reg.add({"split_reduction_inward", "sum((i, j), e) -> sum(i, sum(j, e)) for the given (inner) inames.",
            {{"inames", P::String, true, "comma-separated inames"}, {"within", P::String, false, "match expression"}},
            [](const LoopKernel& k, const TransformArgs& a) {
-             return split_reduction_inward(k, a.str("inames"), a.has("within") ? a.str("within") : "");
+             return split_reduction_inward(k, a.str("inames"), a.str_or("within", ""));
            }});
   reg.add({"split_reduction_outward", "sum((i, j), e) -> sum(i, sum(j, e)) for the given (outer) inames.",
            {{"inames", P::String, true, "comma-separated inames"}, {"within", P::String, false, "match expression"}},
            [](const LoopKernel& k, const TransformArgs& a) {
-             return split_reduction_outward(k, a.str("inames"), a.has("within") ? a.str("within") : "");
+             return split_reduction_outward(k, a.str("inames"), a.str_or("within", ""));
            }});
   reg.add({"make_reduction_inames_unique", "Give every reduction its own inames.", {},
            [](const LoopKernel& k, const TransformArgs&) { return make_reduction_inames_unique(k); }});

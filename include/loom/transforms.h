@@ -88,6 +88,7 @@ class TransformArgs {
       : transform_(std::move(transform)), values_(std::move(values)) {}
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   std::string str(const std::string& name) const;
+  std::string str_or(const std::string& name, const std::string& absent) const { return has(name) ? str(name) : absent; }
   int64_t integer(const std::string& name) const;
   std::optional<InameTag> tag(const std::string& name) const;  // nullopt when absent
 
