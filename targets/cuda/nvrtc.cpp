@@ -6,7 +6,6 @@
 // the toolkit's include folder, found beside the loaded NVRTC or in the usual
 // places.
 #include <dlfcn.h>
-#include <link.h>
 
 #include <filesystem>
 #include <chrono>
@@ -154,7 +153,7 @@ CompileResult compile(const std::string& source, const std::string& arch) {
   std::string arch_opt = "--gpu-architecture=" + arch, include_opt;
   std::vector<const char*> opts = {arch_opt.c_str(), "-std=c++17", "--ptxas-options=-v"};
   if (source.find("#include <cuda_") != std::string::npos) {
-    std::string dir = toolkit_include_dir();
+    static const std::string dir = toolkit_include_dir();  // the loaded NVRTC does not change
     if (dir.empty()) {
       n.DestroyProgram(&prog);
       throw CudaError("the kernel uses float16/bfloat16, which need the CUDA toolkit's cuda_fp16.h: none found "
