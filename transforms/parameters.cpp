@@ -2,6 +2,7 @@
 // codegen and the bounds checks) and fix_parameters (a parameter becomes a
 // constant everywhere: domains, instructions, shapes, assumptions).
 #include <isl/set.h>
+#include <isl/val.h>
 
 #include "loom/isl_util.h"
 #include "loom/transforms.h"
@@ -16,7 +17,7 @@ namespace {
 isl_set* fix_param(isl_set* s, const std::string& name, int64_t v) {
   int pos = isl_set_find_dim_by_name(s, isl_dim_param, name.c_str());
   if (pos < 0) return s;
-  s = isl_set_fix_si(s, isl_dim_param, unsigned(pos), int(v));
+  s = isl_set_fix_val(s, isl_dim_param, unsigned(pos), isl_val_int_from_si(isl_set_get_ctx(s), long(v)));
   return isl_set_project_out(s, isl_dim_param, unsigned(pos), 1);
 }
 }  // namespace
@@ -69,7 +70,13 @@ LoopKernel fix_parameters(const LoopKernel& k, const std::map<std::string, int64
   std::vector<Argument> args;
   for (auto& a : r.arguments) {
     if (a.kind == Argument::Value && values.count(a.name)) continue;  // no longer an argument
-    for (auto& s : a.shape) s = simplify(substitute(s, repl));
+    for (size_t d = 0; d < a.shape.size(); ++d) {
+      Expr& s = a.shape[d];
+      s = simplify(substitute(s, repl));
+      if (auto c = s.as<IntImm>(); c && c->value < 0)
+        refuse(k, "fix_parameters", "array '" + a.name + "' would have the negative extent " + std::to_string(c->value) +
+                                        " in dimension " + std::to_string(d));
+    }
     for (auto& s : a.strides) s = simplify(substitute(s, repl));
     if (a.offset.defined()) a.offset = simplify(substitute(a.offset, repl));
     args.push_back(a);

@@ -8,11 +8,21 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "loom/codegen.h"
 #include "loom/runtime.h"
 
 namespace loom::cpu {
+
+// The LLVM CPU that kernels are compiled for: the host's, or the one the
+// environment variable LOOM_CPU names (x86-64-v2, say), which pins it so that
+// code generation does not depend on the machine's features.
+std::string target_cpu();
+
+// The libcalls (float16/bfloat16 conversions, 128-bit arithmetic) that Loom
+// defines for JIT-compiled code, so no kernel needs the host's libgcc.
+std::vector<std::string> runtime_helpers();
 
 struct CompileStats {
   double lower_seconds = 0;     // AST -> LLVM IR

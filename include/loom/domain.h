@@ -24,6 +24,11 @@ struct DomainSyntaxError : std::runtime_error {
   DomainSyntaxError(const std::string& msg, int l, int c) : std::runtime_error(msg), line(l), column(c) {}
 };
 
+// Refuses, with DomainSyntaxError, domain text that isl's parser cannot survive:
+// a division or modulo by a constant zero (GMP raises SIGFPE) and nesting
+// deeper than 64 levels. Domain::parse calls it before isl sees the text.
+void check_domain_text(const std::string& text);
+
 class Domain {
  public:
   Domain() = default;

@@ -41,6 +41,10 @@ bool is_logical(BinOp op);
 
 struct ExprNode;
 
+// The deepest expression tree Loom accepts: every pass recurses over trees, and a
+// deeper one (10,000 nested parentheses, a sum of 100,000 terms) would overflow the stack.
+constexpr uint32_t kMaxExprDepth = 1000;
+
 class Expr {
  public:
   Expr() = default;
@@ -53,6 +57,9 @@ class Expr {
   ExprKind kind() const;
   Type type() const;
   size_t hash() const;
+  // Levels of nodes from here to the deepest leaf (1 for a leaf). Passes recurse
+  // over trees, so front ends refuse trees deeper than kMaxExprDepth.
+  uint32_t depth() const;
   template <class T>
   const T* as() const;
 
@@ -69,6 +76,7 @@ struct ExprNode {
   ExprKind kind;
   Type type;
   size_t hash = 0;
+  uint32_t depth = 1;
   ExprNode(ExprKind k, Type t) : kind(k), type(t) {}
   virtual ~ExprNode() = default;
 };

@@ -30,7 +30,25 @@ std::string ExprParser::expect_ident(const char* what) {
   return next().text;
 }
 
-Expr ExprParser::parse_expr() { return parse_or(); }
+// Nesting (parentheses, unary operators, `not`) recurses in the parser itself;
+// chains of binary operators do not, but build trees that later passes recurse
+// over. Both are bounded so no input can overflow the stack. Every level of
+// parentheses passes parse_unary once, so counting there counts nesting.
+constexpr int kMaxNesting = 256;
+
+ExprParser::NestingGuard::NestingGuard(ExprParser& p) : p_(p) {
+  if (++p_.nesting_ > kMaxNesting)
+    p_.src_.fail(p_.peek().offset, "expression nested more than " + std::to_string(kMaxNesting) +
+                                       " levels deep (parentheses or unary operators)");
+}
+
+Expr ExprParser::parse_expr() {
+  Expr e = parse_or();
+  if (e.depth() > kMaxExprDepth)
+    src_.fail(peek().offset, "expression too deep: " + std::to_string(e.depth()) + " levels of operators (at most " +
+                                 std::to_string(kMaxExprDepth) + "); split it over temporaries");
+  return e;
+}
 
 Expr ExprParser::parse_or() {
   Expr e = parse_and();
@@ -50,6 +68,7 @@ Expr ExprParser::parse_and() {
 }
 Expr ExprParser::parse_not() {
   if (is_ident("not")) {
+    NestingGuard guard(*this);
     next();
     return make_unary(UnOp::Not, parse_not());
   }
@@ -110,6 +129,7 @@ Expr ExprParser::parse_multiplicative() {
   }
 }
 Expr ExprParser::parse_unary() {
+  NestingGuard guard(*this);
   if (accept("-")) {
     Expr a = parse_unary();
     // fold literal negation so "-1" is a constant

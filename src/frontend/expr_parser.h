@@ -47,9 +47,20 @@ class ExprParser {
   Expr parse_primary();
   Expr make_call_or_special(const std::string& name, std::vector<Expr> args, size_t offset);
 
+  // Counts the parser's own recursion while it lives (parse_unary, `not` in parse_not).
+  class NestingGuard {
+   public:
+    explicit NestingGuard(ExprParser& p);
+    ~NestingGuard() { --p_.nesting_; }
+
+   private:
+    ExprParser& p_;
+  };
+
   const Source& src_;
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  int nesting_ = 0;
   const std::set<std::string>* inames_;
 };
 

@@ -95,6 +95,12 @@ void infer_arguments(LoopKernel& k, bool infer_rest) {
     a.dtype = types::float32;
     a.dtype_inferred = a.shape_inferred = true;
     for (auto& m : maxima[name]) {
+      // an access whose domain is empty for every parameter value has no maximum:
+      // the array is never touched, so its extent is 0
+      if (isl_pw_aff_n_piece(m.get()) == 0) {
+        a.shape.push_back(make_int(0, k.options.index_dtype));
+        continue;
+      }
       isl_pw_aff* ext = isl_pw_aff_add_constant_val(m.copy(), isl_val_one(isl_context()));
       a.shape.push_back(islu::expr_from_pw_aff(isl::manage(ext), context, k.options.index_dtype));
     }

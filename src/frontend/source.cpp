@@ -1,6 +1,7 @@
 // Source line tables and the tokenizer.
 #include "source.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -31,8 +32,16 @@ std::string Source::line_text(int line) const {
 
 void Source::fail(size_t offset, const std::string& msg) const {
   SourceLoc l = loc(offset);
-  std::string caret(l.column > 0 ? l.column - 1 : 0, ' ');
-  throw ParseError(l, msg + "\n    " + line_text(l.line) + "\n    " + caret + "^");
+  // a long line is shown as a window around the column (the message stays readable)
+  constexpr size_t kBefore = 60, kAfter = 40;
+  std::string text = line_text(l.line);
+  size_t col = l.column > 0 ? size_t(l.column - 1) : 0;
+  size_t from = col > kBefore ? col - kBefore : 0;
+  std::string shown = text.substr(std::min(from, text.size()), kBefore + kAfter);
+  std::string pre = from > 0 ? "..." : "";
+  std::string post = from + shown.size() < text.size() ? "..." : "";
+  std::string caret(pre.size() + col - from, ' ');
+  throw ParseError(l, msg + "\n    " + pre + shown + post + "\n    " + caret + "^");
 }
 
 std::vector<Token> tokenize(const Source& src, size_t begin, size_t end) {

@@ -114,6 +114,7 @@ class StderrCapture {
 }  // namespace
 
 Domain Domain::parse(const std::string& text) {
+  check_domain_text(text);
   isl_ctx* ctx = isl_context();
   std::string full = with_parameters(text);
   size_t shift = full.size() - text.size();  // the prefix sits on the first line

@@ -2,6 +2,7 @@
 // default behaviour of ExprVisitor / ExprMutator.
 #include "loom/expr.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -62,6 +63,7 @@ bool is_logical(BinOp op) { return op == BinOp::And || op == BinOp::Or; }
 ExprKind Expr::kind() const { return node_->kind; }
 Type Expr::type() const { return node_ ? node_->type : types::unknown; }
 size_t Expr::hash() const { return node_ ? node_->hash : 0; }
+uint32_t Expr::depth() const { return node_ ? node_->depth : 0; }
 
 namespace {
 
@@ -70,47 +72,70 @@ size_t hash_str(const std::string& s) { return std::hash<std::string>()(s); }
 size_t hash_type(Type t) { return (size_t(t.kind) << 8) ^ size_t(t.lanes); }
 
 template <class T, class... A>
-Expr finish(size_t h, A&&... args) {
+Expr finish(size_t h, uint32_t depth, A&&... args) {
   auto n = std::make_shared<T>(std::forward<A>(args)...);
   n->hash = mix(mix(h, size_t(T::kind_v)), hash_type(n->type));
+  n->depth = depth;
   return Expr(std::move(n));
+}
+
+uint32_t depth_over(std::initializer_list<const Expr*> es) {
+  uint32_t d = 0;
+  for (auto* e : es) d = std::max(d, e->depth());
+  return d + 1;
+}
+uint32_t depth_over(const std::vector<Expr>& es) {
+  uint32_t d = 0;
+  for (auto& e : es) d = std::max(d, e.depth());
+  return d + 1;
 }
 
 }  // namespace
 
-Expr make_int(int64_t v, Type t) { return finish<IntImm>(std::hash<int64_t>()(v), v, t); }
+Expr make_int(int64_t v, Type t) { return finish<IntImm>(std::hash<int64_t>()(v), 1, v, t); }
 Expr make_float(double v, Type t) {
   uint64_t bits;
   std::memcpy(&bits, &v, sizeof bits);
-  return finish<FloatImm>(std::hash<uint64_t>()(bits), v, t);
+  return finish<FloatImm>(std::hash<uint64_t>()(bits), 1, v, t);
 }
 Expr make_var(std::string name, Type t) {
   size_t h = hash_str(name);
-  return finish<Var>(h, std::move(name), t);
+  return finish<Var>(h, 1, std::move(name), t);
 }
 Expr make_subscript(std::string name, std::vector<Expr> idx, Type t) {
   size_t h = hash_str(name);
   for (auto& e : idx) h = mix(h, e.hash());
-  return finish<Subscript>(h, std::move(name), std::move(idx), t);
+  uint32_t d = depth_over(idx);
+  return finish<Subscript>(h, d, std::move(name), std::move(idx), t);
 }
-Expr make_unary(UnOp op, Expr a, Type t) { return finish<Unary>(mix(size_t(op), a.hash()), op, std::move(a), t); }
+Expr make_unary(UnOp op, Expr a, Type t) {
+  uint32_t d = depth_over({&a});
+  return finish<Unary>(mix(size_t(op), a.hash()), d, op, std::move(a), t);
+}
 Expr make_binary(BinOp op, Expr a, Expr b, Type t) {
-  return finish<Binary>(mix(mix(size_t(op), a.hash()), b.hash()), op, std::move(a), std::move(b), t);
+  uint32_t d = depth_over({&a, &b});
+  return finish<Binary>(mix(mix(size_t(op), a.hash()), b.hash()), d, op, std::move(a), std::move(b), t);
 }
 Expr make_call(std::string name, std::vector<Expr> args, Type t) {
   size_t h = hash_str(name);
   for (auto& e : args) h = mix(h, e.hash());
-  return finish<Call>(h, std::move(name), std::move(args), t);
+  uint32_t d = depth_over(args);
+  return finish<Call>(h, d, std::move(name), std::move(args), t);
 }
 Expr make_select(Expr c, Expr t, Expr f, Type ty) {
-  return finish<Select>(mix(mix(c.hash(), t.hash()), f.hash()), std::move(c), std::move(t), std::move(f), ty);
+  uint32_t d = depth_over({&c, &t, &f});
+  return finish<Select>(mix(mix(c.hash(), t.hash()), f.hash()), d, std::move(c), std::move(t), std::move(f), ty);
 }
 Expr make_reduce(ReduceOp op, std::vector<std::string> inames, Expr body, Type t) {
   size_t h = mix(size_t(op), body.hash());
   for (auto& n : inames) h = mix(h, hash_str(n));
-  return finish<Reduce>(h, op, std::move(inames), std::move(body), t);
+  uint32_t d = depth_over({&body});
+  return finish<Reduce>(h, d, op, std::move(inames), std::move(body), t);
 }
-Expr make_cast(Type t, Expr v) { return finish<Cast>(v.hash(), t, std::move(v)); }
+Expr make_cast(Type t, Expr v) {
+  uint32_t d = depth_over({&v});
+  return finish<Cast>(v.hash(), d, t, std::move(v));
+}
 
 Expr operator+(Expr a, Expr b) { return make_binary(BinOp::Add, std::move(a), std::move(b)); }
 Expr operator-(Expr a, Expr b) { return make_binary(BinOp::Sub, std::move(a), std::move(b)); }

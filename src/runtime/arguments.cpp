@@ -23,7 +23,12 @@ int64_t element_count(const std::vector<int64_t>& shape) {
 
 std::vector<int64_t> expected_shape(const Argument& a, const std::map<std::string, int64_t>& params) {
   std::vector<int64_t> s;
-  for (auto& d : a.shape) s.push_back(eval_int(d, params));
+  for (auto& d : a.shape) {
+    s.push_back(eval_int(d, params));
+    if (s.back() < 0)
+      throw ArgumentError("array '" + a.name + "' would have a negative extent: dimension " + std::to_string(s.size() - 1) + " (" +
+                          d.str() + ") is " + std::to_string(s.back()) + " for these parameters");
+  }
   return s;
 }
 

@@ -1,17 +1,25 @@
 // CpuKernel: lowers a GeneratedKernel to LLVM IR, optimizes it at O3 for the
-// host (the CPU's own features, so the loop vectorizer uses AVX where there
-// is AVX), and JIT-compiles it with one process-wide ORC LLJIT. Compiled
-// functions are cached by the kernel's content. A call binds arguments by
-// name and spreads the grid's blocks over threads.
+// target CPU, and JIT-compiles it with one process-wide ORC LLJIT. The target
+// CPU is the host's (its own features, so the loop vectorizer uses AVX where
+// there is AVX) unless LOOM_CPU names an LLVM CPU (x86-64, x86-64-v2, ...),
+// which pins it so tests can prove that no path depends on the host's
+// features. Every libcall the backend may emit is defined by Loom
+// (runtime_helpers.cpp). Compiled functions are cached by the kernel's
+// content. A call binds arguments by name and spreads the grid's blocks over
+// threads.
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/TargetParser/Host.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -19,6 +27,7 @@
 
 #include "loom/cpu.h"
 #include "lowering.h"
+#include "runtime_helpers.h"
 
 namespace loom::cpu {
 
@@ -76,20 +85,55 @@ class Jit {
   Jit() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-    if (!jtmb) throw Error("LLVM cannot target this host: " + llvm::toString(jtmb.takeError()));
-    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-    auto tm = jtmb->createTargetMachine();
+    llvm::orc::JITTargetMachineBuilder jtmb = target_machine_builder();
+    jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    cpu_ = jtmb.getCPU();
+    auto tm = jtmb.createTargetMachine();
     if (!tm) throw Error("LLVM: " + llvm::toString(tm.takeError()));
     tm_ = std::move(*tm);
-    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
     if (!jit) throw Error("LLVM LLJIT: " + llvm::toString(jit.takeError()));
     jit_ = std::move(*jit);
     // libm (tanhf, erf, ...) from the process
     auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
     if (!gen) throw Error("LLVM: " + llvm::toString(gen.takeError()));
     jit_->getMainJITDylib().addGenerator(std::move(*gen));
+    // Loom's own definitions of the backend's libcalls come before the process's
+    llvm::orc::MangleAndInterner mangle(jit_->getExecutionSession(), jit_->getDataLayout());
+    check(define_runtime_symbols(jit_->getMainJITDylib(), mangle));
+    auto hctx = std::make_unique<llvm::LLVMContext>();
+    auto helpers = runtime_helper_module(*hctx);
+    helpers->setDataLayout(jit_->getDataLayout());
+    helpers->setTargetTriple(tm_->getTargetTriple().str());
+    check(jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(helpers), std::move(hctx))));
   }
+
+  // The host, or the CPU that LOOM_CPU names (refused if LLVM does not know it).
+  static llvm::orc::JITTargetMachineBuilder target_machine_builder() {
+    const char* pinned = std::getenv("LOOM_CPU");
+    if (!pinned || !*pinned || std::string(pinned) == "host") {
+      auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+      if (!jtmb) throw Error("LLVM cannot target this host: " + llvm::toString(jtmb.takeError()));
+      return std::move(*jtmb);
+    }
+    llvm::Triple triple(llvm::sys::getProcessTriple());
+    std::string err;
+    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple.str(), err);
+    if (!target) throw Error("LLVM cannot target " + triple.str() + ": " + err);
+    // asked of a generic subtarget: one made for an unknown CPU prints a warning
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple.str(), "", ""));
+    if (!sti || !sti->isCPUStringValid(pinned))
+      throw Error(std::string("LOOM_CPU='") + pinned + "' is not a CPU LLVM knows for " + triple.str() +
+                  " (examples: x86-64, x86-64-v2, x86-64-v3, x86-64-v4, skylake-avx512, znver3; or 'host')");
+    llvm::orc::JITTargetMachineBuilder jtmb(triple);
+    jtmb.setCPU(pinned);  // the CPU's own features only, none of the host's
+    return jtmb;
+  }
+
+ public:
+  const std::string& cpu() const { return cpu_; }
+
+ private:
 
   void optimize(llvm::Module& m) {
     llvm::LoopAnalysisManager lam;
@@ -115,6 +159,7 @@ class Jit {
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::unordered_map<std::string, std::shared_ptr<Compiled>> cache_;
   int counter_ = 0;
+  std::string cpu_;
 };
 
 std::string content_key(const GeneratedKernel& g) {
@@ -137,6 +182,10 @@ CpuKernel::CpuKernel(GeneratedKernel g) : gen_(std::move(g)), impl_(std::make_sh
 }
 
 CpuKernel::~CpuKernel() = default;
+
+std::string target_cpu() { return Jit::get().cpu(); }
+
+std::vector<std::string> runtime_helpers() { return runtime_helper_names(); }
 
 const std::string& CpuKernel::ir() const { return impl_->compiled->ir; }
 

@@ -450,7 +450,14 @@ class Lowering {
       return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
     }
     if (from.is_bool()) return to.is_float() ? b_.CreateUIToFP(v, tt) : b_.CreateZExt(v, tt);
-    if (from.is_float() && to.is_float()) return b_.CreateFPCast(v, tt);
+    if (from.is_float() && to.is_float()) {
+      // float64 -> float16/bfloat16 goes through float32, as in the interpreter: a direct
+      // conversion (AVX512-FP16 has one) could round differently, so results would depend on the CPU
+      if (from.kind == ScalarKind::Float64 && to.bytes() == 2) v = b_.CreateFPTrunc(v, b_.getFloatTy());
+      // float16 <-> bfloat16: neither holds the other, so through float32 (exact), then rounded once
+      if (from.bytes() == 2 && to.bytes() == 2) v = b_.CreateFPExt(v, b_.getFloatTy());
+      return b_.CreateFPCast(v, tt);
+    }
     if (from.is_float()) return to.is_signed_int() ? b_.CreateFPToSI(v, tt) : b_.CreateFPToUI(v, tt);
     if (to.is_float()) return from.is_signed_int() ? b_.CreateSIToFP(v, tt) : b_.CreateUIToFP(v, tt);
     return b_.CreateIntCast(v, tt, from.is_signed_int());

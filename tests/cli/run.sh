@@ -27,6 +27,12 @@ printf 'kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  ...\ninstructions
 expect "transform error names iname" 1 "badt.loom:9:3: split_iname\('q', 4\) on kernel 'k': no iname 'q'" -- "$LOOM" show "$tmp/badt.loom"
 expect "unknown option" 2 'unknown option' -- "$LOOM" show "$SRC/examples/matmul.loom" --bogus
 expect "no gpu run fallback" 0 'compiled' -- "$LOOM" run "$SRC/examples/vector_add.loom" --fallback-compile
+printf 'kernel k\ndomains:\n  {[i, j]: 0 <= i, j < 1//0}\narguments:\n  ...\ninstructions:\n  out[i, j] = a[i, j]\n' >"$tmp/div0.loom"
+expect "division by zero in a domain" 1 'div0.loom:3:25: bad domain: division by zero' -- "$LOOM" show "$tmp/div0.loom"
+if "$LOOM" show "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1; then  # built with the CPU target
+  expect "LOOM_CPU names an unknown CPU" 1 "LOOM_CPU='bogus' is not a CPU LLVM knows" -- env LOOM_CPU=bogus "$LOOM" run "$SRC/examples/vector_add.loom" --target cpu
+  expect "LOOM_CPU pins a baseline CPU" 0 'check out: match' -- env LOOM_CPU=x86-64 "$LOOM" run "$SRC/examples/vector_add.loom" --target cpu
+fi
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

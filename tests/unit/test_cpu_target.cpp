@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #ifdef LOOM_HAS_CPU_TARGET
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "loom/cpu.h"
 #include "loom/half.h"
@@ -152,6 +154,27 @@ TEST(CpuTarget, HalfPrecisionArithmetic) {
   EXPECT_EQ(half_bits_to_float(0x0001), 5.9604645e-08f);         // the smallest subnormal
   EXPECT_EQ(float_to_half_bits(1.0f + 1.0f / 2048), 0x3c00);     // a tie rounds to even
   EXPECT_EQ(bfloat16_bits_to_float(float_to_bfloat16_bits(3.140625f)), 3.140625f);
+}
+
+TEST(CpuTarget, SixteenBitConversionsFromEveryWidthAgreeWithTheInterpreter) {
+  // float64 -> float16/bfloat16 goes through float32 on every CPU (as in the interpreter);
+  // on CPUs without F16C/AVX512-BF16 each conversion is a libcall that Loom defines
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"},
+                             "h[i] = d[i] * 3.0000001\nb[i] = d[i] / 7\nhd[i] = float64(h[i]) + float64(b[i])\n"
+                             "hb[i] = float16(b[i]) * bfloat16(x[i])",
+                             {"d: float64[n], x: float32[n], h: float16[n], b: bfloat16[n], hd: float64[n], hb: float32[n]"});
+  EXPECT_EQ(cpu_vs_interpreter(k, k, {{"n", 37}}), "");
+}
+
+TEST(CpuTarget, TheTargetCpuIsTheOneLoomCpuPins) {
+  const char* pinned = std::getenv("LOOM_CPU");
+  std::string cpu = cpu::target_cpu();
+  EXPECT_FALSE(cpu.empty());
+  if (pinned && *pinned && std::string(pinned) != "host") EXPECT_EQ(cpu, pinned);
+  // the helpers LLVM's backend may call, all defined by Loom
+  auto helpers = cpu::runtime_helpers();
+  for (const char* h : {"__truncsfbf2", "__truncdfbf2", "__extendhfsf2", "__truncsfhf2", "__truncdfhf2", "__divti3", "__udivti3"})
+    EXPECT_NE(std::find(helpers.begin(), helpers.end(), h), helpers.end()) << h;
 }
 
 TEST(CpuTarget, GuardsShortCircuitSoNoAccessGoesOutOfBounds) {
