@@ -19,7 +19,7 @@ ROOT=${1:-/tmp/loom-fresh-root}
 [ "$(id -u)" = 0 ] || { echo "run as root (debootstrap, chroot and mounts need it)" >&2; exit 1; }
 
 mirror=$(grep -hoE '^(URIs:|deb) *[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
-         | awk '{print $2}' | grep -vE 'security|updates' | head -n 1)
+         | awk '{print $2}' | grep -vE 'security|updates' | head -n 1 || true)
 [ -n "$mirror" ] || { echo "no Debian mirror found in this machine's apt sources" >&2; exit 1; }
 command -v debootstrap >/dev/null || { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; }
 

@@ -33,7 +33,11 @@ struct Linearization {
 Linearization linearize(const LoopKernel& preprocessed);
 
 // Local memory one thread writes and another reads needs a barrier between
-// them (src/schedule/barrier_check.cpp); throws KernelError when missing.
+// them (src/schedule/barrier_check.cpp). place_local_barriers inserts the
+// barriers that are missing (into L, and as barrier instructions into the
+// returned kernel); check_local_barriers throws KernelError when one is
+// still missing.
+LoopKernel place_local_barriers(const LoopKernel& k, Linearization& L);
 void check_local_barriers(const LoopKernel& k, const Linearization& L);
 
 }  // namespace loom

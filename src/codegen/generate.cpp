@@ -26,6 +26,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   g.kernel = preprocess(k);
   st.preprocess = lap(t);
   g.linearization = linearize(g.kernel);
+  g.kernel = place_local_barriers(g.kernel, g.linearization);
   check_local_barriers(g.kernel, g.linearization);
   for (auto& [iname, tag] : g.kernel.iname_tags)  // full unrolling needs a known trip count
     if (tag.is_unrolled() && g.kernel.has_iname(iname)) {
