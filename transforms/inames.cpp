@@ -8,21 +8,18 @@
 
 #include "loom/isl_util.h"
 #include "loom/match.h"
+#include "common.h"
 #include "loom/transforms.h"
 
 namespace loom {
 
+using transforms::name_list;
+using transforms::refuse;
+
 namespace {
 
-[[noreturn]] void refuse(const LoopKernel& k, const std::string& what, const std::string& why) {
-  throw TransformError(what + " on kernel '" + k.name + "': " + why);
-}
 
-std::string unique_iname(const LoopKernel& k, const std::string& base) {
-  std::string n = base;
-  for (int i = 0; k.has_iname(n) || k.find_argument(n) || k.find_temporary(n); ++i) n = base + "_" + std::to_string(i);
-  return n;
-}
+std::string unique_iname(const LoopKernel& k, const std::string& base) { return transforms::unique_name(k, base); }
 
 // Replaces dimension `pos` of `type` by (outer, inner) with
 // old = factor*outer + inner and 0 <= inner < factor.
@@ -173,19 +170,6 @@ LoopKernel tag_inames(const LoopKernel& k, const std::string& spec) {
 
 namespace {
 
-std::vector<std::string> name_list(const std::string& spec) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : spec + ",") {
-    if (c == ',' || c == ' ' || c == '\t') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  return out;
-}
 
 void require_inames(const LoopKernel& k, const std::string& what, const std::vector<std::string>& names) {
   if (names.empty()) refuse(k, what, "no inames given");

@@ -5,15 +5,15 @@
 #include <algorithm>
 
 #include "loom/match.h"
+#include "common.h"
 #include "loom/transforms.h"
 
 namespace loom {
 
+using transforms::refuse;
+
 namespace {
 
-[[noreturn]] void refuse(const LoopKernel& k, const std::string& what, const std::string& why) {
-  throw TransformError(what + " on kernel '" + k.name + "': " + why);
-}
 
 std::vector<Instruction*> select(LoopKernel& k, const std::string& what, const std::string& match) {
   InstructionMatch m = [&] {

@@ -5,14 +5,14 @@
 #include <isl/val.h>
 
 #include "loom/isl_util.h"
+#include "common.h"
 #include "loom/transforms.h"
 
 namespace loom {
 
+using transforms::refuse;
+
 namespace {
-[[noreturn]] void refuse(const LoopKernel& k, const std::string& what, const std::string& why) {
-  throw TransformError(what + " on kernel '" + k.name + "': " + why);
-}
 
 isl_set* fix_param(isl_set* s, const std::string& name, int64_t v) {
   int pos = isl_set_find_dim_by_name(s, isl_dim_param, name.c_str());

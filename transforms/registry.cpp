@@ -25,6 +25,7 @@ const TransformRegistry& transform_registry() {
     register_reduction_transforms(t);
     register_parameter_transforms(t);
     register_instruction_transforms(t);
+    register_memory_transforms(t);
     return t;
   }();
   return r;

@@ -68,6 +68,24 @@ LoopKernel set_instruction_priority(const LoopKernel& k, const std::string& matc
 LoopKernel tag_instructions(const LoopKernel& k, const std::string& tag, const std::string& match);
 LoopKernel remove_instructions(const LoopKernel& k, const std::string& match);
 
+// ---- memory (transforms/memory.cpp) ----
+struct PrefetchOptions {
+  std::string temporary_name;  // default <array>_fetch
+  AddressSpace temporary_address_space = AddressSpace::Local;
+  std::string dim_arg_names;   // comma-separated, one per array dimension; default <array>_dim_<d>
+  // l.auto: the fetch inames go onto the local axes the block already has,
+  // the contiguous (last) dimension on l.0, split by the axis' extent where
+  // the box is larger; otherwise a tag for every fetch iname (for, unr, l.N)
+  std::string default_tag = "l.auto";
+  std::optional<std::string> fetch_outer_inames;  // default: the inames the footprint depends on
+};
+// loopy's add_prefetch: the box the sweep inames' accesses to `array` cover,
+// copied into a temporary by a fetch instruction; those accesses read it.
+LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std::string& sweep_inames,
+                        const PrefetchOptions& opts = {});
+// "a, b" into "private", "local" or "auto" memory.
+LoopKernel set_temporary_address_space(const LoopKernel& k, const std::string& temporaries, const std::string& space);
+
 // ---- the registry ----
 
 struct TransformParam {
@@ -126,5 +144,6 @@ void register_iname_transforms(TransformRegistry& r);
 void register_reduction_transforms(TransformRegistry& r);
 void register_parameter_transforms(TransformRegistry& r);
 void register_instruction_transforms(TransformRegistry& r);
+void register_memory_transforms(TransformRegistry& r);
 
 }  // namespace loom
