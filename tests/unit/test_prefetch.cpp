@@ -1,0 +1,167 @@
+// add_prefetch and set_temporary_address_space: the effect (a temporary, a
+// fetch over new inames on the block's threads, rewritten accesses, barriers
+// placed by Loom), the CPU oracle against the untransformed kernel at
+// multiple and non-multiple sizes, CUDA C that NVRTC compiles, and every
+// refusal with its reason.
+#include <gtest/gtest.h>
+
+#include "loom/codegen.h"
+#include "loom/cuda.h"
+#include "loom/parser.h"
+#include "loom/transforms.h"
+#include "oracle.h"
+
+using namespace loom;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+LoopKernel matmul() {
+  return make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                     {"a: float32[n, l], b: float32[l, m], c: float32[n, m]", "..."}, "mm");
+}
+
+LoopKernel tiled_matmul(int64_t t = 16) {
+  LoopKernel k = matmul();
+  SplitOptions gi, gj;
+  gi.outer_tag = InameTag::parse("g.1");
+  gi.inner_tag = InameTag::parse("l.1");
+  gj.outer_tag = InameTag::parse("g.0");
+  gj.inner_tag = InameTag::parse("l.0");
+  k = split_iname(k, "i", t, gi);
+  k = split_iname(k, "j", t, gj);
+  return split_iname(k, "k", t);
+}
+
+}  // namespace
+
+TEST(Prefetch, MatmulTilesInLocalMemoryWithBarriersPlacedByLoom) {
+  LoopKernel k = add_prefetch(add_prefetch(tiled_matmul(), "a", "i_inner, k_inner"), "b", "k_inner, j_inner");
+  const Temporary* at = k.find_temporary("a_fetch");
+  ASSERT_NE(at, nullptr);
+  EXPECT_EQ(at->space, AddressSpace::Local);
+  EXPECT_EQ(at->shape.size(), 2u);
+  EXPECT_EQ(at->shape[0].str(), "16");
+  // the fetch runs on the block's threads: last (contiguous) dimension on l.0
+  EXPECT_EQ(k.tag_of("a_dim_1").str(), "l.0");
+  EXPECT_EQ(k.tag_of("a_dim_0").str(), "l.1");
+  std::string cuda = cuda::print_source(generate(k));
+  EXPECT_EQ(count(cuda, "__syncthreads()"), 2u) << cuda;  // after the fetches, and before the next k tile overwrites them
+  EXPECT_NE(cuda.find("a_fetch[i_inner * 16 + k_inner] * b_fetch[k_inner * 16 + j_inner]"), std::string::npos) << cuda;
+  for (auto p : std::vector<std::map<std::string, int64_t>>{{{"n", 32}, {"m", 16}, {"l", 48}},
+                                                           {{"n", 33}, {"m", 17}, {"l", 45}},
+                                                           {{"n", 1}, {"m", 5}, {"l", 3}}})
+    EXPECT_SAME_RESULTS(matmul(), k, p);
+}
+
+TEST(Prefetch, RectangularTilesLargerThanTheBlockLoopOverIt) {
+  // 8x8 threads, 8x32 tiles of a: the fetch's k dimension is split by the block's l.0 extent
+  LoopKernel k = tiled_matmul(8);
+  k = split_iname(remove_unused_inames(k), "k_outer", 4);
+  k = add_prefetch(k, "a", "i_inner, k_outer_inner, k_inner");
+  k = add_prefetch(k, "b", "k_outer_inner, k_inner, j_inner");
+  EXPECT_EQ(k.find_temporary("a_fetch")->shape[1].str(), "32");
+  EXPECT_SAME_RESULTS(matmul(), k, {{"n", 19}, {"m", 23}, {"l", 70}});
+  EXPECT_SAME_RESULTS(matmul(), k, {{"n", 16}, {"m", 16}, {"l", 64}});
+}
+
+TEST(Prefetch, StencilHaloIsFetchedAndGuardedAtTheEdges) {
+  LoopKernel k = make_kernel({"{[i, j]: 1 <= i < n - 1 and 1 <= j < m - 1}"},
+                             "out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4 * u[i, j]",
+                             {"u: float32[n, m], out: float32[n, m]"}, "stencil");
+  SplitOptions gi, gj;
+  gi.outer_tag = InameTag::parse("g.1");
+  gi.inner_tag = InameTag::parse("l.1");
+  gj.outer_tag = InameTag::parse("g.0");
+  gj.inner_tag = InameTag::parse("l.0");
+  LoopKernel t = split_iname(split_iname(k, "i", 16, gi), "j", 16, gj);
+  LoopKernel p = add_prefetch(t, "u", "i_inner, j_inner");
+  EXPECT_EQ(p.find_temporary("u_fetch")->shape[0].str(), "18");  // 16 + a halo of one on each side
+  EXPECT_SAME_RESULTS(k, p, {{"n", 37}, {"m", 21}});
+  EXPECT_SAME_RESULTS(k, p, {{"n", 34}, {"m", 18}});
+  EXPECT_SAME_RESULTS(k, p, {{"n", 3}, {"m", 3}});
+}
+
+TEST(Prefetch, PrivatePrefetchIsPerThread) {
+  // each thread copies its row's chunk into registers, unrolled
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < 8}"}, "out[i] = sum(j, a[i, j] * a[i, j])",
+                             {"a: float32[n, 8], out: float32[n]"}, "rows");
+  SplitOptions o;
+  o.outer_tag = InameTag::parse("g.0");
+  o.inner_tag = InameTag::parse("l.0");
+  LoopKernel t = split_iname(k, "i", 32, o);
+  PrefetchOptions po;
+  po.temporary_address_space = AddressSpace::Private;
+  po.default_tag = "unr";
+  LoopKernel p = add_prefetch(t, "a", "j", po);
+  EXPECT_EQ(p.find_temporary("a_fetch")->space, AddressSpace::Private);
+  EXPECT_EQ(p.tag_of("a_dim_1").str(), "unr");
+  std::string cuda = cuda::print_source(generate(p));
+  EXPECT_EQ(count(cuda, "__syncthreads()"), 0u) << cuda;  // a thread reads only what it fetched
+  EXPECT_SAME_RESULTS(k, p, {{"n", 77}});
+}
+
+TEST(Prefetch, ReachableThroughTheRegistryWithLoopysArgumentNames) {
+  KernelFile f = parse_kernel_file(loom::testing::source_dir() + "/examples/matmul_prefetch.loom");
+  LoopKernel k = apply_transforms(f.kernel, f.transforms);
+  EXPECT_NE(k.find_temporary("a_fetch"), nullptr);
+  EXPECT_NE(k.find_temporary("b_fetch"), nullptr);
+  auto script = parse_transform_script(
+      "add_prefetch a i_inner,k_inner temporary_name=tile_a dim_arg_names=ta0,ta1 default_tag=for\n"
+      "set_temporary_address_space tile_a private\n");
+  LoopKernel s = apply_transforms(tiled_matmul(), script);
+  ASSERT_NE(s.find_temporary("tile_a"), nullptr);
+  EXPECT_EQ(s.find_temporary("tile_a")->space, AddressSpace::Private);
+  EXPECT_EQ(s.tag_of("ta0").kind, InameTag::Seq);
+}
+
+TEST(Prefetch, CudaOfPrefetchedKernelsCompilesWithNvrtc) {
+  if (!cuda::nvrtc_available()) GTEST_SKIP() << "NVRTC not found";
+  LoopKernel k = add_prefetch(add_prefetch(tiled_matmul(), "a", "i_inner, k_inner"), "b", "k_inner, j_inner");
+  auto r = cuda::compile(cuda::print_source(generate(k)), "sm_90");
+  EXPECT_GT(r.cubin.size(), 0u);
+}
+
+TEST(Prefetch, RefusalsNameTheArrayAndTheReason) {
+  LoopKernel t = tiled_matmul();
+  EXPECT_NE(error_of([&] { add_prefetch(t, "q", "k_inner"); }).find("'q' is not an array argument"), std::string::npos);
+  EXPECT_NE(error_of([&] { add_prefetch(t, "c", "k_inner"); }).find("array 'c' is written by the kernel"), std::string::npos);
+  EXPECT_NE(error_of([&] { add_prefetch(t, "a", "zz"); }).find("no iname 'zz'"), std::string::npos);
+  // the tile of a depends on i_inner (l.1): every row of threads would need another one
+  std::string e = error_of([&] { add_prefetch(t, "a", "k_inner"); });
+  EXPECT_NE(e.find("depends on local iname 'i_inner' (l.1)"), std::string::npos) << e;
+  EXPECT_NE(e.find("add_prefetch('a', 'k_inner') on kernel 'mm'"), std::string::npos) << e;
+  // a sweep over a parameter-sized range has no constant box
+  e = error_of([&] { add_prefetch(matmul(), "a", "k"); });
+  EXPECT_NE(e.find("sweep iname 'k' has a range that depends on the parameters"), std::string::npos) << e;
+  // no access runs within the sweep
+  e = error_of([&] { add_prefetch(t, "a", "j_inner, i_inner, k_inner, i_outer, j_outer, k_outer"); });
+  EXPECT_NE(e.find("range that depends on the parameters"), std::string::npos) << e;
+  LoopKernel nonaffine = make_kernel({"{[i]: 0 <= i < 16}"}, "out[i] = a[i * i % 16]", {"a: float32[16], out: float32[16]"});
+  e = error_of([&] { add_prefetch(nonaffine, "a", "i"); });
+  EXPECT_NE(e.find("is not affine"), std::string::npos) << e;
+  LoopKernel two = make_kernel({"{[i, j]: 0 <= i < 16 and 0 <= j < 4}"}, "out[i, j] = a[i, j] + a[j, i]",
+                               {"a: float32[16, 16], out: float32[16, 4]"});
+  e = error_of([&] { add_prefetch(two, "a", "i"); });
+  EXPECT_NE(e.find("differ in dimension"), std::string::npos) << e;
+  e = error_of([&] { add_prefetch(t, "a", "i_inner, k_inner", PrefetchOptions{"", AddressSpace::Global}); });
+  EXPECT_NE(e.find("local or private memory"), std::string::npos) << e;
+  e = error_of([&] { set_temporary_address_space(t, "nope", "local"); });
+  EXPECT_NE(e.find("no temporary 'nope'"), std::string::npos) << e;
+  e = error_of([&] { set_temporary_address_space(add_prefetch(t, "a", "i_inner, k_inner"), "a_fetch", "texture"); });
+  EXPECT_NE(e.find("unknown address space 'texture'"), std::string::npos) << e;
+}
