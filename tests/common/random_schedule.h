@@ -1,12 +1,13 @@
 // A random schedule for a kernel: 1 to 4 steps among splits (random
 // lengths, outer/inner tags for blocks, threads, unrolling, ILP, slabs),
-// tags, loop priorities, reduction splits, chunks, joins, renames and
-// assumptions; steps a transform refuses are skipped. Used by the CPU and GPU
+// tags, loop priorities, reduction splits, chunks, joins, renames,
+// assumptions and prefetches (local or private, random sweeps and tags); steps a transform refuses are skipped. Used by the CPU and GPU
 // random-schedule tests; `log` records what was applied.
 #pragma once
 #include <random>
 #include <string>
 
+#include "loom/isl_util.h"
 #include "loom/transforms.h"
 
 namespace loom::testing {
@@ -23,7 +24,8 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
       if (t.tag_of(n).kind == InameTag::Seq) free.push_back(n);
     if (free.empty()) break;
     const std::string& n = free[size_t(pick(int(free.size())))];
-    int what = pick(9);
+    int what = pick(11);
+    if (what == 10) what = 9;  // prefetches need a split before them: give them two chances
     try {
       if (what <= 1) {
         int64_t f = std::vector<int64_t>{2, 3, 4, 8, 16, 32}[size_t(pick(6))];
@@ -55,6 +57,22 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
           std::string a = params[size_t(pick(int(params.size())))] + (pick(2) ? " >= 1" : " mod 16 = 0");
           t = assume(t, a);
           log += "assume " + a + "; ";
+        }
+      } else if (what == 9) {
+        std::vector<std::string> arrays, sweep;
+        for (auto& a : t.arguments)
+          if (a.kind == Argument::Array && !t.is_written(a.name) && t.is_read(a.name)) arrays.push_back(a.name);
+        for (auto& i : inames)
+          if (t.tag_of(i).kind != InameTag::Group && islu::constant_range(t, i) && pick(3)) sweep.push_back(i);
+        if (!arrays.empty() && !sweep.empty()) {
+          std::string array = arrays[size_t(pick(int(arrays.size())))], names;
+          for (auto& i : sweep) names += (names.empty() ? "" : ",") + i;
+          PrefetchOptions po;
+          po.temporary_address_space = pick(2) ? AddressSpace::Local : AddressSpace::Private;
+          static const char* tags[] = {"l.auto", "for", "unr"};
+          po.default_tag = tags[pick(3)];
+          t = add_prefetch(t, array, names, po);
+          log += "prefetch " + array + " " + names + " " + to_string(po.temporary_address_space) + " " + po.default_tag + "; ";
         }
       } else if (what == 2) {
         static const char* tags[] = {"g.0", "g.1", "unr"};
