@@ -6,16 +6,25 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# The Python package is built and tested with the python3 on PATH, in a venv
+# of its own under the build folder (numpy and pytest from PyPI).
+PYTHON ?= python3
+VENV = $(BUILD)/venv
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps pyenv build run test bench clean
 
 all: build
 
 deps:
 	@tools/install-deps.sh
 
-build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+pyenv: deps
+	@$(VENV)/bin/python -c "import numpy, pytest" 2>/dev/null || \
+	  { $(PYTHON) -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check numpy pytest; }
+
+build: deps pyenv
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DLOOM_WITH_PYTHON=ON \
+	  -DPython_EXECUTABLE=$(abspath $(VENV))/bin/python $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build

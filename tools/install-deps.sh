@@ -6,10 +6,11 @@
 #   nlohmann-json3-dev      JSON kernels and scripts
 #   libgtest-dev            the unit and GPU test suites
 #   llvm-19-dev             the CPU target (LLVM IR, O3, ORC LLJIT)
+#   pybind11-dev python3-dev python3-venv   the Python module and its test venv
 # The CUDA toolkit's NVRTC (libnvrtc.so.13) is loaded at run time: code
 # generation and NVRTC compile tests need it, the build does not.
 set -euo pipefail
-PKGS="cmake g++ make libisl-dev nlohmann-json3-dev libgtest-dev llvm-19-dev"
+PKGS="cmake g++ make libisl-dev nlohmann-json3-dev libgtest-dev llvm-19-dev pybind11-dev python3-dev python3-venv"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -61,7 +61,8 @@ std::optional<InameTag> TransformArgs::tag(const std::string& name) const {
 
 LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step) {
   const TransformInfo* info = transform_registry().find(step.name);
-  auto where = step.loc.str() + ": ";
+  // scripts name their line; calls from Python or C++ have no location
+  auto where = step.loc.file.empty() && step.loc.line == 0 ? std::string() : step.loc.str() + ": ";
   if (!info) {
     std::string known;
     for (auto& t : transform_registry().all()) known += (known.empty() ? "" : ", ") + t.name;

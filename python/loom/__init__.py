@@ -1,0 +1,26 @@
+"""Loom from Python, with loopy's names: a loopy script ports by changing the import.
+
+    import numpy as np
+    import loom as lp
+
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]")
+    knl = lp.split_iname(knl, "i", 128, outer_tag="g.0", inner_tag="l.0")
+    (out,) = knl(a=np.arange(1000, dtype=np.float32))
+
+Kernels are immutable: every transformation returns a new kernel. Every
+transformation registered in C++ is a function here, built from the
+registry's schema (loopy's argument names, keyword defaults, help text).
+Errors are LoomError and its subclasses (ParseError, TransformError,
+KernelError, ArgumentError, CudaError), with the command line's messages.
+"""
+from ._loom import ArgumentError, CudaError, KernelError, LoomError, ParseError, TransformError
+from .kernel import (AddressSpace, CudaTarget, ExecutableCTarget, GlobalArg, InterpreterTarget, LoopKernel,
+                     TemporaryVariable, ValueArg, add_dtypes, generate_code, generate_code_v2, make_kernel, set_options)
+from .transforms import transform_names, _install
+
+__all__ = [
+    "AddressSpace", "ArgumentError", "CudaError", "CudaTarget", "ExecutableCTarget", "GlobalArg", "InterpreterTarget",
+    "KernelError", "LoomError", "LoopKernel", "ParseError", "TemporaryVariable", "TransformError", "ValueArg",
+    "add_dtypes", "generate_code", "generate_code_v2", "make_kernel", "set_options", "transform_names",
+]
+__all__ += _install(globals())

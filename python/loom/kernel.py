@@ -1,0 +1,284 @@
+"""Kernels: make_kernel (loopy's signature), argument declarations, targets,
+code generation, and calling a kernel on NumPy arrays or CUDA tensors."""
+import re
+
+import numpy as np
+
+from . import _loom
+
+LOOPY_DTYPE_NAMES = {
+    np.dtype(np.float16): "float16", np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
+    np.dtype(np.int8): "int8", np.dtype(np.int16): "int16", np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
+    np.dtype(np.uint8): "uint8", np.dtype(np.uint16): "uint16", np.dtype(np.uint32): "uint32",
+    np.dtype(np.uint64): "uint64", np.dtype(np.bool_): "bool",
+}
+
+
+def _dtype_name(dtype):
+    if dtype is None:
+        return None
+    if isinstance(dtype, str) and dtype in ("bfloat16", "float16", "float32", "float64", "bool") or (
+            isinstance(dtype, str) and dtype.lstrip("u").startswith("int")):
+        return dtype
+    try:
+        return LOOPY_DTYPE_NAMES[np.dtype(dtype)]
+    except (TypeError, KeyError):
+        raise _loom.ArgumentError(f"unsupported dtype {dtype!r}") from None
+
+
+def _shape_text(shape):
+    if shape is None:
+        return None
+    if isinstance(shape, str):
+        shape = [s.strip() for s in shape.strip("()").split(",") if s.strip()]
+    if not isinstance(shape, (tuple, list)):
+        shape = (shape,)
+    return ", ".join(str(s) for s in shape)
+
+
+class AddressSpace:
+    """loopy's address spaces, as Loom spells them."""
+    PRIVATE = "private"
+    LOCAL = "local"
+    GLOBAL = "global"
+
+
+class GlobalArg:
+    """An array argument: GlobalArg("a", np.float32, shape=("n", "m"), order="C")."""
+
+    def __init__(self, name, dtype=None, shape=None, order="C", offset=None, strides=None):
+        self.name, self.dtype, self.shape, self.order = name, dtype, shape, order
+        self.offset, self.strides = offset, strides
+
+    def declaration(self):
+        dt = _dtype_name(self.dtype) or "float32"
+        text = f"{self.name}: {dt}[{_shape_text(self.shape) or ''}]"
+        if self.order == "F":
+            text += " order=F"
+        if self.strides is not None:
+            text += f" strides=({_shape_text(self.strides)})"
+        if self.offset is not None:
+            text += f" offset={self.offset}"
+        return text
+
+
+ArrayArg = GlobalArg
+
+
+class ValueArg:
+    """A scalar argument: ValueArg("n", np.int32)."""
+
+    def __init__(self, name, dtype=None):
+        self.name, self.dtype = name, dtype
+
+    def declaration(self):
+        return f"{self.name}: {_dtype_name(self.dtype) or 'int32'}"
+
+
+class TemporaryVariable:
+    """A temporary array: TemporaryVariable("tile", np.float32, shape=(16, 16), address_space=AddressSpace.LOCAL)."""
+
+    def __init__(self, name, dtype=None, shape=(), address_space=None):
+        self.name, self.dtype, self.shape = name, dtype, shape
+        self.address_space = address_space or AddressSpace.PRIVATE
+
+    def declaration(self):
+        shape = _shape_text(self.shape)
+        return f"{self.name}: {_dtype_name(self.dtype) or 'float32'}" + (f"[{shape}]" if shape else "") + \
+            f" {self.address_space}"
+
+
+class CudaTarget:
+    """Generate CUDA C, compile it with NVRTC and launch it on the GPU."""
+    name = "cuda"
+
+
+class ExecutableCTarget:
+    """Run on the CPU (LLVM JIT), with the GPU's semantics."""
+    name = "cpu"
+
+
+class InterpreterTarget:
+    """Loom's reference interpreter: slow and exact."""
+    name = "interpreter"
+
+
+def _lines(x):
+    if isinstance(x, str):
+        return [x]
+    return list(x)
+
+
+def make_kernel(domains, instructions, kernel_data=("...",), name="loopy_kernel", assumptions=None, target=None,
+                lang_version=None, seq_dependencies=False, **kwargs):
+    """loopy's make_kernel: isl domains, instructions (text or a list of lines),
+    argument declarations (GlobalArg, ValueArg, TemporaryVariable, "..." to infer
+    the rest, or Loom's own "a: float32[n]" strings)."""
+    if kwargs:
+        raise TypeError(f"make_kernel: unsupported arguments {sorted(kwargs)}")
+    args, temps = [], []
+    for d in _lines(kernel_data):
+        if isinstance(d, TemporaryVariable):
+            temps.append(d.declaration())
+        elif isinstance(d, (GlobalArg, ValueArg)):
+            args.append(d.declaration())
+        elif isinstance(d, str):
+            args.append(d)
+        else:
+            raise TypeError(f"make_kernel: unsupported argument declaration {d!r}")
+    text = [f"kernel {name}", "domains:"] + ["  " + d.replace("\n", " ") for d in _lines(domains)]
+    if args:
+        text += ["arguments:"] + ["  " + a for a in args]
+    if temps:
+        text += ["temporaries:"] + ["  " + t for t in temps]
+    text += ["instructions:"]
+    sections = [(2, "<domains>"), (len(text), "<instructions>")]  # (first line - 1, name) of the user's text
+    for insn in _lines(instructions):
+        text += ["  " + line for line in insn.strip("\n").split("\n") if line.strip()]
+    try:
+        core = _loom.parse_kernel("\n".join(text) + "\n", "<make_kernel>")
+    except _loom.ParseError as e:
+        raise _loom.ParseError(_user_position(str(e), sections)) from None
+    knl = LoopKernel(core, _target_name(target))
+    if assumptions:
+        from . import transforms
+        knl = transforms.apply("assume", knl, [assumptions], {})
+    return knl
+
+
+def _user_position(message, sections):
+    """'<make_kernel>:7:18: ...' as a position in the user's domains or instructions
+    ('<instructions>:1:16: ...'; the generated text indents each line by two)."""
+    m = re.match(r"<make_kernel>:(\d+):(\d+): ", message)
+    if not m:
+        return message
+    line, col = int(m.group(1)), int(m.group(2))
+    for start, name in reversed(sections):
+        if line > start:
+            return f"{name}:{line - start}:{max(col - 2, 1)}: " + message[m.end():]
+    return message
+
+
+def _target_name(target):
+    if target is None:
+        return None
+    if isinstance(target, str):
+        return target
+    return target.name
+
+
+class LoopKernel:
+    """An immutable kernel. Transformations return new kernels; calling it runs it."""
+
+    def __init__(self, core, target=None):
+        self._core = core
+        self.target = target
+        self._compiled = {}
+
+    @property
+    def name(self):
+        return self._core.name
+
+    @property
+    def all_inames(self):
+        return self._core.inames()
+
+    def iname_tag(self, iname):
+        return self._core.iname_tag(iname)
+
+    @property
+    def temporary_variables(self):
+        return self._core.temporary_names()
+
+    def copy(self, target=None):
+        return LoopKernel(self._core, _target_name(target) or self.target)
+
+    def __str__(self):
+        return str(self._core)
+
+    __repr__ = __str__
+
+    def _compiled_for(self, target):
+        c = self._compiled.get(target)
+        if c is None:
+            c = self._compiled[target] = _loom.compile(self._core, target)
+        return c
+
+    def _default_target(self):
+        if self.target:
+            return self.target
+        return "cuda" if _loom.gpu_available() else ("cpu" if _loom.has_cpu_target() else "interpreter")
+
+    def __call__(self, *queue, target=None, **kwargs):
+        """Runs the kernel. NumPy arrays run on the CPU target or are copied to the
+        GPU and back; CUDA tensors (PyTorch, CuPy: __cuda_array_interface__) run in
+        place on the GPU. Returns the written arrays in argument order; with a
+        queue as first argument (loopy's form) returns (None, outputs)."""
+        target = _target_name(target) or self._default_target()
+        device = {k: v for k, v in kwargs.items() if hasattr(v, "__cuda_array_interface__")}
+        if device:
+            outputs = self._run_device(device, kwargs)
+        else:
+            outputs = _loom.run_host(self._compiled_for(target), self._core, kwargs)
+        return (None, outputs) if queue else outputs
+
+    def _run_device(self, device, kwargs):
+        arrays, scalars = {}, {}
+        for name, v in kwargs.items():
+            if name in device:
+                cai = v.__cuda_array_interface__
+                shape = tuple(cai["shape"])
+                strides = cai.get("strides")
+                if strides is not None:
+                    item = np.dtype(cai["typestr"]).itemsize
+                    expected, step = [], item
+                    for s in reversed(shape):
+                        expected.insert(0, step)
+                        step *= s
+                    if tuple(strides) != tuple(expected):
+                        raise ArgumentError(f"array '{name}' must be C-contiguous")
+                arrays[name] = (cai["data"][0], np.dtype(cai["typestr"]).str, list(shape))
+            elif isinstance(v, np.ndarray):
+                raise _loom.ArgumentError(f"array '{name}' is a NumPy array while others are CUDA tensors; "
+                                          "pass all arrays on one device")
+            else:
+                scalars[name] = v
+        missing = [a for a in self._core.written_arrays() if a not in arrays]
+        if missing:
+            raise _loom.ArgumentError(f"with CUDA tensors, pass every output too: missing {', '.join(missing)}")
+        _loom.run_device(self._compiled_for("cuda"), self._core, arrays, scalars)
+        return tuple(kwargs[a] for a in self._core.written_arrays())
+
+
+ArgumentError = _loom.ArgumentError
+
+
+class GeneratedCode:
+    def __init__(self, source):
+        self._source = source
+
+    def device_code(self):
+        return self._source
+
+    def all_code(self):
+        return self._source
+
+
+def generate_code_v2(knl):
+    """The CUDA C of a kernel: generate_code_v2(knl).device_code()."""
+    return GeneratedCode(_loom.cuda_source(knl._core))
+
+
+def generate_code(knl):
+    """loopy's older form: (device code, None)."""
+    return generate_code_v2(knl).device_code(), None
+
+
+def add_dtypes(knl, dtypes):
+    """Loom infers dtypes at make_kernel time; accepted for loopy's scripts when they agree."""
+    return knl
+
+
+def set_options(knl, *args, **kwargs):
+    """loopy's options (write_code, ...) have no effect in Loom; accepted so scripts run."""
+    return knl

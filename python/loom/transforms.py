@@ -1,0 +1,80 @@
+"""Every registered transformation as a Python function, built from the C++
+registry's schemas: loopy's argument names and keyword defaults, the
+registry's documentation as the docstring and a real signature for help()."""
+import inspect
+
+from . import _loom
+from .kernel import LoopKernel
+
+
+def _text(kind, value):
+    """A Python value as the registry's text form of that argument."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if kind == "tag_map" and isinstance(value, dict):
+        return ", ".join(f"{k}:{v}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        if kind == "tag_map" and value and isinstance(value[0], (list, tuple)):
+            return ", ".join(f"{k}:{v}" for k, v in value)
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def apply(name, knl, positional, keyword):
+    if not isinstance(knl, LoopKernel):
+        raise TypeError(f"{name}: the first argument must be a kernel, got {type(knl).__name__}")
+    core = _loom.apply_transform(knl._core, name, [str(p) for p in positional], {k: str(v) for k, v in keyword.items()})
+    return LoopKernel(core, knl.target)
+
+
+def _make(name, doc, params):
+    kinds = {p[0]: p[1] for p in params}
+    keyword_map = [p[0] for p in params if p[1] == "keyword_map"]
+    sig = [inspect.Parameter("kernel", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for pname, kind, required, _ in params:
+        if kind == "keyword_map":
+            continue
+        sig.append(inspect.Parameter(pname, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                     default=inspect.Parameter.empty if required else None))
+    if keyword_map:
+        sig.append(inspect.Parameter(keyword_map[0], inspect.Parameter.VAR_KEYWORD))
+    signature = inspect.Signature(sig)
+
+    def transform(*args, **kwargs):
+        extra = {}
+        if keyword_map:
+            named = set(kinds)
+            extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in named}
+            if isinstance(kwargs.get(keyword_map[0]), dict):
+                extra.update(kwargs.pop(keyword_map[0]))
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{name}: {e}") from None
+        knl = bound.arguments.pop("kernel")
+        keyword = {k: _text(kinds[k], v) for k, v in bound.arguments.items() if v is not None}
+        if keyword_map:
+            if not extra and keyword_map[0] not in keyword:
+                raise TypeError(f"{name}: give values as keywords, e.g. {name}(knl, n=128)")
+            if extra:
+                keyword[keyword_map[0]] = ", ".join(f"{k}={v}" for k, v in extra.items())
+        return apply(name, knl, [], keyword)
+
+    transform.__name__ = transform.__qualname__ = name
+    transform.__module__ = "loom"
+    transform.__signature__ = signature
+    lines = [doc, "", "Arguments:"] + [f"    {p[0]} ({p[1]}{', required' if p[2] else ''}): {p[3]}" for p in params]
+    transform.__doc__ = "\n".join(lines)
+    return transform
+
+
+def transform_names():
+    return [t[0] for t in _loom.transforms()]
+
+
+def _install(namespace):
+    names = []
+    for name, doc, params in _loom.transforms():
+        namespace[name] = _make(name, doc, params)
+        names.append(name)
+    return names

@@ -1,0 +1,302 @@
+// The pybind11 module loom._loom: the public C++ API (include/loom) as the
+// loom Python package needs it. Kernels are immutable values; every
+// transformation is reached through the registry by name (the package builds
+// one Python function per registered transformation from the schemas
+// `transforms()` returns), so a transformation added in C++ needs no binding
+// here. Calls bind NumPy arrays (host) or device pointers (PyTorch/CuPy,
+// through __cuda_array_interface__) by name; the per-call path stays in C++.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <mutex>
+
+#include "loom/codegen.h"
+#include "loom/cuda.h"
+#include "loom/parser.h"
+#include "loom/runtime.h"
+#include "loom/transforms.h"
+#ifdef LOOM_HAS_CPU_TARGET
+#include "loom/cpu.h"
+#endif
+
+namespace py = pybind11;
+using namespace loom;
+
+namespace {
+
+// Read through NumPy's Python attributes: Debian 12's pybind11 (2.10) reads the
+// dtype struct at offsets NumPy 2 changed, so d.itemsize()/d.kind() are wrong there.
+Type dtype_of(const py::dtype& d) {
+  const int itemsize = py::cast<int>(d.attr("itemsize"));
+  const char kind = py::cast<std::string>(d.attr("kind"))[0];
+  auto sized = [&](ScalarKind k1, ScalarKind k2, ScalarKind k4, ScalarKind k8) {
+    switch (itemsize) {
+      case 1: return Type{k1};
+      case 2: return Type{k2};
+      case 4: return Type{k4};
+      default: return Type{k8};
+    }
+  };
+  switch (kind) {
+    case 'f':
+      if (itemsize == 2) return Type{ScalarKind::Float16};
+      return itemsize == 4 ? types::float32 : types::float64;
+    case 'i': return sized(ScalarKind::Int8, ScalarKind::Int16, ScalarKind::Int32, ScalarKind::Int64);
+    case 'u': return sized(ScalarKind::UInt8, ScalarKind::UInt16, ScalarKind::UInt32, ScalarKind::UInt64);
+    case 'b': return types::boolean;
+    default: break;
+  }
+  throw ArgumentError("unsupported NumPy dtype '" + py::cast<std::string>(py::str(static_cast<const py::handle&>(d))) + "'");
+}
+
+// The NumPy dtype of a Loom type (bfloat16 has none: refused).
+py::dtype numpy_dtype(Type t) {
+  static const std::map<ScalarKind, const char*> names{
+      {ScalarKind::Bool, "bool"},       {ScalarKind::Int8, "int8"},       {ScalarKind::Int16, "int16"},
+      {ScalarKind::Int32, "int32"},     {ScalarKind::Int64, "int64"},     {ScalarKind::UInt8, "uint8"},
+      {ScalarKind::UInt16, "uint16"},   {ScalarKind::UInt32, "uint32"},   {ScalarKind::UInt64, "uint64"},
+      {ScalarKind::Float16, "float16"}, {ScalarKind::Float32, "float32"}, {ScalarKind::Float64, "float64"}};
+  auto it = names.find(t.kind);
+  if (it == names.end()) throw ArgumentError(t.name() + " arrays have no NumPy dtype");
+  return py::dtype(it->second);
+}
+
+// Binds a call's keyword arguments: arrays (NumPy, checked C-contiguous) and scalars;
+// missing outputs are allocated once the parameters are known. Returns the arrays by name.
+struct HostCall {
+  ArgMap args;
+  std::map<std::string, py::array> arrays;
+};
+
+HostCall bind_host(const LoopKernel& k, const py::dict& kwargs) {
+  HostCall c;
+  for (auto& [key, value] : kwargs) {
+    std::string name = py::cast<std::string>(key);
+    const Argument* a = k.find_argument(name);
+    bool is_param = false;
+    for (auto& p : k.parameters()) is_param |= p == name;
+    if (!a && !is_param) throw ArgumentError("kernel '" + k.name + "' has no argument '" + name + "'");
+    if (a && a->kind == Argument::Array) {
+      if (!py::isinstance<py::array>(value))
+        throw ArgumentError("argument '" + name + "' must be an array (NumPy, or a CUDA tensor for the cuda target)");
+      py::array arr = py::reinterpret_borrow<py::array>(value);
+      if (!(arr.flags() & py::array::c_style))
+        throw ArgumentError("array '" + name + "' must be C-contiguous (use numpy.ascontiguousarray)");
+      if (k.is_written(name) && !arr.writeable()) throw ArgumentError("array '" + name + "' is written by the kernel but read-only");
+      ArrayRef ref{arr.mutable_data(), dtype_of(arr.dtype()), {}};
+      for (py::ssize_t d = 0; d < arr.ndim(); ++d) ref.shape.push_back(arr.shape(d));
+      c.args[name] = ArgValue::of(ref);
+      c.arrays[name] = arr;
+    } else if (py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value)) {
+      c.args[name] = ArgValue::of_int(py::cast<int64_t>(value));
+    } else if (py::isinstance<py::float_>(value)) {
+      c.args[name] = ArgValue::of_float(py::cast<double>(value));
+    } else {
+      throw ArgumentError("argument '" + name + "' must be a number, got " + py::cast<std::string>(py::str(value.get_type())));
+    }
+  }
+  // outputs not given: allocated from the parameters the given arguments determine
+  std::vector<const Argument*> missing;
+  for (auto& a : k.arguments)
+    if (a.kind == Argument::Array && !c.args.count(a.name)) missing.push_back(&a);
+  if (!missing.empty()) {
+    // parameters from the given arrays and values only
+    LoopKernel given = k;
+    given.arguments.clear();
+    for (auto& a : k.arguments)
+      if (!(a.kind == Argument::Array && !c.args.count(a.name))) given.arguments.push_back(a);
+    std::map<std::string, int64_t> params = bind_parameters(given, c.args);
+    for (auto* a : missing) {
+      if (!k.is_written(a->name)) throw ArgumentError("missing input array '" + a->name + "'");
+      std::vector<py::ssize_t> shape;
+      for (auto s : expected_shape(*a, params)) shape.push_back(s);
+      // numpy.empty, not py::array(dtype, shape): see dtype_of
+      py::array arr = py::module_::import("numpy").attr("empty")(py::cast(shape), numpy_dtype(a->dtype));
+      ArrayRef ref{arr.mutable_data(), a->dtype, {}};
+      for (auto s : shape) ref.shape.push_back(s);
+      c.args[a->name] = ArgValue::of(ref);
+      c.arrays[a->name] = arr;
+    }
+  }
+  return c;
+}
+
+// A kernel compiled for one target, kept by the Python kernel object between calls.
+struct Compiled {
+  std::string target;
+#ifdef LOOM_HAS_CPU_TARGET
+  std::unique_ptr<cpu::CpuKernel> cpu;
+#endif
+  std::unique_ptr<cuda::CudaKernel> gpu;
+  std::unique_ptr<GeneratedKernel> interpreted;
+};
+
+std::shared_ptr<Compiled> compile_for(const LoopKernel& k, const std::string& target) {
+  auto c = std::make_shared<Compiled>();
+  c->target = target;
+  if (target == "cuda") {
+    c->gpu = std::make_unique<cuda::CudaKernel>(k);
+  } else if (target == "cpu") {
+#ifdef LOOM_HAS_CPU_TARGET
+    c->cpu = std::make_unique<cpu::CpuKernel>(k);
+#else
+    throw Error("the cpu target is not built (LOOM_WITH_LLVM=OFF); use target='interpreter' or 'cuda'");
+#endif
+  } else if (target == "interpreter") {
+    c->interpreted = std::make_unique<GeneratedKernel>(generate(k));
+  } else {
+    throw Error("unknown target '" + target + "' (cuda, cpu or interpreter)");
+  }
+  return c;
+}
+
+py::tuple run_host(Compiled& c, const LoopKernel& k, const py::dict& kwargs) {
+  HostCall call = bind_host(k, kwargs);
+  {
+    py::gil_scoped_release release;
+    if (c.gpu) c.gpu->call_host(call.args);
+#ifdef LOOM_HAS_CPU_TARGET
+    else if (c.cpu) c.cpu->call(call.args);
+#endif
+    else interpret(*c.interpreted, call.args);
+  }
+  py::list out;
+  for (auto& a : k.arguments)
+    if (a.kind == Argument::Array && k.is_written(a.name)) out.append(call.arrays.at(a.name));
+  return py::tuple(out);
+}
+
+// Device arrays: name -> (pointer, typestr, shape) from __cuda_array_interface__.
+void run_device(Compiled& c, const LoopKernel& k, const py::dict& arrays, const py::dict& scalars) {
+  if (!c.gpu) throw Error("device arrays need the cuda target");
+  ArgMap args;
+  for (auto& [key, v] : arrays) {
+    auto t = py::cast<py::tuple>(v);
+    ArrayRef ref{reinterpret_cast<void*>(py::cast<uintptr_t>(t[0])), dtype_of(py::dtype(py::cast<std::string>(t[1]))),
+                 py::cast<std::vector<int64_t>>(t[2])};
+    args[py::cast<std::string>(key)] = ArgValue::of(ref);
+  }
+  for (auto& [key, v] : scalars) {
+    std::string name = py::cast<std::string>(key);
+    args[name] = py::isinstance<py::float_>(v) ? ArgValue::of_float(py::cast<double>(v)) : ArgValue::of_int(py::cast<int64_t>(v));
+  }
+  py::gil_scoped_release release;
+  c.gpu->launch(args);
+}
+
+std::string kind_name(TransformParam::Kind k) {
+  switch (k) {
+    case TransformParam::String: return "string";
+    case TransformParam::Int: return "int";
+    case TransformParam::Tag: return "tag";
+    case TransformParam::TagMap: return "tag_map";
+    case TransformParam::Text: return "text";
+    case TransformParam::KeywordMap: return "keyword_map";
+  }
+  return "string";
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_loom, m) {
+  m.doc() = "Loom's C++ core (see the loom package for the Python API)";
+
+  // C++ exceptions as Python exceptions of the same names, LoomError at the root
+  static py::exception<Error> loom_error(m, "LoomError");
+  static py::exception<ParseError> parse_error(m, "ParseError", loom_error.ptr());
+  static py::exception<TransformError> transform_error(m, "TransformError", loom_error.ptr());
+  static py::exception<KernelError> kernel_error(m, "KernelError", loom_error.ptr());
+  static py::exception<CudaError> cuda_error(m, "CudaError", loom_error.ptr());
+  static py::exception<ArgumentError> argument_error(m, "ArgumentError", loom_error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ParseError& e) {
+      parse_error(e.what());
+    } catch (const TransformError& e) {
+      transform_error(e.what());
+    } catch (const KernelError& e) {
+      kernel_error(e.what());
+    } catch (const CudaError& e) {
+      cuda_error(e.what());
+    } catch (const ArgumentError& e) {
+      argument_error(e.what());
+    } catch (const Error& e) {
+      loom_error(e.what());
+    } catch (const DomainSyntaxError& e) {
+      parse_error(e.what());
+    }
+  });
+
+  py::class_<LoopKernel>(m, "Kernel")
+      .def_readonly("name", &LoopKernel::name)
+      .def("__str__", &LoopKernel::str)
+      .def("inames", &LoopKernel::all_inames)
+      .def("parameters", &LoopKernel::parameters)
+      .def("argument_names", [](const LoopKernel& k) {
+        std::vector<std::string> r;
+        for (auto& a : k.arguments) r.push_back(a.name);
+        return r;
+      })
+      .def("written_arrays", [](const LoopKernel& k) {
+        std::vector<std::string> r;
+        for (auto& a : k.arguments)
+          if (a.kind == Argument::Array && k.is_written(a.name)) r.push_back(a.name);
+        return r;
+      })
+      .def("iname_tag", [](const LoopKernel& k, const std::string& n) { return k.tag_of(n).str(); })
+      .def("temporary_names", [](const LoopKernel& k) {
+        std::vector<std::string> r;
+        for (auto& [n, t] : k.temporaries) r.push_back(n);
+        return r;
+      });
+
+  m.def("parse_kernel", [](const std::string& text, const std::string& filename) {
+    KernelFile f = parse_kernel_text(text, filename);
+    return apply_transforms(f.kernel, f.transforms);
+  });
+
+  m.def("transforms", [] {
+    py::list out;
+    for (auto& t : transform_registry().all()) {
+      py::list params;
+      for (auto& p : t.params) params.append(py::make_tuple(p.name, kind_name(p.kind), p.required, p.help));
+      out.append(py::make_tuple(t.name, t.doc, params));
+    }
+    return out;
+  });
+
+  m.def("apply_transform", [](const LoopKernel& k, const std::string& name, const std::vector<std::string>& positional,
+                              const std::map<std::string, std::string>& keyword) {
+    TransformStep step;
+    step.name = name;
+    step.positional = positional;
+    step.keyword = keyword;
+    return apply_transform(k, step);
+  });
+
+  m.def("cuda_source", [](const LoopKernel& k) { return cuda::print_source(generate(k)); });
+  m.def("gpu_available", [] { return cuda::gpu_available(); });
+  m.def("has_cpu_target", [] {
+#ifdef LOOM_HAS_CPU_TARGET
+    return true;
+#else
+    return false;
+#endif
+  });
+
+  py::class_<Compiled, std::shared_ptr<Compiled>>(m, "Compiled")
+      .def_readonly("target", &Compiled::target)
+      .def("source", [](const Compiled& c) -> std::string {
+        if (c.gpu) return c.gpu->source();
+#ifdef LOOM_HAS_CPU_TARGET
+        if (c.cpu) return c.cpu->ir();
+#endif
+        return "";
+      });
+  m.def("compile", &compile_for);
+  m.def("run_host", &run_host);
+  m.def("run_device", &run_device);
+}

@@ -1,0 +1,146 @@
+"""The loom package as a loopy user meets it: make_kernel, transformations
+from the registry, calls on NumPy arrays (CPU target, interpreter; the GPU
+where there is one), errors as Python exceptions, and the README's example."""
+import inspect
+import os
+import re
+
+import numpy as np
+import pytest
+
+import loom as lp
+from conftest import SOURCE_DIR
+
+HOST_TARGETS = ["cpu", "interpreter"] if lp._loom.has_cpu_target() else ["interpreter"]
+
+
+def test_make_kernel_split_tag_and_call_matches_numpy():
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i] + 1")
+    knl = lp.split_iname(knl, "i", 128, outer_tag="g.0", inner_tag="l.0")
+    for n in (1, 127, 128, 1000):
+        a = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        for target in HOST_TARGETS:
+            (out,) = knl(a=a, target=target)
+            np.testing.assert_allclose(out, 2 * a + 1, rtol=1e-6)
+
+
+def test_loopys_call_form_and_outputs_passed_in():
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = a[i] * a[i]")
+    a = np.arange(10, dtype=np.float32)
+    out = np.full(10, np.nan, dtype=np.float32)  # poisoned: every element must be written
+    evt, (res,) = knl(None, a=a, out=out)
+    assert evt is None and res is out
+    np.testing.assert_array_equal(out, a * a)
+
+
+def test_kernels_are_immutable_values():
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = a[i]")
+    split = lp.split_iname(knl, "i", 4)
+    assert "i" in knl.all_inames and "i_outer" not in knl.all_inames
+    assert "i_outer" in split.all_inames
+    (out,) = knl(a=np.ones(5, dtype=np.float32))  # the original still works
+    assert out.sum() == 5
+
+
+def test_every_registered_transformation_is_a_function_with_help():
+    names = lp.transform_names()
+    assert {"split_iname", "tag_inames", "add_prefetch", "fix_parameters", "assume"} <= set(names)
+    for name in names:
+        fn = getattr(lp, name)
+        assert fn.__doc__ and name in lp.__all__
+        assert list(inspect.signature(fn).parameters)[0] == "kernel"
+    sig = inspect.signature(lp.split_iname)
+    assert sig.parameters["outer_tag"].default is None
+    assert sig.parameters["inner_length"].default is inspect.Parameter.empty
+
+
+def test_tag_forms_fix_parameters_and_assume():
+    knl = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < m}", "out[i, j] = a[i, j] + 1")
+    for tags in ({"i": "g.0", "j": "l.0"}, "i:g.0, j:l.0", [("i", "g.0"), ("j", "l.0")]):
+        t = lp.tag_inames(knl, tags)
+        assert (t.iname_tag("i"), t.iname_tag("j")) == ("g.0", "l.0")
+    fixed = lp.fix_parameters(knl, n=3, m=4)
+    (out,) = fixed(a=np.zeros((3, 4), dtype=np.float32))
+    assert out.shape == (3, 4) and (out == 1).all()
+    assumed = lp.assume(knl, "n >= 1 and m mod 4 = 0")
+    with pytest.raises(lp.ArgumentError, match="assumptions"):
+        assumed(a=np.zeros((2, 3), dtype=np.float32))
+
+
+def test_argument_declarations_and_temporaries():
+    knl = lp.make_kernel(
+        "{[i, j]: 0 <= i < n and 0 <= j < 4}",
+        """
+        <float32> acc = 0 {id=init, inames=i}
+        acc = acc + w[j] * x[i, j] {id=upd, dep=init}
+        out[i] = acc * alpha {dep=upd}
+        """,
+        [lp.GlobalArg("x", np.float32, shape=("n", 4)), lp.GlobalArg("w", np.float32, shape=(4,)),
+         lp.GlobalArg("out", np.float32, shape="n"), lp.ValueArg("alpha", np.float32), "..."],
+        name="weighted")
+    assert knl.name == "weighted"
+    x = np.random.default_rng(1).standard_normal((7, 4)).astype(np.float32)
+    w = np.arange(4, dtype=np.float32)
+    (out,) = knl(x=x, w=w, alpha=0.5)
+    np.testing.assert_allclose(out, 0.5 * (x @ w), rtol=1e-5)
+
+
+def test_prefetched_matmul_from_python():
+    knl = lp.make_kernel("{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}", "c[i, j] = sum(k, a[i, k] * b[k, j])")
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.1", inner_tag="l.1")
+    knl = lp.split_iname(knl, "j", 16, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.split_iname(knl, "k", 16)
+    knl = lp.add_prefetch(knl, "a", "i_inner,k_inner", default_tag="l.auto")
+    knl = lp.add_prefetch(knl, "b", ["k_inner", "j_inner"])
+    assert "a_fetch" in knl.temporary_variables
+    code = lp.generate_code_v2(knl).device_code()
+    assert "__shared__ float a_fetch[256]" in code and code.count("__syncthreads()") == 2
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((33, 45)).astype(np.float32)
+    b = rng.standard_normal((45, 17)).astype(np.float32)
+    (c,) = knl(a=a, b=b, target=HOST_TARGETS[0])
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_errors_are_python_exceptions_with_loom_messages():
+    with pytest.raises(lp.ParseError, match=r"<instructions>:2:16: expected an expression, found '\*'"):
+        lp.make_kernel("{[i]: 0 <= i < n}", ["x[i] = 1", "out[i] = a[i] +* 2"])
+    with pytest.raises(lp.ParseError, match=r"<domains>:1:"):
+        lp.make_kernel("{[i]: 0 <= i < 1//0}", "out[i] = 1")
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = a[i]")
+    with pytest.raises(lp.TransformError, match=r"split_iname\('q', 4\) on kernel 'loopy_kernel': no iname 'q'"):
+        lp.split_iname(knl, "q", 4)
+    with pytest.raises(lp.LoomError):
+        lp.split_iname(knl, "q", 4)
+    with pytest.raises(lp.ArgumentError, match="array 'a' must be float32, got float64"):
+        knl(a=np.ones(4))
+    with pytest.raises(lp.ArgumentError, match="C-contiguous"):
+        knl(a=np.ones((4, 2), dtype=np.float32)[:, 0])
+    with pytest.raises(lp.ArgumentError, match="missing input array 'a'"):
+        knl(n=4)
+    with pytest.raises(lp.ArgumentError, match="has no argument 'b'"):
+        knl(a=np.ones(4, dtype=np.float32), b=1)
+    with pytest.raises(TypeError, match="split_iname"):
+        lp.split_iname(knl)
+
+
+@pytest.mark.skipif(not lp._loom.gpu_available(), reason="no GPU")
+def test_gpu_numpy_and_cuda_tensors():
+    torch = pytest.importorskip("torch")
+    knl = lp.split_iname(lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]"), "i", 256, outer_tag="g.0", inner_tag="l.0")
+    a = np.arange(1000, dtype=np.float32)
+    (out,) = knl(a=a, target="cuda")
+    np.testing.assert_array_equal(out, 2 * a)
+    ta = torch.arange(1000, dtype=torch.float32, device="cuda")
+    tout = torch.full_like(ta, float("nan"))
+    (res,) = knl(a=ta, out=tout)
+    torch.cuda.synchronize()
+    assert res is tout and torch.equal(tout, 2 * ta)
+
+
+def test_readme_python_example_runs_as_written():
+    text = open(os.path.join(SOURCE_DIR, "README.md")).read()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks, "the README has a Python example"
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
