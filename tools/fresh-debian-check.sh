@@ -35,6 +35,13 @@ if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
     || { tail -20 /tmp/loom-debootstrap.log; exit 1; }
 fi
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# the host's CA bundle (a machine behind a TLS proxy trusts its CA; pip in the root must too)
+host_ca=${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}
+ca_env=""
+if [ -f "$host_ca" ]; then
+  mkdir -p "$ROOT/etc/ssl/certs" && cp "$host_ca" "$ROOT/etc/ssl/certs/host-ca-bundle.crt"
+  ca_env="SSL_CERT_FILE=/etc/ssl/certs/host-ca-bundle.crt PIP_CERT=/etc/ssl/certs/host-ca-bundle.crt"
+fi
 mount -t proc proc "$ROOT/proc"
 mount --bind /dev "$ROOT/dev"
 mount --bind /dev/pts "$ROOT/dev/pts"
@@ -51,5 +58,5 @@ git -C "$REPO" archive HEAD | tar -x -C "$ROOT/src"
 
 echo "== make test inside the fresh root (it installs its own packages)"
 # a minimal root has no make: the README's one prerequisite beside apt
-chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root CI=true bash -c \
+chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root CI=true $ca_env bash -c \
   'ldconfig; command -v make >/dev/null || { apt-get update -qq && apt-get install -y -qq make >/dev/null; }; cd /src && make test'

@@ -3,8 +3,11 @@
 // its variables in that instruction's order (hardware inames, then loops
 // outer to inner): there it is a loop bound (a*x >= -rest), or, when all its
 // variables are hardware inames and parameters, a guard around the kernel
-// body. A loop holding several instructions needs the same bounds for all of
-// them. Hardware extents come from interval reasoning over the constraints
+// body. Where the instructions of a loop (or of a top-level item) need
+// different bounds (guards), the loop runs over their bounds with the thread
+// inames set to the ends that loosen them, which must then agree, and each
+// instruction keeps its exact ones as a guard of its own (a tile fetch beside
+// the update that reads it). Hardware extents come from interval reasoning over the constraints
 // (a sound box; exact for the tiles split_iname makes), and guards the launch
 // box already implies are dropped.
 #include "fast_path.h"
@@ -15,6 +18,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 
 namespace loom::codegen {
 
@@ -53,23 +57,33 @@ class FastPath {
   FastResult run() {
     FastResult r;
     compute_hardware(r);
-    // guards over hardware inames and parameters, per top-level item (all
-    // instructions inside one item need the same); consecutive items with
-    // the same guards share one if. A barrier has no guard (every thread
-    // reaches it); guards are uniform across a block or per thread, never
-    // around a barrier.
+    // guards over hardware inames and parameters, per top-level item: those
+    // all its instructions share go around the item, the rest of each
+    // instruction's go around that instruction alone (residual guards, inside
+    // its loops); consecutive items with the same guards share one if. A
+    // barrier has no guard (every thread reaches it); guards are uniform
+    // across a block or per thread, never around a barrier.
     std::vector<std::pair<std::set<Constraint>, StmtPtr>> parts;
     for (auto& item : L_.items) {
       std::vector<const Instruction*> stmts;
       statements_in({item}, stmts);
-      std::optional<std::set<Constraint>> guards;
+      std::map<std::string, std::set<Constraint>> own;
+      std::optional<std::set<Constraint>> guards;  // the common ones
       for (auto* insn : stmts) {
-        std::set<Constraint> g;
+        std::set<Constraint>& g = own[insn->id];
         for (auto& c : statement_constraints_.at(insn->id))
           if (level(*insn, c) < 0 && !implied_by_launch(c)) g.insert(c);
-        if (guards && *guards != g) throw Fail{"instructions in one loop need different guards"};
-        guards = g;
+        if (!guards) {
+          guards = g;
+        } else {
+          std::set<Constraint> common;
+          std::set_intersection(guards->begin(), guards->end(), g.begin(), g.end(), std::inserter(common, common.end()));
+          guards = common;
+        }
       }
+      for (auto* insn : stmts)
+        for (auto& c : own[insn->id])
+          if (!guards->count(c)) add_residual(*insn, c);
       StmtPtr code = make_block(items({item}));
       if (!parts.empty() && parts.back().first == *guards) {
         auto b = parts.back().second;
@@ -222,6 +236,8 @@ class FastPath {
       std::vector<const Instruction*> stmts;
       statements_in(it.body, stmts);
       std::optional<std::set<Constraint>> mine;
+      std::vector<std::pair<const Instruction*, std::set<Constraint>>> per_stmt;
+      bool differ = false;
       for (auto* insn : stmts) {
         const auto& loops = L_.loop_inames.at(insn->id);
         int pos = int(std::find(loops.begin(), loops.end(), it.name) - loops.begin());
@@ -232,9 +248,11 @@ class FastPath {
           else if (lv > pos && c.coef.count(it.name))
             if (auto r = relax(*insn, c, pos)) s.insert(*r);  // a bound through deeper loops
         }
-        if (mine && *mine != s) throw Fail{"instructions in loop '" + it.name + "' have different bounds"};
+        per_stmt.push_back({insn, s});
+        if (mine && *mine != s) differ = true;
         mine = s;
       }
+      if (differ) mine = loosened_bounds(it.name, per_stmt);
       std::vector<Constraint> cs(mine->begin(), mine->end());
       Bounds b = bounds(it.name, cs);
       if (b.lower.empty() || b.upper.empty()) throw Fail{"loop '" + it.name + "' is unbounded"};
@@ -262,6 +280,46 @@ class FastPath {
       out.push_back(make_for(it.name, fold("max", b.lower), cond, 1, body));
     }
     return out;
+  }
+
+  // Bounds of loop x when its instructions' bounds differ: each bound with
+  // its hardware inames set to the end of their launch range that loosens it
+  // (a thread-independent superset of every instruction's range); where those
+  // agree they bound the loop, and each instruction keeps its exact bounds
+  // as residual guards around itself.
+  std::set<Constraint> loosened_bounds(const std::string& x,
+                                       const std::vector<std::pair<const Instruction*, std::set<Constraint>>>& per_stmt) {
+    std::optional<std::set<Constraint>> loose;
+    for (auto& [insn, cs] : per_stmt) {
+      std::set<Constraint> l;
+      for (auto& c : cs) {
+        Constraint r = c;
+        for (auto& [v, a] : c.coef) {
+          if (v == x || !hw_.count(v)) continue;
+          auto it = launch_.find(v);
+          if (it == launch_.end()) throw Fail{"instructions in loop '" + x + "' have different bounds"};
+          int64_t end = a > 0 ? it->second.second : it->second.first;
+          if (end == INT64_MAX || end == INT64_MIN) throw Fail{"instructions in loop '" + x + "' have different bounds"};
+          r.coef.erase(v);
+          r.constant += a * end;
+        }
+        l.insert(r);
+      }
+      if (loose && *loose != l) throw Fail{"instructions in loop '" + x + "' have different bounds"};
+      loose = l;
+    }
+    for (auto& [insn, cs] : per_stmt)
+      for (auto& c : cs)
+        if (!loose->count(c)) add_residual(*insn, c);
+    return *loose;
+  }
+
+  void add_residual(const Instruction& insn, const Constraint& c) {
+    if (insn.kind == Instruction::Barrier) {
+      for (auto& [v, a] : c.coef)
+        if (k_.tag_of(v).kind == InameTag::Local) throw Fail{"a barrier under a guard that depends on the thread"};
+    }
+    residual_[insn.id].insert(c);
   }
 
   // c with each variable deeper than loop position `pos` replaced by the end
@@ -359,13 +417,24 @@ class FastPath {
   }
 
   StmtPtr statement(const Instruction& insn) {
-    if (insn.kind == Instruction::Barrier) return make_barrier();
-    if (insn.kind == Instruction::NoOp) return make_block({});
-    StmtPtr s = make_assign(insn.id, insn.lhs, insn.rhs);
+    StmtPtr s;
+    if (insn.kind == Instruction::Barrier) s = make_barrier();
+    else if (insn.kind == Instruction::NoOp) return make_block({});
+    else s = make_assign(insn.id, insn.lhs, insn.rhs);
     if (!insn.predicates.empty()) {
       Expr c;
       for (auto& p : insn.predicates) c = c.defined() ? make_binary(BinOp::And, c, p, types::boolean) : p;
       s = make_if(c, s);
+    }
+    // the instruction's own guards where its loops or item are shared with others
+    if (auto r = residual_.find(insn.id); r != residual_.end()) {
+      Expr c;
+      for (auto& g : r->second) {
+        if (implied_by_ranges(g)) continue;
+        Expr e = as_condition(g);
+        c = c.defined() ? make_binary(BinOp::And, c, e, types::boolean) : e;
+      }
+      if (c.defined()) s = make_if(c, s);
     }
     return s;
   }
@@ -548,6 +617,7 @@ class FastPath {
   Type it_;
   std::vector<std::vector<Constraint>> domain_constraints_;
   std::map<std::string, std::vector<Constraint>> statement_constraints_;
+  std::map<std::string, std::set<Constraint>> residual_;  // per instruction: guards of its own
   std::set<std::string> hw_;
   std::vector<std::string> order_;
   std::map<std::string, Expr> memo_;

@@ -189,9 +189,8 @@ LoopKernel place_local_barriers(const LoopKernel& k, Linearization& L) {
       depth = m->loop_level;
       index = body_at(L, b.path, depth).size();
     }
+    // within its loops only: every thread of every block reaches it
     for (size_t d = 0; d < depth; ++d) bar.within_inames.insert(b.loops[d]);
-    for (auto& n : b.insn->within_inames)  // the blocks both run in
-      if (r.tag_of(n).kind == InameTag::Group && a.insn->within_inames.count(n)) bar.within_inames.insert(n);
     bar.depends_on.insert(a.insn->id);
     ScheduleItem item;
     item.kind = ScheduleItem::Insn;
