@@ -39,6 +39,10 @@ using ArgMap = std::map<std::string, ArgValue>;
 // is generated under them). Throws ArgumentError naming the argument.
 std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap& args);
 
+// Whether parameter values meet the kernel's assumptions (calls that break
+// them are refused: code is generated under them).
+bool assumptions_hold(const LoopKernel& k, const std::map<std::string, int64_t>& params);
+
 // The shape an array argument must have for these parameter values.
 std::vector<int64_t> expected_shape(const Argument& a, const std::map<std::string, int64_t>& params);
 

@@ -262,11 +262,23 @@ class FastPath {
         if (auto c = l.as<IntImm>()) range.first = std::max(range.first, c->value);
       for (auto& u : b.upper)
         if (auto c = u.as<IntImm>()) range.second = std::min(range.second, c->value);
+      // residual guards over hardware inames and parameters that every
+      // instruction of this loop has go around the loop, not inside it
+      std::set<Constraint> hoisted = hoistable_residuals(stmts, has_barrier_item(it.body));
+      for (auto* insn : stmts)
+        for (auto& c : hoisted) residual_[insn->id].erase(c);
       ranges_[it.name] = range;
       StmtPtr body = make_block(items(it.body));
       ranges_.erase(it.name);
+      Expr guard;  // the hoisted residual guards, around the loop or its unrolled copies
+      for (auto& c : hoisted) {
+        if (implied_by_ranges(c)) continue;
+        Expr e = as_condition(c);
+        guard = guard.defined() ? make_binary(BinOp::And, guard, e, types::boolean) : e;
+      }
       if (it.unroll) {
-        for (auto& s : unrolled(it.name, b, body)) out.push_back(s);
+        StmtPtr copies = make_block(unrolled(it.name, b, body));
+        out.push_back(guard.defined() ? make_if(guard, copies) : copies);
         continue;
       }
       Expr var = make_var(it.name, it_);
@@ -277,9 +289,37 @@ class FastPath {
           c = make_binary(BinOp::Lt, var, bin->a, types::boolean);  // i <= n - 1  ->  i < n
         cond = cond.defined() ? make_binary(BinOp::And, cond, c, types::boolean) : c;
       }
-      out.push_back(make_for(it.name, fold("max", b.lower), cond, 1, body));
+      StmtPtr loop = make_for(it.name, fold("max", b.lower), cond, 1, body);
+      out.push_back(guard.defined() ? make_if(guard, loop) : loop);
     }
     return out;
+  }
+
+  // The residual guards all of stmts share whose variables are hardware inames
+  // and parameters only (none of the loops): they can wrap the loop holding
+  // them. Around a barrier only guards that are the same for the whole block.
+  std::set<Constraint> hoistable_residuals(const std::vector<const Instruction*>& stmts, bool barrier) const {
+    std::optional<std::set<Constraint>> common;
+    for (auto* insn : stmts) {
+      auto r = residual_.find(insn->id);
+      if (r == residual_.end()) return {};
+      std::set<Constraint> mine;
+      for (auto& c : r->second) {
+        bool only_hw = std::all_of(c.coef.begin(), c.coef.end(), [&](auto& v) { return hw_.count(v.first) || !k_.has_iname(v.first); });
+        bool uniform = std::none_of(c.coef.begin(), c.coef.end(), [&](auto& v) { return k_.tag_of(v.first).kind == InameTag::Local; });
+        if (only_hw && (!barrier || uniform) && (!common || common->count(c))) mine.insert(c);
+      }
+      common = mine;
+    }
+    return common.value_or(std::set<Constraint>{});
+  }
+
+  bool has_barrier_item(const std::vector<ScheduleItem>& items) const {
+    for (auto& it : items) {
+      if (it.kind == ScheduleItem::Insn && k_.instruction(it.name).kind == Instruction::Barrier) return true;
+      if (it.kind == ScheduleItem::Loop && has_barrier_item(it.body)) return true;
+    }
+    return false;
   }
 
   // Bounds of loop x when its instructions' bounds differ: each bound with

@@ -88,6 +88,61 @@ std::optional<std::vector<std::vector<AffineConstraint>>> read_domain_constraint
   }
 }
 
+namespace {
+
+// The tightest value the constant bounds of one sign give v (v >= ceil(-c/a)
+// for lower bounds, v <= floor(c/-a) for upper ones), when the bounds of that
+// sign that mention other variables hold wherever v takes that value (checked
+// over the other variables' ranges); nullopt otherwise, or without a constant bound.
+std::optional<int64_t> constant_extreme(const std::string& v, const std::vector<AffineConstraint>& bounds, bool lower,
+                                        const Ranges& ranges) {
+  auto floor_div = [](int64_t p, int64_t q) { return p / q - ((p % q != 0) && ((p < 0) != (q < 0))); };
+  std::optional<int64_t> best;
+  for (auto& c : bounds) {
+    if (c.coef.size() != 1) continue;
+    int64_t a = c.coef.at(v);
+    int64_t b = lower ? -floor_div(c.constant, a) : floor_div(c.constant, -a);  // ceil(-c/a) = -floor(c/a)
+    best = !best ? b : lower ? std::max(*best, b) : std::min(*best, b);
+  }
+  if (!best) return std::nullopt;
+  for (auto& c : bounds) {
+    if (c.coef.size() == 1) continue;
+    // a*v + rest >= 0 must hold for v at the extreme and rest at its smallest
+    __int128 min = __int128(c.coef.at(v)) * *best + c.constant;
+    for (auto& [x, a] : c.coef) {
+      if (x == v) continue;
+      auto it = ranges.find(x);
+      if (it == ranges.end()) return std::nullopt;
+      int64_t end = a > 0 ? it->second.first : it->second.second;
+      if (end == INT64_MIN || end == INT64_MAX) return std::nullopt;
+      min += __int128(a) * end;
+    }
+    if (min < 0) return std::nullopt;
+  }
+  return best;
+}
+
+// cs with v = value; constraints that become constant are dropped when true.
+std::vector<AffineConstraint> substitute_value(const std::vector<AffineConstraint>& cs, const std::string& v, int64_t value) {
+  std::vector<AffineConstraint> out;
+  for (auto c : cs) {
+    auto it = c.coef.find(v);
+    if (it != c.coef.end()) {
+      c.constant += it->second * value;
+      c.coef.erase(it);
+    }
+    if (c.coef.empty()) {
+      if (c.constant >= 0) continue;
+      out.push_back(c);  // never true: kept, so the instruction gets a false guard
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<std::vector<AffineConstraint>> instruction_constraints(
     const LoopKernel& k_, const std::vector<std::vector<AffineConstraint>>& domain_constraints_, const Instruction& insn,
     std::string* why_not) {
@@ -129,18 +184,41 @@ std::optional<std::vector<AffineConstraint>> instruction_constraints(
     // is exact without isl: every constraint on them has coefficient +-1
     // (then such a v exists iff each lower bound is at most each upper bound)
     for (;;) {
+      // an iname to project out: one with unit coefficients first (a tile's
+      // inner iname before the outer one it combines with)
       std::string v;
+      std::set<std::string> not_unit;
       for (auto& c : out)
         for (auto& [x, a] : c.coef)
-          if (v.empty() && k_.has_iname(x) && !insn.within_inames.count(x)) v = x;
+          if (a != 1 && a != -1) not_unit.insert(x);
+      for (int pass = 0; pass < 2 && v.empty(); ++pass)
+        for (auto& c : out)
+          for (auto& [x, a] : c.coef)
+            if (v.empty() && k_.has_iname(x) && !insn.within_inames.count(x) && (pass == 1 || !not_unit.count(x))) v = x;
       if (v.empty()) break;
       std::vector<AffineConstraint> lower, upper, rest;
+      bool unit = true;
       for (auto& c : out) {
         auto it = c.coef.find(v);
         if (it == c.coef.end()) rest.push_back(c);
-        else if (it->second == 1) lower.push_back(c);
-        else if (it->second == -1) upper.push_back(c);
+        else if (it->second > 0) lower.push_back(c);
+        else upper.push_back(c);
+        if (it != c.coef.end() && it->second != 1 && it->second != -1) unit = false;
+      }
+      if (!unit) {
+        // Other coefficients (a register tile's 8*io + ii): exact when all of v's
+        // lower bounds, or all its upper bounds, are constants. Then some v exists
+        // iff the extreme value does (v = max of the constant lower bounds: every
+        // other constraint on v is an upper bound, loosest there), so substitute it.
+        Ranges ranges;
+        for (auto& c : out)
+          for (auto& [x, a] : c.coef)
+            if (x != v) ranges[x] = {INT64_MIN, INT64_MAX};
+        propagate_ranges(out, ranges);
+        if (auto e = constant_extreme(v, lower, true, ranges)) out = substitute_value(out, v, *e);
+        else if (auto e2 = constant_extreme(v, upper, false, ranges)) out = substitute_value(out, v, *e2);
         else throw Fail{"instruction '" + insn.id + "' needs a projection of iname '" + v + "'"};
+        continue;
       }
       for (auto& l : lower)
         for (auto& u : upper) {  // (v + lr >= 0) and (-v + ur >= 0)  ->  lr + ur >= 0

@@ -124,6 +124,15 @@ std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap
   return params;
 }
 
+bool assumptions_hold(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
+  try {
+    check_assumptions(k, params);
+    return true;
+  } catch (const ArgumentError&) {
+    return false;
+  }
+}
+
 HostArray::HostArray(Type t, std::vector<int64_t> s, int64_t storage) : dtype(t), shape(std::move(s)) {
   elements = std::max<int64_t>(storage >= 0 ? storage : element_count(shape), 0);
   bytes.assign(size_t(elements) * size_t(t.bytes()), 0);

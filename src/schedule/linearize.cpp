@@ -124,25 +124,60 @@ class Linearizer {
     return "";
   }
 
+  // The loop's contents: instructions needing this loop next, whose
+  // dependencies are met before the loop or inside it.
+  std::set<int> loop_group(const std::string& loop, const std::vector<std::string>& active, const std::vector<int>& todo,
+                           const std::vector<bool>& done) const {
+    std::set<int> group;
+    for (int i : todo)
+      if (next_loop(i, active) == loop) group.insert(i);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto it = group.begin(); it != group.end();) {
+        if (!deps_met(*it, done, group)) {
+          it = group.erase(it);
+          changed = true;
+        } else {
+          ++it;
+        }
+      }
+      // A value made inside the loop must be used in the same loop: an
+      // instruction that also runs in this loop but has to wait keeps
+      // what it depends on out of this loop instance too. Not for ILP loops:
+      // privatize_ilp gave every private value made in them one copy per
+      // iteration, so a later instance of the loop finds it (a register
+      // tile's init, its updates inside a k loop, its store).
+      if (k_.tag_of(loop).is_ilp()) continue;
+      for (int y : todo) {
+        if (group.count(y) || std::find(loops_[y].begin(), loops_[y].end(), loop) == loops_[y].end()) continue;
+        for (auto& d : k_.instructions[y].depends_on)
+          if (group.erase(index_.at(d))) changed = true;
+      }
+    }
+    return group;
+  }
+
   std::vector<ScheduleItem> schedule(std::vector<int> todo, const std::vector<std::string>& active,
                                      std::vector<bool>& done) {
     std::vector<ScheduleItem> items;
     while (!todo.empty()) {
       // ready: dependencies done. Prefer what needs no new loop (so loops
       // open once, with everything ready to go in), then highest priority,
-      // then text order.
-      int pick = -1;
-      for (int i : todo) {
-        if (!deps_met(i, done, {})) continue;
-        auto key = [&](int x) { return std::make_pair(next_loop(x, active).empty(), k_.instructions[x].priority); };
-        if (pick < 0 || key(i) > key(pick)) pick = i;
-      }
-      if (pick < 0) {
+      // then text order. A ready instruction whose loop cannot take it yet
+      // (what depends on it there waits for something outside) gives way to
+      // the next one (a tile fetch waits for the accumulator's init).
+      std::vector<int> ready;
+      for (int i : todo)
+        if (deps_met(i, done, {})) ready.push_back(i);
+      auto key = [&](int x) { return std::make_pair(next_loop(x, active).empty(), k_.instructions[x].priority); };
+      std::stable_sort(ready.begin(), ready.end(), [&](int a, int b) { return key(a) > key(b); });
+      if (ready.empty()) {
         std::string ids;
         for (int i : todo) ids += (ids.empty() ? "" : ", ") + k_.instructions[i].id;
         throw KernelError("kernel '" + k_.name + "': cannot order instructions " + ids +
                           ": their dependencies form a cycle or need an instruction of another loop nest");
       }
+      int pick = ready[0];
       std::string loop = next_loop(pick, active);
       if (loop.empty()) {
         done[pick] = true;
@@ -150,33 +185,15 @@ class Linearizer {
         todo.erase(std::find(todo.begin(), todo.end(), pick));
         continue;
       }
-      // the loop's contents: instructions needing this loop next, whose
-      // dependencies are met before the loop or inside it
       std::set<int> group;
-      for (int i : todo)
-        if (next_loop(i, active) == loop) group.insert(i);
-      for (bool changed = true; changed;) {
-        changed = false;
-        for (auto it = group.begin(); it != group.end();) {
-          if (!deps_met(*it, done, group)) {
-            it = group.erase(it);
-            changed = true;
-          } else {
-            ++it;
-          }
-        }
-        // A value made inside the loop must be used in the same loop: an
-        // instruction that also runs in this loop but has to wait keeps
-        // what it depends on out of this loop instance too.
-        for (int y : todo) {
-          if (group.count(y) || std::find(loops_[y].begin(), loops_[y].end(), loop) == loops_[y].end()) continue;
-          for (auto& d : k_.instructions[y].depends_on)
-            if (group.erase(index_.at(d))) changed = true;
-        }
+      for (int candidate : ready) {
+        loop = next_loop(candidate, active);
+        group = loop_group(loop, active, todo, done);
+        if (!group.empty()) break;
       }
       if (group.empty())
         throw KernelError("kernel '" + k_.name + "': cannot place instruction '" + k_.instructions[pick].id + "' in loop '" +
-                          loop + "': what depends on it in that loop waits for an instruction outside it");
+                          next_loop(pick, active) + "': what depends on it in that loop waits for an instruction outside it");
       std::vector<int> inner(group.begin(), group.end());
       std::vector<std::string> act = active;
       act.push_back(loop);

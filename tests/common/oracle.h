@@ -39,6 +39,21 @@ inline std::vector<std::string> example_names() {
   return names;
 }
 
+// Parameter sets for an example: each of `sizes` for every parameter (m
+// gets size + m_offset), those the transformed kernel's assumptions allow,
+// and the file's defaults (which must meet them).
+inline std::vector<std::map<std::string, int64_t>> example_sizes(const KernelFile& f, const LoopKernel& transformed,
+                                                                  const std::vector<int64_t>& sizes, int64_t m_offset = 0) {
+  std::vector<std::map<std::string, int64_t>> out;
+  for (int64_t size : sizes) {
+    std::map<std::string, int64_t> p;
+    for (auto& name : f.kernel.parameters()) p[name] = size + (name == "m" ? m_offset : 0);
+    if (assumptions_hold(transformed, p)) out.push_back(p);
+  }
+  if (!f.defaults.empty()) out.push_back(f.defaults);
+  return out;
+}
+
 inline KernelFile example(const std::string& name) { return parse_kernel_file(source_dir() + "/examples/" + name + ".loom"); }
 
 // float16 and bfloat16 through arithmetic, math, casts both ways, comparisons

@@ -51,9 +51,8 @@ TEST(CpuTarget, EveryExampleMatchesTheInterpreter) {
   for (const std::string& name : loom::testing::example_names()) {
     KernelFile f = loom::testing::example(name);
     LoopKernel t = apply_transforms(f.kernel, f.transforms);
-    for (int64_t size : {0, 1, 19, 70}) {
-      std::map<std::string, int64_t> params;
-      for (auto& p : f.kernel.parameters()) params[p] = size + (p == "m" ? 3 : 0);
+    for (auto& params : loom::testing::example_sizes(f, t, {0, 1, 19, 70}, 3)) {
+      std::string size = std::to_string(params.begin()->second);
       EXPECT_EQ(cpu_vs_interpreter(f.kernel, f.kernel, params), "") << name << " untransformed, size " << size;
       EXPECT_EQ(cpu_vs_interpreter(f.kernel, t, params), "") << name << " transformed, size " << size;
       EXPECT_EQ(cpu_vs_interpreter(f.kernel, t, params, 1), "") << name << " one thread, size " << size;

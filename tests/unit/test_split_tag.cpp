@@ -127,9 +127,8 @@ TEST(SplitOracle, TaggedExamplesMatchTheirUntransformedKernels) {
   for (const std::string& name : loom::testing::example_names()) {
     KernelFile f = loom::testing::example(name);
     LoopKernel t = apply_transforms(f.kernel, f.transforms);
-    std::map<std::string, int64_t> small;
-    for (auto& p : f.kernel.parameters()) small[p] = 37;  // not a multiple of any split
-    EXPECT_SAME_RESULTS(f.kernel, t, small) << name;
+    // 37: not a multiple of any split (where the assumptions allow it), and the file's defaults
+    for (auto& p : loom::testing::example_sizes(f, t, {37})) EXPECT_SAME_RESULTS(f.kernel, t, p) << name;
   }
 }
 
