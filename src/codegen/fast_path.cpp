@@ -13,6 +13,7 @@
 #include "fast_path.h"
 
 #include "loom/constraints.h"
+#include "loom/isl_util.h"
 
 #include <isl/constraint.h>
 
@@ -72,7 +73,7 @@ class FastPath {
       for (auto* insn : stmts) {
         std::set<Constraint>& g = own[insn->id];
         for (auto& c : statement_constraints_.at(insn->id))
-          if (level(*insn, c) < 0 && !implied_by_launch(c)) g.insert(c);
+          if (level(*insn, c) < 0 && !implied_by_launch(c) && !implied_by_assumptions(c)) g.insert(c);
         if (!guards) {
           guards = g;
         } else {
@@ -254,6 +255,7 @@ class FastPath {
       }
       if (differ) mine = loosened_bounds(it.name, per_stmt);
       std::vector<Constraint> cs(mine->begin(), mine->end());
+      cs = without_redundant_bounds(it.name, cs);
       Bounds b = bounds(it.name, cs);
       if (b.lower.empty() || b.upper.empty()) throw Fail{"loop '" + it.name + "' is unbounded"};
       // constant ends of this loop's range, for dropping implied guards inside it
@@ -268,11 +270,13 @@ class FastPath {
       for (auto* insn : stmts)
         for (auto& c : hoisted) residual_[insn->id].erase(c);
       ranges_[it.name] = range;
+      loop_context_.push_back({it.name, cs});
       StmtPtr body = make_block(items(it.body));
+      loop_context_.pop_back();
       ranges_.erase(it.name);
       Expr guard;  // the hoisted residual guards, around the loop or its unrolled copies
       for (auto& c : hoisted) {
-        if (implied_by_ranges(c)) continue;
+        if (implied_by_ranges(c) || implied_by_assumptions(c)) continue;
         Expr e = as_condition(c);
         guard = guard.defined() ? make_binary(BinOp::And, guard, e, types::boolean) : e;
       }
@@ -291,6 +295,34 @@ class FastPath {
       }
       StmtPtr loop = make_for(it.name, fold("max", b.lower), cond, 1, body);
       out.push_back(guard.defined() ? make_if(guard, loop) : loop);
+    }
+    return out;
+  }
+
+  // Loop x's bounds without those a constant bound of the same side implies
+  // (x >= -(16*k_outer) beside x >= 0; x < l - 16*k_outer beside x <= 15 when
+  // the assumptions make the tile full), so the loop keeps a constant trip
+  // count that the compiler can unroll.
+  std::vector<Constraint> without_redundant_bounds(const std::string& x, const std::vector<Constraint>& cs) {
+    std::optional<int64_t> lo, hi;
+    auto fd = [](int64_t p, int64_t q) { return p / q - ((p % q != 0) && ((p < 0) != (q < 0))); };
+    for (auto& c : cs) {
+      if (c.coef.size() != 1) continue;
+      int64_t a = c.coef.at(x);
+      if (a > 0) lo = std::max(lo.value_or(INT64_MIN), -fd(c.constant, a));
+      else hi = std::min(hi.value_or(INT64_MAX), fd(c.constant, -a));
+    }
+    std::vector<Constraint> out;
+    for (auto& c : cs) {
+      int64_t a = c.coef.at(x);
+      std::optional<int64_t> end = a > 0 ? lo : hi;
+      if (c.coef.size() > 1 && end) {
+        Constraint at = c;  // c where x sits at the constant bound of its side
+        at.coef.erase(x);
+        at.constant += a * *end;
+        if (at.coef.empty() ? at.constant >= 0 : (implied_by_ranges(at) || implied_by_assumptions(at))) continue;
+      }
+      out.push_back(c);
     }
     return out;
   }
@@ -437,7 +469,7 @@ class FastPath {
         Constraint gv = g;  // the guard with x = v
         gv.constant += gv.coef.at(x) * v;
         gv.coef.erase(x);
-        if (implied_by_ranges(gv)) continue;
+        if (implied_by_ranges(gv) || implied_by_assumptions(gv)) continue;
         Expr c = as_condition(gv);
         cond = cond.defined() ? make_binary(BinOp::And, cond, c, types::boolean) : c;
       }
@@ -470,7 +502,7 @@ class FastPath {
     if (auto r = residual_.find(insn.id); r != residual_.end()) {
       Expr c;
       for (auto& g : r->second) {
-        if (implied_by_ranges(g)) continue;
+        if (implied_by_ranges(g) || implied_by_assumptions(g)) continue;
         Expr e = as_condition(g);
         c = c.defined() ? make_binary(BinOp::And, c, e, types::boolean) : e;
       }
@@ -611,6 +643,7 @@ class FastPath {
         s = std::max(s, *chi - *clo + 1);
         launch_[h] = {*clo, *clo + s - 1};
       } else {
+        group_bounds_[h] = {lo, hi};
         Expr size = make_binary(BinOp::Add, make_binary(BinOp::Sub, hi, lo, it_), make_int(1, it_), it_);
         sizes[{0, tag.axis}].push_back(make_call("max", {size, make_int(0, it_)}, it_));
         if (auto v = lo.as<IntImm>()) launch_[h] = {v->value, INT64_MAX};
@@ -652,9 +685,96 @@ class FastPath {
     return implied(c, all);
   }
 
+  // Whether c holds in every launch the kernel's assumptions allow, inside
+  // the enclosing loops (isl: assumptions, launch box, the bounds of the
+  // enclosing loops c mentions, and not-c have no point). Only for kernels
+  // with assumptions (the divisibility that makes a register tile's guards
+  // and a full tile's loop bounds redundant); memoized.
+  bool implied_by_assumptions(const Constraint& c) {
+    if (!k_.assumptions.defined()) return false;
+    const auto params = k_.parameters();
+    auto is_param = [&](const std::string& v) { return std::find(params.begin(), params.end(), v) != params.end(); };
+    // the enclosing loops c needs, with the loops their bounds need in turn (outer first)
+    std::vector<size_t> loops;
+    std::set<std::string> need;
+    for (auto& [v, a] : c.coef) need.insert(v);
+    for (size_t i = loop_context_.size(); i-- > 0;) {
+      if (!need.count(loop_context_[i].first)) continue;
+      loops.insert(loops.begin(), i);
+      for (auto& b : loop_context_[i].second)
+        for (auto& [v, a] : b.coef) need.insert(v);
+    }
+    std::string key_text;
+    auto text_of = [](const Constraint& x) {
+      std::string t;
+      for (auto& [v, a] : x.coef) t += (t.empty() ? "" : " + ") + std::to_string(a) + "*" + v;
+      return (t.empty() ? "0" : t) + " + " + std::to_string(x.constant);
+    };
+    std::string conds = text_of(c) + " < 0";
+    std::string dims;
+    for (auto& h : L_.hardware_inames) dims += (dims.empty() ? "" : ", ") + h;
+    for (size_t i : loops) {
+      dims += (dims.empty() ? "" : ", ") + loop_context_[i].first;
+      for (auto& b : loop_context_[i].second) conds += " and " + text_of(b) + " >= 0";
+    }
+    for (auto& v : need)
+      if (!hw_.count(v) && !is_param(v) &&
+          std::none_of(loops.begin(), loops.end(), [&](size_t i) { return loop_context_[i].first == v; }))
+        return false;  // a variable this check cannot bound
+    std::string p;
+    for (auto& n : params) p += (p.empty() ? "" : ", ") + n;
+    std::string text = "[" + p + "] -> { [" + dims + "] : " + conds + " }";
+    if (auto it = assumed_memo_.find(text); it != assumed_memo_.end()) return it->second;
+    bool& result = assumed_memo_[text];
+    result = false;
+    isl_set* fails = isl_set_read_from_str(isl_context(), text.c_str());
+    if (!fails) return false;
+    isl::set s = isl::manage(fails);
+    isl::set box = launch_box(s.get_space());
+    if (box.is_null()) return false;
+    s = s.intersect(box);
+    isl_set* assumed = isl_set_align_params(k_.assumptions.copy(), isl_set_get_space(s.get()));
+    s = isl::manage(isl_set_intersect_params(s.release(), assumed));
+    result = s.is_empty();
+    return result;
+  }
+
+  // The launch box as an isl set over the hardware inames: local inames in
+  // their constant ranges, group inames between their bounds in the parameters.
+  isl::set launch_box(const isl::space& space) {
+    std::string key = std::to_string(isl_space_dim(space.get(), isl_dim_set));
+    if (auto it = launch_boxes_.find(key); it != launch_boxes_.end()) return it->second;
+    isl_set* box = isl_set_universe(space.copy());
+    for (size_t i = 0; i < L_.hardware_inames.size(); ++i) {
+      const std::string& h = L_.hardware_inames[i];
+      isl_pw_aff* var = isl_pw_aff_var_on_domain(isl_local_space_from_space(space.copy()), isl_dim_set, unsigned(i));
+      isl::pw_aff lo, hi;
+      if (auto g = group_bounds_.find(h); g != group_bounds_.end()) {
+        lo = islu::pw_aff_from_expr(g->second.first, space);
+        hi = islu::pw_aff_from_expr(g->second.second, space);
+      } else if (auto l = launch_.find(h); l != launch_.end()) {
+        lo = islu::pw_aff_from_expr(make_int(l->second.first, it_), space);
+        hi = islu::pw_aff_from_expr(make_int(l->second.second, it_), space);
+      }
+      if (lo.is_null() || hi.is_null()) {
+        isl_pw_aff_free(var);
+        isl_set_free(box);
+        return isl::set();
+      }
+      box = isl_set_intersect(box, isl_pw_aff_ge_set(isl_pw_aff_copy(var), lo.release()));
+      box = isl_set_intersect(box, isl_pw_aff_le_set(var, hi.release()));
+    }
+    launch_boxes_[key] = isl::manage(box);
+    return launch_boxes_[key];
+  }
+
   const LoopKernel& k_;
   const Linearization& L_;
   Type it_;
+  std::map<std::string, std::pair<Expr, Expr>> group_bounds_;  // group iname -> (lowest, highest) in the parameters
+  std::map<std::string, bool> assumed_memo_;                  // by the isl text of the question
+  std::map<std::string, isl::set> launch_boxes_;              // by the number of set dimensions
+  std::vector<std::pair<std::string, std::vector<Constraint>>> loop_context_;  // enclosing loops and their bounds
   std::vector<std::vector<Constraint>> domain_constraints_;
   std::map<std::string, std::vector<Constraint>> statement_constraints_;
   std::map<std::string, std::set<Constraint>> residual_;  // per instruction: guards of its own
