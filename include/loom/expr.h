@@ -248,6 +248,9 @@ std::optional<WarpReduce> as_warp_reduce(const Expr& e);  // when e is such a ca
 // Evaluates an integer expression (shapes, grid sizes, bounds) over variable
 // values; throws Error naming a variable without a value.
 int64_t eval_int(const Expr& e, const std::map<std::string, int64_t>& values);
+// The value of an integer expression without variables; nullopt when it has
+// some (or divides by zero). For hot paths: it does not throw.
+std::optional<int64_t> constant_int(const Expr& e);
 
 // True when e references variable `name` anywhere.
 bool mentions_var(const Expr& e, const std::string& name);

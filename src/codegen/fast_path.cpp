@@ -599,10 +599,7 @@ class FastPath {
 
   // constant subexpressions folded (eval_int succeeds on them)
   Expr fold_constants(const Expr& e) const {
-    try {
-      return make_int(eval_int(e, {}), it_);
-    } catch (const Error&) {
-    }
+    if (auto v = constant_int(e)) return make_int(*v, it_);
     if (auto c = e.as<Call>(); c && c->args.size() == 2) {
       Expr a = fold_constants(c->args[0]), b = fold_constants(c->args[1]);
       return make_call(c->name, {a, b}, it_);
@@ -612,10 +609,7 @@ class FastPath {
 
   // the constant candidate bounds of a local iname (block sizes must be constants)
   std::optional<int64_t> constant_extreme(const Expr& e, bool upper) const {
-    try {
-      return eval_int(e, {});
-    } catch (const Error&) {
-    }
+    if (auto v = constant_int(e)) return v;
     auto c = e.as<Call>();
     if (!c) return std::nullopt;
     auto a = constant_extreme(c->args[0], upper), b = constant_extreme(c->args[1], upper);

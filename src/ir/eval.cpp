@@ -11,6 +11,19 @@ int64_t floor_div(int64_t a, int64_t b) {
 }
 }  // namespace
 
+std::optional<int64_t> constant_int(const Expr& e) {
+  std::vector<std::string> vars;
+  collect_vars(e, vars);
+  bool other = false;  // array accesses and calls eval_int cannot fold
+  for_each_subscript(e, [&](const Subscript&) { other = true; });
+  if (!vars.empty() || other) return std::nullopt;
+  try {
+    return eval_int(e, {});
+  } catch (const Error&) {  // division by zero, or a call eval_int does not know: rare
+    return std::nullopt;
+  }
+}
+
 int64_t eval_int(const Expr& e, const std::map<std::string, int64_t>& v) {
   switch (e.kind()) {
     case ExprKind::Int: return e.as<IntImm>()->value;
