@@ -11,7 +11,7 @@ CMAKE_FLAGS ?=
 PYTHON ?= python3
 VENV = $(BUILD)/venv
 
-.PHONY: all deps pyenv build run test bench clean
+.PHONY: all deps pyenv build run test test-asan bench clean
 
 all: build
 
@@ -34,6 +34,16 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure
+
+# The C++ suite (unit, pinned-CPU, CLI) under AddressSanitizer and
+# UndefinedBehaviorSanitizer, in a build folder of its own. Leak checking is
+# off: the isl context and caches live for the whole process on purpose.
+test-asan: deps
+	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOM_WITH_PYTHON=OFF \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
 
 bench: build
 	$(BUILD)/bench_codegen
