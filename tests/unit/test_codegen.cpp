@@ -204,3 +204,56 @@ TEST(Nvrtc, HalfPrecisionKernelsCompile) {
   KernelFile f = loom::testing::example("vector_add");
   EXPECT_EQ(cuda::print_source(generate(f.kernel)).find("#include"), std::string::npos);
 }
+
+namespace {
+// A 64x64 block tile of a matrix product, 4x4 per thread in registers (ilp),
+// k in steps of 16 through prefetched tiles of a and b.
+LoopKernel register_tiled_matmul(const std::string& tile_tag = "ilp") {
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                             {"a: float32[n, l], b: float32[l, m], c: float32[n, m]", "..."}, "mm");
+  std::string script = "split_iname i 64 outer_tag=g.1\nsplit_iname j 64 outer_tag=g.0\n"
+                       "split_iname i_inner 4 outer_tag=l.1 inner_tag=" + tile_tag + "\n"
+                       "split_iname j_inner 16 outer_tag=" + tile_tag + " inner_tag=l.0\nsplit_iname k 16\n"
+                       "prioritize_loops k_outer,k_inner,i_inner_inner,j_inner_outer\n"
+                       "add_prefetch a i_inner_outer,i_inner_inner,k_inner\nadd_prefetch b k_inner,j_inner_outer,j_inner_inner\n";
+  return apply_transforms(k, parse_transform_script(script));
+}
+}  // namespace
+
+TEST(FastPath, RegisterTilesWithPrefetchesMatchIslAtAwkwardSizes) {
+  // guards everywhere (no assumptions): shared loops with per-instruction guards,
+  // projections of the tile inames (coefficient 4), unrolled guarded copies
+  LoopKernel t = register_tiled_matmul();
+  std::vector<std::map<std::string, int64_t>> sizes{
+      {{"n", 1}, {"m", 1}, {"l", 1}}, {{"n", 70}, {"m", 33}, {"l", 17}}, {{"n", 64}, {"m", 128}, {"l", 48}}};
+  EXPECT_EQ(fast_vs_isl(t, sizes), "");
+  LoopKernel plain = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                                 {"a: float32[n, l], b: float32[l, m], c: float32[n, m]", "..."}, "mm");
+  for (auto& p : sizes) EXPECT_SAME_RESULTS(plain, t, p);  // and what the untransformed kernel computes
+}
+
+TEST(FastPath, AssumptionsRemoveTheGuardsAndTailBoundsOfFullTiles) {
+  LoopKernel full = assume(register_tiled_matmul(), "n mod 64 = 0 and m mod 64 = 0 and l mod 16 = 0 and n >= 64 and m >= 64 and l >= 16");
+  GeneratedKernel g = generate(full);
+  ASSERT_TRUE(g.fast_path) << g.isl_reason;
+  std::string body = to_string(g.body);
+  // the register tile's 16 updates with no guard around them, in a loop of constant trip count
+  EXPECT_NE(body.find("for k_inner = 0; k_inner <= 15"), std::string::npos) << body;
+  size_t guards = 0;
+  for (size_t p = body.find("if "); p != std::string::npos; p = body.find("if ", p + 1)) ++guards;
+  EXPECT_EQ(guards, 2u) << body;  // only the fetches' bounds predicates remain
+  EXPECT_EQ(fast_vs_isl(full, {{{"n", 64}, {"m", 128}, {"l", 32}}}), "");
+}
+
+TEST(Linearize, RegisterTilesNeedIlpSoTheirLoopsMaySplitAroundTheKLoop) {
+  // ilp: the accumulator has one copy per tile element, so init, the k loop and the store
+  // may each have their own instance of the tile loops
+  EXPECT_NO_THROW(generate(register_tiled_matmul("ilp")));
+  // a plain loop has one accumulator: splitting its loop would reuse it, so it is refused
+  try {
+    generate(register_tiled_matmul("for"));
+    FAIL() << "a scalar accumulator split across loop instances was accepted";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot place instruction"), std::string::npos) << e.what();
+  }
+}
