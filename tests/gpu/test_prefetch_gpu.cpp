@@ -4,6 +4,7 @@
 // sizes; the barriers Loom places must make them race-free on real hardware.
 // Skipped where there is no GPU.
 #include "gpu_oracle.h"
+#include "loom/parser.h"
 #include "loom/transforms.h"
 
 using namespace loom;
@@ -34,6 +35,14 @@ TEST(GpuPrefetch, MatmulTilesStencilHaloAndPrivateFetch) {
     EXPECT_EQ(loom::testing::gpu_vs_reference(mm, square, p), "") << n << "x" << m << "x" << l;
     EXPECT_EQ(loom::testing::gpu_vs_reference(mm, wide, p), "") << n << "x" << m << "x" << l;
   }
+  // register tiles (4x4 per thread, ilp) with both operands prefetched: guards everywhere
+  LoopKernel reg = apply_transforms(mm, parse_transform_script(
+      "split_iname i 64 outer_tag=g.1\nsplit_iname j 64 outer_tag=g.0\n"
+      "split_iname i_inner 4 outer_tag=l.1 inner_tag=ilp\nsplit_iname j_inner 16 outer_tag=ilp inner_tag=l.0\n"
+      "split_iname k 16\nprioritize_loops k_outer,k_inner,i_inner_inner,j_inner_outer\n"
+      "add_prefetch a i_inner_outer,i_inner_inner,k_inner\nadd_prefetch b k_inner,j_inner_outer,j_inner_inner\n"));
+  for (auto [n, m, l] : {std::tuple{1, 1, 1}, {70, 33, 17}, {130, 257, 70}})
+    EXPECT_EQ(loom::testing::gpu_vs_reference(mm, reg, {{"n", n}, {"m", m}, {"l", l}}), "") << "register tiles " << n << "x" << m << "x" << l;
   LoopKernel st = make_kernel({"{[i, j]: 1 <= i < n - 1 and 1 <= j < m - 1}"},
                               "out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4 * u[i, j]",
                               {"u: float32[n, m], out: float32[n, m]"}, "stencil");
