@@ -256,7 +256,7 @@ LoopKernel prioritize_loops(const LoopKernel& k, const std::string& inames) {
   auto names = name_list(inames);
   const std::string what = "prioritize_loops('" + inames + "')";
   require_inames(k, what, names);
-  if (names.size() < 2) refuse(k, what, "give at least two inames, outermost first");
+  if (names.size() < 2) return k;  // one iname orders nothing (loopy accepts it too)
   LoopKernel r = k;
   r.loop_priority.push_back(names);
   return r;
