@@ -4,12 +4,7 @@
 # included) and the launch-overhead benchmark. .deps/ as for device-run.sh;
 # .whl/ may carry pytest if the machine lacks it. Logs under $OUT.
 set -uo pipefail
-OUT=${OUT:-device-out}
-mkdir -p "$OUT"
-PREFIX=/tmp/loom-prefix
-mkdir -p $PREFIX
-for f in .deps/*.deb; do dpkg -x "$f" $PREFIX; done
-export LD_LIBRARY_PATH=$PREFIX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+source "$(dirname "$0")/device-env.sh"
 python3 -c "import pytest" 2>/dev/null || { python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site; }
 {
   cmake -S . -B build-py -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$PREFIX/usr -DLOOM_WITH_LLVM=OFF -DLOOM_WITH_PYTHON=ON \

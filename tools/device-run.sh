@@ -5,12 +5,7 @@
 # size and the torch peers. Logs go to $OUT (or ./device-out).
 #   fetch the packages here first:  (cd .deps && apt-get download libisl23 libisl-dev nlohmann-json3-dev libgtest-dev googletest)
 set -uo pipefail
-OUT=${OUT:-device-out}
-mkdir -p "$OUT"
-PREFIX=/tmp/loom-prefix
-mkdir -p $PREFIX
-for f in .deps/*.deb; do dpkg -x "$f" $PREFIX; done
-export LD_LIBRARY_PATH=$PREFIX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+source "$(dirname "$0")/device-env.sh"
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$PREFIX/usr -DLOOM_WITH_LLVM=OFF \

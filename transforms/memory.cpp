@@ -308,14 +308,22 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   return r;
 }
 
+namespace {
+// "local" (or CUDA's "shared"), "private", "global", "auto"
+std::optional<AddressSpace> parse_address_space(const std::string& name) {
+  if (name == "local" || name == "shared") return AddressSpace::Local;
+  if (name == "private") return AddressSpace::Private;
+  if (name == "global") return AddressSpace::Global;
+  if (name == "auto") return AddressSpace::Auto;
+  return std::nullopt;
+}
+}  // namespace
+
 LoopKernel set_temporary_address_space(const LoopKernel& k, const std::string& temporaries, const std::string& space) {
   const std::string what = "set_temporary_address_space('" + temporaries + "', '" + space + "')";
-  AddressSpace s;
-  if (space == "local" || space == "shared") s = AddressSpace::Local;
-  else if (space == "private") s = AddressSpace::Private;
-  else if (space == "global") s = AddressSpace::Global;
-  else if (space == "auto") s = AddressSpace::Auto;
-  else refuse(k, what, "unknown address space '" + space + "' (private, local, global or auto)");
+  auto parsed = parse_address_space(space);
+  if (!parsed) refuse(k, what, "unknown address space '" + space + "' (private, local, global or auto)");
+  AddressSpace s = *parsed;
   LoopKernel r = k;
   auto names = name_list(temporaries);
   if (names.empty()) refuse(k, what, "no temporaries given");
@@ -344,9 +352,9 @@ void register_memory_transforms(TransformRegistry& reg) {
              PrefetchOptions o;
              o.temporary_name = a.str_or("temporary_name", "");
              std::string sp = a.str_or("temporary_address_space", "local");
-             if (sp == "local" || sp == "shared") o.temporary_address_space = AddressSpace::Local;
-             else if (sp == "private") o.temporary_address_space = AddressSpace::Private;
-             else throw TransformError("add_prefetch on kernel '" + k.name + "': temporary_address_space must be local or private, got '" + sp + "'");
+             auto space = parse_address_space(sp);
+             if (!space) throw TransformError("add_prefetch on kernel '" + k.name + "': unknown temporary_address_space '" + sp + "' (local or private)");
+             o.temporary_address_space = *space;  // global/auto: add_prefetch refuses them with the reason
              o.dim_arg_names = a.str_or("dim_arg_names", "");
              o.default_tag = a.str_or("default_tag", "l.auto");
              if (a.has("fetch_outer_inames")) o.fetch_outer_inames = a.str("fetch_outer_inames");
