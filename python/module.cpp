@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -186,6 +187,97 @@ void run_device(Compiled& c, const LoopKernel& k, const py::dict& arrays, const 
   c.gpu->launch(args);
 }
 
+// The per-call path for CUDA tensors that have data_ptr()/shape/dtype
+// (PyTorch): read them from C++, and when shapes, dtypes and scalar values
+// are those of the previous call, launch with that call's parameters and
+// geometry (a cached binding, checked against the key each call). Anything
+// else (NumPy arrays, other objects) returns None and takes the general path.
+class DeviceLauncher {
+ public:
+  DeviceLauncher(std::shared_ptr<Compiled> c, const LoopKernel& k) : c_(std::move(c)), k_(k) {
+    if (!c_->gpu) throw Error("device arrays need the cuda target");
+    for (auto& a : k_.arguments) {
+      if (a.kind == Argument::Array) arrays_.push_back(a.name);
+      else scalars_.push_back(a.name);
+      if (a.kind == Argument::Array && k_.is_written(a.name)) written_.push_back(a.name);
+    }
+  }
+
+  py::object call(const py::dict& kwargs) {
+    if (size_t(PyDict_Size(kwargs.ptr())) > arrays_.size() + scalars_.size()) return py::none();
+    key_now_.clear();
+    for (auto& name : arrays_) {
+      PyObject* o = PyDict_GetItemString(kwargs.ptr(), name.c_str());
+      if (!o || !PyObject_HasAttrString(o, "data_ptr")) return py::none();
+      py::handle t(o);
+      if (!py::cast<bool>(t.attr("is_cuda")) || !py::cast<bool>(t.attr("is_contiguous")())) return py::none();
+      ArrayRef& ref = args_[name].array;
+      args_[name].kind = ArgValue::Array;
+      ref.data = reinterpret_cast<void*>(py::cast<uintptr_t>(t.attr("data_ptr")()));
+      ref.dtype = dtype_of_torch(t.attr("dtype"));
+      py::tuple shape = t.attr("shape");
+      ref.shape.resize(shape.size());
+      for (size_t d = 0; d < shape.size(); ++d) ref.shape[d] = py::cast<int64_t>(shape[d]);
+      key_now_.push_back(int64_t(ref.dtype.kind));
+      key_now_.push_back(int64_t(ref.shape.size()));
+      key_now_.insert(key_now_.end(), ref.shape.begin(), ref.shape.end());
+    }
+    for (auto& name : scalars_) {
+      PyObject* o = PyDict_GetItemString(kwargs.ptr(), name.c_str());
+      if (!o) continue;  // a parameter the shapes give
+      ArgValue& v = args_[name];
+      if (PyFloat_Check(o)) {
+        v = ArgValue::of_float(PyFloat_AsDouble(o));
+        int64_t bits;
+        std::memcpy(&bits, &v.f, sizeof bits);
+        key_now_.push_back(bits);
+      } else {
+        v = ArgValue::of_int(py::cast<int64_t>(py::handle(o)));
+        key_now_.push_back(v.i);
+      }
+    }
+    {
+      py::gil_scoped_release release;
+      if (!bound_ || key_now_ != key_) {
+        params_ = bind_parameters(k_, args_);  // the checks: dtypes, shapes, assumptions
+        dims_ = launch_dims(c_->gpu->generated(), params_);
+        key_ = key_now_;
+        bound_ = true;
+      }
+      c_->gpu->launch_bound(args_, params_, dims_);
+    }
+    py::tuple out(written_.size());
+    for (size_t i = 0; i < written_.size(); ++i) out[i] = kwargs[py::str(written_[i])];
+    return std::move(out);
+  }
+
+ private:
+  Type dtype_of_torch(const py::handle& dtype) {
+    auto it = torch_dtypes_.find(dtype.ptr());
+    if (it != torch_dtypes_.end()) return it->second;
+    static const std::map<std::string, Type> names{
+        {"torch.float32", types::float32}, {"torch.float64", types::float64}, {"torch.float16", Type{ScalarKind::Float16}},
+        {"torch.bfloat16", Type{ScalarKind::BFloat16}}, {"torch.int32", types::int32}, {"torch.int64", types::int64},
+        {"torch.int8", Type{ScalarKind::Int8}}, {"torch.int16", Type{ScalarKind::Int16}}, {"torch.uint8", Type{ScalarKind::UInt8}},
+        {"torch.bool", types::boolean}};
+    std::string n = py::cast<std::string>(py::str(dtype));
+    auto nt = names.find(n);
+    if (nt == names.end()) throw ArgumentError("unsupported tensor dtype '" + n + "'");
+    torch_dtypes_[dtype.ptr()] = nt->second;  // dtype objects are singletons that live as long as torch
+    return nt->second;
+  }
+
+  std::shared_ptr<Compiled> c_;
+  LoopKernel k_;
+  std::vector<std::string> arrays_, scalars_, written_;
+  ArgMap args_;
+  std::vector<int64_t> key_, key_now_;
+  std::map<std::string, int64_t> params_;
+  LaunchDims dims_;
+  bool bound_ = false;
+  std::map<PyObject*, Type> torch_dtypes_;
+};
+
 std::string kind_name(TransformParam::Kind k) {
   switch (k) {
     case TransformParam::String: return "string";
@@ -296,6 +388,9 @@ PYBIND11_MODULE(_loom, m) {
 #endif
         return "";
       });
+  py::class_<DeviceLauncher>(m, "DeviceLauncher")
+      .def(py::init<std::shared_ptr<Compiled>, const LoopKernel&>())
+      .def("__call__", &DeviceLauncher::call);
   m.def("compile", &compile_for);
   m.def("run_host", &run_host);
   m.def("run_device", &run_device);

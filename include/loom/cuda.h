@@ -5,6 +5,7 @@
 // driver and GPU, raises CudaError saying which library or device is missing.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,6 +82,10 @@ class CudaKernel {
   // Launches on device arrays (ArrayRef::data are device pointers);
   // parameters are inferred from shapes. Returns the launch geometry used.
   LaunchDims launch(const ArgMap& device_args);
+  // The launch itself, for callers that bound these arguments before (the
+  // parameters and geometry launch() computed for the same shapes and
+  // values): skips the binding and its checks.
+  void launch_bound(const ArgMap& device_args, const std::map<std::string, int64_t>& params, const LaunchDims& dims);
   // What the driver reports for the loaded function (loads it; needs a GPU).
   struct Attributes {
     int registers = -1, local_bytes = -1, max_threads_per_block = -1;

@@ -174,6 +174,7 @@ class LoopKernel:
         self._core = core
         self.target = target
         self._compiled = {}
+        self._launcher = None
 
     @property
     def name(self):
@@ -214,6 +215,10 @@ class LoopKernel:
         GPU and back; CUDA tensors (PyTorch, CuPy: __cuda_array_interface__) run in
         place on the GPU. Returns the written arrays in argument order; with a
         queue as first argument (loopy's form) returns (None, outputs)."""
+        if self._launcher is not None and not queue and target is None:
+            outputs = self._launcher(kwargs)  # CUDA tensors, binding cached in C++; None: not for it
+            if outputs is not None:
+                return outputs
         target = _target_name(target) or self._default_target()
         device = {k: v for k, v in kwargs.items() if hasattr(v, "__cuda_array_interface__")}
         if device:
@@ -247,6 +252,8 @@ class LoopKernel:
         if missing:
             raise _loom.ArgumentError(f"with CUDA tensors, pass every output too: missing {', '.join(missing)}")
         _loom.run_device(self._compiled_for("cuda"), self._core, arrays, scalars)
+        if self._launcher is None and all(hasattr(v, "data_ptr") for v in device.values()):
+            self._launcher = _loom.DeviceLauncher(self._compiled_for("cuda"), self._core)  # PyTorch: the fast path from now on
         return tuple(kwargs[a] for a in self._core.written_arrays())
 
 

@@ -96,7 +96,12 @@ KernelParams pack(const LoopKernel& k, const ArgMap& args, const std::map<std::s
 LaunchDims CudaKernel::launch(const ArgMap& args) {
   auto params = bind_parameters(gen_.kernel, args);
   LaunchDims dims = launch_dims(gen_, params);
-  if (dims.empty()) return dims;
+  launch_bound(args, params, dims);
+  return dims;
+}
+
+void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, int64_t>& params, const LaunchDims& dims) {
+  if (dims.empty()) return;
   if (dims.grid[1] > 65535 || dims.grid[2] > 65535 || dims.grid[0] > 2147483647)
     throw CudaError("kernel '" + gen_.kernel.name + "': grid " + std::to_string(dims.grid[0]) + "x" +
                     std::to_string(dims.grid[1]) + "x" + std::to_string(dims.grid[2]) +
@@ -108,7 +113,6 @@ LaunchDims CudaKernel::launch(const ArgMap& args) {
                          unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),
                          0, nullptr, kp.ptrs.data(), nullptr),
         "cuLaunchKernel");
-  return dims;
 }
 
 double CudaKernel::time(const ArgMap& args, int reps) {

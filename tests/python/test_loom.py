@@ -136,6 +136,20 @@ def test_gpu_numpy_and_cuda_tensors():
     (res,) = knl(a=ta, out=tout)
     torch.cuda.synchronize()
     assert res is tout and torch.equal(tout, 2 * ta)
+    # later calls take the cached binding while shapes, dtypes and values stay; a change re-binds
+    for n in (1000, 1000, 77, 4096, 77):
+        ta = torch.randn(n, device="cuda")
+        tout = torch.full_like(ta, float("nan"))
+        (res,) = knl(a=ta, out=tout)
+        torch.cuda.synchronize()
+        assert res is tout and torch.equal(tout, 2 * ta), n
+    with pytest.raises(lp.ArgumentError, match="must be float32"):
+        knl(a=ta.double(), out=tout.double())
+    with pytest.raises(lp.ArgumentError):
+        knl(a=ta, out=torch.empty(5, device="cuda"))
+    (res,) = knl(a=ta, out=tout)  # and the binding still works after refusals
+    torch.cuda.synchronize()
+    assert torch.equal(tout, 2 * ta)
 
 
 def test_readme_python_example_runs_as_written():
