@@ -1,0 +1,83 @@
+// Random kernels for differential testing of the whole pipeline, beyond the
+// examples: rectangular, triangular and shifted domains over 1 to 3 inames,
+// element-wise updates with random offsets, reductions (sum, max, product),
+// stencils with halos, matrix-product-like contractions, several
+// instructions through private temporaries, mixed dtypes (float32, float64,
+// int32). Each comes with an assumption-free text form; random_schedule
+// (random_schedule.h) then transforms it. Used by the RandomKernels test (a
+// short fixed-seed run) and by tools/fuzz-kernels (long runs with statistics).
+#pragma once
+#include <random>
+#include <string>
+
+#include "loom/parser.h"
+
+namespace loom::testing {
+
+struct RandomKernel {
+  std::string text;  // kernel language, no transforms
+  LoopKernel kernel;
+};
+
+inline RandomKernel random_kernel(std::mt19937& rng) {
+  auto pick = [&](int n) { return int(rng() % unsigned(n)); };
+  static const char* dtypes[] = {"float32", "float64", "int32"};
+  std::string dt = dtypes[pick(3)];
+  bool is_int = dt == "int32";
+  std::string lit = is_int ? "3" : "1.5";
+  std::string domains, args, insns;
+  switch (pick(6)) {
+    case 0: {  // element-wise with offsets: out[i] = f(a[i + s])
+      int s = pick(3);
+      domains = "{[i]: 0 <= i < n}";
+      args = "a: " + dt + "[n + " + std::to_string(s) + "], out: " + dt + "[n]";
+      insns = "out[i] = " + lit + " * a[i + " + std::to_string(s) + "] + a[i]";
+      break;
+    }
+    case 1: {  // row reductions
+      static const char* ops[] = {"sum", "max", "min"};
+      std::string op = ops[pick(3)];
+      domains = "{[i, j]: 0 <= i < n and 0 <= j < m}";
+      args = "a: " + dt + "[n, m], out: " + dt + "[n]";
+      insns = "out[i] = " + op + "(j, a[i, j] * " + lit + ")";
+      break;
+    }
+    case 2: {  // 2-D stencil with a random halo
+      int h = 1 + pick(2);
+      std::string H = std::to_string(h);
+      domains = "{[i, j]: " + H + " <= i < n - " + H + " and " + H + " <= j < m - " + H + "}";
+      args = "u: " + dt + "[n, m], out: " + dt + "[n, m]";
+      insns = "out[i, j] = u[i - " + H + ", j] + u[i + " + H + ", j] + u[i, j - " + H + "] + u[i, j + " + H + "] - u[i, j]";
+      break;
+    }
+    case 3: {  // contraction (matrix-product-like)
+      domains = "{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}";
+      args = "a: " + dt + "[n, l], b: " + dt + "[l, m], c: " + dt + "[n, m]";
+      insns = "c[i, j] = sum(k, a[i, k] * b[k, j])";
+      break;
+    }
+    case 4: {  // triangular domain
+      domains = "{[i, j]: 0 <= i < n and 0 <= j <= i}";
+      args = "a: " + dt + "[n, n], out: " + dt + "[n, n]";
+      insns = "out[i, j] = a[i, j] + a[j, i]";
+      break;
+    }
+    default: {  // two instructions through a private temporary
+      domains = "{[i, j]: 0 <= i < n and 0 <= j < m}";
+      args = "a: " + dt + "[n, m], x: " + dt + "[m], out: " + dt + "[n]";
+      insns = "<> t = sum(j, a[i, j] * x[j])\nout[i] = t * " + lit + " + t";
+      break;
+    }
+  }
+  RandomKernel r;
+  r.text = "kernel random\ndomains:\n  " + domains + "\narguments:\n  " + args + "\n  ...\ninstructions:\n";
+  for (size_t b = 0, e; b < insns.size(); b = e + 1) {
+    e = insns.find('\n', b);
+    if (e == std::string::npos) e = insns.size();
+    r.text += "  " + insns.substr(b, e - b) + "\n";
+  }
+  r.kernel = parse_kernel_text(r.text, "<random>").kernel;
+  return r;
+}
+
+}  // namespace loom::testing
