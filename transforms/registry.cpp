@@ -69,7 +69,9 @@ LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step) {
     if (!step.name.empty() && step.name.back() == ':')
       throw TransformError(where + "'" + step.name + "' is not a transform; a misspelled section header? (sections: domains:, " +
                            "arguments:, temporaries:, assumptions:, instructions:, transforms:, defaults:)");
-    throw TransformError(where + "unknown transform '" + step.name + "' (known: " + known + ")");
+    std::vector<std::string> names;
+    for (auto& t : transform_registry().all()) names.push_back(t.name);
+    throw TransformError(where + "unknown transform '" + step.name + "'" + did_you_mean(step.name, names) + " (known: " + known + ")");
   }
   std::map<std::string, std::string> values;
   std::vector<std::string> positional = step.positional;

@@ -3,6 +3,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace loom {
 
@@ -43,5 +44,9 @@ struct CudaError : Error {
 struct ArgumentError : Error {
   using Error::Error;
 };
+
+// "; did you mean 'split_iname'?" when one of `known` is within two edits of
+// `name` (the closest), else "" (for error messages about unknown names).
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& known);
 
 }  // namespace loom

@@ -13,6 +13,11 @@
 
 namespace loom {
 
+namespace {
+const std::vector<std::string> kDtypeNames{"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                                            "float16", "bfloat16", "float32", "float64"};
+}  // namespace
+
 using frontend::ExprParser;
 using frontend::Source;
 using frontend::Tok;
@@ -127,7 +132,7 @@ class KernelBuilder {
         p.expect(":", "after the argument name");
         std::string tn = p.expect_ident("a dtype (float32, int32, ...)");
         auto t = Type::parse(tn);
-        if (!t) p.source().fail(p.peek(0).offset - tn.size() - 0, "unknown dtype '" + tn + "'");
+        if (!t) p.source().fail(p.peek(0).offset - tn.size() - 0, "unknown dtype '" + tn + "'" + did_you_mean(tn, kDtypeNames));
         a.dtype = *t;
         if (p.accept("[")) {
           a.kind = Argument::Array;
@@ -187,7 +192,7 @@ class KernelBuilder {
       p.expect(":", "after the temporary name");
       std::string tn = p.expect_ident("a dtype");
       auto ty = Type::parse(tn);
-      if (!ty) src_.fail(off, "unknown dtype '" + tn + "'");
+      if (!ty) src_.fail(off, "unknown dtype '" + tn + "'" + did_you_mean(tn, kDtypeNames));
       t.dtype = *ty;
       if (p.accept("[")) {
         do {
@@ -306,7 +311,7 @@ class KernelBuilder {
         size_t off = p.peek().offset;
         std::string tn = p.expect_ident("a dtype inside <...>");
         declared = Type::parse(tn);
-        if (!declared) src_.fail(off, "unknown dtype '" + tn + "'");
+        if (!declared) src_.fail(off, "unknown dtype '" + tn + "'" + did_you_mean(tn, kDtypeNames));
         p.expect(">", "to close the type declaration");
         is_temp_decl = true;
       }
@@ -501,8 +506,13 @@ class KernelBuilder {
       auto check_sub = [&](const Subscript& s) {
         const Argument* a = kernel_.find_argument(s.name);
         const Temporary* t = kernel_.find_temporary(s.name);
-        if (!a && !t)
-          throw ParseError(insn.loc, "unknown array '" + s.name + "' in instruction '" + insn.id + "'");
+        if (!a && !t) {
+          std::vector<std::string> names;
+          for (auto& arg : kernel_.arguments)
+            if (arg.kind == Argument::Array) names.push_back(arg.name);
+          for (auto& [n, tmp] : kernel_.temporaries) names.push_back(n);
+          throw ParseError(insn.loc, "unknown array '" + s.name + "' in instruction '" + insn.id + "'" + did_you_mean(s.name, names));
+        }
         size_t rank = a ? a->shape.size() : t->shape.size();
         if (a && a->kind == Argument::Value)
           throw ParseError(insn.loc, "'" + s.name + "' is a value argument and cannot be subscripted");

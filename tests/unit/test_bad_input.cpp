@@ -122,3 +122,572 @@ TEST(BadInput, ANegativeExtentAtCallTimeIsRefusedWithTheArrayNamed) {
     EXPECT_NE(std::string(e.what()).find("array 'a' would have a negative extent"), std::string::npos) << e.what();
   }
 }
+
+TEST(BadInput, ACatalogueOfBadInputsEachGetsItsReasonAndWhereNeverACrash) {
+  // each: a kernel file, and what the error must say; every message also names the place
+  // (k.loom:line:col) or the kernel ('k'), and every input ends in a Loom error
+  struct Case {
+    const char* name;
+    const char* text;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"domain missing brace",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+)LOOM",
+       "domain is missing its closing '}'"},
+      {"domain unknown operator",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i <<< n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+)LOOM",
+       "bad domain: isl: syntax error"},
+      {"domain without dims",
+       R"LOOM(kernel k
+domains:
+  { : n > 0 }
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+)LOOM",
+       "unknown name 'i' in instruction 'insn_0'"},
+      {"two domains one iname",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+  {[i]: 0 <= i < m}
+arguments:
+  ...
+instructions:
+  out[i] = 1
+)LOOM",
+       "iname 'i' is defined by two domains"},
+      {"instruction without assignment",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] a[i]
+)LOOM",
+       "expected '=' after the left-hand side"},
+      {"unbalanced parens",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = (a[i] + 1
+)LOOM",
+       "expected ')' to close the parenthesis"},
+      {"unbalanced brackets",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i = a[i]
+)LOOM",
+       "expected ']' to close the subscript"},
+      {"empty right side",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] =
+)LOOM",
+       "expected an expression, found end of input"},
+      {"unknown function",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = frobnicate(a[i])
+)LOOM",
+       "unknown function 'frobnicate'"},
+      {"unknown array",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = b[i]
+)LOOM",
+       "unknown array 'b' in instruction 'insn_0'"},
+      {"wrong index count",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i, i]
+)LOOM",
+       "'a' has 1 dimension(s) but is subscripted with 2"},
+      {"unknown iname in reduction",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = sum(q, a[i])
+)LOOM",
+       "reduction over 'q', which is not an iname"},
+      {"reduction over a non-iname",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = sum(n, a[i])
+)LOOM",
+       "reduction over 'n', which is not an iname"},
+      {"bad option",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i] {bogus=1}
+)LOOM",
+       "unknown option 'bogus'"},
+      {"dep on unknown id",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i] {dep=nothere}
+)LOOM",
+       "no instruction with id 'nothere'"},
+      {"duplicate id",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i] {id=x}
+  out[i] = 2 {id=x}
+)LOOM",
+       "instruction id 'x' is used twice"},
+      {"unknown dtype",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float33[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+)LOOM",
+       "unknown dtype 'float33'; did you mean 'float32'?"},
+      {"shape not an expression",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n +], out: float32[n]
+instructions:
+  out[i] = a[i]
+)LOOM",
+       "expected an expression, found ']'"},
+      {"unknown section",
+       R"LOOM(kernel k
+domainz:
+  {[i]: 0 <= i < n}
+)LOOM",
+       "expected a section header"},
+      {"no kernel line",
+       R"LOOM(domains:
+  {[i]: 0 <= i < n}
+)LOOM",
+       "missing 'instructions:' section"},
+      {"no instructions",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  ...
+)LOOM",
+       "missing 'instructions:' section"},
+      {"out of bounds read",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i + 1]
+)LOOM",
+       "accesses a[i + 1] out of bounds"},
+      {"out of bounds write",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i + 1] = a[i]
+)LOOM",
+       "accesses out[i + 1] out of bounds"},
+      {"negative index",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i - 1]
+)LOOM",
+       "accesses a[i - 1] out of bounds"},
+      {"write race",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[0] = a[i]
+transforms:
+  tag_inames i:l.0
+)LOOM",
+       "write race: instruction 'insn_0' writes one element of array 'out'"},
+      {"unknown tag",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  tag_inames i:q.7
+)LOOM",
+       "unknown tag 'q.7'"},
+      {"tag unknown iname",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  tag_inames zz:g.0
+)LOOM",
+       "no iname 'zz'"},
+      {"two inames one axis",
+       R"LOOM(kernel k
+domains:
+  {[i, j]: 0 <= i < n and 0 <= j < n}
+arguments:
+  a: float32[n, n], out: float32[n, n]
+instructions:
+  out[i, j] = a[i, j]
+transforms:
+  tag_inames i:g.0 j:g.0
+)LOOM",
+       "both tagged g.0"},
+      {"split non-positive",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  split_iname i 0
+)LOOM",
+       "the inner length must be at least 1"},
+      {"split unknown iname",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  split_iname q 4
+)LOOM",
+       "split_iname('q', 4) on kernel 'k': no iname 'q'"},
+      {"split length not integer",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  split_iname i four
+)LOOM",
+       "argument 'inner_length' must be an integer, got 'four'"},
+      {"unknown transform",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  splitt_iname i 4
+)LOOM",
+       "unknown transform 'splitt_iname'; did you mean 'split_iname'?"},
+      {"missing argument",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  split_iname i
+)LOOM",
+       "missing argument 'inner_length'"},
+      {"too many arguments",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  split_iname i 4 g.0 l.0 x y z w v
+)LOOM",
+       "split_iname takes at most 7 arguments"},
+      {"unknown keyword",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  split_iname i 4 bogus=1
+)LOOM",
+       "unknown argument 'bogus'"},
+      {"rename to existing",
+       R"LOOM(kernel k
+domains:
+  {[i, j]: 0 <= i < n and 0 <= j < n}
+arguments:
+  a: float32[n, n], out: float32[n, n]
+instructions:
+  out[i, j] = a[i, j]
+transforms:
+  rename_iname i j
+)LOOM",
+       "the name 'j' is already used"},
+      {"join non-constant",
+       R"LOOM(kernel k
+domains:
+  {[i, j]: 0 <= i < n and 0 <= j < n}
+arguments:
+  a: float32[n, n], out: float32[n, n]
+instructions:
+  out[i, j] = a[i, j]
+transforms:
+  join_inames i,j
+)LOOM",
+       "the range of 'j' depends on the parameters"},
+      {"unroll parametric",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  tag_inames i:unr
+)LOOM",
+       "iname 'i' is tagged 'unr' but its range depends on the parameters"},
+      {"too many threads",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  split_iname i 2048 inner_tag=l.0
+)LOOM",
+       "2048 threads along l.0; CUDA allows at most 1024"},
+      {"assume contradiction",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  assume n > 5 and n < 3
+)LOOM",
+       "the assumptions contradict each other"},
+      {"assume non-parameter",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  assume q > 1
+)LOOM",
+       "'q' is not a parameter of the kernel"},
+      {"fix unknown parameter",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  fix_parameters q=3
+)LOOM",
+       "'q' is not a parameter"},
+      {"fix not integer",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  fix_parameters n=abc
+)LOOM",
+       "expected name=integer, got 'n=abc'"},
+      {"prefetch written array",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  add_prefetch out i
+)LOOM",
+       "array 'out' is written by the kernel"},
+      {"prefetch parametric sweep",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  add_prefetch a i
+)LOOM",
+       "sweep iname 'i' has a range that depends on the parameters"},
+      {"too much shared memory",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+temporaries:
+  big: float64[9000] local
+instructions:
+  big[i] = a[i]
+  out[i] = big[i]
+transforms:
+  split_iname i 32 inner_tag=l.0
+)LOOM",
+       "72000 bytes of local (shared) memory per block; at most 49152"},
+      {"temporary non-constant shape",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+temporaries:
+  t: float32[n] local
+instructions:
+  t[i] = a[i]
+  out[i] = t[i]
+)LOOM",
+       "temporary 't' needs a constant shape, got n"},
+      {"barrier under condition",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < 32}
+arguments:
+  a: float32[32], out: float32[32]
+temporaries:
+  t: float32[32] local
+instructions:
+  t[i] = a[i] {id=w}
+  ... lbarrier {id=b, dep=w, if=i < 16}
+  out[i] = t[31 - i] {dep=b}
+transforms:
+  tag_inames i:l.0
+)LOOM",
+       "barrier 'b' has a condition"},
+      {"dependency cycle",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i] {id=x, dep=y}
+  out[i] = 2 {id=y, dep=x}
+)LOOM",
+       "their dependencies form a cycle"},
+      {"remove nothing",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = a[i]
+transforms:
+  remove_instructions id:nothere
+)LOOM",
+       "no instruction matches 'id:nothere'"}};
+  int n = 0;
+  for (const Case& c : cases) {
+    std::string e = error_of(c.text);
+    EXPECT_NE(e.find(c.says), std::string::npos) << c.name << ": " << e;
+    EXPECT_TRUE(e.find("k.loom:") != std::string::npos || e.find("kernel 'k'") != std::string::npos) << c.name << ": " << e;
+    ++n;
+  }
+  EXPECT_GE(n, 50);
+}
