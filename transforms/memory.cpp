@@ -146,7 +146,9 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
     AccessFinder f(array, insn.within_inames);
     f.visit(insn.rhs);
     for (auto& p : insn.predicates) f.visit(p);
-    for (auto& [sub, scope] : f.found) {
+    for (auto& found : f.found) {  // (no structured binding: a lambda below captures the scope)
+      const Subscript* sub = found.first;
+      const std::set<std::string>& scope = found.second;
       if (!std::all_of(sweep.begin(), sweep.end(), [&](auto& s) { return scope.count(s); })) continue;
       Access a{i, scope, {}};
       for (size_t d = 0; d < sub->indices.size(); ++d) {

@@ -88,7 +88,9 @@ LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step) {
     throw TransformError(where + step.name + " takes at most " + std::to_string(info->params.size()) + " arguments");
   for (size_t i = 0; i < positional.size(); ++i) values[info->params[i].name] = positional[i];
   auto collector = std::find_if(info->params.begin(), info->params.end(), [](auto& p) { return p.kind == TransformParam::KeywordMap; });
-  for (auto& [key, v] : step.keyword) {
+  for (auto& kv : step.keyword) {  // (no structured binding: a lambda below captures the key)
+    const std::string& key = kv.first;
+    const std::string& v = kv.second;
     bool known = std::any_of(info->params.begin(), info->params.end(), [&](auto& p) { return p.name == key; });
     if (!known && collector != info->params.end()) {
       std::string value = v;

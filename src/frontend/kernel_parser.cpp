@@ -346,7 +346,9 @@ class KernelBuilder {
 
   void apply_options(Instruction& insn, const std::map<std::string, OptionValue>& opts,
                      const std::set<std::string>& inames) {
-    for (auto& [key, v] : opts) {
+    for (auto& option : opts) {
+      const std::string& key = option.first;
+      const OptionValue& v = option.second;  // (not a structured binding: lambdas below capture it)
       auto words = [&] {
         std::vector<std::string> w;
         for (auto& r : v.parts) w.push_back(text_of(r));

@@ -41,7 +41,9 @@ LoopKernel privatize_ilp(const LoopKernel& k) {
   if (ilp.empty()) return k;
   LoopKernel r = k;
   Type it = k.options.index_dtype;
-  for (auto& [name, t] : k.temporaries) {
+  for (auto& entry : k.temporaries) {  // (no structured binding: a lambda below captures the name)
+    const std::string& name = entry.first;
+    const Temporary& t = entry.second;
     if (t.space == AddressSpace::Local) continue;
     for (auto& L : ilp) {
       bool written_in_L = false;

@@ -3,7 +3,7 @@
 // element-wise updates with random offsets, reductions (sum, max, product),
 // stencils with halos, matrix-product-like contractions, several
 // instructions through private temporaries, mixed dtypes (float32, float64,
-// int32). Each comes with an assumption-free text form; random_schedule
+// int32), substitution rules, Fortran-order layouts and assumptions. Each comes with an assumption-free text form; random_schedule
 // (random_schedule.h) then transforms it. Used by the RandomKernels test (a
 // short fixed-seed run) and by tools/fuzz-kernels (long runs with statistics).
 #pragma once
@@ -26,7 +26,8 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
   bool is_int = dt == "int32";
   std::string lit = is_int ? "3" : "1.5";
   std::string domains, args, insns;
-  switch (pick(6)) {
+  std::string rules, assumptions;
+  switch (pick(8)) {
     case 0: {  // element-wise with offsets: out[i] = f(a[i + s])
       int s = pick(3);
       domains = "{[i]: 0 <= i < n}";
@@ -62,6 +63,20 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
       insns = "out[i, j] = a[i, j] + a[j, i]";
       break;
     }
+    case 6: {  // a substitution rule
+      domains = "{[i]: 0 <= i < n}";
+      args = "a: " + dt + "[n], out: " + dt + "[n]";
+      rules = "f(x) := x * x + " + lit;
+      insns = "out[i] = f(a[i]) - f(" + lit + ")";
+      break;
+    }
+    case 7: {  // a Fortran-order layout, under assumptions
+      domains = "{[i, j]: 0 <= i < n and 0 <= j < m}";
+      args = "a: " + dt + "[n, m] order=F, out: " + dt + "[n, m]";
+      assumptions = "n >= 1 and m >= 2";
+      insns = "out[i, j] = a[i, j] * " + lit + " + a[i, 0]";
+      break;
+    }
     default: {  // two instructions through a private temporary
       domains = "{[i, j]: 0 <= i < n and 0 <= j < m}";
       args = "a: " + dt + "[n, m], x: " + dt + "[m], out: " + dt + "[n]";
@@ -70,7 +85,10 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
     }
   }
   RandomKernel r;
-  r.text = "kernel random\ndomains:\n  " + domains + "\narguments:\n  " + args + "\n  ...\ninstructions:\n";
+  r.text = "kernel random\ndomains:\n  " + domains + "\narguments:\n  " + args + "\n  ...\n";
+  if (!assumptions.empty()) r.text += "assumptions:\n  " + assumptions + "\n";
+  r.text += "instructions:\n";
+  if (!rules.empty()) r.text += "  " + rules + "\n";
   for (size_t b = 0, e; b < insns.size(); b = e + 1) {
     e = insns.find('\n', b);
     if (e == std::string::npos) e = insns.size();

@@ -1,9 +1,12 @@
 // A random schedule for a kernel: 1 to 4 steps among splits (random
 // lengths, outer/inner tags for blocks, threads, unrolling, ILP, slabs),
 // tags, loop priorities, reduction splits, chunks, joins, renames,
-// assumptions and prefetches (local or private, random sweeps and tags); steps a transform refuses are skipped. Used by the CPU and GPU
+// assumptions and prefetches (local or private, random sweeps and tags);
+// `log` is the applied steps as a transformation script (one per line), so a
+// failing case replays (and shrinks) through apply_transforms. steps a transform refuses are skipped. Used by the CPU and GPU
 // random-schedule tests; `log` records what was applied.
 #pragma once
+#include <functional>
 #include <random>
 #include <string>
 
@@ -36,27 +39,28 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
         if (o.inner_tag->kind == InameTag::Unroll || o.inner_tag->kind == InameTag::Ilp) f = std::min<int64_t>(f, 4);
         if (o.outer_tag->kind == InameTag::Seq && pick(3) == 0) o.slabs = {0, 1};
         t = split_iname(t, n, f, o);
-        log += "split " + n + " " + std::to_string(f) + " " + o.outer_tag->str() + "/" + o.inner_tag->str() +
-               (o.slabs.second ? " slabs" : "") + "; ";
+        log += "split_iname " + n + " " + std::to_string(f) + " outer_tag=" + o.outer_tag->str() + " inner_tag=" + o.inner_tag->str() +
+               (o.slabs.second ? " slabs=0,1" : "") + "\n";
       } else if (what == 5) {
-        t = chunk_iname(t, n, 1 + pick(4));
-        log += "chunk " + n + "; ";
+        int64_t chunks = 1 + pick(4);
+        t = chunk_iname(t, n, chunks);
+        log += "chunk_iname " + n + " " + std::to_string(chunks) + "\n";
       } else if (what == 6 && free.size() >= 2) {
         std::string a = free[size_t(pick(int(free.size())))], b = free[size_t(pick(int(free.size())))];
         if (a != b) {
           t = join_inames(t, a + ", " + b);
-          log += "join " + a + "," + b + "; ";
+          log += "join_inames " + a + "," + b + "\n";
         }
       } else if (what == 7) {
         t = rename_iname(t, n, n + "_r");
-        log += "rename " + n + "; ";
+        log += "rename_iname " + n + " " + n + "_r\n";
       } else if (what == 8) {
         auto params = t.parameters();
         if (!params.empty()) {
           // a lower bound, or a multiple of 16 (full tiles: tail guards may go)
           std::string a = params[size_t(pick(int(params.size())))] + (pick(2) ? " >= 1" : " mod 16 = 0");
           t = assume(t, a);
-          log += "assume " + a + "; ";
+          log += "assume " + a + "\n";
         }
       } else if (what == 9) {
         std::vector<std::string> arrays, sweep;
@@ -72,22 +76,23 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
           static const char* tags[] = {"l.auto", "for", "unr"};
           po.default_tag = tags[pick(3)];
           t = add_prefetch(t, array, names, po);
-          log += "prefetch " + array + " " + names + " " + to_string(po.temporary_address_space) + " " + po.default_tag + "; ";
+          log += "add_prefetch " + array + " " + names + " temporary_address_space=" + to_string(po.temporary_address_space) +
+                 " default_tag=" + po.default_tag + "\n";
         }
       } else if (what == 2) {
         static const char* tags[] = {"g.0", "g.1", "unr"};
         std::string tag = tags[pick(3)];
         t = tag_inames(t, n + ":" + tag);
-        log += "tag " + n + ":" + tag + "; ";
+        log += "tag_inames " + n + ":" + tag + "\n";
       } else if (what == 3 && free.size() >= 2) {
         std::string a = free[size_t(pick(int(free.size())))], b = free[size_t(pick(int(free.size())))];
         if (a != b) {
           t = prioritize_loops(t, b + ", " + a);
-          log += "prioritize " + b + "," + a + "; ";
+          log += "prioritize_loops " + b + "," + a + "\n";
         }
       } else {
         t = split_reduction_inward(t, n);
-        log += "split_reduction_inward " + n + "; ";
+        log += "split_reduction_inward " + n + "\n";
       }
     } catch (const TransformError&) {
       // refused: try another step
@@ -96,5 +101,42 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
   return t;
 }
 
+
+// The shortest script made of lines of `script` (dropping one at a time while
+// the case still fails) for which `fails(kernel)` holds: a failing random case
+// shrunk to what a regression test needs.
+inline std::string shrink_script(const LoopKernel& k, const std::string& script, const std::function<bool(const LoopKernel&)>& fails) {
+  std::vector<std::string> lines;
+  for (size_t b = 0, e; b < script.size(); b = e + 1) {
+    e = script.find('\n', b);
+    if (e == std::string::npos) e = script.size();
+    if (e > b) lines.push_back(script.substr(b, e - b));
+  }
+  auto join = [](const std::vector<std::string>& ls) {
+    std::string r;
+    for (auto& l : ls) r += l + "\n";
+    return r;
+  };
+  // passes until none drops a line: a step may go only once the steps that used it went
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    for (size_t i = 0; i < lines.size();) {
+      std::vector<std::string> fewer = lines;
+      fewer.erase(fewer.begin() + long(i));
+      bool still = false;
+      try {
+        still = fails(apply_transforms(k, parse_transform_script(join(fewer))));
+      } catch (const Error&) {  // a step that needed the dropped one is refused: keep the line
+      }
+      if (still) {
+        lines = fewer;
+        dropped = true;
+      } else {
+        ++i;
+      }
+    }
+  }
+  return join(lines);
+}
 
 }  // namespace loom::testing

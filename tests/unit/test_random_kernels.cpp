@@ -5,6 +5,7 @@
 // A short fixed-seed run; tools/fuzz-kernels runs it long (LOOM_FUZZ_CASES).
 #include <gtest/gtest.h>
 
+#include "loom/transforms.h"
 #include "oracle.h"
 #include "random_kernel.h"
 #include "random_schedule.h"
@@ -31,10 +32,22 @@ TEST(RandomKernels, TransformedKernelsComputeWhatTheOriginalComputes) {
       ++refused;
       continue;
     }
+    // the log replays: the same steps as a script give the same kernel
+    EXPECT_EQ(apply_transforms(rk.kernel, parse_transform_script(log)).str(), t.str()) << rk.text << log;
     std::map<std::string, int64_t> sizes;
     for (auto& p : rk.kernel.parameters()) sizes[p] = std::vector<int64_t>{0, 1, 3, 16, 17, 33, 40}[rng() % 7];
     try {
-      EXPECT_EQ(loom::testing::compare_kernels(rk.kernel, t, sizes), "") << rk.text << "schedule: " << log;
+      std::string problems = loom::testing::compare_kernels(rk.kernel, t, sizes);
+      if (!problems.empty()) {  // shrink the schedule to the lines that still show the difference
+        std::string shrunk = loom::testing::shrink_script(rk.kernel, log, [&](const LoopKernel& s) {
+          try {
+            return !loom::testing::compare_kernels(rk.kernel, s, sizes).empty();
+          } catch (const Error&) {
+            return false;
+          }
+        });
+        ADD_FAILURE() << problems << rk.text << "transforms:\n" << shrunk << "(full schedule:\n" << log << ")";
+      }
       ++checked;
     } catch (const ArgumentError& e) {  // sizes outside the schedule's assumptions are refused
       EXPECT_NE(std::string(e.what()).find("break the kernel's assumptions"), std::string::npos) << e.what() << "\n" << log;
@@ -44,4 +57,12 @@ TEST(RandomKernels, TransformedKernelsComputeWhatTheOriginalComputes) {
   std::printf("random kernels: %d checked, %d refused\n", checked, refused);
   if (env)
     for (auto& [r, n] : reasons) std::printf("  refused %5d: %s\n", n, r.c_str());
+}
+
+TEST(RandomKernels, ShrinkingKeepsOnlyTheStepsAFailureNeeds) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i, j] = a[i, j]", {"a: float32[n, m], out: float32[n, m]"});
+  std::string script = "split_iname i 4\nrename_iname j j_r\ntag_inames i_outer:g.0\nsplit_iname j_r 2\n";
+  // a stand-in failure that needs the split and the tag (not the rename or the second split)
+  auto fails = [](const LoopKernel& x) { return x.has_iname("i_outer") && x.tag_of("i_outer").kind == InameTag::Group; };
+  EXPECT_EQ(loom::testing::shrink_script(k, script, fails), "split_iname i 4\ntag_inames i_outer:g.0\n");
 }
