@@ -40,9 +40,10 @@ $L compile examples/vector_add.loom -v > "$OUT/compile_verbose.log" 2>&1
   $L run examples/stencil_prefetch.loom -D n=8192 -D m=8192 --no-check
   $L run examples/triangular.loom -D n=4096 -D m=4096 --no-check --reps 5
 } 2>&1 | tee "$OUT/examples.log"
-# kernels with local memory under compute-sanitizer: races (racecheck) and bad accesses (memcheck)
+# every example (the benchmark schedules among them) under compute-sanitizer:
+# races in shared memory (racecheck) and bad accesses (memcheck), at the default sizes
 if command -v compute-sanitizer >/dev/null; then
-  for f in examples/matmul_prefetch.loom examples/stencil_prefetch.loom examples/sgemm_tiled.loom examples/row_sums_parallel.loom; do
+  for f in examples/*.loom; do
     for tool in racecheck memcheck; do
       echo "== compute-sanitizer --tool $tool $f"
       compute-sanitizer --tool $tool --error-exitcode 3 $L run $f --no-check --reps 1 2>&1 | tail -3

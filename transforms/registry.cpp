@@ -73,6 +73,15 @@ LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step) {
     for (auto& t : transform_registry().all()) names.push_back(t.name);
     throw TransformError(where + "unknown transform '" + step.name + "'" + did_you_mean(step.name, names) + " (known: " + known + ")");
   }
+  // arguments from Python or C++ do not pass the script reader's check: no control
+  // characters (a NUL would cut a name short for isl)
+  auto control = [](const std::string& x) {
+    return std::any_of(x.begin(), x.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n'; });
+  };
+  for (auto& p : step.positional)
+    if (control(p)) throw TransformError(where + step.name + ": an argument holds a control character");
+  for (auto& [key, v] : step.keyword)
+    if (control(key) || control(v)) throw TransformError(where + step.name + ": argument '" + key + "' holds a control character");
   std::map<std::string, std::string> values;
   std::vector<std::string> positional = step.positional;
   // a trailing iname:tag list may be written as separate words: tag_inames i:g.0 j:l.0

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 
 namespace loom::frontend {
@@ -11,6 +12,16 @@ Source::Source(std::string text, std::string name) : text_(std::move(text)), nam
   line_starts_.push_back(0);
   for (size_t i = 0; i < text_.size(); ++i)
     if (text_[i] == '\n') line_starts_.push_back(i + 1);
+  // Control characters (a NUL inside a name would be cut short by isl and
+  // C strings downstream) are refused where they are, before anything reads them.
+  for (size_t i = 0; i < text_.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text_[i]);
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", c);
+      fail(i, std::string("control character ") + hex + " in the input");
+    }
+  }
 }
 
 SourceLoc Source::loc(size_t offset) const {

@@ -691,3 +691,21 @@ transforms:
   }
   EXPECT_GE(n, 50);
 }
+
+TEST(BadInput, ControlCharactersAreRefusedWhereTheyAreNotLoopedOn) {
+  // found by libFuzzer: a NUL inside an iname made split_iname look for a fresh name forever
+  std::string text = kernel_with_instruction("a[i]") + "transforms:\n  split_iname i";
+  text += std::string(3, '\0') + " 4\n";
+  std::string e = error_of(text);
+  EXPECT_NE(e.find("k.loom:9:16: control character 0x00 in the input"), std::string::npos) << e;
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = a[i]");
+  TransformStep step;
+  step.name = "split_iname";
+  step.positional = {std::string("i\0\0", 3), "4"};
+  try {
+    apply_transform(k, step);
+    FAIL() << "accepted";
+  } catch (const TransformError& err) {
+    EXPECT_NE(std::string(err.what()).find("control character"), std::string::npos) << err.what();
+  }
+}
