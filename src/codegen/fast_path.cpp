@@ -654,6 +654,10 @@ class FastPath {
       if (tag.kind == InameTag::Local) launch_[h].second = launch_[h].first + r.block[tag.axis] - 1;
     }
     for (auto& [key, s] : sizes) r.grid[key.second] = fold("max", s);
+    // a block iname runs over its axis' whole grid, which another iname on the axis may make larger
+    for (auto& [h, bounds] : group_bounds_)
+      bounds.second = make_binary(BinOp::Sub, make_binary(BinOp::Add, bounds.first, r.grid[k_.tag_of(h).axis], it_),
+                                  make_int(1, it_), it_);
     int64_t threads = r.block[0] * r.block[1] * r.block[2];
     if (threads > 1024 || r.block[2] > 64) throw Fail{"a block over CUDA's limits"};  // isl's path reports it with details
   }
@@ -765,7 +769,7 @@ class FastPath {
   const LoopKernel& k_;
   const Linearization& L_;
   Type it_;
-  std::map<std::string, std::pair<Expr, Expr>> group_bounds_;  // group iname -> (lowest, highest) in the parameters
+  std::map<std::string, std::pair<Expr, Expr>> group_bounds_;  // group iname -> (lowest, lowest + its axis' grid - 1)
   std::map<std::string, bool> assumed_memo_;                  // by the isl text of the question
   std::map<std::string, isl::set> launch_boxes_;              // by the number of set dimensions
   std::vector<std::pair<std::string, std::vector<Constraint>>> loop_context_;  // enclosing loops and their bounds

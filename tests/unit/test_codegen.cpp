@@ -257,3 +257,19 @@ TEST(Linearize, RegisterTilesNeedIlpSoTheirLoopsMaySplitAroundTheKLoop) {
     EXPECT_NE(std::string(e.what()).find("cannot place instruction"), std::string::npos) << e.what();
   }
 }
+
+TEST(FastPath, AGuardOfTheSmallerBlockInameOnAnAxisStaysUnderAssumptions) {
+  // x's blocks (i_outer) and y's (j_outer) share g.0: the grid is the larger of the two, so
+  // x's guard is not implied by n mod 16 = 0 even though its own tiles are full
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "x[i] = 1 {id=wx}\ny[j] = 2 {id=wy}",
+                             {"x: float32[n], y: float32[m]"});
+  LoopKernel t = tag_inames(split_iname(split_iname(k, "i", 16), "j", 16), "i_outer:g.0, i_inner:l.0, j_outer:g.0, j_inner:l.0");
+  t = assume(t, "n mod 16 = 0 and m mod 16 = 0 and n >= 16 and m >= 16");
+  GeneratedKernel g = generate(t);
+  ASSERT_TRUE(g.fast_path) << g.isl_reason;
+  std::string body = to_string(g.body);
+  EXPECT_NE(body.find("n"), std::string::npos) << body;  // x's guard against n is kept
+  EXPECT_SAME_RESULTS(k, t, {{"n", 16}, {"m", 64}});
+  EXPECT_SAME_RESULTS(k, t, {{"n", 64}, {"m", 16}});
+  EXPECT_EQ(fast_vs_isl(t, {{{"n", 16}, {"m", 64}}, {{"n", 48}, {"m", 32}}}), "");
+}
