@@ -32,6 +32,12 @@ struct Linearization {
 
 Linearization linearize(const LoopKernel& preprocessed);
 
+// A value passed through a private or local temporary from one instruction to
+// another inside a loop both run within must stay in one instance of that loop
+// (unless the temporary is indexed by it, or the loop is ILP-privatized);
+// refused with KernelError otherwise. linearize() checks it.
+void check_loop_instances(const LoopKernel& k, const Linearization& L);
+
 // Local memory one thread writes and another reads needs a barrier between
 // them (src/schedule/barrier_check.cpp). place_local_barriers inserts the
 // barriers that are missing (into L, and as barrier instructions into the

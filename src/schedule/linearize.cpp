@@ -233,6 +233,67 @@ std::string Linearization::str() const {
   return os.str();
 }
 
-Linearization linearize(const LoopKernel& k) { return Linearizer(k).run(); }
+Linearization linearize(const LoopKernel& k) {
+  Linearization L = Linearizer(k).run();
+  check_loop_instances(k, L);
+  return L;
+}
+
+namespace {
+// Each instruction's enclosing loop items: (iname, position of the item) from the outside in.
+void loop_instances(const std::vector<ScheduleItem>& items, std::vector<std::pair<std::string, const ScheduleItem*>>& stack,
+                    std::map<std::string, std::vector<std::pair<std::string, const ScheduleItem*>>>& out) {
+  for (auto& it : items) {
+    if (it.kind == ScheduleItem::Insn) {
+      out[it.name] = stack;
+      continue;
+    }
+    stack.push_back({it.name, &it});
+    loop_instances(it.body, stack, out);
+    stack.pop_back();
+  }
+}
+}  // namespace
+
+void check_loop_instances(const LoopKernel& k, const Linearization& L) {
+  std::map<std::string, std::vector<std::pair<std::string, const ScheduleItem*>>> where;
+  std::vector<std::pair<std::string, const ScheduleItem*>> stack;
+  loop_instances(L.items, stack, where);
+  for (auto& r : k.instructions) {
+    for (auto& d : r.depends_on) {
+      const Instruction* w = nullptr;
+      for (auto& x : k.instructions)
+        if (x.id == d) w = &x;
+      if (!w || w->kind != Instruction::Assign || r.kind != Instruction::Assign) continue;
+      const std::string v = w->assignee_name();
+      const Temporary* t = k.find_temporary(v);
+      if (!t || t->space == AddressSpace::Global) continue;  // arrays keep every element
+      bool reads = false;
+      auto look = [&](const Expr& e) {
+        if (!e.defined()) return;
+        std::vector<std::string> vars;
+        collect_vars(e, vars);
+        reads |= std::find(vars.begin(), vars.end(), v) != vars.end();
+        for_each_subscript(e, [&](const Subscript& s) { reads |= s.name == v; });
+      };
+      look(r.rhs);
+      for (auto& p : r.predicates) look(p);
+      if (!reads) continue;
+      const auto& wl = where[w->id];
+      const auto& rl = where[r.id];
+      for (auto& [x, witem] : wl) {
+        auto it = std::find_if(rl.begin(), rl.end(), [&](auto& e) { return e.first == x; });
+        if (it == rl.end() || it->second == witem) continue;  // not both in loop x, or in the same instance
+        if (k.tag_of(x).is_ilp()) continue;                    // privatized: one value per iteration
+        if (auto s = w->lhs.as<Subscript>())
+          if (std::any_of(s->indices.begin(), s->indices.end(), [&](const Expr& i) { return mentions_var(i, x); })) continue;
+        throw KernelError("kernel '" + k.name + "': instruction '" + r.id + "' reads temporary '" + v + "' that '" + w->id +
+                          "' writes in each iteration of loop '" + x + "', but the two are in different instances of that loop " +
+                          "(the loop order put them apart), so only the last iteration's value would be read; change the loop " +
+                          "priorities, or index '" + v + "' by '" + x + "'");
+      }
+    }
+  }
+}
 
 }  // namespace loom
