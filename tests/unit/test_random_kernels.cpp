@@ -20,6 +20,7 @@ TEST(RandomKernels, TransformedKernelsComputeWhatTheOriginalComputes) {
   int checked = 0, refused = 0;
   std::map<std::string, int> reasons;
   for (int c = 0; c < cases; ++c) {
+    if (env && c > 0 && c % 2000 == 0) std::fprintf(stderr, "  %d cases: %d checked, %d refused\n", c, checked, refused);
     loom::testing::RandomKernel rk = loom::testing::random_kernel(rng);
     std::string log;
     LoopKernel t = loom::testing::random_schedule(rk.kernel, rng, log);
