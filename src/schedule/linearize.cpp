@@ -281,7 +281,9 @@ void check_loop_instances(const LoopKernel& k, const Linearization& L) {
       if (!reads) continue;
       const auto& wl = where[w->id];
       const auto& rl = where[r.id];
-      for (auto& [x, witem] : wl) {
+      for (auto& entry : wl) {  // (no structured binding: lambdas below capture the iname)
+        const std::string& x = entry.first;
+        const ScheduleItem* witem = entry.second;
         auto it = std::find_if(rl.begin(), rl.end(), [&](auto& e) { return e.first == x; });
         if (it == rl.end() || it->second == witem) continue;  // not both in loop x, or in the same instance
         if (k.tag_of(x).is_ilp()) continue;                    // privatized: one value per iteration
