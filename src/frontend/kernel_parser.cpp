@@ -3,6 +3,7 @@
 // parses each, and assembles a LoopKernel with inferred instruction inames
 // and arguments. Grammar: docs/language.md.
 #include <algorithm>
+#include <cerrno>
 #include <fnmatch.h>
 #include <fstream>
 #include <sstream>
@@ -636,7 +637,10 @@ KernelFile parse_kernel_text(const std::string& text, const std::string& filenam
         p.expect("=", "after the parameter name");
         bool neg = p.accept("-");
         if (p.peek().kind != Tok::Int) p.fail_here("an integer value");
-        int64_t v = std::stoll(p.next().text);
+        Token tok = p.next();
+        errno = 0;
+        int64_t v = std::strtoll(tok.text.c_str(), nullptr, 10);
+        if (errno == ERANGE) src.fail(tok.offset, "value of '" + n + "' out of the range of a 64-bit integer");
         out.defaults[n] = neg ? -v : v;
         p.accept(",");
       }

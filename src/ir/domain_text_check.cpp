@@ -6,6 +6,8 @@
 // over the identifiers (so `(n - n)` is zero too); what is not linear is left
 // to isl, which rejects non-constant divisors itself.
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -204,7 +206,10 @@ class Checker {
     const Tok& t = peek();
     if (t.kind == Tok::Num) {
       ++pos_;
-      return Linear{std::stold(t.text), {}};
+      errno = 0;
+      long double value = std::strtold(t.text.c_str(), nullptr);
+      if (errno == ERANGE) return std::nullopt;  // beyond long double: left to isl, whose integers are exact
+      return Linear{value, {}};
     }
     if (t.kind == Tok::Ident) {
       ++pos_;

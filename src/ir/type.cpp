@@ -47,7 +47,9 @@ std::optional<Type> Type::parse(std::string_view s) {
   // "float32x4": vector of 4
   if (auto x = s.rfind('x'); x != std::string_view::npos && x + 1 < s.size() && x > 0 &&
                              s.substr(x + 1).find_first_not_of("0123456789") == std::string_view::npos) {
-    lanes = std::stoi(std::string(s.substr(x + 1)));
+    std::string digits(s.substr(x + 1));
+    if (digits.size() > 4) return std::nullopt;  // no vector is that wide (and stoi would throw)
+    lanes = std::stoi(digits);
     s = s.substr(0, x);
   }
   for (const auto& n : kNames)

@@ -709,3 +709,20 @@ TEST(BadInput, ControlCharactersAreRefusedWhereTheyAreNotLoopedOn) {
     EXPECT_NE(std::string(err.what()).find("control character"), std::string::npos) << err.what();
   }
 }
+
+TEST(BadInput, AnOutOfRangeDefaultIsAParseErrorNotAnEscapedException) {
+  // found by libFuzzer: std::stoll's out_of_range escaped the front end
+  std::string text = kernel_with_instruction("a[i]") + "defaults:\n  n = 300111111111111111111111111111\n";
+  std::string e = error_of(text);
+  EXPECT_NE(e.find("k.loom:9:7: value of 'n' out of the range of a 64-bit integer"), std::string::npos) << e;
+}
+
+TEST(BadInput, HugeNumbersInDomainsAndDtypesGetLoomErrors) {
+  // std::stold / std::stoi would throw their own exceptions, which are no Loom errors
+  std::string big = "1" + std::string(6000, '9');
+  std::string e = error_of(kernel_with_domain("{[i]: 0 <= i < n // " + big + "}"));
+  EXPECT_EQ(e.find("stold"), std::string::npos) << e.substr(0, 200);
+  e = error_of("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32x99999999999999[n], out: float32[n]\n"
+               "instructions:\n  out[i] = a[i]\n");
+  EXPECT_NE(e.find("unknown dtype 'float32x99999999999999'"), std::string::npos) << e;
+}
