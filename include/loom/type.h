@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace loom {
@@ -36,6 +37,7 @@ struct Type {
   int bytes() const { return bits() == 1 ? 1 : bits() / 8; }
   std::string name() const;  // "float32", "int64", "float32x4"
   static std::optional<Type> parse(std::string_view name);
+  static std::vector<std::string> names();  // the scalar dtypes' names ("bool", "int8", ..., "float64")
 
   friend bool operator==(Type a, Type b) { return a.kind == b.kind && a.lanes == b.lanes; }
   friend bool operator!=(Type a, Type b) { return !(a == b); }

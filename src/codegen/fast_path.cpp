@@ -274,12 +274,7 @@ class FastPath {
       StmtPtr body = make_block(items(it.body));
       loop_context_.pop_back();
       ranges_.erase(it.name);
-      Expr guard;  // the hoisted residual guards, around the loop or its unrolled copies
-      for (auto& c : hoisted) {
-        if (implied_by_ranges(c) || implied_by_assumptions(c)) continue;
-        Expr e = as_condition(c);
-        guard = guard.defined() ? make_binary(BinOp::And, guard, e, types::boolean) : e;
-      }
+      Expr guard = residual_condition(hoisted);  // around the loop or its unrolled copies
       if (it.unroll) {
         StmtPtr copies = make_block(unrolled(it.name, b, body));
         out.push_back(guard.defined() ? make_if(guard, copies) : copies);
@@ -499,16 +494,21 @@ class FastPath {
       s = make_if(c, s);
     }
     // the instruction's own guards where its loops or item are shared with others
-    if (auto r = residual_.find(insn.id); r != residual_.end()) {
-      Expr c;
-      for (auto& g : r->second) {
-        if (implied_by_ranges(g) || implied_by_assumptions(g)) continue;
-        Expr e = as_condition(g);
-        c = c.defined() ? make_binary(BinOp::And, c, e, types::boolean) : e;
-      }
-      if (c.defined()) s = make_if(c, s);
-    }
+    if (auto r = residual_.find(insn.id); r != residual_.end())
+      if (Expr c = residual_condition(r->second); c.defined()) s = make_if(c, s);
     return s;
+  }
+
+  // Residual guards as one condition, without those the ranges or the
+  // assumptions imply; undefined when none is left.
+  Expr residual_condition(const std::set<Constraint>& guards) {
+    Expr c;
+    for (auto& g : guards) {
+      if (implied_by_ranges(g) || implied_by_assumptions(g)) continue;
+      Expr e = as_condition(g);
+      c = c.defined() ? make_binary(BinOp::And, c, e, types::boolean) : e;
+    }
+    return c;
   }
 
   // ---- hardware axes ----

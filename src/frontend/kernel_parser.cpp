@@ -14,10 +14,6 @@
 
 namespace loom {
 
-namespace {
-const std::vector<std::string> kDtypeNames{"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                                            "float16", "bfloat16", "float32", "float64"};
-}  // namespace
 
 using frontend::ExprParser;
 using frontend::Source;
@@ -133,7 +129,7 @@ class KernelBuilder {
         p.expect(":", "after the argument name");
         std::string tn = p.expect_ident("a dtype (float32, int32, ...)");
         auto t = Type::parse(tn);
-        if (!t) p.source().fail(p.peek(0).offset - tn.size() - 0, "unknown dtype '" + tn + "'" + did_you_mean(tn, kDtypeNames));
+        if (!t) p.source().fail(p.peek(0).offset - tn.size() - 0, "unknown dtype '" + tn + "'" + did_you_mean(tn, Type::names()));
         a.dtype = *t;
         if (p.accept("[")) {
           a.kind = Argument::Array;
@@ -193,7 +189,7 @@ class KernelBuilder {
       p.expect(":", "after the temporary name");
       std::string tn = p.expect_ident("a dtype");
       auto ty = Type::parse(tn);
-      if (!ty) src_.fail(off, "unknown dtype '" + tn + "'" + did_you_mean(tn, kDtypeNames));
+      if (!ty) src_.fail(off, "unknown dtype '" + tn + "'" + did_you_mean(tn, Type::names()));
       t.dtype = *ty;
       if (p.accept("[")) {
         do {
@@ -312,7 +308,7 @@ class KernelBuilder {
         size_t off = p.peek().offset;
         std::string tn = p.expect_ident("a dtype inside <...>");
         declared = Type::parse(tn);
-        if (!declared) src_.fail(off, "unknown dtype '" + tn + "'" + did_you_mean(tn, kDtypeNames));
+        if (!declared) src_.fail(off, "unknown dtype '" + tn + "'" + did_you_mean(tn, Type::names()));
         p.expect(">", "to close the type declaration");
         is_temp_decl = true;
       }

@@ -23,6 +23,12 @@ constexpr Named kAliases[] = {{"float", ScalarKind::Float32}, {"double", ScalarK
                               {"fp32", ScalarKind::Float32},  {"fp64", ScalarKind::Float64}};
 }  // namespace
 
+std::vector<std::string> Type::names() {
+  std::vector<std::string> r;
+  for (const auto& n : kNames) r.push_back(n.name);
+  return r;
+}
+
 int Type::bits() const {
   switch (kind) {
     case ScalarKind::Bool: return 8;
