@@ -378,8 +378,16 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
     if (lo != 0) refuse(k, what, "'" + names[i] + "' must start at 0");
     len[i] = hi + 1;
   }
-  // the new domain: joined = sum(i_d * stride_d) over the old points, old inames projected out
+  // Inames of the domain not coupled to the joined ones go to a domain of their
+  // own first: projecting the joined inames out leaves existentials, after
+  // which an empty range of an unrelated iname (a reduction's k at l = 0)
+  // would empty the domain of instructions that do not run inside it.
   LoopKernel r = k;
+  if (auto parts = islu::separate_coupled(r.domains[size_t(dom)], names)) {
+    r.domains[size_t(dom)] = parts->first;
+    r.domains.push_back(parts->second);
+  }
+  // the new domain: joined = sum(i_d * stride_d) over the old points, old inames projected out
   isl_set* s = r.domains[size_t(dom)].copy();
   unsigned n = unsigned(isl_set_dim(s, isl_dim_set));
   s = isl_set_add_dims(s, isl_dim_set, 1);

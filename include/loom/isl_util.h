@@ -66,6 +66,12 @@ namespace islu {
 // on (inames used as parameters), with other inames projected out.
 isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& inames);
 
+// d as two independent domains: the inames coupled to `inames` through d's
+// constraints (directly or through other inames), and the rest, each in d's
+// order; nullopt when there is no rest or d is not one basic set without
+// existentials (no split is proven then).
+std::optional<std::pair<Domain, Domain>> separate_coupled(const Domain& d, const std::vector<std::string>& inames);
+
 // The smallest and largest value of an iname over all parameter values;
 // nullopt when either is unbounded (the range depends on the parameters).
 std::optional<std::pair<int64_t, int64_t>> constant_range(const LoopKernel& k, const std::string& iname);

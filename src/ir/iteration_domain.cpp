@@ -17,20 +17,10 @@ int find_root(std::vector<int>& parent, int x) {
   return x;
 }
 
-// The part of s that constrains `keep`: constraints of dimensions coupled to
-// none of `keep` (directly or through other dimensions) are dropped, so an
-// empty range of an unrelated iname does not empty the result. Applies to
-// sets of one basic set without existentials; others are returned as they are.
-isl::set coupled_part(isl::set s, const std::set<std::string>& keep) {
-  isl_set* cs = isl_set_coalesce(s.release());
-  if (isl_set_n_basic_set(cs) != 1) return isl::manage(cs);
-  isl_basic_set* bs = isl_set_simple_hull(isl_set_copy(cs));
+// The set dimensions of bs that are coupled to `keep` (directly or through
+// other dimensions) by some constraint: union-find over the constraints.
+std::set<int> coupled_dims(isl_basic_set* bs, const std::set<std::string>& keep) {
   int ndim = int(isl_basic_set_dim(bs, isl_dim_set));
-  if (isl_basic_set_dim(bs, isl_dim_div) != 0 || ndim == 0) {
-    isl_basic_set_free(bs);
-    return isl::manage(cs);
-  }
-  isl_set_free(cs);
   std::vector<int> parent(ndim);
   for (int i = 0; i < ndim; ++i) parent[i] = i;
   struct Data {
@@ -56,8 +46,36 @@ isl::set coupled_part(isl::set s, const std::set<std::string>& keep) {
     const char* n = isl_basic_set_get_dim_name(bs, isl_dim_set, unsigned(i));
     if (n && keep.count(n)) kept_roots.insert(find_root(parent, i));
   }
-  for (int i = ndim - 1; i >= 0; --i) {
-    if (kept_roots.count(find_root(parent, i))) continue;
+  std::set<int> r;
+  for (int i = 0; i < ndim; ++i)
+    if (kept_roots.count(find_root(parent, i))) r.insert(i);
+  return r;
+}
+
+// The single basic set of s when s is one without existentials (what the
+// component analysis handles), else null.
+isl_basic_set* plain_basic_set(isl_set* s) {
+  if (isl_set_n_basic_set(s) != 1) return nullptr;
+  isl_basic_set* bs = isl_set_simple_hull(isl_set_copy(s));
+  if (isl_basic_set_dim(bs, isl_dim_div) != 0 || isl_basic_set_dim(bs, isl_dim_set) == 0) {
+    isl_basic_set_free(bs);
+    return nullptr;
+  }
+  return bs;
+}
+
+// The part of s that constrains `keep`: constraints of dimensions coupled to
+// none of `keep` are dropped, so an empty range of an unrelated iname does not
+// empty the result. Applies to sets of one basic set without existentials;
+// others are returned as they are.
+isl::set coupled_part(isl::set s, const std::set<std::string>& keep) {
+  isl_set* cs = isl_set_coalesce(s.release());
+  isl_basic_set* bs = plain_basic_set(cs);
+  if (!bs) return isl::manage(cs);
+  isl_set_free(cs);
+  std::set<int> coupled = coupled_dims(bs, keep);
+  for (int i = int(isl_basic_set_dim(bs, isl_dim_set)) - 1; i >= 0; --i) {
+    if (coupled.count(i)) continue;
     bs = isl_basic_set_drop_constraints_involving_dims(bs, isl_dim_set, unsigned(i), 1);
   }
   return isl::manage(check(isl_set_from_basic_set(bs), "coupled_part"));
@@ -124,5 +142,23 @@ isl::pw_aff extremum(const isl::set& domain, const Expr& index, bool max) {
 
 isl::pw_aff max_over(const isl::set& domain, const Expr& index) { return extremum(domain, index, true); }
 isl::pw_aff min_over(const isl::set& domain, const Expr& index) { return extremum(domain, index, false); }
+
+std::optional<std::pair<Domain, Domain>> separate_coupled(const Domain& d, const std::vector<std::string>& inames) {
+  isl_set* cs = isl_set_coalesce(d.copy());
+  isl_basic_set* bs = plain_basic_set(cs);
+  isl_set_free(cs);
+  if (!bs) return std::nullopt;
+  std::set<int> coupled = coupled_dims(bs, std::set<std::string>(inames.begin(), inames.end()));
+  isl_basic_set_free(bs);
+  std::vector<std::string> all = d.inames(), mine, rest;
+  for (size_t i = 0; i < all.size(); ++i) (coupled.count(int(i)) ? mine : rest).push_back(all[i]);
+  if (rest.empty()) return std::nullopt;
+  // dropping (not projecting out) the other part's constraints: a projection
+  // would keep "its range is not empty" as a condition on the parameters
+  auto part = [&](const std::vector<std::string>& dims) {
+    return from_isl(arrange_dims(coupled_part(to_isl(d), std::set<std::string>(dims.begin(), dims.end())), dims));
+  };
+  return std::make_pair(part(mine), part(rest));
+}
 
 }  // namespace loom::islu

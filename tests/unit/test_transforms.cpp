@@ -144,6 +144,13 @@ TEST(InameTransforms, ChunkAndJoin) {
   check(k, j, {{{"n", 5}}, {{"n", 1}}});
   check(k, tag_inames(split_iname(j, "ij", 32), "ij_outer:g.0, ij_inner:l.0"), {{{"n", 7}}});
   EXPECT_NE(error_of([&] { join_inames(k, "j, i"); }).find("depends on the parameters"), std::string::npos);
+  // Found by the random-kernel fuzzer: joining inames of a domain that also
+  // holds a reduction iname must not make the accumulator's init and store
+  // depend on the reduction's range (l = 0 writes zeros).
+  LoopKernel mm = matmul();
+  LoopKernel mj = join_inames(split_iname(mm, "i", 2), "j, i_inner");
+  EXPECT_NE(mj.domain_of("k"), mj.domain_of("j_i_inner"));
+  check(mm, mj, {{{"n", 5}, {"m", 3}, {"l", 0}}, {{"n", 4}, {"m", 7}, {"l", 3}}});
 }
 
 TEST(ReductionTransforms, SplitInwardOutwardAndUnique) {
