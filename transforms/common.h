@@ -14,6 +14,9 @@ namespace loom::transforms {
 // base, or base_0, base_1, ...: a name no iname, argument or temporary of k has.
 std::string unique_name(const LoopKernel& k, const std::string& base);
 
+// base, or base_0, base_1, ...: an id no instruction of k has.
+std::string unique_instruction_id(const LoopKernel& k, const std::string& base);
+
 // "i, j k" -> {"i", "j", "k"}
 std::vector<std::string> name_list(const std::string& spec);
 

@@ -26,6 +26,7 @@ const TransformRegistry& transform_registry() {
     register_parameter_transforms(t);
     register_instruction_transforms(t);
     register_memory_transforms(t);
+    register_precompute_transforms(t);
     return t;
   }();
   return r;

@@ -86,6 +86,22 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
 // "a, b" into "private", "local" or "auto" memory.
 LoopKernel set_temporary_address_space(const LoopKernel& k, const std::string& temporaries, const std::string& space);
 
+// ---- precompute (transforms/precompute.cpp) ----
+struct PrecomputeOptions {
+  std::string storage_axes;       // rule parameters stored, comma-separated; default all
+  std::string temporary_name;     // default <rule>_0
+  std::string precompute_inames;  // one per storage axis; default <rule>_dim_<d>
+  std::optional<std::string> precompute_outer_inames;
+  std::string default_tag = "l.auto";
+  std::string temporary_address_space = "auto";  // auto: local when a sweep iname is local
+  std::string compute_insn_id;
+  std::string dtype;  // default: inferred
+};
+// loopy's precompute: the values of substitution rule `subst_use` that the
+// uses within `sweep_inames` need, computed into a temporary first.
+LoopKernel precompute(const LoopKernel& k, const std::string& subst_use, const std::string& sweep_inames,
+                      const PrecomputeOptions& opts = {});
+
 // ---- the registry ----
 
 struct TransformParam {
@@ -145,5 +161,6 @@ void register_reduction_transforms(TransformRegistry& r);
 void register_parameter_transforms(TransformRegistry& r);
 void register_instruction_transforms(TransformRegistry& r);
 void register_memory_transforms(TransformRegistry& r);
+void register_precompute_transforms(TransformRegistry& r);
 
 }  // namespace loom

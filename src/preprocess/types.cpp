@@ -282,12 +282,14 @@ LoopKernel infer_types(const LoopKernel& k) {
     std::map<std::string, Type> found;
     std::map<std::string, Expr> weak_rhs;
     for (auto& insn : k.instructions) {
-      auto v = insn.lhs.as<Var>();
-      if (insn.kind != Instruction::Assign || !v || !open.count(v->name)) continue;
+      // scalars (acc = ...) and arrays (precompute's f_0[x] = ...) alike
+      if (insn.kind != Instruction::Assign) continue;
+      std::string name = insn.assignee_name();
+      if (!open.count(name)) continue;
       TypeInferrer inf(k, temps, insn);
       Expr rhs = inf.mutate(insn.rhs);
-      if (is_weak(rhs)) weak_rhs.emplace(v->name, rhs);
-      else found[v->name] = promote(found[v->name], rhs.type());
+      if (is_weak(rhs)) weak_rhs.emplace(name, rhs);
+      else found[name] = promote(found[name], rhs.type());
     }
     bool changed = false;
     for (auto& n : open) {
