@@ -27,6 +27,7 @@ const TransformRegistry& transform_registry() {
     register_instruction_transforms(t);
     register_memory_transforms(t);
     register_precompute_transforms(t);
+    register_substitution_transforms(t);
     return t;
   }();
   return r;

@@ -25,6 +25,8 @@
 namespace loom {
 
 LoopKernel expand_substitutions(const LoopKernel& k);
+// e with every substitution-rule call of k replaced by the rule's body.
+Expr expand_rule_calls(const LoopKernel& k, const Expr& e);
 LoopKernel infer_types(const LoopKernel& k);
 LoopKernel realize_reductions(const LoopKernel& k);
 LoopKernel privatize_ilp(const LoopKernel& k);

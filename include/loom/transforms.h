@@ -102,6 +102,18 @@ struct PrecomputeOptions {
 LoopKernel precompute(const LoopKernel& k, const std::string& subst_use, const std::string& sweep_inames,
                       const PrecomputeOptions& opts = {});
 
+// ---- substitution rules (transforms/substitutions.cpp) ----
+// Every occurrence of `pattern` (an expression whose variables listed in
+// `parameters` match anything) becomes a call of the new rule subst_name.
+LoopKernel extract_subst(const LoopKernel& k, const std::string& subst_name, const std::string& pattern,
+                         const std::string& parameters = "");
+// The temporary lhs_name, assigned by one instruction (indices: distinct
+// inames), becomes a rule; its reads become calls, the assignment goes.
+LoopKernel assignment_to_subst(const LoopKernel& k, const std::string& lhs_name);
+// Rule calls in the instructions matching `within` ("" = all) are inlined;
+// rules nothing calls any more are dropped.
+LoopKernel expand_subst(const LoopKernel& k, const std::string& within = "");
+
 // ---- the registry ----
 
 struct TransformParam {
@@ -162,5 +174,6 @@ void register_parameter_transforms(TransformRegistry& r);
 void register_instruction_transforms(TransformRegistry& r);
 void register_memory_transforms(TransformRegistry& r);
 void register_precompute_transforms(TransformRegistry& r);
+void register_substitution_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -43,6 +43,8 @@ class RuleExpander : public ExprMutator {
 
 }  // namespace
 
+Expr expand_rule_calls(const LoopKernel& k, const Expr& e) { return RuleExpander(k).mutate(e); }
+
 LoopKernel expand_substitutions(const LoopKernel& k) {
   if (k.substitutions.empty()) return k;
   LoopKernel r = k;
