@@ -28,6 +28,7 @@ const TransformRegistry& transform_registry() {
     register_memory_transforms(t);
     register_precompute_transforms(t);
     register_substitution_transforms(t);
+    register_privatize_transforms(t);
     return t;
   }();
   return r;

@@ -114,6 +114,16 @@ LoopKernel assignment_to_subst(const LoopKernel& k, const std::string& lhs_name)
 // rules nothing calls any more are dropped.
 LoopKernel expand_subst(const LoopKernel& k, const std::string& within = "");
 
+// ---- temporaries per iteration (transforms/privatize.cpp) ----
+// Temporaries written within the inames (or only_var_names) get a leading
+// axis per iname, indexed by it: one copy per iteration.
+LoopKernel privatize_temporaries_with_inames(const LoopKernel& k, const std::string& privatizing_inames,
+                                             const std::string& only_var_names = "");
+// The reverse: an axis every access indexes by the iname (plus one constant) goes.
+LoopKernel unprivatize_temporaries_with_inames(const LoopKernel& k, const std::string& privatizing_inames,
+                                               const std::string& only_var_names = "");
+LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, const std::string& new_name);
+
 // ---- the registry ----
 
 struct TransformParam {
@@ -175,5 +185,6 @@ void register_instruction_transforms(TransformRegistry& r);
 void register_memory_transforms(TransformRegistry& r);
 void register_precompute_transforms(TransformRegistry& r);
 void register_substitution_transforms(TransformRegistry& r);
+void register_privatize_transforms(TransformRegistry& r);
 
 }  // namespace loom

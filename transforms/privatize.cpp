@@ -1,0 +1,242 @@
+// Temporaries per iteration (loopy's names): privatize_temporaries_with_inames
+// gives a temporary one copy per iteration of an iname (a new leading axis
+// indexed by the iname), so iterations that must not share it do not;
+// unprivatize_temporaries_with_inames takes such an axis away again where
+// every access uses the slot of its own iteration; rename_temporary renames.
+#include <cctype>
+#include <functional>
+
+#include "common.h"
+#include "loom/constraints.h"
+#include "loom/isl_util.h"
+#include "loom/transforms.h"
+
+namespace loom {
+
+using transforms::name_list;
+using transforms::refuse;
+
+namespace {
+
+// Rewrites every access to one temporary (reads, writes, indices of others).
+class AccessMapper : public ExprMutator {
+ public:
+  AccessMapper(const std::string& t, std::function<Expr(std::vector<Expr>, Type)> fn) : t_(t), fn_(std::move(fn)) {}
+
+ protected:
+  Expr mutate_subscript(const Subscript& n, const Expr& self) override {
+    if (n.name != t_) return ExprMutator::mutate_subscript(n, self);
+    std::vector<Expr> idx;
+    for (auto& i : n.indices) idx.push_back(mutate(i));
+    return fn_(idx, n.type);
+  }
+  Expr mutate_var(const Var& n, const Expr& self) override { return n.name == t_ ? fn_({}, n.type) : self; }
+
+ private:
+  const std::string& t_;
+  std::function<Expr(std::vector<Expr>, Type)> fn_;
+};
+
+void map_accesses(LoopKernel& r, const std::string& t, const std::function<Expr(std::vector<Expr>, Type)>& fn) {
+  for (auto& insn : r.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    AccessMapper m(t, fn);
+    insn.lhs = m.mutate(insn.lhs);
+    insn.rhs = m.mutate(insn.rhs);
+    for (auto& p : insn.predicates) p = m.mutate(p);
+  }
+}
+
+bool accesses(const Instruction& insn, const std::string& t) {
+  if (insn.kind != Instruction::Assign) return false;
+  if (insn.assignee_name() == t) return true;
+  bool found = false;
+  auto look = [&](const Expr& e) {
+    std::set<std::string> vars;
+    collect_free_vars(e, vars);
+    found |= vars.count(t) != 0;
+    for_each_subscript(e, [&](const Subscript& s) { found |= s.name == t; });
+  };
+  look(insn.rhs);
+  if (auto s = insn.lhs.as<Subscript>())
+    for (auto& i : s->indices) look(i);
+  for (auto& p : insn.predicates) look(p);
+  return found;
+}
+
+// The temporaries a transformation applies to: only_var_names, or those written within one of `inames`.
+std::vector<std::string> chosen_temporaries(const LoopKernel& k, const std::string& what, const std::vector<std::string>& inames,
+                                            const std::string& only_var_names) {
+  std::vector<std::string> r;
+  if (!only_var_names.empty()) {
+    for (auto& n : name_list(only_var_names)) {
+      if (!k.find_temporary(n)) refuse(k, what, "no temporary '" + n + "'");
+      r.push_back(n);
+    }
+    return r;
+  }
+  for (auto& [n, t] : k.temporaries)
+    for (auto& insn : k.instructions)
+      if (insn.kind == Instruction::Assign && insn.assignee_name() == n &&
+          std::any_of(inames.begin(), inames.end(), [&](auto& i) { return insn.within_inames.count(i) != 0; })) {
+        r.push_back(n);
+        break;
+      }
+  return r;
+}
+
+}  // namespace
+
+LoopKernel privatize_temporaries_with_inames(const LoopKernel& k, const std::string& privatizing_inames, const std::string& only_var_names) {
+  const std::string what = "privatize_temporaries_with_inames('" + privatizing_inames + "')";
+  std::vector<std::string> inames = name_list(privatizing_inames);
+  if (inames.empty()) refuse(k, what, "give the privatizing inames");
+  std::map<std::string, std::pair<int64_t, int64_t>> range;
+  for (auto& i : inames)
+    if (!k.has_iname(i)) refuse(k, what, "no iname '" + i + "'");
+  std::vector<std::string> temps = chosen_temporaries(k, what, inames, only_var_names);
+  if (temps.empty()) refuse(k, what, "no temporary is written within these inames");
+  LoopKernel r = k;
+  for (auto& t : temps) {
+    std::vector<std::string> axes;  // the inames every access of t runs within
+    for (auto& i : inames) {
+      bool all_within = true, any_write = false;
+      for (auto& insn : k.instructions) {
+        if (!accesses(insn, t)) continue;
+        all_within &= insn.within_inames.count(i) != 0;
+        any_write |= insn.assignee_name() == t && insn.within_inames.count(i);
+      }
+      if (!any_write) continue;
+      if (!all_within)
+        refuse(k, what, "temporary '" + t + "' is accessed outside iname '" + i + "', so its value crosses iterations of '" + i +
+                            "' and one copy per iteration would change the result");
+      if (!range.count(i)) {
+        auto rg = islu::constant_range(k, i);
+        if (!rg) refuse(k, what, "iname '" + i + "' has a range that depends on the parameters; split it and privatize with the inner iname");
+        range[i] = *rg;
+      }
+      axes.push_back(i);
+    }
+    if (axes.empty()) continue;
+    Temporary& tv = r.temporaries.at(t);
+    std::vector<Expr> shape;
+    for (auto& a : axes) shape.push_back(make_int(range[a].second - range[a].first + 1));
+    shape.insert(shape.end(), tv.shape.begin(), tv.shape.end());
+    tv.shape = shape;
+    map_accesses(r, t, [&](std::vector<Expr> idx, Type type) {
+      std::vector<Expr> lead;
+      for (auto& a : axes) lead.push_back(range[a].first == 0 ? make_var(a) : make_var(a) - make_int(range[a].first));
+      lead.insert(lead.end(), idx.begin(), idx.end());
+      return make_subscript(t, lead, type);
+    });
+  }
+  return r;
+}
+
+LoopKernel unprivatize_temporaries_with_inames(const LoopKernel& k, const std::string& privatizing_inames, const std::string& only_var_names) {
+  const std::string what = "unprivatize_temporaries_with_inames('" + privatizing_inames + "')";
+  std::vector<std::string> inames = name_list(privatizing_inames);
+  if (inames.empty()) refuse(k, what, "give the inames");
+  for (auto& i : inames)
+    if (!k.has_iname(i)) refuse(k, what, "no iname '" + i + "'");
+  std::vector<std::string> temps = chosen_temporaries(k, what, inames, only_var_names);
+  LoopKernel r = k;
+  int changed = 0;
+  for (auto& t : temps) {
+    const Temporary& tv = k.temporaries.at(t);
+    for (auto& i : inames) {
+      // the axis indexed by i + c with one c in every access, every access within i
+      std::optional<size_t> axis;
+      std::optional<Expr> form;
+      bool ok = true;
+      for (auto& insn : k.instructions) {
+        if (!accesses(insn, t)) continue;
+        ok &= insn.within_inames.count(i) != 0;
+        auto check = [&](const Expr& e) {
+          if (auto s = e.as<Subscript>(); s && s->name == t) {
+            std::optional<size_t> found;
+            for (size_t d = 0; d < s->indices.size(); ++d) {
+              auto f = affine_form(s->indices[d]);
+              if (f && f->coef.size() == 1 && f->coef.count(i) && f->coef.at(i) == 1) found = d;
+            }
+            if (!found || (axis && *axis != *found) || (form && !form->same_as(s->indices[*found]))) ok = false;
+            if (found) {
+              axis = found;
+              form = s->indices[*found];
+            }
+          } else if (auto v = e.as<Var>(); v && v->name == t) {
+            ok = false;
+          }
+        };
+        check(insn.lhs);
+        for_each_subscript(insn.rhs, [&](const Subscript& s) {
+          if (s.name == t) check(make_subscript(s.name, s.indices));
+        });
+        for (auto& p : insn.predicates)
+          for_each_subscript(p, [&](const Subscript& s) {
+            if (s.name == t) check(make_subscript(s.name, s.indices));
+          });
+      }
+      if (!ok || !axis) continue;
+      if (tv.space == AddressSpace::Local && k.tag_of(i).kind == InameTag::Local)
+        refuse(k, what, "temporary '" + t + "' is local and '" + i + "' runs on the block's threads: one copy for all of them would be a race");
+      Temporary& rt = r.temporaries.at(t);
+      rt.shape.erase(rt.shape.begin() + long(*axis));
+      size_t ax = *axis;
+      map_accesses(r, t, [&](std::vector<Expr> idx, Type type) {
+        idx.erase(idx.begin() + long(ax));
+        return idx.empty() ? make_var(t, type) : make_subscript(t, idx, type);
+      });
+      ++changed;
+      break;
+    }
+  }
+  if (changed == 0) refuse(k, what, "no temporary has an axis indexed by these inames in every access");
+  return r;
+}
+
+LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, const std::string& new_name) {
+  const std::string what = "rename_temporary('" + old_name + "', '" + new_name + "')";
+  if (!k.find_temporary(old_name)) refuse(k, what, "no temporary '" + old_name + "'");
+  if (new_name.empty()) refuse(k, what, "give the new name");
+  if (k.has_iname(new_name) || k.find_argument(new_name) || k.find_temporary(new_name) || k.substitutions.count(new_name))
+    refuse(k, what, "the name '" + new_name + "' is already taken");
+  for (char c : new_name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) refuse(k, what, "'" + new_name + "' is not a name");
+  if (std::isdigit(static_cast<unsigned char>(new_name[0]))) refuse(k, what, "'" + new_name + "' is not a name");
+  LoopKernel r = k;
+  Temporary t = r.temporaries.at(old_name);
+  r.temporaries.erase(old_name);
+  t.name = new_name;
+  r.temporaries[new_name] = t;
+  map_accesses(r, old_name, [&](std::vector<Expr> idx, Type type) {
+    return k.temporaries.at(old_name).shape.empty() ? make_var(new_name, type) : make_subscript(new_name, idx, type);
+  });
+  for (auto& [n, rule] : r.substitutions) rule.body = AccessMapper(old_name, [&](std::vector<Expr> idx, Type type) {
+                                                       return k.temporaries.at(old_name).shape.empty() ? make_var(new_name, type)
+                                                                                                      : make_subscript(new_name, idx, type);
+                                                     }).mutate(rule.body);
+  return r;
+}
+
+void register_privatize_transforms(TransformRegistry& reg) {
+  using P = TransformParam;
+  reg.add({"privatize_temporaries_with_inames",
+           "Give temporaries written within the inames one copy per iteration (a new leading axis per iname).",
+           {{"privatizing_inames", P::String, true, "inames ('i_inner, j')"},
+            {"only_var_names", P::String, false, "only these temporaries (default: all written within the inames)"}},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             return privatize_temporaries_with_inames(k, a.str("privatizing_inames"), a.str_or("only_var_names", ""));
+           }});
+  reg.add({"unprivatize_temporaries_with_inames",
+           "Remove a temporary's axis that every access indexes with the iname itself (one copy shared by all iterations).",
+           {{"privatizing_inames", P::String, true, "inames"}, {"only_var_names", P::String, false, "only these temporaries"}},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             return unprivatize_temporaries_with_inames(k, a.str("privatizing_inames"), a.str_or("only_var_names", ""));
+           }});
+  reg.add({"rename_temporary", "Rename a temporary.",
+           {{"old_name", P::String, true, "the temporary"}, {"new_name", P::String, true, "its new name"}},
+           [](const LoopKernel& k, const TransformArgs& a) { return rename_temporary(k, a.str("old_name"), a.str("new_name")); }});
+}
+
+}  // namespace loom
