@@ -2,9 +2,49 @@
 // existing instructions, instruction inames exist, tagged inames exist,
 // nothing is assigned that cannot be (value arguments, inames), and barriers
 // are unconditional and outside thread inames.
+#include <functional>
+
+#include "loom/isl_util.h"
 #include "loom/preprocess.h"
 
 namespace loom {
+
+namespace {
+
+// Whether insn reads var: on its right-hand side, in a predicate or in an index of its left-hand side.
+bool reads_variable(const Instruction& insn, const std::string& var) {
+  bool found = false;
+  auto look = [&](const Expr& e) {
+    if (!e.defined()) return;
+    std::set<std::string> vars;
+    collect_free_vars(e, vars);
+    found |= vars.count(var) != 0;
+    for_each_subscript(e, [&](const Subscript& s) { found |= s.name == var; });
+  };
+  look(insn.rhs);
+  for (auto& p : insn.predicates) look(p);
+  if (auto s = insn.lhs.as<Subscript>())
+    for (auto& i : s->indices) look(i);
+  return found;
+}
+
+bool uses_var(const Expr& e, const std::string& v) {
+  std::set<std::string> vars;
+  collect_free_vars(e, vars);
+  return vars.count(v) != 0;
+}
+
+// Calls fn on every access insn makes to array var (reads and its left-hand side).
+void for_each_subscript_in(const Instruction& insn, const std::string& var, const std::function<void(const Subscript&)>& fn) {
+  auto visit = [&](const Expr& e) {
+    if (e.defined()) for_each_subscript(e, [&](const Subscript& s) { if (s.name == var) fn(s); });
+  };
+  visit(insn.rhs);
+  visit(insn.lhs);
+  for (auto& p : insn.predicates) visit(p);
+}
+
+}  // namespace
 
 void check_kernel(const LoopKernel& k) {
   auto fail = [&](const std::string& why) { throw KernelError("kernel '" + k.name + "': " + why); };
@@ -55,6 +95,52 @@ void check_kernel(const LoopKernel& k) {
   // CUDA's static shared memory per block (more needs a dynamic allocation and an opt-in)
   if (local_bytes > 48 * 1024)
     fail(std::to_string(local_bytes) + " bytes of local (shared) memory per block; at most 49152 bytes");
+  // Private memory belongs to one thread: a value written within a hardware
+  // iname h exists only in the thread of that h. So every reader must run on
+  // the same threads (within h, or within an iname of h's axis with the same
+  // range: a parallel reduction's copy of it), and where the element depends
+  // on the thread, the reader must access the element the same thread wrote
+  // (the same indices, h's copy renamed). Exact dependences between threads
+  // are the legality analysis' business; these are the rules private memory
+  // cannot break, and what they cannot prove is refused.
+  for (auto& [n, t] : k.temporaries) {
+    if (t.space == AddressSpace::Local || t.space == AddressSpace::Global) continue;
+    for (auto& w : k.instructions) {
+      if (w.kind != Instruction::Assign || w.assignee_name() != n) continue;
+      auto ws = w.lhs.as<Subscript>();
+      for (auto& h : w.within_inames) {
+        InameTag tag = k.tag_of(h);
+        if (!tag.is_hardware()) continue;
+        for (auto& r : k.instructions) {
+          if (r.kind != Instruction::Assign || !reads_variable(r, n)) continue;
+          auto refuse = [&](const std::string& why) {
+            fail("private temporary '" + n + "' is written by '" + w.id + "' within iname '" + h + "' (" + tag.str() + ") and read by '" + r.id +
+                 "', " + why + ": private memory belongs to one thread (make the temporary local, or do not tag '" + h + "')");
+          };
+          std::string same = h;
+          if (!r.within_inames.count(h)) {
+            same.clear();
+            for (auto& x : r.within_inames)
+              if (k.tag_of(x) == tag) same = x;
+            if (same.empty()) refuse("which runs on threads of every " + tag.str() + " index");
+            if (islu::constant_range(k, same) != islu::constant_range(k, h) || !islu::constant_range(k, h))
+              refuse("which runs within '" + same + "', an iname of the same axis with another range");
+          }
+          std::vector<Expr> written = ws ? ws->indices : std::vector<Expr>{};
+          std::map<std::string, Expr> rename{{same, make_var(h)}};
+          for_each_subscript_in(r, n, [&](const Subscript& s) {
+            bool thread_dependent = false;
+            for (auto& e : written) thread_dependent |= uses_var(e, h);
+            for (auto& e : s.indices) thread_dependent |= uses_var(e, same);
+            if (!thread_dependent) return;
+            bool equal = s.indices.size() == written.size();
+            for (size_t d = 0; equal && d < written.size(); ++d) equal = simplify(substitute(s.indices[d], rename)).str() == simplify(written[d]).str();
+            if (!equal) refuse("where the element depends on the thread and another thread may have written it (" + s.name + "[...] vs " + w.lhs.str() + ")");
+          });
+        }
+      }
+    }
+  }
   // every iname an instruction uses must be one of its loops (or a reduction's)
   for (auto& insn : k.instructions) {
     if (insn.kind != Instruction::Assign) continue;

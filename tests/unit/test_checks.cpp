@@ -2,7 +2,9 @@
 // error is triggered, and kernels that look alike but are legal pass.
 #include <gtest/gtest.h>
 
+#include "loom/parser.h"
 #include "loom/preprocess.h"
+#include "loom/transforms.h"
 #include "oracle.h"
 
 using namespace loom;
@@ -145,4 +147,41 @@ TEST(Limits, SharedMemoryAndUnloopedInames) {
   LoopKernel u = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < n}"}, "out[i] = a[i]", {"a: float32[n], out: float32[n]"});
   u.instructions[0].rhs = parse_expr("a[j]");  // j used, but the instruction has no j loop
   EXPECT_NE(kernel_error(u).find("uses iname 'j' but runs within no loop or tag of it"), std::string::npos) << kernel_error(u);
+}
+
+// Found by the random-kernel fuzzer: a private prefetch whose fetch loop was
+// then split onto g.0, while the readers use another g.0 iname of another
+// range; each block fetched other elements than it read.
+TEST(PrivateMemory, ValuesWrittenOnOtherThreadsAreRefused) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = 1.5 * a[i] + a[i]", {"a: float32[n], out: float32[n]"}, "random");
+  LoopKernel t = apply_transforms(k, parse_transform_script("split_iname i 16 outer_tag=g.1 inner_tag=for\n"
+                                                           "add_prefetch a i_inner temporary_address_space=private default_tag=for\n"
+                                                           "split_iname i_inner 8 outer_tag=g.0 inner_tag=l.0\n"
+                                                           "split_iname a_dim_0 3 outer_tag=for inner_tag=g.0\n"));
+  std::string e = kernel_error(t);
+  EXPECT_NE(e.find("private temporary 'a_fetch' is written by 'fetch_a' within iname 'a_dim_0_inner' (g.0)"), std::string::npos) << e;
+  EXPECT_NE(e.find("an iname of the same axis with another range"), std::string::npos) << e;
+  // the same prefetch with the fetch loop left sequential: every thread fetches the whole tile itself
+  LoopKernel ok = apply_transforms(k, parse_transform_script("split_iname i 16 outer_tag=g.1 inner_tag=for\n"
+                                                            "add_prefetch a i_inner temporary_address_space=private default_tag=for\n"
+                                                            "split_iname i_inner 8 outer_tag=g.0 inner_tag=l.0\n"));
+  EXPECT_EQ(kernel_error(ok), "accepted");
+  EXPECT_SAME_RESULTS(k, ok, {{"n", 37}});
+  // a thread-indexed private element read by the thread that wrote it is fine; another thread's is not
+  LoopKernel own = parse_kernel_text(R"(kernel own
+domains:
+  {[i]: 0 <= i < 32}
+arguments:
+  a: float32[33], out: float32[32]
+temporaries:
+  v: float32[33]
+instructions:
+  v[i] = a[i]  {id=w}
+  out[i] = 2 * v[i]  {dep=w}
+)").kernel;
+  EXPECT_EQ(kernel_error(tag_inames(own, "i:l.0")), "accepted");
+  LoopKernel other = own;
+  other.instructions[1].rhs = parse_expr("2 * v[i + 1]");
+  std::string e2 = kernel_error(tag_inames(other, "i:l.0"));
+  EXPECT_NE(e2.find("another thread may have written it"), std::string::npos) << e2;
 }

@@ -38,7 +38,7 @@ temporaries:
   tile: float32[64] local
 instructions:
   <> v = 2 * a[64 * g + t]          {id=load}
-  tile[t] = v                       {id=w, dep=load}
+  tile[t] = v                       {id=w, dep=load, inames=g:t}
   ... lbarrier                      {id=bar, dep=w}
   out[64 * g + t] = tile[63 - t] + v  {id=r, dep=bar}
 transforms:
