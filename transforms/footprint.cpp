@@ -326,6 +326,21 @@ LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintR
   return r;
 }
 
+void order_outer_before_sweep(LoopKernel& r, const FootprintRequest& rq, const Footprint& fp) {
+  auto reversed = [&](const std::string& a, const std::string& b) {
+    for (auto& chain : r.loop_priority) {
+      auto pa = std::find(chain.begin(), chain.end(), a), pb = std::find(chain.begin(), chain.end(), b);
+      if (pa != chain.end() && pb != chain.end() && pb < pa) return true;
+    }
+    return false;
+  };
+  for (auto& o : fp.outer) {
+    if (r.tag_of(o).is_hardware()) continue;
+    for (auto& s : rq.sweep)
+      if (!r.tag_of(s).is_hardware() && !reversed(o, s)) r.loop_priority.push_back({o, s});
+  }
+}
+
 namespace {
 
 std::string affine_text(const AffineConstraint& a) {

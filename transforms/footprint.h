@@ -76,6 +76,11 @@ LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintR
 std::vector<Expr> footprint_conditions(const LoopKernel& k, const FootprintRequest& rq, const Footprint& fp,
                                        const StorageLoops& loops);
 
+// Loop priorities putting the sequential outer inames around the sweep's
+// sequential inames (so the storing loops can sit between them), except
+// where the kernel's priorities already say otherwise.
+void order_outer_before_sweep(LoopKernel& r, const FootprintRequest& rq, const Footprint& fp);
+
 // An expression from an affine form.
 Expr expr_of(const AffineConstraint& a);
 

@@ -29,6 +29,7 @@ const TransformRegistry& transform_registry() {
     register_precompute_transforms(t);
     register_substitution_transforms(t);
     register_privatize_transforms(t);
+    register_buffer_array_transforms(t);
     return t;
   }();
   return r;

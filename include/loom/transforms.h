@@ -124,6 +124,19 @@ LoopKernel unprivatize_temporaries_with_inames(const LoopKernel& k, const std::s
                                                const std::string& only_var_names = "");
 LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, const std::string& new_name);
 
+// ---- buffer_array (transforms/buffer_array.cpp) ----
+struct BufferOptions {
+  std::string init_expression;   // default: the array's element ("base")
+  std::string store_expression;  // default: the buffer ("buffer"); may use base
+  std::string default_tag = "l.auto";
+  std::string temporary_scope = "auto";  // auto: local when a buffer iname is local
+  std::string temporary_name;            // default <array>_buf
+};
+// loopy's buffer_array: the part of var_name that the accesses within
+// buffer_inames touch lives in a temporary for the sweep (init before, store after).
+LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const std::string& buffer_inames,
+                        const BufferOptions& opts = {});
+
 // ---- the registry ----
 
 struct TransformParam {
@@ -186,5 +199,6 @@ void register_memory_transforms(TransformRegistry& r);
 void register_precompute_transforms(TransformRegistry& r);
 void register_substitution_transforms(TransformRegistry& r);
 void register_privatize_transforms(TransformRegistry& r);
+void register_buffer_array_transforms(TransformRegistry& r);
 
 }  // namespace loom

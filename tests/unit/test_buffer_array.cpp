@@ -1,0 +1,83 @@
+// buffer_array: the buffer, its init and store instructions, the CPU oracle
+// against the untransformed kernel (register tiles of a product, a
+// read-modify-write accumulation, local buffers on the block's threads,
+// init/store expressions), and the refusals.
+#include <gtest/gtest.h>
+
+#include "loom/parser.h"
+#include "loom/transforms.h"
+#include "transform_check.h"
+
+using namespace loom;
+using loom::testing::check_transformed;
+using loom::testing::error_of;
+
+namespace {
+
+LoopKernel accumulate() {
+  return parse_kernel_text(R"(
+kernel acc
+domains:
+  {[i, k]: 0 <= i < n and 0 <= k < 5}
+arguments:
+  a: float32[n, 5]
+  out: float32[n]
+instructions:
+  out[i] = out[i] + a[i, k] * (k + 1)
+)")
+      .kernel;
+}
+
+}  // namespace
+
+TEST(BufferArray, RegisterTileOfAMatrixProduct) {
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                             {"a: float32[n, l], b: float32[l, m], c: float32[n, m]", "..."}, "mm");
+  LoopKernel t = split_iname(split_iname(k, "i", 4), "j", 2);
+  LoopKernel b = buffer_array(t, "c", "i_inner, j_inner");
+  const Temporary* buf = b.find_temporary("c_buf");
+  ASSERT_NE(buf, nullptr);
+  EXPECT_EQ(buf->space, AddressSpace::Private);
+  EXPECT_EQ(buf->shape.size(), 2u);
+  EXPECT_EQ(b.instructions.size(), 3u);  // init, the product, store
+  check_transformed(k, b, {{{"n", 9}, {"m", 5}, {"l", 3}}, {{"n", 8}, {"m", 4}, {"l", 0}}});
+}
+
+TEST(BufferArray, ReadModifyWriteAccumulation) {
+  LoopKernel k = accumulate();
+  LoopKernel t = split_iname(k, "i", 8);
+  LoopKernel b = buffer_array(t, "out", "i_inner, k");
+  check_transformed(k, b, {{{"n", 21}}, {{"n", 8}}, {{"n", 1}}});
+  // the buffer starts at zero and is added to the array at the end: the same sums
+  BufferOptions o;
+  o.init_expression = "0";
+  o.store_expression = "base + buffer";
+  check_transformed(k, buffer_array(t, "out", "i_inner, k", o), {{{"n", 21}}});
+  // in local memory on the block's threads
+  SplitOptions so;
+  so.outer_tag = InameTag::parse("g.0");
+  so.inner_tag = InameTag::parse("l.0");
+  LoopKernel l = buffer_array(split_iname(k, "i", 16, so), "out", "i_inner, k");
+  EXPECT_EQ(l.find_temporary("out_buf")->space, AddressSpace::Local);
+  check_transformed(k, l, {{{"n", 37}}});
+  // through the registry
+  LoopKernel r = apply_transforms(k, parse_transform_script("split_iname i 8\nbuffer_array out i_inner,k temporary_scope=private\n"));
+  check_transformed(k, r, {{{"n", 13}}});
+}
+
+TEST(BufferArray, Refusals) {
+  LoopKernel k = split_iname(accumulate(), "i", 8);
+  auto expect = [](const std::function<void()>& f, const std::string& part) {
+    std::string e = error_of(f);
+    EXPECT_NE(e.find(part), std::string::npos) << e;
+  };
+  expect([&] { buffer_array(k, "zz", "i_inner"); }, "'zz' is not an array argument");
+  expect([&] { buffer_array(k, "a", "i_inner, k"); }, "no instruction writes 'a' within the buffer inames");
+  expect([&] { buffer_array(k, "out", "i_outer"); }, "depends on the parameters");
+  BufferOptions bad;
+  bad.init_expression = "base +";
+  expect([&] { buffer_array(k, "out", "i_inner, k", bad); }, "init_expression does not parse");
+  BufferOptions scope;
+  scope.temporary_scope = "global";
+  expect([&] { buffer_array(k, "out", "i_inner, k", scope); }, "temporary_scope 'global'");
+}
