@@ -103,8 +103,9 @@ void check_kernel(const LoopKernel& k) {
   // (the same indices, h's copy renamed). Exact dependences between threads
   // are the legality analysis' business; these are the rules private memory
   // cannot break, and what they cannot prove is refused.
-  for (auto& [n, t] : k.temporaries) {
-    if (t.space == AddressSpace::Local || t.space == AddressSpace::Global) continue;
+  for (auto& entry : k.temporaries) {
+    const std::string& n = entry.first;  // (not a structured binding: lambdas below capture it)
+    if (entry.second.space == AddressSpace::Local || entry.second.space == AddressSpace::Global) continue;
     for (auto& w : k.instructions) {
       if (w.kind != Instruction::Assign || w.assignee_name() != n) continue;
       auto ws = w.lhs.as<Subscript>();
