@@ -22,6 +22,12 @@ struct HardwareIname {
   Expr lower;  // iname = lower + blockIdx/threadIdx.<axis>
 };
 
+// CUDA's static shared memory per block, and the most a block may opt in to
+// on any GPU Loom targets (227 KiB on sm_80/sm_90; the device's own limit is
+// checked when a kernel is loaded).
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+
 struct GeneratedKernel {
   LoopKernel kernel;  // preprocessed
   Linearization linearization;
@@ -32,6 +38,10 @@ struct GeneratedKernel {
   bool fast_path = false;     // loops read from constraints (else isl's AST generator)
   std::string isl_reason;     // why the fast path did not apply
   int64_t threads_per_block() const { return block[0] * block[1] * block[2]; }
+  // Bytes of local (shared) memory per block, each temporary 16-byte aligned.
+  // Above kStaticSharedBytes the CUDA target allocates it dynamically (and
+  // opts in to more than 48 KiB when the kernel is loaded).
+  int64_t local_bytes() const;
   bool uses_hardware() const { return !hardware_inames.empty(); }
 };
 

@@ -40,6 +40,7 @@ struct DeviceInfo {
   std::string name;
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
+  int max_shared_optin = 0;  // bytes of shared memory a block may opt in to
   std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
 };
 
@@ -103,6 +104,7 @@ class CudaKernel {
   CompileResult bin_;
   void* module_ = nullptr;
   void* function_ = nullptr;
+  int64_t shared_bytes_ = 0;  // dynamic shared memory per launch
 };
 
 }  // namespace loom::cuda

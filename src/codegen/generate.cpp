@@ -18,6 +18,17 @@ double lap(std::chrono::steady_clock::time_point& t) {
 }
 }  // namespace
 
+int64_t GeneratedKernel::local_bytes() const {
+  int64_t total = 0;
+  for (auto& [n, t] : kernel.temporaries) {
+    if (t.space != AddressSpace::Local) continue;
+    int64_t elems = 1;
+    for (auto& d : t.shape) elems *= eval_int(d, {});
+    total = (total + 15) / 16 * 16 + elems * t.dtype.bytes();
+  }
+  return total;
+}
+
 GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath path) {
   StageTimes local;
   StageTimes& st = times ? *times : local;

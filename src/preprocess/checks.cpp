@@ -4,6 +4,7 @@
 // are unconditional and outside thread inames.
 #include <functional>
 
+#include "loom/codegen.h"
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
 
@@ -92,9 +93,11 @@ void check_kernel(const LoopKernel& k) {
     }
     if (t.space == AddressSpace::Local) local_bytes += elems * t.dtype.bytes();
   }
-  // CUDA's static shared memory per block (more needs a dynamic allocation and an opt-in)
-  if (local_bytes > 48 * 1024)
-    fail(std::to_string(local_bytes) + " bytes of local (shared) memory per block; at most 49152 bytes");
+  // Up to 48 KiB is static shared memory; above that, dynamic shared memory
+  // with an opt-in, up to what current GPUs allow a block (227 KiB)
+  if (local_bytes > kMaxSharedBytes)
+    fail(std::to_string(local_bytes) + " bytes of local (shared) memory per block; at most " + std::to_string(kMaxSharedBytes) +
+         " bytes (227 KiB, the opt-in maximum of sm_80 and sm_90; 48 KiB without an opt-in)");
   // Private memory belongs to one thread: a value written within a hardware
   // iname h exists only in the thread of that h. So every reader must run on
   // the same threads (within h, or within an iname of h's axis with the same

@@ -33,6 +33,15 @@ void CudaKernel::load() {
   module_ = m;
   CUfunction f = nullptr;
   check(d.cuModuleGetFunction(&f, m, gen_.kernel.name.c_str()), "cuModuleGetFunction");
+  shared_bytes_ = gen_.local_bytes() > kStaticSharedBytes ? gen_.local_bytes() : 0;
+  if (shared_bytes_ > 0) {
+    // dynamic shared memory above 48 KiB needs the device's opt-in
+    int optin = device().max_shared_optin;
+    if (shared_bytes_ > optin)
+      throw CudaError("kernel '" + gen_.kernel.name + "' needs " + std::to_string(shared_bytes_) + " bytes of shared memory per block; " +
+                      device().name + " allows at most " + std::to_string(optin));
+    check(d.cuFuncSetAttribute(f, 8, int(shared_bytes_)), "cuFuncSetAttribute");  // ..._MAX_DYNAMIC_SHARED_SIZE_BYTES
+  }
   function_ = f;
 }
 
@@ -111,7 +120,7 @@ void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, in
   const DriverApi& d = driver_api();
   check(d.cuLaunchKernel(static_cast<CUfunction>(function_), unsigned(dims.grid[0]), unsigned(dims.grid[1]),
                          unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),
-                         0, nullptr, kp.ptrs.data(), nullptr),
+                         unsigned(shared_bytes_), nullptr, kp.ptrs.data(), nullptr),
         "cuLaunchKernel");
 }
 

@@ -158,8 +158,24 @@ class Printer {
       if (!(h.lower.as<IntImm>() && h.lower.as<IntImm>()->value == 0)) os << " + " << expr(h.lower, 10);
       os << ";\n";
     }
+    // above 48 KiB, local memory is one dynamic allocation carved into the
+    // temporaries (16-byte aligned); CudaKernel opts in and passes its size
+    bool dynamic = g_.local_bytes() > kStaticSharedBytes;
+    if (dynamic) os << "  extern __shared__ __align__(16) unsigned char loom_shared[];\n";
+    int64_t offset = 0;
     for (auto& [n, t] : k_.temporaries) {
       std::string ct = c_type(t.dtype, "temporary '" + n + "'");
+      if (dynamic && t.space == AddressSpace::Local) {
+        int64_t elems = 1;
+        for (auto& d : t.shape) elems *= eval_int(d, {});
+        offset = (offset + 15) / 16 * 16;
+        if (t.shape.empty())  // a scalar reads and writes by name: a reference
+          os << "  " << ct << " &" << n << " = *reinterpret_cast<" << ct << " *>(loom_shared + " << offset << ");\n";
+        else
+          os << "  " << ct << " *const " << n << " = reinterpret_cast<" << ct << " *>(loom_shared + " << offset << ");\n";
+        offset += elems * t.dtype.bytes();
+        continue;
+      }
       os << "  " << (t.space == AddressSpace::Local ? "__shared__ " : "") << ct << " " << n;
       if (!t.shape.empty()) {
         int64_t size = 1;

@@ -58,6 +58,7 @@ struct Driver {
     cuDeviceGetAttribute(&info.cc_major, 75, dev);  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
     cuDeviceGetAttribute(&info.cc_minor, 76, dev);  // ..._MINOR
     cuDeviceGetAttribute(&info.sm_count, 16, dev);  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+    cuDeviceGetAttribute(&info.max_shared_optin, 97, dev);  // ..._MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
     rc = cuDevicePrimaryCtxRetain(&ctx, dev);
     if (rc != 0) {
       error = "cannot create a CUDA context: " + describe(rc);

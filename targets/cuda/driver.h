@@ -36,6 +36,7 @@ using CUevent = struct CUevent_st*;
   X(CUresult, cuModuleUnload, (CUmodule))                                                              \
   X(CUresult, cuModuleGetFunction, (CUfunction*, CUmodule, const char*))                               \
   X(CUresult, cuFuncGetAttribute, (int*, int, CUfunction))                                             \
+  X(CUresult, cuFuncSetAttribute, (CUfunction, int, int))                                              \
   X(CUresult, cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
                                unsigned, CUstream, void**, void**))                                    \
   X(CUresult, cuEventCreate, (CUevent*, unsigned))                                                     \

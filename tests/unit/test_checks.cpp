@@ -2,6 +2,7 @@
 // error is triggered, and kernels that look alike but are legal pass.
 #include <gtest/gtest.h>
 
+#include "loom/cuda.h"
 #include "loom/parser.h"
 #include "loom/preprocess.h"
 #include "loom/transforms.h"
@@ -141,9 +142,26 @@ TEST(Limits, OneInamePerHardwareAxisAndInstruction) {
 }
 
 TEST(Limits, SharedMemoryAndUnloopedInames) {
-  LoopKernel k = make_kernel({"{[t]: 0 <= t < 32}"}, "big[t] = 1\nout[t] = big[t]", {"out: float32[32]", "..."});
-  k.temporaries["big"] = Temporary{"big", types::float64, {make_int(8192)}, AddressSpace::Local};
-  EXPECT_NE(kernel_error(k).find("65536 bytes of local (shared) memory per block"), std::string::npos) << kernel_error(k);
+  LoopKernel k = parse_kernel_text(R"(kernel big_shared
+domains:
+  {[t]: 0 <= t < 32}
+arguments:
+  out: float32[32]
+temporaries:
+  big: float64[30000] local
+instructions:
+  big[t] = 1  {id=w}
+  out[t] = big[31 - t]  {dep=w}
+)").kernel;
+  EXPECT_NE(kernel_error(k).find("240000 bytes of local (shared) memory per block; at most 232448 bytes"), std::string::npos) << kernel_error(k);
+  // 64 KiB: dynamic shared memory, which NVRTC compiles
+  k.temporaries["big"].shape = {make_int(8192)};
+  EXPECT_EQ(kernel_error(k), "accepted");
+  GeneratedKernel g = generate(k);
+  EXPECT_EQ(g.local_bytes(), 65536);
+  std::string src = cuda::print_source(g);
+  EXPECT_NE(src.find("extern __shared__ __align__(16) unsigned char loom_shared[];"), std::string::npos) << src;
+  if (cuda::nvrtc_available()) EXPECT_GT(cuda::compile(src, "sm_90").cubin.size(), 0u);
   LoopKernel u = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < n}"}, "out[i] = a[i]", {"a: float32[n], out: float32[n]"});
   u.instructions[0].rhs = parse_expr("a[j]");  // j used, but the instruction has no j loop
   EXPECT_NE(kernel_error(u).find("uses iname 'j' but runs within no loop or tag of it"), std::string::npos) << kernel_error(u);
