@@ -622,14 +622,14 @@ domains:
 arguments:
   a: float32[n], out: float32[n]
 temporaries:
-  big: float64[9000] local
+  big: float64[30000] local
 instructions:
   big[i] = a[i]
   out[i] = big[i]
 transforms:
   split_iname i 32 inner_tag=l.0
 )LOOM",
-       "72000 bytes of local (shared) memory per block; at most 49152"},
+       "240000 bytes of local (shared) memory per block; at most 232448"},
       {"temporary non-constant shape",
        R"LOOM(kernel k
 domains:
