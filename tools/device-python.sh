@@ -20,3 +20,5 @@ python3 -c "import pytest" 2>/dev/null || { python3 -m pip install -q --no-index
 export PYTHONPATH=$PWD/build-py/python:${PYTHONPATH:-}
 LOOM_SOURCE_DIR=$PWD python3 -m pytest -q -p no:cacheprovider -rs tests/python 2>&1 | tee "$OUT/pytest.log" | tail -8
 python3 bench/launch_overhead.py 2>&1 | tee "$OUT/launch_overhead.log"
+# the GPU benchmark of issue 11 (bench/gpu.py) when asked: LOOM_GPU_BENCH=1
+if [ "${LOOM_GPU_BENCH:-0}" = 1 ]; then python3 bench/gpu.py 2>&1 | tee "$OUT/bench_gpu.log"; fi

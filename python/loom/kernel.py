@@ -271,6 +271,13 @@ class GeneratedCode:
         return self._source
 
 
+def load_kernel(path, target=None):
+    """A kernel from a file in Loom's kernel language, its transforms: section applied."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    return LoopKernel(_loom.parse_kernel(text, str(path)), _target_name(target))
+
+
 def generate_code_v2(knl):
     """The CUDA C of a kernel: generate_code_v2(knl).device_code()."""
     return GeneratedCode(_loom.cuda_source(knl._core))

@@ -1,0 +1,260 @@
+"""Loom's GPU benchmark: in one process, the device's ceilings (device-to-device
+copy, cuBLAS SGEMM through PyTorch), every workload of issue 11 as a Loom
+kernel (its schedule is the examples/ file named in the table) and its peers
+(PyTorch, Triton, CuPy/CUB where installed). Times are medians of
+triton.testing.do_bench (CUDA events when Triton is missing); each Loom result
+is checked against PyTorch's before it is timed.
+
+    PYTHONPATH=build/python python3 bench/gpu.py [--quick]
+
+Prints, per workload: time, GB/s (each array counted once) or TFLOP/s, % of
+the ceiling, the best peer and Loom's ratio to it."""
+import os
+import sys
+
+import torch
+
+import loom as lp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "examples")
+QUICK = "--quick" in sys.argv
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # the peers that need Triton are skipped
+    triton = None
+try:
+    import cupy as cp
+except ImportError:
+    cp = None
+
+
+def median_ms(fn):
+    if triton is not None:
+        return triton.testing.do_bench(fn, warmup=25 if QUICK else 100, rep=50 if QUICK else 300, return_mode="median")
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(20):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return sorted(times)[len(times) // 2]
+
+
+def loom_kernel(name):
+    return lp.load_kernel(os.path.join(EXAMPLES, name + ".loom"))
+
+
+# ---------------- Triton peers ----------------
+if triton is not None:
+
+    @triton.jit
+    def _add(a, b, o, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = i < n
+        tl.store(o + i, tl.load(a + i, mask=m) + tl.load(b + i, mask=m), mask=m)
+
+    @triton.jit
+    def _row_sum(a, o, cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for start in range(0, cols, BLOCK):
+            j = start + tl.arange(0, BLOCK)
+            acc += tl.load(a + row * cols + j, mask=j < cols, other=0.0)
+        tl.store(o + row, tl.sum(acc, axis=0))
+
+    @triton.jit
+    def _stencil(u, o, n, m, BM: tl.constexpr, BN: tl.constexpr):
+        i = tl.program_id(1) * BM + tl.arange(0, BM)[:, None]
+        j = tl.program_id(0) * BN + tl.arange(0, BN)[None, :]
+        inside = (i >= 1) & (i < n - 1) & (j >= 1) & (j < m - 1)
+        p = u + i * m + j
+        v = (tl.load(p - m, mask=inside) + tl.load(p + m, mask=inside) + tl.load(p - 1, mask=inside)
+             + tl.load(p + 1, mask=inside) - 4 * tl.load(p, mask=inside))
+        tl.store(o + i * m + j, v, mask=inside)
+
+    @triton.jit
+    def _matmul(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        pid_m, pid_n = tl.program_id(1), tl.program_id(0)
+        rm = pid_m * BM + tl.arange(0, BM)
+        rn = pid_n * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros([BM, BN], dtype=tl.float32)
+        for k in range(0, K, BK):
+            x = tl.load(a + rm[:, None] * K + (k + rk)[None, :], mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+            y = tl.load(b + (k + rk)[:, None] * N + rn[None, :], mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+            acc += tl.dot(x, y, input_precision="ieee")
+        tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def triton_matmul(a, b, c):
+    """Best of five tile configurations, as the issue's figure was measured."""
+    M, K = a.shape
+    N = b.shape[1]
+    best = None
+    for bm, bn, bk, warps, stages in ((128, 128, 32, 8, 3), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (128, 128, 16, 8, 4),
+                                      (64, 64, 32, 4, 4)):
+        fn = lambda: _matmul[(triton.cdiv(N, bn), triton.cdiv(M, bm))](a, b, c, M, N, K, BM=bm, BN=bn, BK=bk, num_warps=warps,
+                                                                          num_stages=stages)
+        try:
+            t = median_ms(fn)
+        except Exception:  # noqa: BLE001 - a configuration that does not fit is skipped
+            continue
+        best = t if best is None or t < best else best
+    return best
+
+
+# ---------------- the table ----------------
+ROWS = []
+
+
+def row(workload, schedule, loom_ms, peers, nbytes=None, flops=None, ceiling=None, ok=True):
+    ROWS.append((workload, schedule, loom_ms, peers, nbytes, flops, ceiling, ok))
+    rate = (lambda ms: nbytes / ms / 1e6) if nbytes else (lambda ms: flops / ms / 1e9)
+    unit = "GB/s" if nbytes else "TFLOP/s"
+    best = min(peers.items(), key=lambda kv: kv[1]) if peers else None
+    line = f"{workload:34s} loom {loom_ms * 1e3:9.1f} us {rate(loom_ms):8.1f} {unit:7s}"
+    if ceiling:
+        line += f" {100 * rate(loom_ms) / ceiling:5.1f}% of ceiling"
+    if best:
+        line += f" | best peer {best[0]} {rate(best[1]):8.1f} -> loom/peer {best[1] / loom_ms:5.2f}x"
+    line += f"  [{schedule}]" + ("" if ok else "  WRONG RESULT")
+    print(line, flush=True)
+    for name, ms in sorted(peers.items(), key=lambda kv: kv[1]):
+        print(f"{'':34s}   {name:22s} {ms * 1e3:9.1f} us {rate(ms):8.1f} {unit}")
+
+
+def check(out, ref, rtol=1e-4, atol=1e-3):
+    return bool(torch.allclose(out, ref, rtol=rtol, atol=atol))
+
+
+def main():
+    dev = "cuda"
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    print(f"{torch.cuda.get_device_name()}  torch {torch.__version__}  triton {triton.__version__ if triton else '-'}  "
+          f"cupy {cp.__version__ if cp else '-'}")
+
+    # ceilings
+    n = 1 << (26 if QUICK else 28)
+    a, b = torch.rand(n, device=dev), torch.rand(n, device=dev)
+    out = torch.empty_like(a)
+    copy_ms = median_ms(lambda: out.copy_(a))
+    copy_gbs = 8 * n / copy_ms / 1e6
+    print(f"ceiling: device-to-device copy {copy_gbs:.0f} GB/s")
+    P, Q = torch.rand(4096, 4096, device=dev), torch.rand(4096, 4096, device=dev)
+    cublas_ms = median_ms(lambda: P @ Q)
+    cublas_tf = 2 * 4096**3 / cublas_ms / 1e9
+    print(f"ceiling: cuBLAS SGEMM 4096^3 {cublas_tf:.1f} TFLOP/s (fp32, TF32 off)")
+
+    # vector add
+    k = loom_kernel("vector_add_ilp")
+    k(a=a, b=b, out=out)
+    ok = check(out, a + b)
+    peers = {"torch.add": median_ms(lambda: torch.add(a, b, out=out))}
+    if triton:
+        peers["triton"] = median_ms(lambda: _add[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024))
+    row(f"vector add fp32 n={n}", "vector_add_ilp", median_ms(lambda: k(a=a, b=b, out=out)), peers, nbytes=12 * n,
+        ceiling=copy_gbs, ok=ok)
+    del a, b, out
+
+    # row sums
+    shapes = ((65536, 1024, "row_sums_parallel"), (8192, 8192, "row_sums_parallel"), (1024, 262144, "row_sums_parallel"),
+              (1048576, 256, "row_sums_warp"), (1048576, 32, "row_sums_warp"))
+    for rows_, cols, sched in shapes:
+        A = torch.rand(rows_, cols, device=dev)
+        r = torch.empty(rows_, device=dev)
+        k = loom_kernel(sched)
+        k(a=A, out=r)
+        ok = check(r, A.sum(1), rtol=1e-4, atol=1e-2)
+        peers = {"torch.sum": median_ms(lambda: torch.sum(A, 1, out=r))}
+        if triton:
+            blk = min(1024, triton.next_power_of_2(cols))
+            peers["triton"] = median_ms(lambda: _row_sum[(rows_,)](A, r, cols, BLOCK=blk))
+        if cp is not None:
+            CA = cp.asarray(A)
+            CR = cp.empty(rows_, dtype=cp.float32)
+            peers["cupy.sum (CUB)"] = median_ms(lambda: cp.sum(CA, axis=1, out=CR))
+        row(f"row sums fp32 {rows_}x{cols}", sched, median_ms(lambda: k(a=A, out=r)), peers, nbytes=4 * A.numel() + 4 * rows_,
+            ceiling=copy_gbs, ok=ok)
+        del A, r
+
+    # SGEMM
+    for size, sched in ((4096, "sgemm_tiled"), (4000, "sgemm_any")):
+        A, B = torch.rand(size, size, device=dev), torch.rand(size, size, device=dev)
+        C = torch.empty(size, size, device=dev)
+        k = loom_kernel(sched)
+        k(a=A, b=B, c=C)
+        ok = check(C, A @ B, rtol=1e-3, atol=1e-2)
+        peers = {"cuBLAS (torch.mm)": median_ms(lambda: torch.mm(A, B, out=C))}
+        if triton:
+            t = triton_matmul(A, B, C)
+            if t:
+                peers["triton (ieee, best of 5)"] = t
+        row(f"sgemm fp32 {size}^3", sched, median_ms(lambda: k(a=A, b=B, c=C)), peers, flops=2 * size**3, ceiling=cublas_tf,
+            ok=ok)
+        del A, B, C
+
+    # 5-point stencil
+    n2 = 8192
+    U = torch.rand(n2, n2, device=dev)
+    O = torch.zeros(n2, n2, device=dev)
+    ref = torch.zeros_like(O)
+    ref[1:-1, 1:-1] = U[:-2, 1:-1] + U[2:, 1:-1] + U[1:-1, :-2] + U[1:-1, 2:] - 4 * U[1:-1, 1:-1]
+
+    def torch_stencil():
+        O[1:-1, 1:-1] = U[:-2, 1:-1] + U[2:, 1:-1] + U[1:-1, :-2] + U[1:-1, 2:] - 4 * U[1:-1, 1:-1]
+
+    peers = {"torch (slices)": median_ms(torch_stencil)}
+    if triton:
+        peers["triton"] = median_ms(lambda: _stencil[(triton.cdiv(n2, 128), triton.cdiv(n2, 8))](U, O, n2, n2, BM=8, BN=128))
+    for sched in ("stencil_prefetch", "stencil_rows"):
+        k = loom_kernel(sched)
+        O.zero_()
+        k(u=U, out=O)
+        ok = check(O, ref)
+        row(f"5-point stencil fp32 {n2}^2", sched, median_ms(lambda: k(u=U, out=O)), peers, nbytes=8 * n2 * n2, ceiling=copy_gbs,
+            ok=ok)
+    del U, O, ref
+
+    # batched 16x16 products
+    nb = 65536
+    A, X = torch.rand(nb, 16, 16, device=dev), torch.rand(nb, 16, 16, device=dev)
+    C = torch.empty(nb, 16, 16, device=dev)
+    k = loom_kernel("bmm16")
+    k(a=A, x=X, c=C)
+    ok = check(C, torch.bmm(A, X), rtol=1e-4, atol=1e-3)
+    peers = {"torch.bmm": median_ms(lambda: torch.bmm(A, X, out=C))}
+    row(f"batched 16x16 products, {nb}", "bmm16", median_ms(lambda: k(a=A, x=X, c=C)), peers, nbytes=3 * 4 * A.numel(),
+        ceiling=copy_gbs, ok=ok)
+    del A, X, C
+
+    # DG element kernel
+    ne = 1 << 20
+    for nd in (10, 32):
+        D = torch.rand(nd, nd, device=dev)
+        u = torch.rand(ne, nd, device=dev)
+        res = torch.empty(ne, nd, device=dev)
+        k = loom_kernel(f"dg{nd}")
+        k(D=D, u=u, res=res)
+        ok = check(res, u @ D.T, rtol=1e-4, atol=1e-3)
+        peers = {"torch.matmul": median_ms(lambda: torch.matmul(u, D.T, out=res))}
+        row(f"DG element kernel nd={nd}, 2^20 el.", f"dg{nd}", median_ms(lambda: k(D=D, u=u, res=res)), peers,
+            nbytes=2 * 4 * u.numel(), ceiling=copy_gbs, ok=ok)
+        del D, u, res
+
+    wrong = [r[0] for r in ROWS if not r[7]]
+    if wrong:
+        print("WRONG RESULTS:", ", ".join(wrong))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
