@@ -166,14 +166,12 @@ def main():
     del a, b, out
 
     # row sums
-    shapes = ((65536, 1024, "row_sums_parallel"), (8192, 8192, "row_sums_parallel"), (1024, 262144, "row_sums_parallel"),
-              (1048576, 256, "row_sums_warp"), (1048576, 32, "row_sums_warp"))
-    for rows_, cols, sched in shapes:
+    shapes = ((65536, 1024, ("row_sums_parallel",)), (8192, 8192, ("row_sums_parallel", "row_sums_long")),
+              (1024, 262144, ("row_sums_parallel", "row_sums_long")), (1048576, 256, ("row_sums_warp",)),
+              (1048576, 32, ("row_sums_warp", "row_sums_short")))
+    for rows_, cols, scheds in shapes:
         A = torch.rand(rows_, cols, device=dev)
         r = torch.empty(rows_, device=dev)
-        k = loom_kernel(sched)
-        k(a=A, out=r)
-        ok = check(r, A.sum(1), rtol=1e-4, atol=1e-2)
         peers = {"torch.sum": median_ms(lambda: torch.sum(A, 1, out=r))}
         if triton:
             blk = min(1024, triton.next_power_of_2(cols))
@@ -182,8 +180,13 @@ def main():
             CA = cp.asarray(A)
             CR = cp.empty(rows_, dtype=cp.float32)
             peers["cupy.sum (CUB)"] = median_ms(lambda: cp.sum(CA, axis=1, out=CR))
-        row(f"row sums fp32 {rows_}x{cols}", sched, median_ms(lambda: k(a=A, out=r)), peers, nbytes=4 * A.numel() + 4 * rows_,
-            ceiling=copy_gbs, ok=ok)
+        for sched in scheds:
+            k = loom_kernel(sched)
+            r.fill_(float("nan"))
+            k(a=A, out=r)
+            ok = check(r, A.sum(1), rtol=1e-4, atol=1e-2)
+            row(f"row sums fp32 {rows_}x{cols}", sched, median_ms(lambda: k(a=A, out=r)), peers, nbytes=4 * A.numel() + 4 * rows_,
+                ceiling=copy_gbs, ok=ok)
         del A, r
 
     # SGEMM
@@ -217,7 +220,11 @@ def main():
         peers["triton"] = median_ms(lambda: _stencil[(triton.cdiv(n2, 128), triton.cdiv(n2, 8))](U, O, n2, n2, BM=8, BN=128))
     for sched in ("stencil_prefetch", "stencil_rows"):
         k = loom_kernel(sched)
-        O.zero_()
+        O.fill_(float("nan"))
+        O[0, :] = 0
+        O[-1, :] = 0
+        O[:, 0] = 0
+        O[:, -1] = 0
         k(u=U, out=O)
         ok = check(O, ref)
         row(f"5-point stencil fp32 {n2}^2", sched, median_ms(lambda: k(u=U, out=O)), peers, nbytes=8 * n2 * n2, ceiling=copy_gbs,
@@ -228,12 +235,14 @@ def main():
     nb = 65536
     A, X = torch.rand(nb, 16, 16, device=dev), torch.rand(nb, 16, 16, device=dev)
     C = torch.empty(nb, 16, 16, device=dev)
-    k = loom_kernel("bmm16")
-    k(a=A, x=X, c=C)
-    ok = check(C, torch.bmm(A, X), rtol=1e-4, atol=1e-3)
     peers = {"torch.bmm": median_ms(lambda: torch.bmm(A, X, out=C))}
-    row(f"batched 16x16 products, {nb}", "bmm16", median_ms(lambda: k(a=A, x=X, c=C)), peers, nbytes=3 * 4 * A.numel(),
-        ceiling=copy_gbs, ok=ok)
+    for sched in ("bmm16", "bmm16_direct"):
+        k = loom_kernel(sched)
+        C.fill_(float("nan"))
+        k(a=A, x=X, c=C)
+        ok = check(C, torch.bmm(A, X), rtol=1e-4, atol=1e-3)
+        row(f"batched 16x16 products, {nb}", sched, median_ms(lambda: k(a=A, x=X, c=C)), peers, nbytes=3 * 4 * A.numel(),
+            ceiling=copy_gbs, ok=ok)
     del A, X, C
 
     # DG element kernel

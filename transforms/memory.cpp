@@ -52,6 +52,12 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
     refuse(k, what, "temporary_name '" + o.temporary_name + "' is already taken");
   Temporary t{temp, arg->dtype, {}, space};
   for (int64_t e : fp.extent) t.shape.push_back(make_int(e));
+  // Rows that are a multiple of 128 bytes long put a column in one shared-memory
+  // bank: threads reading down a column (a[i][j] with i across the warp) would
+  // wait for each other 32 times over. One element of padding per row skews
+  // the columns across the banks; the fetch loops still cover the box only.
+  if (space == AddressSpace::Local && fp.extent.size() >= 2 && fp.extent.back() * arg->dtype.bytes() % 128 == 0)
+    t.shape.back() = make_int(fp.extent.back() + 1);
   transforms::StorageLoops loops = transforms::add_storage_loops(r, k, rq, fp, array, o.dim_arg_names);
   r.temporaries[temp] = t;
 

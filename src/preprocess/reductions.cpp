@@ -333,21 +333,17 @@ class Realizer : public ExprMutator {
   }
 
   // Warp shuffles instead of a shared-memory tree: the reduction iname is
-  // the whole block (axis l.0 from 0, a power of two of at most 32 threads,
-  // no other thread axis), so each group of `extent` lanes is aligned in a warp.
-  // With other thread axes, only a whole warp: 32 lanes on l.0 (so each warp
-  // is one row of the block, and a guard on another axis is the same for
-  // all its lanes).
+  // the block's whole x axis (l.0 from 0, a power of two of at most 32
+  // threads), so each group of `extent` lanes is aligned in a warp and is
+  // one row of the block: a guard on another axis is the same for all its
+  // lanes, and the shuffles name the group's lanes only (cuda_printer).
   bool warp_eligible(const std::string& p, int64_t plo, int64_t extent, ReduceOp op) {
     if (is_arg(op) || plo != 0 || extent > 32 || (extent & (extent - 1)) != 0) return false;
     if (!(k_.tag_of(p) == InameTag{InameTag::Local, 0})) return false;
     for (auto& n : k_.all_inames()) {
       InameTag t = k_.tag_of(n);
       if (t.kind != InameTag::Local) continue;
-      if (t.axis != 0) {
-        if (extent != 32) return false;
-        continue;
-      }
+      if (t.axis != 0) continue;
       auto [lo, hi] = constant_range(n);
       if (lo != 0 || hi - lo + 1 > extent) return false;
     }

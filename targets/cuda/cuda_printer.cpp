@@ -264,9 +264,18 @@ class Printer {
       }
       case ExprKind::Call: {
         if (auto w = as_warp_reduce(e)) {
-          // the lanes that exist: all 32, or the first threads_per_block of a smaller block
+          // The lanes taking part: a whole warp, or (fewer than 32 lanes on l.0,
+          // the block's x extent) the group of `width` lanes this thread is in,
+          // which other axes' guards enable or disable together.
           int64_t threads = g_.threads_per_block();
-          std::string mask = threads >= 32 ? "0xffffffffu" : std::to_string((1ull << threads) - 1) + "u";
+          std::string mask;
+          if (w->width >= 32) {
+            mask = threads >= 32 ? "0xffffffffu" : std::to_string((1ull << threads) - 1) + "u";
+          } else {
+            std::string linear = "threadIdx.x + " + std::to_string(g_.block[0]) + " * (threadIdx.y + " + std::to_string(g_.block[1]) +
+                                 " * threadIdx.z)";
+            mask = "(" + std::to_string((1ull << w->width) - 1) + "u << ((" + linear + ") & " + std::to_string(32 - w->width) + "))";
+          }
           return std::string("loom_warp_") + to_string(w->op) + "(" + expr(w->value, 0) + ", " + std::to_string(w->width) +
                  ", " + mask + ")";
         }
