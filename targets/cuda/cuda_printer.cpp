@@ -269,7 +269,7 @@ class Printer {
           // which other axes' guards enable or disable together.
           int64_t threads = g_.threads_per_block();
           std::string mask;
-          if (w->width >= 32) {
+          if (w->width >= 32 || (g_.block[1] == 1 && g_.block[2] == 1)) {
             mask = threads >= 32 ? "0xffffffffu" : std::to_string((1ull << threads) - 1) + "u";
           } else {
             std::string linear = "threadIdx.x + " + std::to_string(g_.block[0]) + " * (threadIdx.y + " + std::to_string(g_.block[1]) +
