@@ -44,6 +44,16 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
   isl::set context = isl::manage(isl_set_align_params(assumptions.copy(), isl_space_copy(params)));
   const isl::set expr_context = context;  // the assumptions only: grid sizes and bounds simplify under them
 
+  // A thread axis longer than CUDA allows is refused before the piecewise
+  // extents are computed (for some splits those take isl many seconds).
+  static const int64_t kMaxBlock[3] = {1024, 1024, 64};  // CUDA's limits per block dimension
+  for (auto& h : hw_inames) {
+    InameTag tag = k.tag_of(h);
+    if (tag.kind != InameTag::Local) continue;
+    if (auto r = islu::constant_range(k, h); r && r->second - r->first + 1 > kMaxBlock[tag.axis])
+      throw KernelError("kernel '" + k.name + "': " + std::to_string(r->second - r->first + 1) + " threads along l." +
+                        std::to_string(tag.axis) + " (iname '" + h + "'); CUDA allows at most " + std::to_string(kMaxBlock[tag.axis]));
+  }
   struct Extent {
     isl::pw_aff lo, size;
   };
@@ -85,7 +95,6 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
     }
   }
   int64_t threads = out.block[0] * out.block[1] * out.block[2];
-  static const int64_t kMaxBlock[3] = {1024, 1024, 64};  // CUDA's limits per block dimension
   for (int a = 0; a < 3; ++a)
     if (out.block[a] > kMaxBlock[a])
       throw KernelError("kernel '" + k.name + "': " + std::to_string(out.block[a]) + " threads along l." + std::to_string(a) +

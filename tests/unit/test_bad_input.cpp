@@ -542,7 +542,7 @@ instructions:
 transforms:
   split_iname i 2048 inner_tag=l.0
 )LOOM",
-       "2048 threads along l.0; CUDA allows at most 1024"},
+       "2048 threads along l.0 (iname 'i_inner'); CUDA allows at most 1024"},
       {"assume contradiction",
        R"LOOM(kernel k
 domains:

@@ -133,7 +133,15 @@ TEST(Grid, LimitsAndNonConstantBlocksAreRefused) {
     generate(tag_inames(deep, "i:l.2"));
     FAIL() << "128 threads along l.2 accepted";
   } catch (const KernelError& e) {
-    EXPECT_NE(std::string(e.what()).find("128 threads along l.2; CUDA allows at most 64"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("128 threads along l.2 (iname 'i'); CUDA allows at most 64"), std::string::npos) << e.what();
+  }
+  // found by libFuzzer: a split of 127 onto l.2 took isl 21 s to size before it was refused
+  LoopKernel split = tag_inames(split_iname(split_iname(k, "i", 2048), "i_inner", 127), "i_outer:g.0, i_inner_outer:unr, i_inner_inner:l.2");
+  try {
+    generate(split);
+    FAIL() << "127 threads along l.2 accepted";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("127 threads along l.2 (iname 'i_inner_inner')"), std::string::npos) << e.what();
   }
   try {
     generate(tag_inames(k, "i:l.0"));
