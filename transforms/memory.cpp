@@ -71,6 +71,9 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   fetch.inames_given = true;
   fetch.loc = k.instructions[fp.uses[0].insn].loc;
   for (size_t d = 0; d < arg->shape.size(); ++d) {
+    // a constant box inside a constant extent needs no guard
+    auto cb = constant_int(fp.base[d]), cs = constant_int(arg->shape[d]);
+    if (cb && cs && *cb >= 0 && *cb + fp.extent[d] <= *cs) continue;
     auto base = affine_form(fp.base[d]);
     bool may_be_negative = !base || base->constant < 0 || std::any_of(base->coef.begin(), base->coef.end(), [](auto& c) { return c.second < 0; });
     if (may_be_negative) fetch.predicates.push_back(make_binary(BinOp::Ge, loops.source[d], make_int(0)));

@@ -58,6 +58,7 @@ class FastPath {
   FastResult run() {
     FastResult r;
     compute_hardware(r);
+    drop_overcomputable_guards();
     // guards over hardware inames and parameters, per top-level item: those
     // all its instructions share go around the item, the rest of each
     // instruction's go around that instruction alone (residual guards, inside
@@ -113,6 +114,101 @@ class FastPath {
   }
 
  private:
+  // Overcomputation of register values (full tiles without guards): an
+  // instruction that only computes a private value from temporaries may run
+  // for iterations past the domain's partial-tile bounds, which lets unrolled
+  // register tiles run whole. A bound is dropped for it when
+  //  - it involves a parameter (a partial tile's edge, not the tile's shape),
+  //  - its inames are hardware inames (each thread or block has its own
+  //    registers) or ILP inames that index the written value (each extra
+  //    iteration has its own slot), so no iteration inside the domain reads
+  //    what an extra one wrote: reductions keep their bounds;
+  //  - the instruction writes a private temporary, reads only temporaries at
+  //    indices inside their shapes over the whole box (no global memory, no
+  //    integer division by a variable, no warp collective).
+  // The instructions that store the values keep every guard.
+  void drop_overcomputable_guards() {
+    for (auto& insn : k_.instructions) {
+      if (!overcomputable(insn)) continue;
+      std::set<std::string> slot_inames;
+      if (auto s = insn.lhs.as<Subscript>())
+        for (auto& ix : s->indices) collect_free_vars(ix, slot_inames);
+      auto& cs = statement_constraints_.at(insn.id);
+      std::vector<Constraint> kept;
+      for (auto& c : cs) {
+        bool has_param = false, droppable = true;
+        for (auto& [v, a] : c.coef) {
+          if (!k_.has_iname(v)) {
+            has_param = true;
+            continue;
+          }
+          InameTag t = k_.tag_of(v);
+          if (hw_.count(v)) continue;
+          if (t.kind == InameTag::Ilp && slot_inames.count(v)) continue;
+          droppable = false;
+        }
+        if (!(has_param && droppable)) kept.push_back(c);
+      }
+      cs = kept;
+    }
+  }
+
+  bool overcomputable(const Instruction& insn) const {
+    if (insn.kind != Instruction::Assign || !insn.predicates.empty()) return false;
+    const Temporary* t = k_.find_temporary(insn.assignee_name());
+    if (!t || t->space == AddressSpace::Local || t->space == AddressSpace::Global) return false;
+    // the constant box of every iname the instruction runs in: its constraints without parameters
+    Ranges box;
+    std::vector<Constraint> shape;
+    for (auto& c : statement_constraints_.at(insn.id)) {
+      bool params = false;
+      for (auto& [v, a] : c.coef) params |= !k_.has_iname(v);
+      if (!params) shape.push_back(c);
+    }
+    for (auto& n : insn.within_inames) box[n] = launch_.count(n) ? launch_.at(n) : std::pair<int64_t, int64_t>{INT64_MIN, INT64_MAX};
+    propagate_ranges(shape, box);
+    bool ok = true;
+    auto in_shape = [&](const Subscript& s) {
+      const Temporary* tv = k_.find_temporary(s.name);
+      if (!tv || tv->space == AddressSpace::Global || tv->shape.size() != s.indices.size()) return false;
+      for (size_t d = 0; d < s.indices.size(); ++d) {
+        auto f = affine_form(s.indices[d]);
+        if (!f) return false;
+        int64_t lo = f->constant, hi = f->constant;
+        for (auto& [v, a] : f->coef) {
+          auto it = box.find(v);
+          if (it == box.end() || it->second.first == INT64_MIN || it->second.second == INT64_MAX) return false;
+          lo += a > 0 ? a * it->second.first : a * it->second.second;
+          hi += a > 0 ? a * it->second.second : a * it->second.first;
+        }
+        auto size = constant_int(tv->shape[d]);
+        if (!size || lo < 0 || hi >= *size) return false;
+      }
+      return true;
+    };
+    struct Reads : ExprVisitor {
+      const std::function<bool(const Subscript&)>* in_shape;
+      bool* ok;
+      void visit_subscript(const Subscript& s) override {
+        *ok = *ok && (*in_shape)(s);
+        ExprVisitor::visit_subscript(s);
+      }
+      void visit_binary(const Binary& b) override {
+        bool division = b.op == BinOp::FloorDiv || b.op == BinOp::Mod || b.op == BinOp::Div || b.op == BinOp::TruncDiv ||
+                        b.op == BinOp::TruncRem || b.op == BinOp::Pow;
+        if (division && !b.type.is_float() && !b.b.as<IntImm>()) *ok = false;  // traps on the CPU for a garbage divisor
+        ExprVisitor::visit_binary(b);
+      }
+    } reads;
+    std::function<bool(const Subscript&)> check = in_shape;
+    reads.in_shape = &check;
+    reads.ok = &ok;
+    reads.visit(insn.rhs);
+    if (auto s = insn.lhs.as<Subscript>()) ok = ok && in_shape(*s);
+    if (as_warp_reduce(insn.rhs)) ok = false;
+    return ok;
+  }
+
   // Position of c's innermost variable in insn's loop order; -1 when it has
   // only hardware inames and parameters.
   int level(const Instruction& insn, const Constraint& c) const {
@@ -239,7 +335,12 @@ class FastPath {
       std::optional<std::set<Constraint>> mine;
       std::vector<std::pair<const Instruction*, std::set<Constraint>>> per_stmt;
       bool differ = false;
+      // A barrier's domain is its loops' projection (it runs within no thread
+      // or block iname): it runs for every iteration the loop has, so the
+      // other instructions' bounds make the loop's.
+      bool only_barriers = std::all_of(stmts.begin(), stmts.end(), [](auto* s) { return s->kind == Instruction::Barrier; });
       for (auto* insn : stmts) {
+        if (insn->kind == Instruction::Barrier && !only_barriers) continue;
         const auto& loops = L_.loop_inames.at(insn->id);
         int pos = int(std::find(loops.begin(), loops.end(), it.name) - loops.begin());
         std::set<Constraint> s;
@@ -350,7 +451,7 @@ class FastPath {
   }
 
   // Bounds of loop x when its instructions' bounds differ: each bound with
-  // its hardware inames set to the end of their launch range that loosens it
+  // its thread inames set to the end of their launch range that loosens it
   // (a thread-independent superset of every instruction's range); where those
   // agree they bound the loop, and each instruction keeps its exact bounds
   // as residual guards around itself.
@@ -362,7 +463,8 @@ class FastPath {
       for (auto& c : cs) {
         Constraint r = c;
         for (auto& [v, a] : c.coef) {
-          if (v == x || !hw_.count(v)) continue;
+          // block inames are the same for every thread of the block: they stay
+          if (v == x || !hw_.count(v) || k_.tag_of(v).kind == InameTag::Group) continue;
           auto it = launch_.find(v);
           if (it == launch_.end()) throw Fail{"instructions in loop '" + x + "' have different bounds"};
           int64_t end = a > 0 ? it->second.second : it->second.first;
