@@ -1,8 +1,9 @@
 // Affine constraints read straight from domains, without isl operations:
 // what codegen's fast path and the cheap access proofs work with. A domain
-// qualifies when it is one basic set without existentials or equalities
-// (what loop domains and split_iname produce); otherwise reading it fails
-// with the reason, and callers fall back to isl.
+// qualifies when it is one basic set without existentials (what loop domains
+// and split_iname produce; an equality, such as an iname of extent 1, is read
+// as two inequalities); otherwise reading it fails with the reason, and
+// callers fall back to isl.
 #pragma once
 #include <cstdint>
 #include <map>

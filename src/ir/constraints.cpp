@@ -27,7 +27,7 @@ bool fits(isl_val* v, int64_t& out) {
 }
 
 // The constraints of a domain that is one basic set without existentials
-// or equalities.
+// (an equality becomes two inequalities).
 std::vector<AffineConstraint> read_constraints(const Domain& d) {
   isl_set* s = d.get();
   if (isl_set_n_basic_set(s) != 1) throw Fail{"a domain is a union of basic sets"};
@@ -46,7 +46,8 @@ std::vector<AffineConstraint> read_constraints(const Domain& d) {
               bs,
               [](isl_constraint* con, void* user2) -> isl_stat {
                 auto* c2 = static_cast<Ctx*>(user2);
-                if (isl_constraint_is_equality(con)) c2->error = "a domain has an equality";
+                // an equality (an iname of extent 1: x = 0) is read as two inequalities
+                bool equality = isl_constraint_is_equality(con);
                 AffineConstraint k;
                 for (isl_dim_type t : {isl_dim_param, isl_dim_set}) {
                   isl_size n = isl_constraint_dim(con, t);
@@ -62,6 +63,12 @@ std::vector<AffineConstraint> read_constraints(const Domain& d) {
                 }
                 if (!fits(isl_constraint_get_constant_val(con), k.constant)) c2->error = "a constant is too large";
                 c2->out->push_back(k);
+                if (equality) {
+                  AffineConstraint neg = k;
+                  for (auto& [v, a] : neg.coef) a = -a;
+                  neg.constant = -neg.constant;
+                  c2->out->push_back(neg);
+                }
                 isl_constraint_free(con);
                 return isl_stat_ok;
               },

@@ -80,6 +80,16 @@ TEST(FastPath, LaunchBoundsThroughLoopInamesAreSound) {
   EXPECT_EQ(fast_vs_isl(t, {{{"n", 19}}, {{"n", 1}}, {{"n", 3}}}, false), "");
 }
 
+// Found by libFuzzer: a split of length 1 made the domain hold an equality
+// (x = 0), which sent a 1024-register tile to isl's AST generator for 12 s.
+TEST(FastPath, AnInameOfExtentOneStaysOnTheFastPath) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i, j] = 2 * a[i, j]", {"a: float32[n, m], out: float32[n, m]"});
+  LoopKernel t = tag_inames(split_iname(split_iname(k, "j", 8), "j_inner", 1), "i:g.0, j_inner_outer:ilp, j_inner_inner:l.0");
+  GeneratedKernel g = generate(t);
+  EXPECT_TRUE(g.fast_path) << g.isl_reason;
+  EXPECT_SAME_RESULTS(k, t, {{"n", 3}, {"m", 13}});
+}
+
 TEST(FastPath, FallsBackToIslWhereDomainsNeedIt) {
   // a union of two intervals, and an existential (even i): isl's AST generator handles both
   LoopKernel u = make_kernel({"{[i]: 0 <= i < n or 2n <= i < 3n}"}, "out[i] = 2 * a[i]", {"a: float32[3 * n], out: float32[3 * n]", "..."});
