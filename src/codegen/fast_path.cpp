@@ -18,6 +18,7 @@
 #include <isl/constraint.h>
 
 #include <algorithm>
+#include <numeric>
 #include <functional>
 #include <iterator>
 
@@ -472,15 +473,28 @@ class FastPath {
           r.coef.erase(v);
           r.constant += a * end;
         }
-        l.insert(r);
+        l.insert(tightened(r));
       }
       if (loose && *loose != l) throw Fail{"instructions in loop '" + x + "' have different bounds"};
       loose = l;
     }
     for (auto& [insn, cs] : per_stmt)
       for (auto& c : cs)
-        if (!loose->count(c)) add_residual(*insn, c);
+        if (!loose->count(tightened(c))) add_residual(*insn, c);
     return *loose;
+  }
+
+  // c divided by the gcd of its coefficients, the constant rounded down: the
+  // same integer points (32*x + 31 >= 0 and 32*x + 3 >= 0 are both x >= 0),
+  // so bounds that differ only so compare equal.
+  static Constraint tightened(const Constraint& c) {
+    int64_t g = 0;
+    for (auto& [v, a] : c.coef) g = std::gcd(g, a < 0 ? -a : a);
+    if (g <= 1) return c;
+    Constraint r = c;
+    for (auto& [v, a] : r.coef) a /= g;
+    r.constant = floor_div(c.constant, g);
+    return r;
   }
 
   void add_residual(const Instruction& insn, const Constraint& c) {
