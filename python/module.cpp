@@ -170,7 +170,7 @@ py::tuple run_host(Compiled& c, const LoopKernel& k, const py::dict& kwargs) {
 }
 
 // Device arrays: name -> (pointer, typestr, shape) from __cuda_array_interface__.
-void run_device(Compiled& c, const LoopKernel& k, const py::dict& arrays, const py::dict& scalars) {
+void run_device(Compiled& c, const LoopKernel& k, const py::dict& arrays, const py::dict& scalars, uintptr_t stream) {
   if (!c.gpu) throw Error("device arrays need the cuda target");
   ArgMap args;
   for (auto& [key, v] : arrays) {
@@ -184,7 +184,7 @@ void run_device(Compiled& c, const LoopKernel& k, const py::dict& arrays, const 
     args[name] = py::isinstance<py::float_>(v) ? ArgValue::of_float(py::cast<double>(v)) : ArgValue::of_int(py::cast<int64_t>(v));
   }
   py::gil_scoped_release release;
-  c.gpu->launch(args);
+  c.gpu->launch(args, reinterpret_cast<void*>(stream));
 }
 
 // The per-call path for CUDA tensors that have data_ptr()/shape/dtype
@@ -206,11 +206,13 @@ class DeviceLauncher {
   py::object call(const py::dict& kwargs) {
     if (size_t(PyDict_Size(kwargs.ptr())) > arrays_.size() + scalars_.size()) return py::none();
     key_now_.clear();
+    int device_index = -1;
     for (auto& name : arrays_) {
       PyObject* o = PyDict_GetItemString(kwargs.ptr(), name.c_str());
       if (!o || !PyObject_HasAttrString(o, "data_ptr")) return py::none();
       py::handle t(o);
       if (!py::cast<bool>(t.attr("is_cuda")) || !py::cast<bool>(t.attr("is_contiguous")())) return py::none();
+      if (device_index < 0) device_index = py::cast<int>(t.attr("get_device")());
       ArrayRef& ref = args_[name].array;
       args_[name].kind = ArgValue::Array;
       ref.data = reinterpret_cast<void*>(py::cast<uintptr_t>(t.attr("data_ptr")()));
@@ -236,6 +238,9 @@ class DeviceLauncher {
         key_now_.push_back(v.i);
       }
     }
+    // PyTorch's current stream on the tensors' device: the caller's order of work
+    if (!current_stream_) current_stream_ = py::module_::import("torch._C").attr("_cuda_getCurrentRawStream");
+    auto stream = reinterpret_cast<void*>(py::cast<uintptr_t>(current_stream_(device_index)));
     {
       py::gil_scoped_release release;
       if (!bound_ || key_now_ != key_) {
@@ -244,7 +249,7 @@ class DeviceLauncher {
         key_ = key_now_;
         bound_ = true;
       }
-      c_->gpu->launch_bound(args_, params_, dims_);
+      c_->gpu->launch_bound(args_, params_, dims_, stream);
     }
     py::tuple out(written_.size());
     for (size_t i = 0; i < written_.size(); ++i) out[i] = kwargs[py::str(written_[i])];
@@ -276,7 +281,36 @@ class DeviceLauncher {
   LaunchDims dims_;
   bool bound_ = false;
   std::map<PyObject*, Type> torch_dtypes_;
+  py::object current_stream_;
 };
+
+// What a compiled variant went through, as Triton's compiled.asm: the kernel
+// as transformed, after preprocessing, its schedule, and the target's code
+// (CUDA C, PTX, CUBIN and NVRTC's resource report; or LLVM IR).
+py::dict stages(const Compiled& c, const LoopKernel& k) {
+  py::dict d;
+  d["kernel"] = k.str();
+  const GeneratedKernel* g = c.gpu ? &c.gpu->generated() : c.interpreted ? c.interpreted.get() : nullptr;
+#ifdef LOOM_HAS_CPU_TARGET
+  if (c.cpu) g = &c.cpu->generated();
+#endif
+  if (g) {
+    d["preprocessed"] = g->kernel.str();
+    d["schedule"] = g->linearization.str();
+  }
+  if (c.gpu) {
+    d["cuda"] = c.gpu->source();
+    d["cubin"] = py::bytes(c.gpu->binary().cubin);
+    d["nvrtc_log"] = c.gpu->binary().log;
+    d["registers"] = c.gpu->binary().registers;
+    d["spill_bytes"] = c.gpu->binary().spill_bytes;
+    d["ptx"] = cuda::compile_ptx(c.gpu->source(), c.gpu->binary().arch);
+  }
+#ifdef LOOM_HAS_CPU_TARGET
+  if (c.cpu) d["llvm"] = c.cpu->ir();
+#endif
+  return d;
+}
 
 std::string kind_name(TransformParam::Kind k) {
   switch (k) {
@@ -339,6 +373,24 @@ PYBIND11_MODULE(_loom, m) {
         return r;
       })
       .def("iname_tag", [](const LoopKernel& k, const std::string& n) { return k.tag_of(n).str(); })
+      .def("argument_dtype", [](const LoopKernel& k, const std::string& n) {
+        const Argument* a = k.find_argument(n);
+        if (!a) throw ArgumentError("kernel '" + k.name + "' has no argument '" + n + "'");
+        return a->dtype.name();
+      })
+      .def("open_dtype_arrays", [](const LoopKernel& k) {  // arrays whose dtype a call may choose
+        std::vector<std::string> r;
+        for (auto& a : k.arguments)
+          if (a.kind == Argument::Array && a.dtype_inferred) r.push_back(a.name);
+        return r;
+      })
+      .def("shape_parameters", [](const LoopKernel& k) {  // parameter -> [(array, axis)] where a shape is the bare parameter
+        std::map<std::string, std::vector<std::pair<std::string, size_t>>> r;
+        for (auto& a : k.arguments)
+          for (size_t d = 0; d < a.shape.size(); ++d)
+            if (auto v = a.shape[d].as<Var>()) r[v->name].push_back({a.name, d});
+        return r;
+      })
       .def("temporary_names", [](const LoopKernel& k) {
         std::vector<std::string> r;
         for (auto& [n, t] : k.temporaries) r.push_back(n);
@@ -392,6 +444,8 @@ PYBIND11_MODULE(_loom, m) {
       .def(py::init<std::shared_ptr<Compiled>, const LoopKernel&>())
       .def("__call__", &DeviceLauncher::call);
   m.def("compile", &compile_for);
+  m.def("stages", &stages);
   m.def("run_host", &run_host);
-  m.def("run_device", &run_device);
+  m.def("run_device", &run_device, py::arg("compiled"), py::arg("kernel"), py::arg("arrays"), py::arg("scalars"),
+        py::arg("stream") = 0);
 }

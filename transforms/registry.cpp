@@ -30,6 +30,7 @@ const TransformRegistry& transform_registry() {
     register_substitution_transforms(t);
     register_privatize_transforms(t);
     register_buffer_array_transforms(t);
+    register_dtype_transforms(t);
     return t;
   }();
   return r;

@@ -34,6 +34,8 @@ std::string nvrtc_version();
 // hash of source, arch and NVRTC version. A compile error raises CudaError
 // with NVRTC's log and the offending source lines.
 CompileResult compile(const std::string& source, const std::string& arch);
+// The PTX of the source for arch's virtual architecture (sm_90 -> compute_90).
+std::string compile_ptx(const std::string& source, const std::string& arch);
 
 // ---- Driver API ----
 struct DeviceInfo {
@@ -82,11 +84,13 @@ class CudaKernel {
 
   // Launches on device arrays (ArrayRef::data are device pointers);
   // parameters are inferred from shapes. Returns the launch geometry used.
-  LaunchDims launch(const ArgMap& device_args);
+  // stream: a CUstream (nullptr: the legacy default stream).
+  LaunchDims launch(const ArgMap& device_args, void* stream = nullptr);
   // The launch itself, for callers that bound these arguments before (the
   // parameters and geometry launch() computed for the same shapes and
   // values): skips the binding and its checks.
-  void launch_bound(const ArgMap& device_args, const std::map<std::string, int64_t>& params, const LaunchDims& dims);
+  void launch_bound(const ArgMap& device_args, const std::map<std::string, int64_t>& params, const LaunchDims& dims,
+                    void* stream = nullptr);
   // What the driver reports for the loaded function (loads it; needs a GPU).
   struct Attributes {
     int registers = -1, local_bytes = -1, max_threads_per_block = -1;

@@ -137,6 +137,10 @@ struct BufferOptions {
 LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const std::string& buffer_inames,
                         const BufferOptions& opts = {});
 
+// ---- dtypes (transforms/dtypes.cpp) ----
+// loopy's add_dtypes: dtypes for arguments left open; open outputs follow.
+LoopKernel add_dtypes(const LoopKernel& k, const std::map<std::string, std::string>& dtypes);
+
 // ---- the registry ----
 
 struct TransformParam {
@@ -200,5 +204,6 @@ void register_precompute_transforms(TransformRegistry& r);
 void register_substitution_transforms(TransformRegistry& r);
 void register_privatize_transforms(TransformRegistry& r);
 void register_buffer_array_transforms(TransformRegistry& r);
+void register_dtype_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -110,7 +110,7 @@ def _lines(x):
 
 
 def make_kernel(domains, instructions, kernel_data=("...",), name="loopy_kernel", assumptions=None, target=None,
-                lang_version=None, seq_dependencies=False, **kwargs):
+                lang_version=None, seq_dependencies=False, do_not_specialize=(), **kwargs):
     """loopy's make_kernel: isl domains, instructions (text or a list of lines),
     argument declarations (GlobalArg, ValueArg, TemporaryVariable, "..." to infer
     the rest, or Loom's own "a: float32[n]" strings)."""
@@ -139,7 +139,7 @@ def make_kernel(domains, instructions, kernel_data=("...",), name="loopy_kernel"
         core = _loom.parse_kernel("\n".join(text) + "\n", "<make_kernel>")
     except _loom.ParseError as e:
         raise _loom.ParseError(_user_position(str(e), sections)) from None
-    knl = LoopKernel(core, _target_name(target))
+    knl = LoopKernel(core, _target_name(target), do_not_specialize)
     if assumptions:
         from . import transforms
         knl = transforms.apply("assume", knl, [assumptions], {})
@@ -167,14 +167,37 @@ def _target_name(target):
     return target.name
 
 
-class LoopKernel:
-    """An immutable kernel. Transformations return new kernels; calling it runs it."""
+def _dtype_of(value):
+    """The dtype name of a NumPy array, a PyTorch tensor or a CuPy array; None for scalars."""
+    dt = getattr(value, "dtype", None)
+    if dt is None:
+        return None
+    name = getattr(dt, "name", None)
+    if isinstance(name, str):
+        return name
+    return str(dt).replace("torch.", "")
 
-    def __init__(self, core, target=None):
+
+class LoopKernel:
+    """An immutable kernel. Transformations return new kernels; calling it runs it.
+
+    Calls specialize, as Python JIT systems do: arrays whose dtype the kernel
+    leaves open take the dtypes they are called with, and integer parameters
+    given by array shapes that are multiples of 16 are assumed so (no tail
+    guards); one compiled variant per combination, cached. Parameters named in
+    do_not_specialize keep their general code."""
+
+    DIVISIBILITY = 16
+
+    def __init__(self, core, target=None, do_not_specialize=(), _variant=False):
         self._core = core
         self.target = target
+        self.do_not_specialize = tuple(do_not_specialize)
         self._compiled = {}
         self._launcher = None
+        self._is_variant = _variant
+        self._variants = {}
+        self._open = None
 
     @property
     def name(self):
@@ -191,8 +214,51 @@ class LoopKernel:
     def temporary_variables(self):
         return self._core.temporary_names()
 
-    def copy(self, target=None):
-        return LoopKernel(self._core, _target_name(target) or self.target)
+    def copy(self, target=None, do_not_specialize=None):
+        return LoopKernel(self._core, _target_name(target) or self.target,
+                          self.do_not_specialize if do_not_specialize is None else do_not_specialize)
+
+    def _variant_for(self, kwargs):
+        """The specialized kernel for these arguments (self when nothing specializes)."""
+        if self._open is None:
+            self._open = ([(n, self._core.argument_dtype(n)) for n in self._core.open_dtype_arrays()],
+                          [(p, places) for p, places in self._core.shape_parameters().items() if p not in self.do_not_specialize])
+        open_arrays, shape_params = self._open
+        dtypes = []
+        for name, current in open_arrays:
+            v = kwargs.get(name)
+            dt = _dtype_of(v) if v is not None else None
+            if dt is not None and dt != current:
+                dtypes.append((name, dt))
+        divisible = []
+        for p, places in shape_params:
+            for a, ax in places:
+                shape = getattr(kwargs.get(a), "shape", None)
+                if shape is not None and len(shape) > ax:
+                    if shape[ax] > 0 and shape[ax] % self.DIVISIBILITY == 0:
+                        divisible.append(p)
+                    break
+        if not dtypes and not divisible:
+            return self
+        key = (tuple(dtypes), tuple(divisible))
+        v = self._variants.get(key)
+        if v is None:
+            core = self._core
+            if dtypes:
+                core = _loom.apply_transform(core, "add_dtypes", [], {"dtypes": ", ".join(f"{n}={d}" for n, d in dtypes)})
+            if divisible:
+                core = _loom.apply_transform(core, "assume",
+                                             [" and ".join(f"{p} mod {self.DIVISIBILITY} = 0" for p in divisible)], {})
+            v = self._variants[key] = LoopKernel(core, self.target, _variant=True)
+        return v
+
+    def compiled(self, target=None, **kwargs):
+        """The compiled variant a call with these arguments would run, with its
+        stages as Triton's compiled.asm: compiled(a=x).asm["cuda"], ["ptx"],
+        ["cubin"], ["llvm"] (cpu), ["kernel"], ["preprocessed"], ["schedule"]."""
+        knl = self._variant_for(kwargs) if kwargs and not self._is_variant else self
+        target = _target_name(target) or knl._default_target()
+        return CompiledKernel(knl, knl._compiled_for(target))
 
     def __str__(self):
         return str(self._core)
@@ -215,6 +281,10 @@ class LoopKernel:
         GPU and back; CUDA tensors (PyTorch, CuPy: __cuda_array_interface__) run in
         place on the GPU. Returns the written arrays in argument order; with a
         queue as first argument (loopy's form) returns (None, outputs)."""
+        if not self._is_variant:
+            v = self._variant_for(kwargs)
+            if v is not self:
+                return v(*queue, target=target, **kwargs)
         if self._launcher is not None and not queue and target is None:
             outputs = self._launcher(kwargs)  # CUDA tensors, binding cached in C++; None: not for it
             if outputs is not None:
@@ -251,13 +321,46 @@ class LoopKernel:
         missing = [a for a in self._core.written_arrays() if a not in arrays]
         if missing:
             raise _loom.ArgumentError(f"with CUDA tensors, pass every output too: missing {', '.join(missing)}")
-        _loom.run_device(self._compiled_for("cuda"), self._core, arrays, scalars)
+        _loom.run_device(self._compiled_for("cuda"), self._core, arrays, scalars, _current_stream(device))
         if self._launcher is None and all(hasattr(v, "data_ptr") for v in device.values()):
             self._launcher = _loom.DeviceLauncher(self._compiled_for("cuda"), self._core)  # PyTorch: the fast path from now on
         return tuple(kwargs[a] for a in self._core.written_arrays())
 
 
 ArgumentError = _loom.ArgumentError
+
+
+def _current_stream(device_arrays):
+    """The caller's current stream for these arrays: PyTorch's or CuPy's (0: the default stream)."""
+    for v in device_arrays.values():
+        if hasattr(v, "data_ptr") and hasattr(v, "get_device"):
+            import torch
+            return torch.cuda.current_stream(v.get_device()).cuda_stream
+        stream = v.__cuda_array_interface__.get("stream")
+        if isinstance(stream, int) and stream > 2:  # 1 and 2 are the legacy and per-thread default streams
+            return stream
+        try:
+            import cupy
+            if isinstance(v, cupy.ndarray):
+                return cupy.cuda.get_current_stream().ptr
+        except ImportError:
+            pass
+    return 0
+
+
+class CompiledKernel:
+    """A compiled variant: its stages in .asm (a dict, computed once)."""
+
+    def __init__(self, knl, compiled):
+        self.kernel = knl
+        self._compiled = compiled
+        self._asm = None
+
+    @property
+    def asm(self):
+        if self._asm is None:
+            self._asm = _loom.stages(self._compiled, self.kernel._core)
+        return self._asm
 
 
 class GeneratedCode:
@@ -286,11 +389,6 @@ def generate_code_v2(knl):
 def generate_code(knl):
     """loopy's older form: (device code, None)."""
     return generate_code_v2(knl).device_code(), None
-
-
-def add_dtypes(knl, dtypes):
-    """Loom infers dtypes at make_kernel time; accepted for loopy's scripts when they agree."""
-    return knl
 
 
 def set_options(knl, *args, **kwargs):

@@ -20,11 +20,22 @@ def _text(kind, value):
     return str(value)
 
 
+def _value_text(v):
+    """A keyword value as text: numbers and names as they are, NumPy dtypes and types by name."""
+    if isinstance(v, (str, int, float)):
+        return str(v)
+    try:
+        import numpy as np
+        return np.dtype(v).name
+    except TypeError:
+        return str(v)
+
+
 def apply(name, knl, positional, keyword):
     if not isinstance(knl, LoopKernel):
         raise TypeError(f"{name}: the first argument must be a kernel, got {type(knl).__name__}")
     core = _loom.apply_transform(knl._core, name, [str(p) for p in positional], {k: str(v) for k, v in keyword.items()})
-    return LoopKernel(core, knl.target)
+    return LoopKernel(core, knl.target, knl.do_not_specialize)
 
 
 def _make(name, doc, params):
@@ -42,9 +53,12 @@ def _make(name, doc, params):
 
     def transform(*args, **kwargs):
         extra = {}
+        if keyword_map and len(args) == 2 and isinstance(args[1], dict):  # loopy's add_dtypes(knl, {"a": np.float64})
+            extra.update(args[1])
+            args = args[:1]
         if keyword_map:
             named = set(kinds)
-            extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in named}
+            extra.update({k: kwargs.pop(k) for k in list(kwargs) if k not in named})
             if isinstance(kwargs.get(keyword_map[0]), dict):
                 extra.update(kwargs.pop(keyword_map[0]))
         try:
@@ -57,7 +71,7 @@ def _make(name, doc, params):
             if not extra and keyword_map[0] not in keyword:
                 raise TypeError(f"{name}: give values as keywords, e.g. {name}(knl, n=128)")
             if extra:
-                keyword[keyword_map[0]] = ", ".join(f"{k}={v}" for k, v in extra.items())
+                keyword[keyword_map[0]] = ", ".join(f"{k}={_value_text(v)}" for k, v in extra.items())
         return apply(name, knl, [], keyword)
 
     transform.__name__ = transform.__qualname__ = name

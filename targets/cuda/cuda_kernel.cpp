@@ -102,14 +102,14 @@ KernelParams pack(const LoopKernel& k, const ArgMap& args, const std::map<std::s
 
 }  // namespace
 
-LaunchDims CudaKernel::launch(const ArgMap& args) {
+LaunchDims CudaKernel::launch(const ArgMap& args, void* stream) {
   auto params = bind_parameters(gen_.kernel, args);
   LaunchDims dims = launch_dims(gen_, params);
-  launch_bound(args, params, dims);
+  launch_bound(args, params, dims, stream);
   return dims;
 }
 
-void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, int64_t>& params, const LaunchDims& dims) {
+void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, int64_t>& params, const LaunchDims& dims, void* stream) {
   if (dims.empty()) return;
   if (dims.grid[1] > 65535 || dims.grid[2] > 65535 || dims.grid[0] > 2147483647)
     throw CudaError("kernel '" + gen_.kernel.name + "': grid " + std::to_string(dims.grid[0]) + "x" +
@@ -120,7 +120,7 @@ void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, in
   const DriverApi& d = driver_api();
   check(d.cuLaunchKernel(static_cast<CUfunction>(function_), unsigned(dims.grid[0]), unsigned(dims.grid[1]),
                          unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),
-                         unsigned(shared_bytes_), nullptr, kp.ptrs.data(), nullptr),
+                         unsigned(shared_bytes_), static_cast<CUstream>(stream), kp.ptrs.data(), nullptr),
         "cuLaunchKernel");
 }
 

@@ -32,6 +32,8 @@ struct Nvrtc {
   int (*GetProgramLog)(nvrtcProgram, char*) = nullptr;
   int (*GetCUBINSize)(nvrtcProgram, size_t*) = nullptr;
   int (*GetCUBIN)(nvrtcProgram, char*) = nullptr;
+  int (*GetPTXSize)(nvrtcProgram, size_t*) = nullptr;
+  int (*GetPTX)(nvrtcProgram, char*) = nullptr;
   int (*DestroyProgram)(nvrtcProgram*) = nullptr;
   const char* (*GetErrorString)(int) = nullptr;
   int (*Version)(int*, int*) = nullptr;
@@ -56,6 +58,10 @@ struct Nvrtc {
     if (!ok) {
       error = "libnvrtc lacks " + missing + " (too old an NVRTC?)";
       lib = nullptr;
+    }
+    if (lib) {  // PTX (compiled.asm["ptx"]) only; the CUBIN path needs none of these
+      GetPTXSize = reinterpret_cast<decltype(GetPTXSize)>(dlsym(lib, "nvrtcGetPTXSize"));
+      GetPTX = reinterpret_cast<decltype(GetPTX)>(dlsym(lib, "nvrtcGetPTX"));
     }
   }
   template <class F>
@@ -116,6 +122,40 @@ std::string annotate(const std::string& log, const std::string& source) {
   return out.str();
 }
 
+// Creates and compiles a program (arch_opt: --gpu-architecture=sm_XX or
+// compute_XX); on failure raises CudaError with the log and the source lines.
+nvrtcProgram compile_program(const Nvrtc& n, const std::string& source, const std::string& arch_opt, const std::string& arch,
+                             std::string& log) {
+  nvrtcProgram prog = nullptr;
+  int rc = n.CreateProgram(&prog, source.c_str(), "kernel.cu", 0, nullptr, nullptr);
+  if (rc != 0) throw CudaError(std::string("nvrtcCreateProgram: ") + n.GetErrorString(rc));
+  std::string include_opt;
+  std::vector<const char*> opts = {arch_opt.c_str(), "-std=c++17", "--ptxas-options=-v"};
+  if (source.find("#include <cuda_") != std::string::npos) {
+    static const std::string dir = toolkit_include_dir();  // the loaded NVRTC does not change
+    if (dir.empty()) {
+      n.DestroyProgram(&prog);
+      throw CudaError("the kernel uses float16/bfloat16, which need the CUDA toolkit's cuda_fp16.h: none found "
+                      "(set CUDA_HOME; tried $CUDA_HOME/include, $CUDA_PATH/include, beside libnvrtc, "
+                      "/usr/local/cuda/include, /usr/include)");
+    }
+    include_opt = "--include-path=" + dir;
+    opts.push_back(include_opt.c_str());
+  }
+  rc = n.CompileProgram(prog, int(opts.size()), opts.data());
+  size_t log_size = 0;
+  n.GetProgramLogSize(prog, &log_size);
+  log.assign(log_size, '\0');
+  if (log_size) n.GetProgramLog(prog, log.data());
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  if (rc != 0) {
+    n.DestroyProgram(&prog);
+    throw CudaError(std::string("NVRTC failed to compile the generated CUDA C for ") + arch + " (" + n.GetErrorString(rc) +
+                    "):\n" + annotate(log, source));
+  }
+  return prog;
+}
+
 }  // namespace
 
 bool nvrtc_available(std::string* why) {
@@ -147,33 +187,8 @@ CompileResult compile(const std::string& source, const std::string& arch) {
     }
   }
   auto t0 = std::chrono::steady_clock::now();
-  nvrtcProgram prog = nullptr;
-  int rc = n.CreateProgram(&prog, source.c_str(), "kernel.cu", 0, nullptr, nullptr);
-  if (rc != 0) throw CudaError(std::string("nvrtcCreateProgram: ") + n.GetErrorString(rc));
-  std::string arch_opt = "--gpu-architecture=" + arch, include_opt;
-  std::vector<const char*> opts = {arch_opt.c_str(), "-std=c++17", "--ptxas-options=-v"};
-  if (source.find("#include <cuda_") != std::string::npos) {
-    static const std::string dir = toolkit_include_dir();  // the loaded NVRTC does not change
-    if (dir.empty()) {
-      n.DestroyProgram(&prog);
-      throw CudaError("the kernel uses float16/bfloat16, which need the CUDA toolkit's cuda_fp16.h: none found "
-                      "(set CUDA_HOME; tried $CUDA_HOME/include, $CUDA_PATH/include, beside libnvrtc, "
-                      "/usr/local/cuda/include, /usr/include)");
-    }
-    include_opt = "--include-path=" + dir;
-    opts.push_back(include_opt.c_str());
-  }
-  rc = n.CompileProgram(prog, int(opts.size()), opts.data());
-  size_t log_size = 0;
-  n.GetProgramLogSize(prog, &log_size);
-  std::string log(log_size, '\0');
-  if (log_size) n.GetProgramLog(prog, log.data());
-  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-  if (rc != 0) {
-    n.DestroyProgram(&prog);
-    throw CudaError(std::string("NVRTC failed to compile the generated CUDA C for ") + arch + " (" + n.GetErrorString(rc) +
-                    "):\n" + annotate(log, source));
-  }
+  std::string log;
+  nvrtcProgram prog = compile_program(n, source, "--gpu-architecture=" + arch, arch, log);
   size_t size = 0;
   n.GetCUBINSize(prog, &size);
   CompileResult r;
@@ -189,6 +204,22 @@ CompileResult compile(const std::string& source, const std::string& arch) {
   std::lock_guard<std::mutex> lock(mu);
   cache[key] = r;
   return r;
+}
+
+std::string compile_ptx(const std::string& source, const std::string& arch) {
+  const Nvrtc& n = api();
+  if (!n.lib) throw CudaError(n.error);
+  if (!n.GetPTX || !n.GetPTXSize) throw CudaError("this libnvrtc has no nvrtcGetPTX");
+  std::string virt = arch.rfind("sm_", 0) == 0 ? "compute_" + arch.substr(3) : arch;
+  std::string log;
+  nvrtcProgram prog = compile_program(n, source, "--gpu-architecture=" + virt, virt, log);
+  size_t size = 0;
+  n.GetPTXSize(prog, &size);
+  std::string ptx(size, '\0');
+  n.GetPTX(prog, ptx.data());
+  n.DestroyProgram(&prog);
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  return ptx;
 }
 
 }  // namespace loom::cuda

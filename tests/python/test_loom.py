@@ -112,8 +112,9 @@ def test_errors_are_python_exceptions_with_loom_messages():
         lp.split_iname(knl, "q", 4)
     with pytest.raises(lp.LoomError):
         lp.split_iname(knl, "q", 4)
+    declared = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = a[i]", [lp.GlobalArg("a", np.float32, "n"), "..."])
     with pytest.raises(lp.ArgumentError, match="array 'a' must be float32, got float64"):
-        knl(a=np.ones(4))
+        declared(a=np.ones(4))
     with pytest.raises(lp.ArgumentError, match="C-contiguous"):
         knl(a=np.ones((4, 2), dtype=np.float32)[:, 0])
     with pytest.raises(lp.ArgumentError, match="missing input array 'a'"):
@@ -143,13 +144,66 @@ def test_gpu_numpy_and_cuda_tensors():
         (res,) = knl(a=ta, out=tout)
         torch.cuda.synchronize()
         assert res is tout and torch.equal(tout, 2 * ta), n
+    # open dtypes specialize: a float64 call compiles a float64 variant
+    (res,) = knl(a=ta.double(), out=tout.double())
+    torch.cuda.synchronize()
+    assert res.dtype == torch.float64 and torch.equal(res, 2 * ta.double())
+    declared = lp.split_iname(lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]", [lp.GlobalArg("a", np.float32, "n"), "..."]),
+                              "i", 256, outer_tag="g.0", inner_tag="l.0")
     with pytest.raises(lp.ArgumentError, match="must be float32"):
-        knl(a=ta.double(), out=tout.double())
+        declared(a=ta.double(), out=tout.double())
+    # on the caller's current stream
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        big = torch.randn(1 << 20, device="cuda")
+        bout = torch.empty_like(big)
+        knl(a=big, out=bout)
+    side.synchronize()
+    assert torch.equal(bout, 2 * big)
     with pytest.raises(lp.ArgumentError):
         knl(a=ta, out=torch.empty(5, device="cuda"))
     (res,) = knl(a=ta, out=tout)  # and the binding still works after refusals
     torch.cuda.synchronize()
     assert torch.equal(tout, 2 * ta)
+
+
+def test_call_time_specialization_and_compiled_stages():
+    knl = lp.split_iname(lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]"), "i", 16, outer_tag="g.0", inner_tag="l.0")
+    # dtypes left open take the call's: float64 in, float64 out; int32 too
+    a64 = np.random.rand(1000)
+    (out,) = knl(a=a64)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, 2 * a64)
+    (iout,) = knl(a=np.arange(7, dtype=np.int32))
+    assert iout.dtype == np.int32 and list(iout) == [0, 2, 4, 6, 8, 10, 12]
+    # a size divisible by 16 selects a variant without the tail guard; others keep it
+    even = knl.compiled(target="interpreter", a=np.zeros(1024, np.float32))
+    odd = knl.compiled(target="interpreter", a=np.zeros(1000, np.float32))
+    assert even is not odd and even.kernel is not odd.kernel
+    if lp._loom.gpu_available() or True:  # NVRTC compiles without a GPU
+        try:
+            c = knl.compiled(target="cuda", a=np.zeros(1024, np.float32))
+        except lp.CudaError as e:
+            pytest.skip(f"no NVRTC: {e}")
+        body = c.asm["cuda"].split("__global__")[1]
+        assert "if (" not in body, body
+        assert "if (" in knl.compiled(target="cuda", a=np.zeros(1000, np.float32)).asm["cuda"].split("__global__")[1]
+        for stage in ("kernel", "preprocessed", "schedule", "cuda", "ptx", "cubin", "registers"):
+            assert stage in c.asm, stage
+        assert c.asm["ptx"].lstrip().startswith("//") and ".entry" in c.asm["ptx"]
+        assert isinstance(c.asm["cubin"], bytes) and len(c.asm["cubin"]) > 0
+        # do_not_specialize keeps the general code
+        general = knl.copy(do_not_specialize=["n"]).compiled(target="cuda", a=np.zeros(1024, np.float32))
+        assert "if (" in general.asm["cuda"].split("__global__")[1]
+    for n in (1024, 1000, 16, 1):
+        a = np.random.rand(n).astype(np.float32)
+        (out,) = knl(a=a)
+        np.testing.assert_array_equal(out, 2 * a)
+    # loopy's add_dtypes with a dict; a declared dtype cannot change
+    k64 = lp.add_dtypes(lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]"), {"a": np.float64})
+    assert "a: float64" in str(k64) and "out: float64" in str(k64)
+    with pytest.raises(lp.TransformError, match="declared float64"):
+        lp.add_dtypes(k64, {"a": np.float32})
 
 
 def test_readme_python_example_runs_as_written():
