@@ -198,6 +198,8 @@ class LoopKernel:
         self._is_variant = _variant
         self._variants = {}
         self._open = None
+        self._watch = ()
+        self._by_signature = {}
 
     @property
     def name(self):
@@ -219,10 +221,28 @@ class LoopKernel:
                           self.do_not_specialize if do_not_specialize is None else do_not_specialize)
 
     def _variant_for(self, kwargs):
-        """The specialized kernel for these arguments (self when nothing specializes)."""
+        """The specialized kernel for these arguments (self when nothing specializes),
+        memoized by the dtypes and shapes of the arrays that decide it."""
         if self._open is None:
             self._open = ([(n, self._core.argument_dtype(n)) for n in self._core.open_dtype_arrays()],
                           [(p, places) for p, places in self._core.shape_parameters().items() if p not in self.do_not_specialize])
+            watch = {n for n, _ in self._open[0]} | {a for _, places in self._open[1] for a, _ in places}
+            self._watch = tuple(sorted(watch))
+            self._by_signature = {}
+        if not self._watch:
+            return self
+        try:
+            sig = tuple((v.dtype, v.shape) if v is not None else None for v in map(kwargs.get, self._watch))
+        except AttributeError:  # scalars or objects without dtype/shape: decide the slow way
+            return self._variant_slow(kwargs)
+        v = self._by_signature.get(sig)
+        if v is None:
+            if len(self._by_signature) > 4096:
+                self._by_signature.clear()
+            v = self._by_signature[sig] = self._variant_slow(kwargs)
+        return v
+
+    def _variant_slow(self, kwargs):
         open_arrays, shape_params = self._open
         dtypes = []
         for name, current in open_arrays:
