@@ -14,6 +14,8 @@
 //   check_kernel          names, inames, tags, barriers and limits are consistent
 //   check_bounds          every affine access stays in its array (isl proof)
 //   check_races           no two threads write one element (isl proof)
+//   check_global_dependences  no element of a global array written on one block
+//                         or thread and read on another where nothing orders it
 // Each pass is a pure function in src/preprocess/<pass>.cpp (the two proofs
 // share access_checks.cpp).
 #pragma once
@@ -35,6 +37,16 @@ LoopKernel add_dependencies(const LoopKernel& k);
 void check_kernel(const LoopKernel& k);
 void check_bounds(const LoopKernel& k);
 void check_races(const LoopKernel& k, const std::vector<std::string>& hardware_inames);
+void check_global_dependences(const LoopKernel& k);
+
+// Whether instances of a (access sa) and b (access sb) that touch one element
+// of a global array run on different blocks, or on different threads of one
+// block (exact, isl); unknown: an index isl cannot analyse (both true then).
+struct GlobalConflict {
+  bool across_blocks = false, across_threads = false, unknown = false;
+  std::string witness;  // parameters and both iterations, for messages
+};
+GlobalConflict global_conflict(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb);
 
 LoopKernel preprocess(const LoopKernel& k);
 

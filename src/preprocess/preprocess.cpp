@@ -16,6 +16,7 @@ LoopKernel preprocess(const LoopKernel& k) {
   for (auto& n : r.all_inames())
     if (r.tag_of(n).is_hardware()) hardware.push_back(n);
   check_races(r, hardware);
+  check_global_dependences(r);
   return r;
 }
 

@@ -1,10 +1,11 @@
-// Barriers for local memory, in one place: local (shared) memory that one
-// thread writes and another reads needs a barrier between the two in the
+// Barriers for local memory, and for global memory within a block, in one
+// place: memory that one thread writes and another reads needs a barrier between the two in the
 // linearized order (read-after-write, or write-after-read), and an access
 // followed, in a later iteration of an enclosing loop, by a conflicting one
 // needs a barrier inside that loop outside the pair (loop-carried).
 // Threads read their own writes without one: when the write and the read use
-// the same index in the same local inames, no barrier is asked for. nosync=
+// the same index in the same local inames (for global arrays: when isl shows
+// no other thread of the block touches the element), no barrier is asked for. nosync=
 // (add_nosync) waives a pair.
 //
 // find_missing_barrier names the first pair that lacks one; place_local_barriers
@@ -16,6 +17,10 @@
 #include <algorithm>
 #include <optional>
 
+#include <map>
+#include <set>
+
+#include "loom/preprocess.h"
 #include "loom/schedule.h"
 
 namespace loom {
@@ -49,17 +54,32 @@ bool is_local(const LoopKernel& k, const std::string& n) {
   return t && t->space == AddressSpace::Local;
 }
 
-// The local-memory accesses of an instruction: (array, index) for writes and reads.
-void accesses(const Instruction& insn, const LoopKernel& k, std::vector<const Subscript*>& writes,
-              std::vector<const Subscript*>& reads) {
-  if (auto s = insn.lhs.as<Subscript>(); s && is_local(k, s->name)) writes.push_back(s);
+bool is_global(const LoopKernel& k, const std::string& n) {
+  const Argument* a = k.find_argument(n);
+  return a && a->kind == Argument::Array;
+}
+
+// The accesses of an instruction that a barrier may have to order: local
+// memory, and global arrays the kernel writes (a block's threads see each
+// other's global writes after a barrier too).
+void accesses(const Instruction& insn, const LoopKernel& k, const std::set<std::string>& written_globals,
+              std::vector<const Subscript*>& writes, std::vector<const Subscript*>& reads) {
+  auto tracked = [&](const std::string& n) { return is_local(k, n) || written_globals.count(n) != 0; };
+  if (auto s = insn.lhs.as<Subscript>(); s && tracked(s->name)) writes.push_back(s);
   auto look = [&](const Expr& e) {
     if (e.defined()) for_each_subscript(e, [&](const Subscript& s) {
-        if (is_local(k, s.name)) reads.push_back(&s);
+        if (tracked(s.name)) reads.push_back(&s);
       });
   };
   look(insn.rhs);
   for (auto& p : insn.predicates) look(p);
+}
+
+std::set<std::string> written_global_arrays(const LoopKernel& k) {
+  std::set<std::string> r;
+  for (auto& insn : k.instructions)
+    if (auto s = insn.lhs.as<Subscript>(); insn.kind == Instruction::Assign && s && is_global(k, s->name)) r.insert(s->name);
+  return r;
 }
 
 bool same_thread_access(const Subscript& w, const Subscript& r, const Instruction& wi, const Instruction& ri, const LoopKernel& k) {
@@ -70,6 +90,24 @@ bool same_thread_access(const Subscript& w, const Subscript& r, const Instructio
     if (k.tag_of(n).kind == InameTag::Local && wi.within_inames.count(n) != ri.within_inames.count(n)) return false;
   return true;
 }
+
+// Whether another thread of the block may access what this write touches
+// (exact for global arrays, with isl; memoized across placement rounds).
+using ConflictCache = std::map<std::string, bool>;
+bool other_thread_conflict(const LoopKernel& k, const Subscript& w, const Subscript& r, const Instruction& W, const Instruction& R,
+                           ConflictCache& cache) {
+  if (!is_global(k, w.name)) return !same_thread_access(w, r, W, R, k);
+  std::string key = W.id + "|" + R.id + "|" + w.name;
+  for (auto& i : w.indices) key += "|" + i.str();
+  key += "|";
+  for (auto& i : r.indices) key += "|" + i.str();
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  bool c = global_conflict(k, W, w, R, r).across_threads;
+  cache[key] = c;
+  return c;
+}
+
 
 // Loops shared by two events: the same loop items, not only the same inames.
 size_t common_loops(const Event& a, const Event& b) {
@@ -84,14 +122,15 @@ struct Missing {
   std::string message;
 };
 
-std::optional<Missing> find_missing(const LoopKernel& k, const std::vector<Event>& ev) {
+std::optional<Missing> find_missing(const LoopKernel& k, const std::vector<Event>& ev, ConflictCache& cache) {
   auto barrier_between = [&](size_t a, size_t b) {  // strictly between positions a < b
     for (size_t i = a + 1; i < b; ++i)
       if (ev[i].insn->kind == Instruction::Barrier) return true;
     return false;
   };
   std::vector<std::vector<const Subscript*>> writes(ev.size()), reads(ev.size());
-  for (size_t i = 0; i < ev.size(); ++i) accesses(*ev[i].insn, k, writes[i], reads[i]);
+  std::set<std::string> globals = written_global_arrays(k);
+  for (size_t i = 0; i < ev.size(); ++i) accesses(*ev[i].insn, k, globals, writes[i], reads[i]);
   for (size_t wi = 0; wi < ev.size(); ++wi)
     for (auto* w : writes[wi])
       for (size_t ri = 0; ri < ev.size(); ++ri) {
@@ -101,14 +140,15 @@ std::optional<Missing> find_missing(const LoopKernel& k, const std::vector<Event
           const Instruction& W = *ev[wi].insn;
           const Instruction& R = *ev[ri].insn;
           if (W.no_sync_with.count(R.id) || R.no_sync_with.count(W.id)) continue;
-          if (same_thread_access(*w, *r, W, R, k)) continue;
+          if (!other_thread_conflict(k, *w, *r, W, R, cache)) continue;
+          const char* memory = is_local(k, w->name) ? "local memory" : "global memory";
           size_t lo = std::min(wi, ri), hi = std::max(wi, ri);
           const std::string pre = "kernel '" + k.name + "': ";
           // in the same iteration: a barrier between the earlier and the later one
           if (!barrier_between(lo, hi)) {
-            std::string msg = wi < ri ? pre + "instruction '" + R.id + "' reads local memory '" + w->name +
+            std::string msg = wi < ri ? pre + "instruction '" + R.id + "' reads " + memory + " '" + w->name +
                                             "' that other threads write in '" + W.id + "' with no barrier in between"
-                                      : pre + "instruction '" + W.id + "' overwrites local memory '" + w->name +
+                                      : pre + "instruction '" + W.id + "' overwrites " + memory + " '" + w->name +
                                             "' that other threads read in '" + R.id + "' before it, with no barrier in between";
             return Missing{lo, hi, 0, msg};
           }
@@ -123,10 +163,10 @@ std::optional<Missing> find_missing(const LoopKernel& k, const std::vector<Event
           }
           if (!wrapped) {
             const std::string& loop = ev[wi].loops[common - 1];
-            std::string msg = wi < ri ? pre + "instruction '" + W.id + "' overwrites local memory '" + w->name +
+            std::string msg = wi < ri ? pre + "instruction '" + W.id + "' overwrites " + memory + " '" + w->name +
                                             "' in the next iteration of loop '" + loop + "' while other threads may still read it in '" +
                                             R.id + "'"
-                                      : pre + "instruction '" + R.id + "' reads local memory '" + w->name + "' that other threads wrote in '" +
+                                      : pre + "instruction '" + R.id + "' reads " + memory + " '" + w->name + "' that other threads wrote in '" +
                                             W.id + "' in the previous iteration of loop '" + loop + "' with no barrier in between";
             return Missing{lo, hi, common, msg};
           }
@@ -153,7 +193,8 @@ std::vector<ScheduleItem>& body_at(Linearization& L, const std::vector<size_t>& 
 }  // namespace
 
 void check_local_barriers(const LoopKernel& k, const Linearization& L) {
-  if (auto m = find_missing(k, events_of(k, L)))
+  ConflictCache cache;
+  if (auto m = find_missing(k, events_of(k, L), cache))
     throw KernelError(m->message + "; Loom could not place a barrier there itself (is the access under a condition that "
                                    "not every thread of the block meets?)");
 }
@@ -161,13 +202,16 @@ void check_local_barriers(const LoopKernel& k, const Linearization& L) {
 LoopKernel place_local_barriers(const LoopKernel& k, Linearization& L) {
   bool any_local = false;
   for (auto& [n, t] : k.temporaries) any_local |= t.space == AddressSpace::Local;
-  if (!any_local) return k;
+  bool any_thread = false;
+  for (auto& [n, t] : k.iname_tags) any_thread |= t.kind == InameTag::Local && k.has_iname(n);
+  if (!any_local && (!any_thread || written_global_arrays(k).empty())) return k;
   LoopKernel r = k;
+  ConflictCache cache;
   // each round places one barrier; a barrier never needs placing twice, so
   // the rounds are bounded by the number of positions in the schedule
   for (int round = 0;; ++round) {
     std::vector<Event> ev = events_of(r, L);
-    auto m = find_missing(r, ev);
+    auto m = find_missing(r, ev, cache);
     if (!m) return r;
     if (round > int(ev.size()) + 8) throw KernelError(m->message + " (internal error: barrier placement did not converge)");
     const Event& a = ev[m->lo];

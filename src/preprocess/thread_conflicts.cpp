@@ -1,0 +1,215 @@
+// Dependences between threads and blocks through global memory, exactly,
+// with isl: two accesses to one element of a global array, at least one a
+// write, by instances that run on different blocks, or on different threads
+// of one block. Across blocks nothing orders them: check_global_dependences
+// refuses the kernel and names both accesses, the array and a witness (the
+// parameters and both iterations). Within a block, a barrier orders two
+// different instructions (place_local_barriers asks global_conflict), but not
+// one instruction with itself across threads (refused). A write through an
+// index isl cannot analyse (non-affine, read from memory) on a parallel iname
+// is refused unless the instruction is declared race-free (`nosync` with
+// itself: `{nosync=<its id>}`); a read through one is allowed, and an
+// instruction that reads such an array's element some other thread writes
+// is treated as conflicting.
+//
+// An instruction that runs within no iname of a hardware axis runs on every
+// index of that axis; its instances are placed on all of them.
+#include <isl/map.h>
+#include <isl/set.h>
+
+#include <sstream>
+
+#include "loom/isl_util.h"
+#include "loom/preprocess.h"
+
+namespace loom {
+
+namespace {
+
+// The hardware iname of insn on (kind, axis), or "".
+std::string axis_iname(const LoopKernel& k, const Instruction& insn, InameTag::Kind kind, int axis) {
+  for (auto& n : insn.within_inames)
+    if (k.tag_of(n) == InameTag{kind, axis}) return n;
+  return "";
+}
+
+std::vector<std::string> inames_in_order(const LoopKernel& k, const Instruction& insn) {
+  std::vector<std::string> v;
+  for (auto& n : k.all_inames())
+    if (insn.within_inames.count(n)) v.push_back(n);
+  return v;
+}
+
+isl::set renamed(isl::set s, const std::string& prefix) {
+  isl_set* r = s.release();
+  isl_size n = isl_set_dim(r, isl_dim_set);
+  for (isl_size i = 0; i < n; ++i) {
+    std::string name = prefix + isl_set_get_dim_name(r, isl_dim_set, unsigned(i));
+    r = isl_set_set_dim_id(r, isl_dim_set, unsigned(i), isl_id_alloc(isl_context(), name.c_str(), nullptr));
+  }
+  return isl::manage(r);
+}
+
+Expr renamed(const Expr& e, const Instruction& insn, const std::string& prefix) {
+  std::map<std::string, Expr> m;
+  for (auto& n : insn.within_inames) m[n] = make_var(prefix + n);
+  return substitute(e, m);
+}
+
+// p = q (or p < q) as a set on space.
+isl::set relation(isl::pw_aff p, isl::pw_aff q, bool less) {
+  return isl::manage(less ? isl_pw_aff_lt_set(p.release(), q.release()) : isl_pw_aff_eq_set(p.release(), q.release()));
+}
+
+std::string witness_of(const isl::set& s) {
+  isl_point* pt = isl_set_sample_point(s.copy());
+  if (!pt) return "";
+  std::ostringstream os;
+  bool first = true;
+  for (isl_dim_type t : {isl_dim_param, isl_dim_set}) {
+    isl_size n = isl_set_dim(s.get(), t);
+    for (isl_size i = 0; i < n; ++i) {
+      isl_val* v = isl_point_get_coordinate_val(pt, t, int(i));
+      std::string name = isl_set_get_dim_name(s.get(), t, unsigned(i));
+      if (name.rfind("src:", 0) == 0) name = name.substr(4) + " (first)";
+      else if (name.rfind("dst:", 0) == 0) name = name.substr(4) + " (second)";
+      os << (first ? "" : ", ") << name << " = " << isl_val_get_num_si(v);
+      first = false;
+      isl_val_free(v);
+    }
+  }
+  isl_point_free(pt);
+  return os.str();
+}
+
+}  // namespace
+
+GlobalConflict global_conflict(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb) {
+  GlobalConflict r;
+  isl::set da = renamed(islu::iteration_domain(k, inames_in_order(k, a)), "src:");
+  isl::set db = renamed(islu::iteration_domain(k, inames_in_order(k, b)), "dst:");
+  isl_set* prod = isl_set_flat_product(isl_set_align_params(da.copy(), isl_set_get_space(db.get())),
+                                       isl_set_align_params(db.copy(), isl_set_get_space(da.get())));
+  isl::set pairs = isl::manage(islu::check(prod, "global_conflict"));
+  if (k.assumptions.defined()) pairs = isl::manage(isl_set_intersect_params(pairs.release(), k.assumptions.copy()));
+  if (sa.indices.size() != sb.indices.size()) return r;
+  isl::space sp = pairs.space();
+  for (size_t d = 0; d < sa.indices.size(); ++d) {
+    isl::pw_aff ia = islu::pw_aff_from_expr(renamed(sa.indices[d], a, "src:"), sp);
+    isl::pw_aff ib = islu::pw_aff_from_expr(renamed(sb.indices[d], b, "dst:"), sp);
+    if (ia.is_null() || ib.is_null()) {  // not analysable: may conflict anywhere
+      r.unknown = true;
+      r.across_blocks = r.across_threads = true;
+      return r;
+    }
+    pairs = pairs.intersect(relation(ia, ib, false));
+  }
+  if (pairs.is_empty()) return r;
+  auto var = [&](const std::string& n) {
+    return islu::pw_aff_from_expr(make_var(n), sp);
+  };
+  // the coordinates of the two instances on each axis: differ (some axis) / same (all axes)
+  auto differ_on = [&](InameTag::Kind kind, isl::set base, isl::set& same) {
+    isl::set differ = isl::manage(isl_set_empty(isl_set_get_space(base.get())));
+    same = base;
+    for (int axis = 0; axis < 3; ++axis) {
+      std::string ha = axis_iname(k, a, kind, axis), hb = axis_iname(k, b, kind, axis);
+      if (ha.empty() && hb.empty()) continue;  // both run on every index: a copy of each on the same one exists
+      if (!ha.empty() && !hb.empty()) {
+        isl::pw_aff pa = var("src:" + ha), pb = var("dst:" + hb);
+        differ = differ.unite(base.intersect(relation(pa, pb, true))).unite(base.intersect(relation(pb, pa, true)));
+        same = same.intersect(relation(pa, pb, false));
+        continue;
+      }
+      // one runs on every index of the axis: it meets the other on another index too when the axis has more than one
+      const std::string& h = ha.empty() ? hb : ha;
+      auto range = islu::constant_range(k, h);
+      if (!range || range->second > range->first) differ = differ.unite(base);
+    }
+    return differ;
+  };
+  isl::set same_block;
+  isl::set blocks = differ_on(InameTag::Group, pairs, same_block);
+  if (!blocks.is_empty()) {
+    r.across_blocks = true;
+    r.witness = witness_of(blocks);
+  }
+  isl::set same_thread;
+  isl::set threads = differ_on(InameTag::Local, same_block, same_thread);
+  if (!threads.is_empty()) {
+    r.across_threads = true;
+    if (r.witness.empty()) r.witness = witness_of(threads);
+  }
+  return r;
+}
+
+namespace {
+
+bool is_global_array(const LoopKernel& k, const std::string& n) {
+  const Argument* a = k.find_argument(n);
+  return a && a->kind == Argument::Array;
+}
+
+void global_reads(const Instruction& insn, const LoopKernel& k, std::vector<const Subscript*>& out) {
+  auto look = [&](const Expr& e) {
+    if (e.defined()) for_each_subscript(e, [&](const Subscript& s) {
+        if (is_global_array(k, s.name)) out.push_back(&s);
+      });
+  };
+  look(insn.rhs);
+  for (auto& p : insn.predicates) look(p);
+  if (auto s = insn.lhs.as<Subscript>())
+    for (auto& i : s->indices) look(i);
+}
+
+bool parallel(const LoopKernel& k, const Instruction& insn) {
+  for (auto& n : insn.within_inames)
+    if (k.tag_of(n).is_hardware()) return true;
+  return false;
+}
+
+}  // namespace
+
+void check_global_dependences(const LoopKernel& k) {
+  bool any_hw = false;
+  for (auto& [n, t] : k.iname_tags) any_hw |= t.is_hardware() && k.has_iname(n);
+  if (!any_hw) return;
+  const std::string pre = "kernel '" + k.name + "': ";
+  for (auto& w : k.instructions) {
+    auto ws = w.lhs.as<Subscript>();
+    if (w.kind != Instruction::Assign || !ws || !is_global_array(k, ws->name)) continue;
+    bool declared = w.no_sync_with.count(w.id) != 0;
+    // a write through an index isl cannot analyse, on a parallel iname
+    if (parallel(k, w) && !declared) {
+      isl::set dom = islu::iteration_domain(k, inames_in_order(k, w));
+      for (size_t d = 0; d < ws->indices.size(); ++d)
+        if (islu::pw_aff_from_expr(ws->indices[d], dom.space()).is_null())
+          throw KernelError(pre + "instruction '" + w.id + "' writes " + ws->name + " through index " + ws->indices[d].str() +
+                            ", which Loom cannot analyse, on parallel inames: several threads may write one element. Declare it "
+                            "race-free with {nosync=" + w.id + "} if the index is injective, or run it sequentially");
+    }
+    for (auto& other : k.instructions) {
+      if (other.kind != Instruction::Assign) continue;
+      if (!parallel(k, w) && !parallel(k, other)) continue;
+      std::vector<const Subscript*> reads;
+      global_reads(other, k, reads);
+      for (auto* r : reads) {
+        if (r->name != ws->name) continue;
+        bool self = &other == &w;
+        if (w.no_sync_with.count(other.id) || other.no_sync_with.count(w.id)) continue;
+        GlobalConflict c = global_conflict(k, w, *ws, other, *r);
+        std::string what = self ? "instruction '" + w.id + "' reads " + r->name + " at an element that another block writes"
+                                : "instruction '" + w.id + "' writes " + ws->name + " and instruction '" + other.id + "' reads " +
+                                      (c.unknown ? "it through an index Loom cannot analyse" : "an element of it that the other writes");
+        if (c.across_blocks)
+          throw KernelError(pre + what + ", in different blocks, which nothing can order" +
+                            (c.witness.empty() ? "" : " (for " + c.witness + ")") + "; keep the dependent inames sequential or in one block");
+        if (c.across_threads && self)
+          throw KernelError(pre + "instruction '" + w.id + "' reads " + r->name + " at an element that another thread of the block writes "
+                            "in the same instruction, which no barrier can order" + (c.witness.empty() ? "" : " (for " + c.witness + ")"));
+      }
+    }
+  }
+}
+
+}  // namespace loom
