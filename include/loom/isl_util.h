@@ -34,6 +34,9 @@ int find_dim(isl_set* s, isl_dim_type type, const std::string& name);
 // unconstrained dimensions. Remaining parameters stay parameters.
 isl::set arrange_dims(isl::set s, const std::vector<std::string>& dims);
 
+// "n = 5, i = 4": a point of s (parameters, then set dimensions); "" when s is empty.
+std::string witness(const isl::set& s);
+
 // Turns the named set dimensions into parameters (hardware inames in codegen).
 isl::set dims_to_params(isl::set s, const std::vector<std::string>& names);
 

@@ -216,6 +216,23 @@ isl::set arrange_dims(isl::set s, const std::vector<std::string>& dims) {
   return isl::manage(check(r, "arrange_dims"));
 }
 
+std::string witness(const isl::set& s) {
+  isl_point* pt = isl_set_sample_point(s.copy());
+  if (!pt) return "";
+  std::string out;
+  for (isl_dim_type t : {isl_dim_param, isl_dim_set}) {
+    isl_size n = isl_set_dim(s.get(), t);
+    for (isl_size i = 0; i < n; ++i) {
+      isl_val* v = isl_point_get_coordinate_val(pt, t, int(i));
+      const char* name = isl_set_get_dim_name(s.get(), t, unsigned(i));
+      out += (out.empty() ? "" : ", ") + std::string(name ? name : "?") + " = " + std::to_string(isl_val_get_num_si(v));
+      isl_val_free(v);
+    }
+  }
+  isl_point_free(pt);
+  return out;
+}
+
 isl::set dims_to_params(isl::set s, const std::vector<std::string>& names) {
   isl_set* r = s.release();
   for (auto& n : names) {

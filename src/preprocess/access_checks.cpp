@@ -87,25 +87,7 @@ isl::set condition_set(const Expr& c, const isl::space& space) {
   }
 }
 
-// "n = 5, i = 4" for a point of s.
-std::string witness(const isl::set& s) {
-  isl_point* pt = isl_set_sample_point(s.copy());
-  if (!pt) return "";
-  std::ostringstream os;
-  bool first = true;
-  for (isl_dim_type t : {isl_dim_param, isl_dim_set}) {
-    isl_size n = isl_set_dim(s.get(), t);
-    for (isl_size i = 0; i < n; ++i) {
-      isl_val* v = isl_point_get_coordinate_val(pt, t, int(i));
-      const char* name = isl_set_get_dim_name(s.get(), t, unsigned(i));
-      os << (first ? "" : ", ") << (name ? name : "?") << " = " << isl_val_get_num_si(v);
-      first = false;
-      isl_val_free(v);
-    }
-  }
-  isl_point_free(pt);
-  return os.str();
-}
+using islu::witness;
 
 std::string access_str(const Subscript& s) {
   std::string r = s.name + "[";

@@ -17,7 +17,7 @@
 #include <isl/map.h>
 #include <isl/set.h>
 
-#include <sstream>
+#include <regex>
 
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
@@ -61,25 +61,11 @@ isl::set relation(isl::pw_aff p, isl::pw_aff q, bool less) {
   return isl::manage(less ? isl_pw_aff_lt_set(p.release(), q.release()) : isl_pw_aff_eq_set(p.release(), q.release()));
 }
 
+// A witness with the two instances' inames told apart: "i (first) = 3".
 std::string witness_of(const isl::set& s) {
-  isl_point* pt = isl_set_sample_point(s.copy());
-  if (!pt) return "";
-  std::ostringstream os;
-  bool first = true;
-  for (isl_dim_type t : {isl_dim_param, isl_dim_set}) {
-    isl_size n = isl_set_dim(s.get(), t);
-    for (isl_size i = 0; i < n; ++i) {
-      isl_val* v = isl_point_get_coordinate_val(pt, t, int(i));
-      std::string name = isl_set_get_dim_name(s.get(), t, unsigned(i));
-      if (name.rfind("src:", 0) == 0) name = name.substr(4) + " (first)";
-      else if (name.rfind("dst:", 0) == 0) name = name.substr(4) + " (second)";
-      os << (first ? "" : ", ") << name << " = " << isl_val_get_num_si(v);
-      first = false;
-      isl_val_free(v);
-    }
-  }
-  isl_point_free(pt);
-  return os.str();
+  std::string w = islu::witness(s);
+  w = std::regex_replace(w, std::regex(R"(src:(\w+))"), "$1 (first)");
+  return std::regex_replace(w, std::regex(R"(dst:(\w+))"), "$1 (second)");
 }
 
 }  // namespace
