@@ -217,7 +217,7 @@ void HostArray::fill_random(uint64_t seed) {
 void HostArray::poison() {
   if (dtype.is_float()) {
     for (int64_t i = 0; i < size(); ++i) set(i, std::numeric_limits<double>::quiet_NaN());
-  } else {
+  } else if (!bytes.empty()) {  // (an empty vector's data() may be null, which memset must not get)
     std::memset(bytes.data(), 0xA5, bytes.size());
   }
 }
