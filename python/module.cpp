@@ -212,7 +212,7 @@ class DeviceLauncher {
       if (!o || !PyObject_HasAttrString(o, "data_ptr")) return py::none();
       py::handle t(o);
       if (!py::cast<bool>(t.attr("is_cuda")) || !py::cast<bool>(t.attr("is_contiguous")())) return py::none();
-      if (device_index < 0) device_index = py::cast<int>(t.attr("get_device")());
+      if (device_index < 0 && !bound_) device_index = py::cast<int>(t.attr("get_device")());  // (one context: device 0's)
       ArrayRef& ref = args_[name].array;
       args_[name].kind = ArgValue::Array;
       ref.data = reinterpret_cast<void*>(py::cast<uintptr_t>(t.attr("data_ptr")()));
@@ -240,7 +240,8 @@ class DeviceLauncher {
     }
     // PyTorch's current stream on the tensors' device: the caller's order of work
     if (!current_stream_) current_stream_ = py::module_::import("torch._C").attr("_cuda_getCurrentRawStream");
-    auto stream = reinterpret_cast<void*>(py::cast<uintptr_t>(current_stream_(device_index)));
+    if (device_index >= 0) device_index_ = device_index;
+    auto stream = reinterpret_cast<void*>(py::cast<uintptr_t>(current_stream_(device_index_)));
     {
       py::gil_scoped_release release;
       if (!bound_ || key_now_ != key_) {
@@ -282,6 +283,7 @@ class DeviceLauncher {
   bool bound_ = false;
   std::map<PyObject*, Type> torch_dtypes_;
   py::object current_stream_;
+  int device_index_ = 0;
 };
 
 // What a compiled variant went through, as Triton's compiled.asm: the kernel

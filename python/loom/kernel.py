@@ -301,10 +301,27 @@ class LoopKernel:
         GPU and back; CUDA tensors (PyTorch, CuPy: __cuda_array_interface__) run in
         place on the GPU. Returns the written arrays in argument order; with a
         queue as first argument (loopy's form) returns (None, outputs)."""
+        knl = self
         if not self._is_variant:
-            v = self._variant_for(kwargs)
-            if v is not self:
-                return v(*queue, target=target, **kwargs)
+            # the variant for these dtypes and shapes, memoized (the per-call path: no extra frames when known)
+            watch = self._watch
+            if watch:
+                try:
+                    knl = self._by_signature.get(tuple((v.dtype, v.shape) if v is not None else None
+                                                       for v in map(kwargs.get, watch)))
+                except AttributeError:
+                    knl = None
+                if knl is None:
+                    knl = self._variant_for(kwargs)
+            elif self._open is None:
+                knl = self._variant_for(kwargs)
+            if knl is not self:
+                launcher = knl._launcher
+                if launcher is not None and not queue and target is None:
+                    outputs = launcher(kwargs)
+                    if outputs is not None:
+                        return outputs
+                return knl(*queue, target=target, **kwargs)
         if self._launcher is not None and not queue and target is None:
             outputs = self._launcher(kwargs)  # CUDA tensors, binding cached in C++; None: not for it
             if outputs is not None:
