@@ -5,6 +5,7 @@
 
 #include "frontend_internal.h"
 #include "loom/isl_util.h"
+#include "loom/preprocess.h"
 
 namespace loom::frontend {
 
@@ -78,10 +79,11 @@ void infer_arguments(LoopKernel& k, bool infer_rest) {
         mx[ax] = mx[ax].is_null() ? m : isl::manage(isl_pw_aff_union_max(mx[ax].release(), m.release()));
       }
     };
+    // substitution-rule calls expanded: an array used only in a rule's body is still an argument
     ScopedAccessWalker w(scope, on_access);
     w.visit(insn.lhs);
-    w.visit(insn.rhs);
-    for (auto& p : insn.predicates) w.visit(p);
+    w.visit(expand_rule_calls(k, insn.rhs));
+    for (auto& p : insn.predicates) w.visit(expand_rule_calls(k, p));
   }
   isl::set context = k.assumptions.defined() ? islu::to_isl(k.assumptions)
                                              : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
@@ -114,8 +116,8 @@ void infer_arguments(LoopKernel& k, bool infer_rest) {
   for (auto& insn : k.instructions) {
     std::set<std::string> vars;
     collect_free_vars(insn.lhs, vars);
-    collect_free_vars(insn.rhs, vars);
-    for (auto& p : insn.predicates) collect_free_vars(p, vars);
+    if (insn.rhs.defined()) collect_free_vars(expand_rule_calls(k, insn.rhs), vars);
+    for (auto& p : insn.predicates) collect_free_vars(expand_rule_calls(k, p), vars);
     for (auto& v : vars) {
       if (declared.count(v) || is_iname(v) || std::find(params.begin(), params.end(), v) != params.end()) continue;
       if (insn.lhs.as<Var>() && insn.lhs.as<Var>()->name == v) continue;  // an undeclared temporary: reported later

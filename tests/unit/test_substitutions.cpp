@@ -149,3 +149,14 @@ instructions:
   check_transformed(k, all, {{{"n", 7}}});
   expect_error([&] { expand_subst(k, "id:("); }, "expand_subst");
 }
+
+// An array used only inside a rule's body is an argument too, with its shape
+// inferred from the expanded uses (as loopy infers it).
+TEST(Substitutions, ArraysUsedOnlyInRuleBodiesAreInferred) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"}, "f(x) := 2 * a[x] + 1\nout[i] = f(i) + f(i + 2)");
+  const Argument* a = k.find_argument("a");
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->shape.size(), 1u);
+  EXPECT_EQ(a->shape[0].str(), "n + 2");
+  check_transformed(k, precompute(split_iname(k, "i", 8), "f", "i_inner"), {{{"n", 19}}});
+}
