@@ -71,6 +71,15 @@ struct HostCall {
   std::map<std::string, py::array> arrays;
 };
 
+// Whether an argument is declared in Fortran order (order=F): column-major strides.
+bool is_fortran(const Argument& a) {
+  if (a.shape.size() < 2 || a.strides.size() != a.shape.size()) return false;
+  auto f = column_major_strides(a.shape);
+  for (size_t d = 0; d < f.size(); ++d)
+    if (f[d].str() != a.strides[d].str()) return false;
+  return true;
+}
+
 HostCall bind_host(const LoopKernel& k, const py::dict& kwargs) {
   HostCall c;
   for (auto& [key, value] : kwargs) {
@@ -83,17 +92,19 @@ HostCall bind_host(const LoopKernel& k, const py::dict& kwargs) {
       if (!py::isinstance<py::array>(value))
         throw ArgumentError("argument '" + name + "' must be an array (NumPy, or a CUDA tensor for the cuda target)");
       py::array arr = py::reinterpret_borrow<py::array>(value);
-      if (!(arr.flags() & py::array::c_style))
-        throw ArgumentError("array '" + name + "' must be C-contiguous (use numpy.ascontiguousarray)");
+      // the layout the kernel declares: Fortran order (order=F) takes F-contiguous arrays, the rest C-contiguous
+      bool fortran = is_fortran(*a);
+      if (fortran ? !(arr.flags() & py::array::f_style) : !(arr.flags() & py::array::c_style))
+        throw ArgumentError("array '" + name + "' must be " + (fortran ? "Fortran-contiguous (use numpy.asfortranarray)" : "C-contiguous (use numpy.ascontiguousarray)"));
       if (k.is_written(name) && !arr.writeable()) throw ArgumentError("array '" + name + "' is written by the kernel but read-only");
       ArrayRef ref{arr.mutable_data(), dtype_of(arr.dtype()), {}};
       for (py::ssize_t d = 0; d < arr.ndim(); ++d) ref.shape.push_back(arr.shape(d));
       c.args[name] = ArgValue::of(ref);
       c.arrays[name] = arr;
-    } else if (py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value)) {
-      c.args[name] = ArgValue::of_int(py::cast<int64_t>(value));
-    } else if (py::isinstance<py::float_>(value)) {
-      c.args[name] = ArgValue::of_float(py::cast<double>(value));
+    } else if (py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value) || (!PyFloat_Check(value.ptr()) && PyIndex_Check(value.ptr()))) {
+      c.args[name] = ArgValue::of_int(py::cast<int64_t>(py::int_(py::reinterpret_borrow<py::object>(value))));  // ints, NumPy integers
+    } else if (PyFloat_Check(value.ptr()) || PyNumber_Check(value.ptr())) {
+      c.args[name] = ArgValue::of_float(py::cast<double>(py::float_(py::reinterpret_borrow<py::object>(value))));  // floats, NumPy floats
     } else {
       throw ArgumentError("argument '" + name + "' must be a number, got " + py::cast<std::string>(py::str(value.get_type())));
     }
@@ -114,7 +125,7 @@ HostCall bind_host(const LoopKernel& k, const py::dict& kwargs) {
       std::vector<py::ssize_t> shape;
       for (auto s : expected_shape(*a, params)) shape.push_back(s);
       // numpy.empty, not py::array(dtype, shape): see dtype_of
-      py::array arr = py::module_::import("numpy").attr("empty")(py::cast(shape), numpy_dtype(a->dtype));
+      py::array arr = py::module_::import("numpy").attr("empty")(py::cast(shape), numpy_dtype(a->dtype), is_fortran(*a) ? "F" : "C");
       ArrayRef ref{arr.mutable_data(), a->dtype, {}};
       for (auto s : shape) ref.shape.push_back(s);
       c.args[a->name] = ArgValue::of(ref);

@@ -254,7 +254,7 @@ Expr ExprParser::make_call_or_special(const std::string& name, std::vector<Expr>
   if (!args.empty())
     if (auto c = args[0].as<Call>(); c && c->name == kTuple)
       src_.fail(offset, "a parenthesized list is only allowed as the inames of a reduction");
-  if (name == "if_then_else") {
+  if (name == "if_then_else" || name == "if") {  // loopy spells it both ways
     arity(3);
     return make_select(args[0], args[1], args[2]);
   }
