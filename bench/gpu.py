@@ -166,7 +166,7 @@ def main():
     del a, b, out
 
     # row sums
-    shapes = ((65536, 1024, ("row_sums_parallel",)), (8192, 8192, ("row_sums_parallel", "row_sums_long")),
+    shapes = ((65536, 1024, ("row_sums_parallel", "row_sums_warp")), (8192, 8192, ("row_sums_parallel", "row_sums_long")),
               (1024, 262144, ("row_sums_parallel", "row_sums_long")), (1048576, 256, ("row_sums_warp",)),
               (1048576, 32, ("row_sums_warp", "row_sums_short")))
     for rows_, cols, scheds in shapes:
