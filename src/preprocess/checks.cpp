@@ -126,6 +126,8 @@ void check_kernel(const LoopKernel& k) {
             same.clear();
             for (auto& x : r.within_inames)
               if (k.tag_of(x) == tag) same = x;
+            // a warp reduction gives every lane of its group the same value: each thread reads its own copy
+            if (same.empty() && tag == InameTag{InameTag::Local, 0} && as_warp_reduce(w.rhs)) continue;
             if (same.empty()) refuse("which runs on threads of every " + tag.str() + " index");
             if (islu::constant_range(k, same) != islu::constant_range(k, h) || !islu::constant_range(k, h))
               refuse("which runs within '" + same + "', an iname of the same axis with another range");

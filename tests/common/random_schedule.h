@@ -1,7 +1,9 @@
 // A random schedule for a kernel: 1 to 4 steps among splits (random
 // lengths, outer/inner tags for blocks, threads, unrolling, ILP, slabs),
 // tags, loop priorities, reduction splits, chunks, joins, renames,
-// assumptions and prefetches (local or private, random sweeps and tags);
+// assumptions, prefetches (local or private, random sweeps and tags) and the
+// other memory transformations (precompute, buffer_array, privatize,
+// assignment_to_subst, expand_subst);
 // `log` is the applied steps as a transformation script (one per line), so a
 // failing case replays (and shrinks) through apply_transforms. steps a transform refuses are skipped. Used by the CPU and GPU
 // random-schedule tests; `log` records what was applied.
@@ -27,7 +29,7 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
       if (t.tag_of(n).kind == InameTag::Seq) free.push_back(n);
     if (free.empty()) break;
     const std::string& n = free[size_t(pick(int(free.size())))];
-    int what = pick(11);
+    int what = pick(14);
     if (what == 10) what = 9;  // prefetches need a split before them: give them two chances
     try {
       if (what <= 1) {
@@ -78,6 +80,49 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
           t = add_prefetch(t, array, names, po);
           log += "add_prefetch " + array + " " + names + " temporary_address_space=" + to_string(po.temporary_address_space) +
                  " default_tag=" + po.default_tag + "\n";
+        }
+      } else if (what >= 11) {
+        // the memory transformations: precompute a rule, buffer a written array,
+        // privatize / turn into a rule / expand the kernel's temporaries and rules
+        std::vector<std::string> sweep;
+        for (auto& i : inames)
+          if (t.tag_of(i).kind != InameTag::Group && islu::constant_range(t, i) && pick(2)) sweep.push_back(i);
+        std::string names;
+        for (auto& i : sweep) names += (names.empty() ? "" : ",") + i;
+        std::vector<std::string> rules, written, temps;
+        for (auto& [r, rule] : t.substitutions) rules.push_back(r);
+        for (auto& a : t.arguments)
+          if (a.kind == Argument::Array && t.is_written(a.name)) written.push_back(a.name);
+        for (auto& [tn, tv] : t.temporaries) temps.push_back(tn);
+        static const char* spaces[] = {"auto", "private", "local"};
+        static const char* tags[] = {"l.auto", "for", "unr"};
+        if (what == 11 && !rules.empty() && !names.empty()) {
+          std::string rule = rules[size_t(pick(int(rules.size())))];
+          PrecomputeOptions o;
+          o.temporary_address_space = spaces[pick(3)];
+          o.default_tag = tags[pick(3)];
+          t = precompute(t, rule, names, o);
+          log += "precompute " + rule + " " + names + " temporary_address_space=" + o.temporary_address_space +
+                 " default_tag=" + o.default_tag + "\n";
+        } else if (what == 12 && !written.empty() && !names.empty()) {
+          std::string array = written[size_t(pick(int(written.size())))];
+          BufferOptions o;
+          o.temporary_scope = spaces[pick(3)];
+          o.default_tag = tags[pick(3)];
+          t = buffer_array(t, array, names, o);
+          log += "buffer_array " + array + " " + names + " temporary_scope=" + o.temporary_scope + " default_tag=" + o.default_tag + "\n";
+        } else if (!temps.empty() && pick(2)) {
+          std::string tv = temps[size_t(pick(int(temps.size())))];
+          if (pick(2) && !sweep.empty()) {
+            t = privatize_temporaries_with_inames(t, sweep[0], tv);
+            log += "privatize_temporaries_with_inames " + sweep[0] + " only_var_names=" + tv + "\n";
+          } else {
+            t = assignment_to_subst(t, tv);
+            log += "assignment_to_subst " + tv + "\n";
+          }
+        } else if (!rules.empty()) {
+          t = expand_subst(t);
+          log += "expand_subst\n";
         }
       } else if (what == 2) {
         static const char* tags[] = {"g.0", "g.1", "unr"};
