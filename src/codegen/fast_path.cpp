@@ -453,9 +453,9 @@ class FastPath {
 
   // Bounds of loop x when its instructions' bounds differ: each bound with
   // its thread inames set to the end of their launch range that loosens it
-  // (a thread-independent superset of every instruction's range); where those
-  // agree they bound the loop, and each instruction keeps its exact bounds
-  // as residual guards around itself.
+  // (a thread-independent superset of every instruction's range); those all
+  // instructions share bound the loop (a superset of each one's range), and
+  // each instruction keeps its exact bounds as residual guards around itself.
   std::set<Constraint> loosened_bounds(const std::string& x,
                                        const std::vector<std::pair<const Instruction*, std::set<Constraint>>>& per_stmt) {
     std::optional<std::set<Constraint>> loose;
@@ -475,8 +475,15 @@ class FastPath {
         }
         l.insert(tightened(r));
       }
-      if (loose && *loose != l) throw Fail{"instructions in loop '" + x + "' have different bounds"};
-      loose = l;
+      // the loop runs over what every instruction's bounds allow (the
+      // constraints they share); each keeps the rest as guards of its own
+      if (!loose) {
+        loose = l;
+      } else {
+        std::set<Constraint> common;
+        std::set_intersection(loose->begin(), loose->end(), l.begin(), l.end(), std::inserter(common, common.end()));
+        loose = common;
+      }
     }
     for (auto& [insn, cs] : per_stmt)
       for (auto& c : cs)
