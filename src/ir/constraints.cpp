@@ -5,6 +5,9 @@
 #include <isl/set.h>
 
 #include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
 
 namespace loom {
 
@@ -24,6 +27,79 @@ bool fits(isl_val* v, int64_t& out) {
   }
   isl_val_free(v);
   return ok;
+}
+
+// cs with v projected out exactly by isl, when the result is one basic set
+// without existentials (an equality becomes two inequalities); nullopt else.
+std::optional<std::vector<AffineConstraint>> isl_projection(const std::vector<AffineConstraint>& cs, const std::string& v) {
+  std::set<std::string> vars;
+  for (auto& c : cs)
+    for (auto& [x, a] : c.coef) vars.insert(x);
+  std::vector<std::string> names(vars.begin(), vars.end());
+  std::string text = "{ [";
+  for (size_t i = 0; i < names.size(); ++i) text += (i ? ", " : "") + names[i];
+  text += "] : ";
+  for (size_t i = 0; i < cs.size(); ++i) {
+    text += i ? " and " : "";
+    text += std::to_string(cs[i].constant);
+    for (auto& [x, a] : cs[i].coef) text += (a < 0 ? " - " : " + ") + std::to_string(a < 0 ? -a : a) + "*" + x;
+    text += " >= 0";
+  }
+  text += " }";
+  isl_set* s = isl_set_read_from_str(isl_context(), text.c_str());
+  if (!s) return std::nullopt;
+  int pos = isl_set_find_dim_by_name(s, isl_dim_set, v.c_str());
+  if (pos < 0) {
+    isl_set_free(s);
+    return std::nullopt;
+  }
+  s = isl_set_remove_redundancies(isl_set_coalesce(isl_set_project_out(s, isl_dim_set, unsigned(pos), 1)));
+  if (!s || isl_set_n_basic_set(s) != 1) {
+    isl_set_free(s);
+    return std::nullopt;
+  }
+  std::vector<AffineConstraint> out;
+  bool ok = true;
+  isl_basic_set* bs = isl_set_simple_hull(isl_set_copy(s));
+  isl_set_free(s);
+  if (isl_basic_set_dim(bs, isl_dim_div) != 0) ok = false;
+  struct Data {
+    std::vector<AffineConstraint>* out;
+    bool* ok;
+  } data{&out, &ok};
+  if (ok)
+    isl_basic_set_foreach_constraint(
+        bs,
+        [](isl_constraint* c, void* user) -> isl_stat {
+          auto* d = static_cast<Data*>(user);
+          AffineConstraint a;
+          isl_size n = isl_constraint_dim(c, isl_dim_set);
+          for (isl_size i = 0; i < n; ++i) {
+            isl_val* val = isl_constraint_get_coefficient_val(c, isl_dim_set, int(i));
+            int64_t x = 0;
+            if (!fits(val, x)) *d->ok = false;
+            if (x != 0) {
+              isl_local_space* ls = isl_constraint_get_local_space(c);
+              const char* name = isl_local_space_get_dim_name(ls, isl_dim_set, unsigned(i));
+              a.coef[name ? name : ""] = x;
+              isl_local_space_free(ls);
+            }
+          }
+          if (!fits(isl_constraint_get_constant_val(c), a.constant)) *d->ok = false;
+          d->out->push_back(a);
+          if (isl_constraint_is_equality(c)) {
+            AffineConstraint neg = a;
+            for (auto& [x, y] : neg.coef) y = -y;
+            neg.constant = -neg.constant;
+            d->out->push_back(neg);
+          }
+          isl_constraint_free(c);
+          return isl_stat_ok;
+        },
+        &data);
+  isl_basic_set_free(bs);
+  if (!ok) return std::nullopt;
+  return out;
 }
 
 // The constraints of a domain that is one basic set without existentials
@@ -224,6 +300,7 @@ std::optional<std::vector<AffineConstraint>> instruction_constraints(
         propagate_ranges(out, ranges);
         if (auto e = constant_extreme(v, lower, true, ranges)) out = substitute_value(out, v, *e);
         else if (auto e2 = constant_extreme(v, upper, false, ranges)) out = substitute_value(out, v, *e2);
+        else if (auto projected = isl_projection(out, v)) out = *projected;
         else throw Fail{"instruction '" + insn.id + "' needs a projection of iname '" + v + "'"};
         continue;
       }
