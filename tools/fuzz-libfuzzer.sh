@@ -23,7 +23,9 @@ make -C build-fuzz -j"$(nproc)" fuzz_$target > /dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
+parallel=()
+[ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")  # (one job runs in this process: its output comes here)
 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   build-fuzz/fuzz_$target -runs="$runs" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
-  -jobs="$jobs" -workers="$jobs" "$work" "$corpus" 2>&1 | grep -E "^#[0-9]+.*(pulse|DONE)|stat::|ERROR|SUMMARY|Done" || true
+  -artifact_prefix="$PWD/" "${parallel[@]}" "$work" "$corpus" 2>&1 | grep -E "^#[0-9]+.*(pulse|DONE)|stat::|ERROR|SUMMARY|Done" || true
 echo "$target: $runs runs in $(( $(date +%s) - start )) s"
