@@ -575,6 +575,11 @@ class FastPath {
         lo = lo ? std::max(*lo, r->first) : r->first;
         hi = hi ? std::min(*hi, r->second) : r->second;
       }
+    } else if (auto u = range_over_all(x)) {
+      // constant bounds looser than what every instruction allows (a split by
+      // more than the iname's range): copies past them would only be guarded off
+      lo = std::max(*lo, u->first);
+      hi = std::min(*hi, u->second);
     }
     if (!lo || !hi) throw Fail{"unrolled iname '" + x + "' has no constant bounds"};
     if (*hi - *lo >= 1024) throw Fail{"unrolled iname '" + x + "' has more than 1024 iterations"};
@@ -698,6 +703,26 @@ class FastPath {
   // The constant range of a loop iname: interval propagation over the
   // constraints of the statements it appears in (other variables with
   // constant ranges, hardware ones included, tighten it).
+  // The union over every instruction that uses v of v's constant range there
+  // (by propagation); nullopt when one of them leaves v unbounded.
+  std::optional<std::pair<int64_t, int64_t>> range_over_all(const std::string& v) {
+    std::optional<std::pair<int64_t, int64_t>> result;
+    for (auto& [id, cs] : statement_constraints_) {
+      bool has = false;
+      for (auto& c : cs) has |= c.coef.count(v) > 0;
+      if (!has) continue;
+      Ranges r;
+      for (auto& c : cs)
+        for (auto& [x, a] : c.coef)
+          if (k_.has_iname(x)) r.emplace(x, std::make_pair(INT64_MIN, INT64_MAX));
+      propagate_ranges(cs, r);
+      auto range = r.at(v);
+      if (range.first == INT64_MIN || range.second == INT64_MAX) return std::nullopt;
+      result = result ? std::make_pair(std::min(result->first, range.first), std::max(result->second, range.second)) : range;
+    }
+    return result;
+  }
+
   std::optional<std::pair<int64_t, int64_t>> loop_range(const std::string& v) {
     if (auto it = loop_ranges_.find(v); it != loop_ranges_.end()) return it->second;
     std::optional<std::pair<int64_t, int64_t>> result;

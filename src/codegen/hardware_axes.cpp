@@ -47,13 +47,22 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
   // A thread axis longer than CUDA allows is refused before the piecewise
   // extents are computed (for some splits those take isl many seconds).
   static const int64_t kMaxBlock[3] = {1024, 1024, 64};  // CUDA's limits per block dimension
+  int64_t most[3] = {1, 1, 1};  // the largest constant extent along each thread axis
   for (auto& h : hw_inames) {
     InameTag tag = k.tag_of(h);
     if (tag.kind != InameTag::Local) continue;
-    if (auto r = islu::constant_range(k, h); r && r->second - r->first + 1 > kMaxBlock[tag.axis])
-      throw KernelError("kernel '" + k.name + "': " + std::to_string(r->second - r->first + 1) + " threads along l." +
-                        std::to_string(tag.axis) + " (iname '" + h + "'); CUDA allows at most " + std::to_string(kMaxBlock[tag.axis]));
+    auto r = islu::constant_range(k, h);
+    if (!r) continue;
+    int64_t extent = r->second - r->first + 1;
+    if (extent > kMaxBlock[tag.axis])
+      throw KernelError("kernel '" + k.name + "': " + std::to_string(extent) + " threads along l." + std::to_string(tag.axis) +
+                        " (iname '" + h + "'); CUDA allows at most " + std::to_string(kMaxBlock[tag.axis]));
+    most[tag.axis] = std::max(most[tag.axis], extent);
   }
+  if (most[0] * most[1] * most[2] > 1024)
+    throw KernelError("kernel '" + k.name + "': " + std::to_string(most[0] * most[1] * most[2]) + " threads per block (" +
+                      std::to_string(most[0]) + "x" + std::to_string(most[1]) + "x" + std::to_string(most[2]) +
+                      "); CUDA allows at most 1024");
   struct Extent {
     isl::pw_aff lo, size;
   };

@@ -125,6 +125,24 @@ TEST(FastPath, ProjectionsWithOtherCoefficientsUseIsl) {
   EXPECT_SAME_RESULTS(k, t, {{"n", 45}, {"m", 37}, {"l", 19}});
 }
 
+// Found by libFuzzer: an ILP split longer than its iname's range unrolled to
+// the split's length (then went to isl: 8.6 s); a block of 89x16 threads was
+// refused only after isl had sized it (3.8 s).
+TEST(FastPath, UnrollingStopsAtTheInamesRangeAndBigBlocksAreRefusedEarly) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i, j] = 2 * a[i, j]", {"a: float32[n, m], out: float32[n, m]"});
+  LoopKernel t = tag_inames(split_iname(split_iname(k, "i", 64), "i_inner", 100000), "i_outer:g.0, i_inner_inner:ilp, j:g.1");
+  GeneratedKernel g = generate(t);
+  EXPECT_TRUE(g.fast_path) << g.isl_reason;
+  EXPECT_SAME_RESULTS(k, t, {{"n", 70}, {"m", 5}});
+  std::string e;
+  try {
+    generate(tag_inames(split_iname(split_iname(k, "i", 89), "j", 16), "i_inner:l.0, j_inner:l.1"));
+  } catch (const KernelError& x) {
+    e = x.what();
+  }
+  EXPECT_NE(e.find("1424 threads per block (89x16x1)"), std::string::npos) << e;
+}
+
 TEST(FastPath, FallsBackToIslWhereDomainsNeedIt) {
   // a union of two intervals, and an existential (even i): isl's AST generator handles both
   LoopKernel u = make_kernel({"{[i]: 0 <= i < n or 2n <= i < 3n}"}, "out[i] = 2 * a[i]", {"a: float32[3 * n], out: float32[3 * n]", "..."});
