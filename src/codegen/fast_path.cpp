@@ -700,44 +700,43 @@ class FastPath {
     return r;
   }
 
-  // The constant range of a loop iname: interval propagation over the
-  // constraints of the statements it appears in (other variables with
-  // constant ranges, hardware ones included, tighten it).
+  // v's range in one statement's constraints by interval propagation (ends
+  // INT64_MIN/MAX where unbounded); nullopt when the statement does not use v.
+  std::optional<std::pair<int64_t, int64_t>> range_in(const std::vector<Constraint>& cs, const std::string& v) const {
+    bool has = false;
+    for (auto& c : cs) has |= c.coef.count(v) > 0;
+    if (!has) return std::nullopt;
+    Ranges r;
+    for (auto& c : cs)
+      for (auto& [x, a] : c.coef)
+        if (k_.has_iname(x)) r.emplace(x, std::make_pair(INT64_MIN, INT64_MAX));
+    propagate_ranges(cs, r);
+    return r.at(v);
+  }
+
   // The union over every instruction that uses v of v's constant range there
   // (by propagation); nullopt when one of them leaves v unbounded.
   std::optional<std::pair<int64_t, int64_t>> range_over_all(const std::string& v) {
     std::optional<std::pair<int64_t, int64_t>> result;
     for (auto& [id, cs] : statement_constraints_) {
-      bool has = false;
-      for (auto& c : cs) has |= c.coef.count(v) > 0;
-      if (!has) continue;
-      Ranges r;
-      for (auto& c : cs)
-        for (auto& [x, a] : c.coef)
-          if (k_.has_iname(x)) r.emplace(x, std::make_pair(INT64_MIN, INT64_MAX));
-      propagate_ranges(cs, r);
-      auto range = r.at(v);
-      if (range.first == INT64_MIN || range.second == INT64_MAX) return std::nullopt;
-      result = result ? std::make_pair(std::min(result->first, range.first), std::max(result->second, range.second)) : range;
+      auto range = range_in(cs, v);
+      if (!range) continue;
+      if (range->first == INT64_MIN || range->second == INT64_MAX) return std::nullopt;
+      result = result ? std::make_pair(std::min(result->first, range->first), std::max(result->second, range->second)) : *range;
     }
     return result;
   }
 
+  // The constant range of a loop iname: interval propagation over the
+  // constraints of the statements it appears in (other variables with
+  // constant ranges, hardware ones included, tighten it).
   std::optional<std::pair<int64_t, int64_t>> loop_range(const std::string& v) {
     if (auto it = loop_ranges_.find(v); it != loop_ranges_.end()) return it->second;
     std::optional<std::pair<int64_t, int64_t>> result;
     for (auto& [id, cs] : statement_constraints_) {
-      bool has = false;
-      for (auto& c : cs) has |= c.coef.count(v) > 0;
-      if (!has) continue;
-      Ranges r;
-      for (auto& c : cs)
-        for (auto& [x, a] : c.coef)
-          if (k_.has_iname(x)) r.emplace(x, std::make_pair(INT64_MIN, INT64_MAX));
-      propagate_ranges(cs, r);
-      auto range = r.at(v);
-      if (range.first != INT64_MIN && range.second != INT64_MAX) {
-        result = range;
+      auto range = range_in(cs, v);
+      if (range && range->first != INT64_MIN && range->second != INT64_MAX) {
+        result = *range;
         break;
       }
     }
