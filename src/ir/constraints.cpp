@@ -29,6 +29,47 @@ bool fits(isl_val* v, int64_t& out) {
   return ok;
 }
 
+// The constraints of one basic set without existentials into out, over its
+// parameters and set dimensions by name (an equality becomes two
+// inequalities); returns why not ("" when read). Does not take bs.
+std::string basic_set_constraints(isl_basic_set* bs, std::vector<AffineConstraint>& out) {
+  if (isl_basic_set_dim(bs, isl_dim_div) != 0) return "a domain has existential variables";
+  struct Ctx {
+    std::vector<AffineConstraint>* out;
+    std::string error;
+  } ctx{&out, ""};
+  isl_basic_set_foreach_constraint(
+      bs,
+      [](isl_constraint* con, void* user) -> isl_stat {
+        auto* c = static_cast<Ctx*>(user);
+        AffineConstraint k;
+        for (isl_dim_type t : {isl_dim_param, isl_dim_set}) {
+          isl_size n = isl_constraint_dim(con, t);
+          for (isl_size i = 0; i < n; ++i) {
+            int64_t v = 0;
+            if (!fits(isl_constraint_get_coefficient_val(con, t, i), v)) c->error = "a coefficient is too large";
+            if (v == 0) continue;
+            isl_local_space* ls = isl_constraint_get_local_space(con);
+            const char* name = isl_local_space_get_dim_name(ls, t, unsigned(i));
+            k.coef[name ? name : ""] = v;
+            isl_local_space_free(ls);
+          }
+        }
+        if (!fits(isl_constraint_get_constant_val(con), k.constant)) c->error = "a constant is too large";
+        c->out->push_back(k);
+        if (isl_constraint_is_equality(con)) {  // (an iname of extent 1: x = 0)
+          AffineConstraint neg = k;
+          for (auto& [v, a] : neg.coef) a = -a;
+          neg.constant = -neg.constant;
+          c->out->push_back(neg);
+        }
+        isl_constraint_free(con);
+        return isl_stat_ok;
+      },
+      &ctx);
+  return ctx.error;
+}
+
 // cs with v projected out exactly by isl, when the result is one basic set
 // without existentials (an equality becomes two inequalities); nullopt else.
 std::optional<std::vector<AffineConstraint>> isl_projection(const std::vector<AffineConstraint>& cs, const std::string& v) {
@@ -59,46 +100,11 @@ std::optional<std::vector<AffineConstraint>> isl_projection(const std::vector<Af
     return std::nullopt;
   }
   std::vector<AffineConstraint> out;
-  bool ok = true;
   isl_basic_set* bs = isl_set_simple_hull(isl_set_copy(s));
   isl_set_free(s);
-  if (isl_basic_set_dim(bs, isl_dim_div) != 0) ok = false;
-  struct Data {
-    std::vector<AffineConstraint>* out;
-    bool* ok;
-  } data{&out, &ok};
-  if (ok)
-    isl_basic_set_foreach_constraint(
-        bs,
-        [](isl_constraint* c, void* user) -> isl_stat {
-          auto* d = static_cast<Data*>(user);
-          AffineConstraint a;
-          isl_size n = isl_constraint_dim(c, isl_dim_set);
-          for (isl_size i = 0; i < n; ++i) {
-            isl_val* val = isl_constraint_get_coefficient_val(c, isl_dim_set, int(i));
-            int64_t x = 0;
-            if (!fits(val, x)) *d->ok = false;
-            if (x != 0) {
-              isl_local_space* ls = isl_constraint_get_local_space(c);
-              const char* name = isl_local_space_get_dim_name(ls, isl_dim_set, unsigned(i));
-              a.coef[name ? name : ""] = x;
-              isl_local_space_free(ls);
-            }
-          }
-          if (!fits(isl_constraint_get_constant_val(c), a.constant)) *d->ok = false;
-          d->out->push_back(a);
-          if (isl_constraint_is_equality(c)) {
-            AffineConstraint neg = a;
-            for (auto& [x, y] : neg.coef) y = -y;
-            neg.constant = -neg.constant;
-            d->out->push_back(neg);
-          }
-          isl_constraint_free(c);
-          return isl_stat_ok;
-        },
-        &data);
+  std::string why = basic_set_constraints(bs, out);
   isl_basic_set_free(bs);
-  if (!ok) return std::nullopt;
+  if (!why.empty()) return std::nullopt;
   return out;
 }
 
@@ -108,52 +114,18 @@ std::vector<AffineConstraint> read_constraints(const Domain& d) {
   isl_set* s = d.get();
   if (isl_set_n_basic_set(s) != 1) throw Fail{"a domain is a union of basic sets"};
   std::vector<AffineConstraint> out;
-  struct Ctx {
-    std::vector<AffineConstraint>* out;
-    std::string error;
-  } ctx{&out, ""};
+  std::string why;
+  std::pair<std::vector<AffineConstraint>*, std::string*> ctx{&out, &why};
   isl_set_foreach_basic_set(
       s,
       [](isl_basic_set* bs, void* user) -> isl_stat {
-        auto* c = static_cast<Ctx*>(user);
-        if (isl_basic_set_dim(bs, isl_dim_div) != 0) c->error = "a domain has existential variables";
-        if (c->error.empty())
-          isl_basic_set_foreach_constraint(
-              bs,
-              [](isl_constraint* con, void* user2) -> isl_stat {
-                auto* c2 = static_cast<Ctx*>(user2);
-                // an equality (an iname of extent 1: x = 0) is read as two inequalities
-                bool equality = isl_constraint_is_equality(con);
-                AffineConstraint k;
-                for (isl_dim_type t : {isl_dim_param, isl_dim_set}) {
-                  isl_size n = isl_constraint_dim(con, t);
-                  for (isl_size i = 0; i < n; ++i) {
-                    int64_t v = 0;
-                    if (!fits(isl_constraint_get_coefficient_val(con, t, i), v)) c2->error = "a coefficient is too large";
-                    if (v == 0) continue;
-                    isl_local_space* ls = isl_constraint_get_local_space(con);
-                    const char* name = isl_local_space_get_dim_name(ls, t, unsigned(i));
-                    k.coef[name ? name : ""] = v;
-                    isl_local_space_free(ls);
-                  }
-                }
-                if (!fits(isl_constraint_get_constant_val(con), k.constant)) c2->error = "a constant is too large";
-                c2->out->push_back(k);
-                if (equality) {
-                  AffineConstraint neg = k;
-                  for (auto& [v, a] : neg.coef) a = -a;
-                  neg.constant = -neg.constant;
-                  c2->out->push_back(neg);
-                }
-                isl_constraint_free(con);
-                return isl_stat_ok;
-              },
-              c);
+        auto* r = static_cast<std::pair<std::vector<AffineConstraint>*, std::string*>*>(user);
+        *r->second = basic_set_constraints(bs, *r->first);
         isl_basic_set_free(bs);
         return isl_stat_ok;
       },
       &ctx);
-  if (!ctx.error.empty()) throw Fail{ctx.error};
+  if (!why.empty()) throw Fail{why};
   return out;
 }
 
