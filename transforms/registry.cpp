@@ -64,7 +64,7 @@ std::optional<InameTag> TransformArgs::tag(const std::string& name) const {
   return t;
 }
 
-LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step) {
+std::map<std::string, std::string> bind_transform_arguments(const TransformStep& step) {
   const TransformInfo* info = transform_registry().find(step.name);
   // scripts name their line; calls from Python or C++ have no location
   auto where = step.loc.file.empty() && step.loc.line == 0 ? std::string() : step.loc.str() + ": ";
@@ -120,6 +120,13 @@ LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step) {
   for (auto& p : info->params)
     if (p.required && !values.count(p.name))
       throw TransformError(where + step.name + ": missing argument '" + p.name + "' (" + p.help + ")");
+  return values;
+}
+
+LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step) {
+  std::map<std::string, std::string> values = bind_transform_arguments(step);
+  const TransformInfo* info = transform_registry().find(step.name);
+  auto where = step.loc.file.empty() && step.loc.line == 0 ? std::string() : step.loc.str() + ": ";
   try {
     return info->apply(k, TransformArgs(step.name, std::move(values)));
   } catch (const TransformError& e) {

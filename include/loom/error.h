@@ -25,6 +25,14 @@ struct ParseError : Error {
 };
 
 // A transformation refused its input (names the kernel, the iname or array, the reason).
+// A JSON document Loom cannot read: path is the JSON pointer of the value at
+// fault ("/kernel/instructions/3/expression"); what() names file and path.
+struct JsonError : Error {
+  std::string path;
+  JsonError(const std::string& file, std::string p, const std::string& msg)
+      : Error(file + ": " + (p.empty() ? std::string("/") : p) + ": " + msg), path(std::move(p)) {}
+};
+
 struct TransformError : Error {
   using Error::Error;
 };

@@ -67,6 +67,10 @@ class Expr {
   bool same_as(const Expr& o) const;
 
   std::string str() const;  // loopy-like text: a[i, j] + 2*x
+  // Text that the kernel language reads back to this same tree (given the
+  // kernel's inames): float32 literals keep their f, a one-iname max/min
+  // reduction is written over a 1-tuple. JSON kernels store expressions so.
+  std::string exact_str() const;
 
  private:
   std::shared_ptr<const ExprNode> node_;

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ LoopKernel make_kernel(const std::vector<std::string>& domains, const std::strin
 
 // A single expression (no reduction detection; inames unknown).
 Expr parse_expr(const std::string& text);
+// An expression of a kernel with these inames (sum/max/min over them are
+// reductions); errors name source_name, line and column.
+Expr parse_expr(const std::string& text, const std::set<std::string>& inames, const std::string& source_name);
 
 std::vector<TransformStep> parse_transform_script(const std::string& text, const std::string& filename = "<transforms>");
 std::string read_text_file(const std::string& path);

@@ -189,6 +189,9 @@ class TransformRegistry {
 
 const TransformRegistry& transform_registry();
 
+// Binds a step's positional and keyword arguments to its transform's schema,
+// by parameter name (errors name the step's line): what apply_transform passes on.
+std::map<std::string, std::string> bind_transform_arguments(const TransformStep& step);
 // Applies one script step: binds positional and keyword arguments to the
 // schema (errors name the step's line), then runs the transform.
 LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step);

@@ -193,9 +193,10 @@ Expr ExprParser::parse_primary() {
     Expr e = parse_expr();
     if (accept(",")) {  // a tuple: only meaningful as a reduction's iname list
       std::vector<Expr> items{e};
-      do {
+      while (!is(")")) {  // (i,) is a 1-tuple, as in Python
         items.push_back(parse_expr());
-      } while (accept(","));
+        if (!accept(",")) break;
+      }
       expect(")", "to close the tuple");
       return make_call(kTuple, std::move(items));
     }
@@ -245,6 +246,9 @@ Expr ExprParser::make_call_or_special(const std::string& name, std::vector<Expr>
           if (!inames_->count(n)) src_.fail(offset, "reduction over '" + n + "', which is not an iname of any domain");
       if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) {
         // the body is a (value, index) pair, so a split of the iname rewrites the index too
+        // a body that is already a (value, index) pair is kept: a split iname's index is an expression
+        if (auto c = args[1].as<Call>(); c && c->name == "__argpair" && c->args.size() == 2)
+          return make_reduce(op, inames, args[1]);
         if (inames.size() != 1) src_.fail(offset, std::string(rname) + "() reduces over one iname");
         return make_reduce(op, inames, make_call("__argpair", {args[1], make_var(inames[0])}));
       }

@@ -15,6 +15,16 @@ namespace loom::frontend {
 // added (they are integers, so there is nothing to guess).
 void infer_arguments(LoopKernel& k, bool infer_rest);
 
+// Ids for instructions without one (insn_N); refuses a repeated id; expands
+// dependency globs (dep=upd*) and refuses a dependency on no instruction.
+void assign_ids(LoopKernel& k);
+// The inames an instruction runs within: those its expressions use outside of
+// reductions over them, or exactly the ones given by inames= (checked).
+void infer_within_inames(const LoopKernel& k, Instruction& insn, const std::set<std::string>& inames);
+// Every variable is an iname, parameter, argument or temporary; every array
+// access names an array of the right rank. ParseError at the instruction.
+void check_names(const LoopKernel& k);
+
 // Transformation-script lines in text[begin, end).
 std::vector<TransformStep> parse_transform_lines(const Source& src, size_t begin, size_t end);
 

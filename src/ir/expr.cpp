@@ -209,15 +209,15 @@ int precedence(const Expr& e) {
   return 13;
 }
 
-void print(std::ostream& os, const Expr& e);
+void print(std::ostream& os, const Expr& e, bool exact);
 
-void print_operand(std::ostream& os, const Expr& e, int min_prec) {
+void print_operand(std::ostream& os, const Expr& e, int min_prec, bool exact) {
   if (precedence(e) < min_prec) {
     os << '(';
-    print(os, e);
+    print(os, e, exact);
     os << ')';
   } else {
-    print(os, e);
+    print(os, e, exact);
   }
 }
 
@@ -240,51 +240,55 @@ std::string format_float(double v) {
   return s;
 }
 
-void print_list(std::ostream& os, const std::vector<Expr>& xs) {
+void print_list(std::ostream& os, const std::vector<Expr>& xs, bool exact) {
   for (size_t i = 0; i < xs.size(); ++i) {
     if (i) os << ", ";
-    print(os, xs[i]);
+    print(os, xs[i], exact);
   }
 }
 
-void print(std::ostream& os, const Expr& e) {
+void print(std::ostream& os, const Expr& e, bool exact) {
   if (!e.defined()) {
     os << "<undefined>";
     return;
   }
   switch (e.kind()) {
     case ExprKind::Int: os << e.as<IntImm>()->value; break;
-    case ExprKind::Float: os << format_float(e.as<FloatImm>()->value); break;
+    case ExprKind::Float:
+      os << format_float(e.as<FloatImm>()->value);
+      // the kernel language reads 1.5f as float32 and 1.5 as a literal of open type
+      if (exact && e.type() == types::float32 && std::isfinite(e.as<FloatImm>()->value)) os << 'f';
+      break;
     case ExprKind::Var: os << e.as<Var>()->name; break;
     case ExprKind::Subscript:
       os << e.as<Subscript>()->name << '[';
-      print_list(os, e.as<Subscript>()->indices);
+      print_list(os, e.as<Subscript>()->indices, exact);
       os << ']';
       break;
     case ExprKind::Unary: {
       auto u = e.as<Unary>();
       os << to_string(u->op);
-      print_operand(os, u->a, precedence(e));
+      print_operand(os, u->a, precedence(e), exact);
       break;
     }
     case ExprKind::Binary: {
       auto b = e.as<Binary>();
       int p = precedence(e);
       bool right_assoc = b->op == BinOp::Pow;
-      print_operand(os, b->a, right_assoc ? p + 1 : p);
+      print_operand(os, b->a, right_assoc ? p + 1 : p, exact);
       os << ' ' << to_string(b->op) << ' ';
-      print_operand(os, b->b, right_assoc ? p : p + 1);
+      print_operand(os, b->b, right_assoc ? p : p + 1, exact);
       break;
     }
     case ExprKind::Call:
       os << e.as<Call>()->name << '(';
-      print_list(os, e.as<Call>()->args);
+      print_list(os, e.as<Call>()->args, exact);
       os << ')';
       break;
     case ExprKind::Select: {
       auto s = e.as<Select>();
       os << "if_then_else(";
-      print_list(os, {s->cond, s->t, s->f});
+      print_list(os, {s->cond, s->t, s->f}, exact);
       os << ')';
       break;
     }
@@ -292,20 +296,22 @@ void print(std::ostream& os, const Expr& e) {
       auto r = e.as<Reduce>();
       os << to_string(r->op) << '(';
       if (r->inames.size() == 1) {
-        os << r->inames[0];
+        // max(i, x) also reads as the function max of i and x: a 1-tuple is a reduction for sure
+        bool tuple = exact && (r->op == ReduceOp::Max || r->op == ReduceOp::Min);
+        os << (tuple ? "(" : "") << r->inames[0] << (tuple ? ",)" : "");
       } else {
         os << '(';
         for (size_t i = 0; i < r->inames.size(); ++i) os << (i ? ", " : "") << r->inames[i];
         os << ')';
       }
       os << ", ";
-      print(os, r->body);
+      print(os, r->body, exact);
       os << ')';
       break;
     }
     case ExprKind::Cast:
       os << e.type().name() << '(';
-      print(os, e.as<Cast>()->value);
+      print(os, e.as<Cast>()->value, exact);
       os << ')';
       break;
   }
@@ -315,7 +321,13 @@ void print(std::ostream& os, const Expr& e) {
 
 std::string Expr::str() const {
   std::ostringstream os;
-  print(os, *this);
+  print(os, *this, false);
+  return os.str();
+}
+
+std::string Expr::exact_str() const {
+  std::ostringstream os;
+  print(os, *this, true);
   return os.str();
 }
 

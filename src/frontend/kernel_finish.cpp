@@ -1,0 +1,144 @@
+// The last steps of building a kernel from text or JSON: the inames each
+// instruction runs within (loopy's rule) and the check that every name an
+// instruction uses is declared. Both front ends (kernel_parser.cpp, json.cpp)
+// call them, so a kernel means the same whichever way it was written.
+#include <fnmatch.h>
+
+#include "frontend_internal.h"
+#include "loom/match.h"
+
+namespace loom::frontend {
+
+namespace {
+
+// The inames a substitution rule's body uses free (not its params), for each call in e.
+void for_each_rule_call(const LoopKernel& kernel, const Expr& e, std::set<std::string>& used) {
+  struct V : ExprVisitor {
+    const LoopKernel* k;
+    std::set<std::string>* used;
+    int depth = 0;
+    void visit_call(const Call& c) override {
+      ExprVisitor::visit_call(c);
+      auto it = k->substitutions.find(c.name);
+      if (it == k->substitutions.end() || depth > 32) return;
+      std::set<std::string> in_body;
+      collect_free_vars(it->second.body, in_body);
+      for (auto& p : it->second.params) in_body.erase(p);
+      used->insert(in_body.begin(), in_body.end());
+      ++depth;
+      visit(it->second.body);
+      --depth;
+    }
+  } v;
+  v.k = &kernel;
+  v.used = &used;
+  v.visit(e);
+}
+
+}  // namespace
+
+// Unique ids: instructions without one get insn_N; dependency globs (dep=upd*) expand.
+void assign_ids(LoopKernel& kernel) {
+  std::set<std::string> used;
+  for (auto& insn : kernel.instructions) {
+    if (insn.id.empty()) continue;
+    if (!used.insert(insn.id).second)
+      throw ParseError(insn.loc, "instruction id '" + insn.id + "' is used twice");
+  }
+  int k = 0;
+  for (auto& insn : kernel.instructions) {
+    if (!insn.id.empty()) continue;
+    std::string id;
+    do {
+      id = "insn_" + std::to_string(k++);
+    } while (used.count(id));
+    used.insert(id);
+    insn.id = id;
+  }
+  // expand dependency globs (dep=upd*) against all ids
+  for (auto& insn : kernel.instructions) {
+    std::set<std::string> deps;
+    for (auto& d : insn.depends_on) {
+      if (d.find_first_of("*?[") == std::string::npos) {
+        if (!used.count(d)) throw ParseError(insn.loc, "dep=: no instruction with id '" + d + "'");
+        deps.insert(d);
+        continue;
+      }
+      for (auto& other : kernel.instructions)
+        if (other.id != insn.id && fnmatch(d.c_str(), other.id.c_str(), 0) == 0) deps.insert(other.id);
+    }
+    insn.depends_on = deps;
+  }
+}
+// Inames an instruction runs within: those its expressions use outside of
+// reductions over them (loopy's rule), or exactly the ones given by inames=.
+void infer_within_inames(const LoopKernel& kernel, Instruction& insn, const std::set<std::string>& inames) {
+  if (insn.kind != Instruction::Assign) return;
+  std::set<std::string> used;
+  collect_free_vars(insn.lhs, used);
+  collect_free_vars(insn.rhs, used);
+  for (auto& p : insn.predicates) collect_free_vars(p, used);
+  // Substitution-rule calls: the inames the rule body uses free (not its params)
+  for_each_rule_call(kernel, insn.rhs, used);
+  std::set<std::string> found;
+  for (auto& u : used)
+    if (inames.count(u)) found.insert(u);
+  if (insn.inames_given) {
+    for (auto& f : found)
+      if (!insn.within_inames.count(f))
+        throw ParseError(insn.loc, "instruction '" + insn.id + "' uses iname '" + f + "' but inames= does not list it");
+    return;
+  }
+  insn.within_inames = found;
+}
+
+// Every variable must be an iname, parameter, argument or temporary, and
+// every array access must name an array argument or temporary.
+void check_names(const LoopKernel& kernel) {
+  std::set<std::string> known;
+  for (auto& n : kernel.all_inames()) known.insert(n);
+  for (auto& n : kernel.parameters()) known.insert(n);
+  for (auto& a : kernel.arguments) known.insert(a.name);
+  for (auto& [n, t] : kernel.temporaries) known.insert(n);
+  for (auto& [n, r] : kernel.substitutions)  // a rule without parameters is used as a name (assignment_to_subst of a scalar)
+    if (r.params.empty()) known.insert(n);
+  for (auto& insn : kernel.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    std::set<std::string> vars;
+    collect_free_vars(insn.lhs, vars);
+    collect_free_vars(insn.rhs, vars);
+    for (auto& pr : insn.predicates) collect_free_vars(pr, vars);
+    for (auto& v : vars) {
+      if (known.count(v)) continue;
+      if (kernel.find_argument(v)) continue;
+      throw ParseError(insn.loc, "unknown name '" + v + "' in instruction '" + insn.id +
+                                     "' (not an iname, parameter, argument or temporary; declare it or add '...' to the arguments)");
+    }
+    auto check_sub = [&](const Subscript& s) {
+      const Argument* a = kernel.find_argument(s.name);
+      const Temporary* t = kernel.find_temporary(s.name);
+      if (!a && !t) {
+        std::vector<std::string> names;
+        for (auto& arg : kernel.arguments)
+          if (arg.kind == Argument::Array) names.push_back(arg.name);
+        for (auto& [n, tmp] : kernel.temporaries) names.push_back(n);
+        throw ParseError(insn.loc, "unknown array '" + s.name + "' in instruction '" + insn.id + "'" + did_you_mean(s.name, names));
+      }
+      size_t rank = a ? a->shape.size() : t->shape.size();
+      if (a && a->kind == Argument::Value)
+        throw ParseError(insn.loc, "'" + s.name + "' is a value argument and cannot be subscripted");
+      if (rank != s.indices.size())
+        throw ParseError(insn.loc, "'" + s.name + "' has " + std::to_string(rank) + " dimension(s) but is subscripted with " +
+                                       std::to_string(s.indices.size()) + " in instruction '" + insn.id + "'");
+    };
+    for_each_subscript(insn.lhs, check_sub);
+    for_each_subscript(insn.rhs, check_sub);
+    if (auto v = insn.lhs.as<Var>()) {
+      const Argument* a = kernel.find_argument(v->name);
+      if (a) throw ParseError(insn.loc, "cannot assign to argument '" + v->name + "' (only arrays and temporaries are written)");
+      if (kernel.has_iname(v->name)) throw ParseError(insn.loc, "cannot assign to iname '" + v->name + "'");
+    }
+  }
+}
+
+}  // namespace loom::frontend
