@@ -91,6 +91,14 @@ Comparison compare(const HostArray& expected, const HostArray& actual, double rt
 std::map<std::string, HostArray> make_host_arrays(const LoopKernel& k, const std::map<std::string, int64_t>& params,
                                                   uint64_t seed);
 
+// NumPy's .npy files (format versions 1-3, little-endian; bool, int8-64,
+// uint8-64, float16, float32, float64). A Fortran-order file is read into C
+// order. Errors (ArgumentError) name the file and what is wrong with it.
+HostArray read_npy(const std::string& path);
+// Writes the array's elements in C order (an array whose storage is larger
+// than its shape, from a strided layout, is refused).
+void write_npy(const std::string& path, const HostArray& a);
+
 // The reference interpreter: runs a generated kernel on host arrays, one
 // thread of the grid after another (hardware inames become loops), in the
 // types of the kernel, barriers with GPU semantics (every thread reaches a

@@ -1,99 +1,152 @@
-// The `loom` command line tool:
-//   loom show FILE       print the generated CUDA C
-//   loom compile FILE    compile it with NVRTC, report registers/size (or the log)
-//   loom run FILE        run it on the GPU with random inputs, check it against
-//                        the reference interpreter, report the time
+// The `loom` command line tool (`loom --help`; options and help texts in
+// options.cpp):
+//   loom show FILE       print a stage (CUDA C by default; --emit STAGE)
+//   loom compile FILE    compile with NVRTC (or LLVM), report registers/spills/shared memory
+//   loom run FILE        run on random or .npy inputs, check against the
+//                        reference interpreter, report the time
+//   loom bench FILE      time it without the check
 //   loom transforms      list the registered transformations
-// --target cuda|cpu|auto: cpu runs (and shows the LLVM IR of) the LLVM CPU
-// target; auto (the default) is cuda, except that `run` without a GPU uses
-// the CPU target.
-// Options: --transform SCRIPT (more steps after the file's transforms:),
-// --arch sm_XX, -D name=value (parameter values), --reps N, --no-check,
-// --fallback-compile (run: without a GPU, compile only and succeed),
-// --verbose (print NVRTC's log).
+// FILE is the kernel language or a loom-kernel JSON document.
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <thread>
+#include <unistd.h>
 
 #include "loom/codegen.h"
 #include "loom/cpu.h"
 #include "loom/cuda.h"
+#include "loom/json.h"
 #include "loom/parser.h"
 #include "loom/runtime.h"
+#include "loom/stages.h"
 #include "loom/transforms.h"
+#include "options.h"
 
 using namespace loom;
+using loom::cli::Options;
 
 namespace {
-
-struct Options {
-  std::string command, file, arch, target = "auto";
-  std::vector<std::string> transform_files;
-  std::map<std::string, int64_t> params;
-  int reps = 20;
-  bool check = true;
-  bool fallback_compile = false;
-  bool verbose = false;
-};
-
-[[noreturn]] void usage(const std::string& why = "") {
-  if (!why.empty()) std::cerr << "loom: " << why << "\n\n";
-  std::cerr << "usage: loom show|compile|run FILE [--target cuda|cpu|auto] [--transform SCRIPT] [--arch sm_XX] [-D name=value]...\n"
-               "                                [--reps N] [--no-check] [--fallback-compile] [-v]\n"
-               "       loom transforms\n";
-  std::exit(2);
-}
-
-Options parse_args(int argc, char** argv) {
-  Options o;
-  if (argc < 2) usage();
-  o.command = argv[1];
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage("option " + a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--transform" || a == "-t") o.transform_files.push_back(value());
-    else if (a == "--arch") o.arch = value();
-    else if (a == "--target") {
-      o.target = value();
-      if (o.target != "cuda" && o.target != "cpu" && o.target != "auto") usage("--target is cuda, cpu or auto");
-    }
-    else if (a == "--reps") o.reps = std::stoi(value());
-    else if (a == "--no-check") o.check = false;
-    else if (a == "--fallback-compile") o.fallback_compile = true;
-    else if (a == "--verbose" || a == "-v") o.verbose = true;
-    else if (a == "-D" || a.rfind("-D", 0) == 0) {
-      std::string kv = a == "-D" ? value() : a.substr(2);
-      auto eq = kv.find('=');
-      if (eq == std::string::npos) usage("-D expects name=value, got '" + kv + "'");
-      try {
-        o.params[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
-      } catch (...) {
-        usage("-D " + kv + ": the value must be an integer");
-      }
-    } else if (!a.empty() && a[0] == '-') usage("unknown option " + a);
-    else if (o.file.empty()) o.file = a;
-    else usage("more than one FILE given");
-  }
-  if (o.command != "transforms" && o.file.empty()) usage("no FILE given");
-  return o;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::map<std::string, int64_t> parameter_values(const Options& o, const KernelFile& file, const LoopKernel& k) {
-  std::map<std::string, int64_t> params = file.defaults;
+bool is_json_path(const std::string& path, const std::string& text) {
+  return (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) || looks_like_json(text);
+}
+
+// The file as written, and every step to apply: the file's, then each --transform script's.
+struct Loaded {
+  KernelFile file;
+  std::vector<TransformStep> steps;
+  LoopKernel kernel;  // after the steps
+};
+
+Loaded load(const Options& o) {
+  Loaded l;
+  std::string text = read_text_file(o.file);
+  l.file = is_json_path(o.file, text) ? kernel_file_from_json(text, o.file) : parse_kernel_text(text, o.file);
+  l.steps = l.file.transforms;
+  for (auto& tf : o.transform_files) {
+    std::string script = read_text_file(tf);
+    auto more = is_json_path(tf, script) ? transform_script_from_json(script, tf) : parse_transform_script(script, tf);
+    l.steps.insert(l.steps.end(), more.begin(), more.end());
+  }
+  l.kernel = apply_transforms(l.file.kernel, l.steps);
+  return l;
+}
+
+// Writes the --emit stage to -o FILE or standard output.
+void emit(const Options& o, const Loaded& l, const CompileStages& s) {
+  std::string text;
+  if (o.emit == "json") {  // a runnable document: the transformed kernel and the file's defaults
+    KernelFile f;
+    f.kernel = l.kernel;
+    f.defaults = l.file.defaults;
+    text = kernel_file_to_json(f);
+  } else {
+    text = s.get(o.emit);
+  }
+  if (o.output.empty()) {
+    if (o.emit == "cubin" && isatty(STDOUT_FILENO)) throw Error("the cubin stage is binary: write it to a file with -o FILE");
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  std::ofstream f(o.output, std::ios::binary);
+  if (!f || !f.write(text.data(), text.size())) throw Error("cannot write '" + o.output + "'");
+  std::fprintf(stderr, "wrote the %s stage to %s (%zu bytes)\n", o.emit.c_str(), o.output.c_str(), text.size());
+}
+
+CompileStages stages_for(const Options& o, const Loaded& l, const std::string& target) {
+  StageOptions so;
+  so.target = target;
+  so.arch = o.arch;
+  so.wanted = {o.emit};
+  return compile_stages(l.kernel, {}, so);
+}
+
+std::map<std::string, int64_t> parameter_values(const Options& o, const Loaded& l, const LoopKernel& k,
+                                                 const std::map<std::string, HostArray>& inputs) {
+  std::map<std::string, int64_t> params = l.file.defaults;
+  // parameters that are a dimension of an input file's shape follow the file
+  for (auto& [name, a] : inputs) {
+    const Argument* arg = k.find_argument(name);
+    if (!arg || arg->shape.size() != a.shape.size()) continue;
+    for (size_t d = 0; d < a.shape.size(); ++d)
+      if (auto v = arg->shape[d].as<Var>()) params[v->name] = a.shape[d];
+  }
   for (auto& [name, v] : o.params) params[name] = v;
   for (auto& p : k.parameters())
     if (!params.count(p)) throw Error("no value for parameter '" + p + "': pass -D " + p + "=VALUE or add it to the file's defaults:");
   return params;
+}
+
+std::map<std::string, HostArray> read_inputs(const Options& o, const LoopKernel& k) {
+  std::map<std::string, HostArray> out;
+  for (auto& [name, path] : o.inputs) {
+    const Argument* a = k.find_argument(name);
+    if (!a || a->kind != Argument::Array) throw Error("--in " + name + ": the kernel has no array argument '" + name + "'");
+    out[name] = read_npy(path);
+  }
+  return out;
+}
+
+// Random arrays for every argument, with the --in files in place of theirs (checked against the kernel).
+std::map<std::string, HostArray> make_arrays(const LoopKernel& k, const std::map<std::string, int64_t>& params,
+                                             const std::map<std::string, HostArray>& inputs, const Options& o) {
+  auto arrays = make_host_arrays(k, params, 42);
+  for (auto& [name, a] : inputs) {
+    HostArray& want = arrays.at(name);
+    auto shape_str = [](const std::vector<int64_t>& s) {
+      std::string r = "(";
+      for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+      return r + ")";
+    };
+    const std::string& path = o.inputs.at(name);
+    if (a.shape != want.shape)
+      throw Error("--in " + name + "=" + path + ": shape " + shape_str(a.shape) + ", but the kernel's '" + name + "' is " +
+                  shape_str(want.shape) + " for these parameters");
+    if (a.dtype != want.dtype)
+      throw Error("--in " + name + "=" + path + ": dtype " + a.dtype.name() + ", but the kernel's '" + name + "' is " +
+                  want.dtype.name());
+    if (a.elements != want.elements)
+      throw Error("--in " + name + ": '" + name + "' has a strided layout; .npy inputs fill dense arrays only");
+    want = a;
+  }
+  return arrays;
+}
+
+void write_outputs(const Options& o, std::map<std::string, HostArray>& arrays) {
+  for (auto& [name, path] : o.outputs) {
+    auto it = arrays.find(name);
+    if (it == arrays.end()) throw Error("--out " + name + ": the kernel has no array argument '" + name + "'");
+    write_npy(path, it->second);
+    std::printf("wrote %s to %s\n", name.c_str(), path.c_str());
+  }
 }
 
 ArgMap host_args(const LoopKernel& k, std::map<std::string, HostArray>& arrays, const std::map<std::string, int64_t>& params) {
@@ -117,83 +170,84 @@ bool check_outputs(const LoopKernel& k, std::map<std::string, HostArray>& want, 
   return ok;
 }
 
-#ifdef LOOM_HAS_CPU_TARGET
-int run_cpu(const Options& o, const KernelFile& file, const LoopKernel& kernel) {
+// The reference: the untransformed kernel in the interpreter, on copies of the inputs.
+bool check_against_reference(const Loaded& l, const std::map<std::string, int64_t>& params,
+                             std::map<std::string, HostArray> reference, std::map<std::string, HostArray>& got) {
   auto t0 = std::chrono::steady_clock::now();
-  cpu::CpuKernel ck(kernel);
-  if (o.command == "show") {
-    std::cout << ck.ir();
-    return 0;
-  }
-  const auto& st = ck.stats();
-  std::printf("compiled '%s' for the host CPU with LLVM: lower %.1f ms, optimize %.1f ms, machine code %.1f ms (%.1f ms in all)\n",
-              kernel.name.c_str(), st.lower_seconds * 1e3, st.optimize_seconds * 1e3, st.jit_seconds * 1e3, seconds_since(t0) * 1e3);
-  if (o.command == "compile") return 0;
-  auto params = parameter_values(o, file, ck.generated().kernel);
-  std::printf("running on the CPU (%u threads) with", std::max(1u, std::thread::hardware_concurrency()));
+  interpret(generate(l.file.kernel), host_args(l.kernel, reference, params));
+  std::printf("reference interpreter (untransformed kernel): %.2f s\n", seconds_since(t0));
+  return check_outputs(l.kernel, reference, got);
+}
+
+void print_params(const char* where, const std::map<std::string, int64_t>& params) {
+  std::printf("%s with", where);
   for (auto& [k, v] : params) std::printf(" %s=%lld", k.c_str(), (long long)v);
   std::printf("\n");
-  auto arrays = make_host_arrays(kernel, params, 42);
+}
+
+#ifdef LOOM_HAS_CPU_TARGET
+int run_cpu(const Options& o, const Loaded& l) {
+  if (o.command == "show") {
+    emit(o, l, stages_for(o, l, "cpu"));
+    return 0;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  cpu::CpuKernel ck(l.kernel);
+  const auto& st = ck.stats();
+  std::printf("compiled '%s' for the host CPU with LLVM: lower %.1f ms, optimize %.1f ms, machine code %.1f ms (%.1f ms in all)\n",
+              l.kernel.name.c_str(), st.lower_seconds * 1e3, st.optimize_seconds * 1e3, st.jit_seconds * 1e3,
+              seconds_since(t0) * 1e3);
+  if (!o.emit.empty()) emit(o, l, stages_for(o, l, "cpu"));
+  if (o.command == "compile") return 0;
+  auto inputs = read_inputs(o, l.kernel);
+  auto params = parameter_values(o, l, ck.generated().kernel, inputs);
+  char where[64];
+  std::snprintf(where, sizeof where, "running on the CPU (%u threads)", std::max(1u, std::thread::hardware_concurrency()));
+  print_params(where, params);
+  auto arrays = make_arrays(l.kernel, params, inputs, o);
   auto reference = arrays;
   auto t1 = std::chrono::steady_clock::now();
-  ck.call(host_args(kernel, arrays, params));
+  ck.call(host_args(l.kernel, arrays, params));
   double first = seconds_since(t1);
   bool ok = true;
-  if (o.check) {
-    auto t2 = std::chrono::steady_clock::now();
-    interpret(generate(file.kernel), host_args(kernel, reference, params));
-    std::printf("reference interpreter (untransformed kernel): %.2f s\n", seconds_since(t2));
-    ok = check_outputs(kernel, reference, arrays);
-  }
+  if (o.check && o.command == "run") ok = check_against_reference(l, params, reference, arrays);
+  write_outputs(o, arrays);
+  int reps = o.reps > 0 ? o.reps : o.command == "bench" ? 100 : 20;
+  auto timing = arrays;
   std::vector<double> times;
-  for (int r = 0; r < std::max(1, o.reps); ++r) {
+  for (int r = 0; r < reps; ++r) {
     auto t = std::chrono::steady_clock::now();
-    ck.call(host_args(kernel, arrays, params));
+    ck.call(host_args(l.kernel, timing, params));
     times.push_back(seconds_since(t));
   }
   std::sort(times.begin(), times.end());
-  std::printf("%.3f ms per call (median of %d; first call %.3f ms)\n", times[times.size() / 2] * 1e3, o.reps, first * 1e3);
+  std::printf("%.3f ms per call (median of %d; first call %.3f ms)\n", times[times.size() / 2] * 1e3, reps, first * 1e3);
   if (!ok) std::printf("FAILED: the CPU result differs from the reference\n");
   return ok ? 0 : 1;
 }
 #else
-int run_cpu(const Options&, const KernelFile&, const LoopKernel&) {
+int run_cpu(const Options&, const Loaded&) {
   throw Error("this build of Loom has no CPU target (configure with -DLOOM_WITH_LLVM=ON and llvm-19-dev installed)");
 }
 #endif
 
-int run(const Options& o) {
-  if (o.command == "transforms") {
-    for (auto& t : transform_registry().all()) {
-      std::cout << t.name;
-      for (auto& p : t.params) std::cout << (p.required ? " " : " [") << p.name << (p.required ? "" : "=...]");
-      std::cout << "\n    " << t.doc << "\n";
-    }
-    return 0;
+int list_transforms() {
+  for (auto& t : transform_registry().all()) {
+    std::cout << t.name;
+    for (auto& p : t.params) std::cout << (p.required ? " " : " [") << p.name << (p.required ? "" : "=...]");
+    std::cout << "\n    " << t.doc << "\n";
   }
-  KernelFile file = parse_kernel_file(o.file);
-  std::vector<TransformStep> steps = file.transforms;
-  for (auto& tf : o.transform_files) {
-    auto more = parse_transform_script(read_text_file(tf), tf);
-    steps.insert(steps.end(), more.begin(), more.end());
-  }
-  LoopKernel kernel = apply_transforms(file.kernel, steps);
+  return 0;
+}
 
-  if (o.command != "show" && o.command != "compile" && o.command != "run") usage("unknown command '" + o.command + "'");
-  std::string why;
-  bool gpu = cuda::gpu_available(&why);
-#ifdef LOOM_HAS_CPU_TARGET
-  if (o.target == "auto" && o.command == "run" && !gpu) {
-    std::printf("%s: running on the CPU target\n", why.c_str());
-    return run_cpu(o, file, kernel);
-  }
-#endif
-  if (o.target == "cpu") return run_cpu(o, file, kernel);
+int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why) {
   if (o.command == "show") {
-    std::cout << cuda::print_source(generate(kernel));
+    Options shown = o;
+    if (shown.emit.empty()) shown.emit = "cuda";
+    emit(shown, l, stages_for(shown, l, "cuda"));
     return 0;
   }
-
+  const LoopKernel& kernel = l.kernel;
   std::string arch = !o.arch.empty() ? o.arch : gpu ? cuda::device().arch() : "sm_90";
   cuda::CudaKernel ck(kernel, arch);
   const auto& bin = ck.binary();
@@ -205,35 +259,34 @@ int run(const Options& o) {
     local = std::to_string(at.local_bytes) + " bytes of local memory per thread";
   }
   std::string regs = registers >= 0 ? std::to_string(registers) + " registers" : "registers unknown (no ptxas report)";
-  std::printf("compiled '%s' for %s with NVRTC %s: %zu bytes of CUBIN, %s, %s, %.1f ms\n", kernel.name.c_str(),
-              arch.c_str(), cuda::nvrtc_version().c_str(), bin.cubin.size(), regs.c_str(), local.c_str(), bin.seconds * 1e3);
+  std::printf("compiled '%s' for %s with NVRTC %s: %zu bytes of CUBIN, %s, %s, %lld bytes of shared memory per block, %.1f ms%s\n",
+              kernel.name.c_str(), arch.c_str(), cuda::nvrtc_version().c_str(), bin.cubin.size(), regs.c_str(), local.c_str(),
+              (long long)ck.generated().local_bytes(), bin.seconds * 1e3, bin.cached ? " (cached)" : "");
   if (o.verbose) std::printf("NVRTC log:\n%s\n", bin.log.c_str());
+  if (!o.emit.empty()) {
+    Options at_arch = o;
+    at_arch.arch = arch;
+    emit(at_arch, l, stages_for(at_arch, l, "cuda"));
+  }
   if (o.command == "compile") return 0;
 
   if (!gpu) {
     std::printf("%s; kernel '%s' was compiled but not run\n", why.c_str(), kernel.name.c_str());
     return o.fallback_compile ? 0 : 3;
   }
-
-  auto params = parameter_values(o, file, ck.generated().kernel);
-  std::printf("running on %s (%s) with", cuda::device().name.c_str(), arch.c_str());
-  for (auto& [k, v] : params) std::printf(" %s=%lld", k.c_str(), (long long)v);
-  std::printf("\n");
-
-  auto arrays = make_host_arrays(kernel, params, 42);
+  auto inputs = read_inputs(o, kernel);
+  auto params = parameter_values(o, l, ck.generated().kernel, inputs);
+  print_params(("running on " + cuda::device().name + " (" + arch + ")").c_str(), params);
+  auto arrays = make_arrays(kernel, params, inputs, o);
   auto args_for = [&](std::map<std::string, HostArray>& arrs) { return host_args(kernel, arrs, params); };
-  auto reference = arrays;
-  auto gpu_arrays = arrays;
-  ck.call_host(args_for(gpu_arrays));
-
   bool ok = true;
-  if (o.check) {
-    auto t0 = std::chrono::steady_clock::now();
-    interpret(generate(file.kernel), args_for(reference));
-    std::printf("reference interpreter (untransformed kernel): %.2f s\n", seconds_since(t0));
-    ok = check_outputs(kernel, reference, gpu_arrays);
+  if (o.command == "run") {
+    auto reference = arrays;
+    auto gpu_arrays = arrays;
+    ck.call_host(args_for(gpu_arrays));
+    if (o.check) ok = check_against_reference(l, params, reference, gpu_arrays);
+    write_outputs(o, gpu_arrays);
   }
-
   // timing on device buffers
   std::map<std::string, cuda::DeviceBuffer> bufs;
   ArgMap dev = args_for(arrays);
@@ -245,11 +298,12 @@ int run(const Options& o) {
     bytes += double(a.bytes.size()) * ((kernel.is_read(n) ? 1 : 0) + (kernel.is_written(n) ? 1 : 0));
     bufs.emplace(n, std::move(b));
   }
-  double ms = ck.time(dev, o.reps);
+  int reps = o.reps > 0 ? o.reps : o.command == "bench" ? 100 : 20;
+  double ms = ck.time(dev, reps);
   LaunchDims d = launch_dims(ck.generated(), params);
   std::printf("grid %lldx%lldx%lld, block %lldx%lldx%lld: %.3f us per launch (median of %d), %.1f GB/s (arrays read + written once)\n",
               (long long)d.grid[0], (long long)d.grid[1], (long long)d.grid[2], (long long)d.block[0], (long long)d.block[1],
-              (long long)d.block[2], ms * 1e3, o.reps, bytes / (ms * 1e-3) / 1e9);
+              (long long)d.block[2], ms * 1e3, reps, bytes / (ms * 1e-3) / 1e9);
   if (!ok) {
     std::printf("FAILED: the GPU result differs from the reference\n");
     return 1;
@@ -257,10 +311,27 @@ int run(const Options& o) {
   return 0;
 }
 
+int run(const Options& o) {
+  if (o.command == "transforms") return list_transforms();
+  if (!o.emit.empty()) check_stage_name(o.emit);
+  Loaded l = load(o);
+  std::string why;
+  bool gpu = cuda::gpu_available(&why);
+  bool timed = o.command == "run" || o.command == "bench";
+#ifdef LOOM_HAS_CPU_TARGET
+  if (o.target == "auto" && timed && !gpu) {
+    std::printf("%s: running on the CPU target\n", why.c_str());
+    return run_cpu(o, l);
+  }
+#endif
+  if (o.target == "cpu" || (o.target == "auto" && o.emit == "llvm")) return run_cpu(o, l);
+  return run_cuda(o, l, gpu, why);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o = parse_args(argc, argv);
+  Options o = loom::cli::parse_args(argc, argv);
   try {
     return run(o);
   } catch (const std::exception& e) {

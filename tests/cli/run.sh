@@ -33,6 +33,36 @@ if "$LOOM" show "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1; th
   expect "LOOM_CPU names an unknown CPU" 1 "LOOM_CPU='bogus' is not a CPU LLVM knows" -- env LOOM_CPU=bogus "$LOOM" run "$SRC/examples/vector_add.loom" --target cpu
   expect "LOOM_CPU pins a baseline CPU" 0 'check out: match' -- env LOOM_CPU=x86-64 "$LOOM" run "$SRC/examples/vector_add.loom" --target cpu
 fi
+# help for the tool and each command
+expect "tool help" 0 'commands:' -- "$LOOM" --help
+for c in show compile run bench transforms help; do
+  expect "help $c" 0 "usage: loom $c" -- "$LOOM" help $c
+done
+expect "run --help" 0 'example:' -- "$LOOM" run --help
+expect "unknown command" 2 "unknown command 'shw'" -- "$LOOM" shw x.loom
+expect "unknown stage" 1 "no stage 'ptxx'.*did you mean 'ptx'" -- "$LOOM" show "$SRC/examples/vector_add.loom" --emit ptxx
+expect "-o without --emit" 2 '-o names where --emit writes' -- "$LOOM" show "$SRC/examples/vector_add.loom" -o x
+# stages: each one --emit names, for a kernel with a prefetch and barriers
+for s in input kernel json preprocessed schedule cuda ptx; do
+  expect "emit $s" 0 '.' -- "$LOOM" show "$SRC/examples/matmul_prefetch.loom" --emit $s --arch sm_90
+done
+expect "emit schedule shows the barriers" 0 'lbarrier' -- "$LOOM" show "$SRC/examples/matmul_prefetch.loom" --emit schedule
+expect "emit ptx" 0 '\.entry' -- "$LOOM" compile "$SRC/examples/matmul_prefetch.loom" --arch sm_90 --emit ptx
+expect "emit cubin to a file" 0 'wrote the cubin stage' -- "$LOOM" compile "$SRC/examples/vector_add.loom" --arch sm_90 --emit cubin -o "$tmp/k.cubin"
+expect "cubin is an ELF file" 0 'ELF' -- head -c 4 "$tmp/k.cubin"
+# JSON: a kernel file written as JSON shows the same CUDA C; a JSON script transforms like a text one
+for n in matmul_prefetch sgemm_tiled row_sums_parallel stencil_prefetch; do
+  "$LOOM" show "$SRC/examples/$n.loom" --emit json -o "$tmp/$n.json" 2>/dev/null
+  "$LOOM" show "$SRC/examples/$n.loom" >"$tmp/$n.cu"
+  expect "json $n shows the same code" 0 '^$' -- bash -c "\"$LOOM\" show \"$tmp/$n.json\" | diff - \"$tmp/$n.cu\""
+done
+printf '{"format": "loom-transforms", "version": 1, "transforms": [{"transform": "split_iname", "iname": "i", "inner_length": 128, "outer_tag": "g.0", "inner_tag": "l.0"}]}' >"$tmp/s.json"
+printf 'kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  ...\ninstructions:\n  out[i] = 2*a[i]\n' >"$tmp/k.loom"
+expect "JSON transformation script" 0 'blockIdx.x' -- "$LOOM" show "$tmp/k.loom" -t "$tmp/s.json"
+printf '{"format": "loom-transforms", "version": 1, "transforms": [{"transform": "split_iname", "iname": "i", "inner_length": "x"}]}' >"$tmp/bad.json"
+expect "JSON script error names the path" 1 'bad.json: /transforms/0/inner_length: expected an integer' -- "$LOOM" show "$tmp/k.loom" -t "$tmp/bad.json"
+printf '{"format": "loom-kernel", "version": 1,\n "kernel": {"domains": ["{[i]: 0 <= i < n}"], "instructions": [}}' >"$tmp/badk.json"
+expect "malformed JSON names line:col" 1 'badk.json:2:[0-9]+: malformed JSON' -- "$LOOM" show "$tmp/badk.json"
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

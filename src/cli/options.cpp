@@ -1,0 +1,162 @@
+// Option parsing and help texts for the `loom` tool (options.h).
+#include "options.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+namespace loom::cli {
+
+namespace {
+
+struct CommandHelp {
+  const char* name;
+  const char* summary;
+  const char* usage;
+  const char* options;  // the command's own options, one per line
+  const char* example;
+};
+
+const char* kCommonOptions =
+    "  --transform, -t SCRIPT   more transformation steps after the file's (script lines or a\n"
+    "                           loom-transforms JSON document); repeatable\n"
+    "  --target cuda|cpu|auto   cuda: CUDA C through NVRTC; cpu: the LLVM CPU target; auto (default):\n"
+    "                           cuda, except that run and bench without a GPU use the CPU target\n"
+    "  --arch sm_XX             the GPU architecture to compile for (default: the GPU's, or sm_90)\n"
+    "  -D name=value            a parameter's value (overrides the file's defaults:)\n";
+
+const CommandHelp kCommands[] = {
+    {"show", "print a stage of the kernel (default: the CUDA C, or the LLVM IR with --target cpu)",
+     "loom show FILE [--emit STAGE] [-o OUT] [options]",
+     "  --emit STAGE             input | kernel | json | preprocessed | schedule | cuda | ptx | cubin | llvm\n"
+     "                           (kernel and json: after the transformations; cubin is binary: use -o)\n"
+     "  -o, --output OUT         write the stage to OUT instead of standard output\n",
+     "loom show examples/matmul_prefetch.loom --emit schedule"},
+    {"compile", "compile the kernel (NVRTC, or LLVM with --target cpu) and report registers, spills, shared memory",
+     "loom compile FILE [--emit STAGE] [-o OUT] [-v] [options]",
+     "  --emit STAGE             also write this stage (see show)\n"
+     "  -o, --output OUT         where --emit writes (default: standard output)\n"
+     "  -v, --verbose            print NVRTC's log\n",
+     "loom compile examples/sgemm_tiled.loom --arch sm_90 --emit ptx -o sgemm.ptx"},
+    {"run", "run the kernel on random or .npy inputs, check it against the untransformed kernel, report the time",
+     "loom run FILE [--in NAME=FILE.npy]... [--out NAME=FILE.npy]... [--no-check] [--reps N] [options]",
+     "  --in NAME=FILE.npy       the input array NAME from a NumPy file (parameters follow its shape)\n"
+     "  --out NAME=FILE.npy      write the array NAME after the run\n"
+     "  --no-check               skip the comparison with the reference interpreter\n"
+     "  --reps N                 timed repetitions (default 20; the median is reported)\n"
+     "  --fallback-compile       without a GPU (and --target cuda): compile only and succeed\n",
+     "loom run examples/vector_add.loom -D n=1000000 --in a=a.npy --in b=b.npy --out out=out.npy"},
+    {"bench", "time the kernel on random inputs without checking it (the median of --reps launches)",
+     "loom bench FILE [--reps N] [options]", "  --reps N                 timed repetitions (default 100)\n",
+     "loom bench examples/row_sums.loom -D n=65536 -D m=1024 --reps 200"},
+    {"transforms", "list the registered transformations with their arguments", "loom transforms", "", "loom transforms"},
+    {"help", "help for the tool or for one command", "loom help [COMMAND]", "", "loom help run"},
+};
+
+const CommandHelp* find_command(const std::string& name) {
+  for (auto& c : kCommands)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+void print_tool_help(std::FILE* out) {
+  std::fprintf(out,
+               "loom: a polyhedral loop-transformation code generator (kernels in the kernel language or JSON)\n\n"
+               "usage: loom COMMAND FILE [options]\n\ncommands:\n");
+  for (auto& c : kCommands) std::fprintf(out, "  %-11s %s\n", c.name, c.summary);
+  std::fprintf(out, "\nFILE is a kernel file (.loom) or a loom-kernel JSON document (.json).\n"
+                    "options of show, compile, run and bench:\n%s\n"
+                    "`loom help COMMAND` or `loom COMMAND --help` describes a command.\n"
+                    "Environment: LOOM_CACHE_DIR (compile cache folder), LOOM_CACHE=off (no disk cache),\n"
+                    "LOOM_CPU (the CPU the CPU target compiles for).\n",
+               kCommonOptions);
+}
+
+void print_command_help(const CommandHelp& c) {
+  std::printf("loom %s: %s\n\nusage: %s\n", c.name, c.summary, c.usage);
+  if (*c.options) std::printf("\noptions:\n%s", c.options);
+  if (std::string(c.name) != "transforms" && std::string(c.name) != "help") std::printf("%s", kCommonOptions);
+  std::printf("\nexample:\n  %s\n", c.example);
+}
+
+[[noreturn]] void usage(const std::string& why, const std::string& command = "") {
+  std::cerr << "loom: " << why << "\n";
+  const CommandHelp* c = find_command(command);
+  if (c) std::cerr << "usage: " << c->usage << "\n(loom help " << c->name << " for more)\n";
+  else std::cerr << "usage: loom show|compile|run|bench FILE [options]   (loom --help for more)\n";
+  std::exit(2);
+}
+
+// NAME=VALUE
+std::pair<std::string, std::string> split_pair(const std::string& kv, const std::string& option, const std::string& command) {
+  auto eq = kv.find('=');
+  if (eq == std::string::npos || eq == 0) usage(option + " expects NAME=VALUE, got '" + kv + "'", command);
+  return {kv.substr(0, eq), kv.substr(eq + 1)};
+}
+
+}  // namespace
+
+Options parse_args(int argc, char** argv) {
+  Options o;
+  if (argc < 2) usage("no command given");
+  o.command = argv[1];
+  if (o.command == "--help" || o.command == "-h") {
+    print_tool_help(stdout);
+    std::exit(0);
+  }
+  if (o.command == "help") {
+    if (argc < 3) {
+      print_tool_help(stdout);
+      std::exit(0);
+    }
+    const CommandHelp* c = find_command(argv[2]);
+    if (!c) usage(std::string("no command '") + argv[2] + "'");
+    print_command_help(*c);
+    std::exit(0);
+  }
+  if (!find_command(o.command)) usage("unknown command '" + o.command + "'");
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage("option " + a + " needs a value", o.command);
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      print_command_help(*find_command(o.command));
+      std::exit(0);
+    } else if (a == "--transform" || a == "-t") o.transform_files.push_back(value());
+    else if (a == "--arch") o.arch = value();
+    else if (a == "--target") {
+      o.target = value();
+      if (o.target != "cuda" && o.target != "cpu" && o.target != "auto") usage("--target is cuda, cpu or auto", o.command);
+    } else if (a == "--emit") o.emit = value();
+    else if (a == "-o" || a == "--output") o.output = value();
+    else if (a == "--in") o.inputs.insert(split_pair(value(), "--in", o.command));
+    else if (a == "--out") o.outputs.insert(split_pair(value(), "--out", o.command));
+    else if (a == "--reps") {
+      std::string v = value();
+      char* end = nullptr;
+      long r = std::strtol(v.c_str(), &end, 10);
+      if (*end || r < 1 || r > 1000000) usage("--reps takes a count from 1 to 1000000, got '" + v + "'", o.command);
+      o.reps = static_cast<int>(r);
+    } else if (a == "--no-check") o.check = false;
+    else if (a == "--fallback-compile") o.fallback_compile = true;
+    else if (a == "--verbose" || a == "-v") o.verbose = true;
+    else if (a == "-D" || a.rfind("-D", 0) == 0) {
+      auto [name, v] = split_pair(a == "-D" ? value() : a.substr(2), "-D", o.command);
+      char* end = nullptr;
+      errno = 0;
+      long long x = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || errno == ERANGE) usage("-D " + name + "=" + v + ": the value must be an integer", o.command);
+      o.params[name] = x;
+    } else if (!a.empty() && a[0] == '-') usage("unknown option " + a, o.command);
+    else if (o.file.empty()) o.file = a;
+    else usage("more than one FILE given", o.command);
+  }
+  if (o.command != "transforms" && o.file.empty()) usage("no FILE given", o.command);
+  if (!o.output.empty() && o.emit.empty()) usage("-o names where --emit writes: give --emit STAGE too", o.command);
+  if ((!o.inputs.empty() || !o.outputs.empty()) && o.command != "run") usage("--in and --out belong to run", o.command);
+  return o;
+}
+
+}  // namespace loom::cli

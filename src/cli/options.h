@@ -1,0 +1,30 @@
+// The command line's options and its help: what each command does, every
+// option it takes, and an example (`loom --help`, `loom help run`,
+// `loom run --help`).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace loom::cli {
+
+struct Options {
+  std::string command, file, arch, target = "auto";
+  std::string emit;    // a stage name (loom/stages.h) or ""
+  std::string output;  // -o FILE: where --emit writes ("" = stdout)
+  std::vector<std::string> transform_files;
+  std::map<std::string, int64_t> params;
+  std::map<std::string, std::string> inputs, outputs;  // --in / --out name=file.npy
+  int reps = -1;  // -1: the command's default
+  bool check = true;
+  bool fallback_compile = false;
+  bool verbose = false;
+  bool help = false;
+};
+
+// Parses argv; prints usage and exits with 2 on a usage error, or prints help
+// and exits with 0 when asked for it.
+Options parse_args(int argc, char** argv);
+
+}  // namespace loom::cli
