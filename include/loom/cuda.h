@@ -26,9 +26,14 @@ struct CompileResult {
   int spill_bytes = 0;
   double seconds = 0;
   bool cached = false;
+  // The disk cache (loom/disk_cache.h): "loaded from DIR", "stored in DIR",
+  // "not stored: WHY" or "off"; empty when served from memory.
+  std::string disk_cache;
 };
 
 bool nvrtc_available(std::string* why = nullptr);
+// The CUDA driver's version ("13.0"), or "none" where libcuda does not load.
+std::string driver_version();
 std::string nvrtc_version();
 // Compiles to CUBIN for arch ("sm_90"). Results are cached in memory by the
 // hash of source, arch and NVRTC version. A compile error raises CudaError

@@ -261,7 +261,8 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
   std::string regs = registers >= 0 ? std::to_string(registers) + " registers" : "registers unknown (no ptxas report)";
   std::printf("compiled '%s' for %s with NVRTC %s: %zu bytes of CUBIN, %s, %s, %lld bytes of shared memory per block, %.1f ms%s\n",
               kernel.name.c_str(), arch.c_str(), cuda::nvrtc_version().c_str(), bin.cubin.size(), regs.c_str(), local.c_str(),
-              (long long)ck.generated().local_bytes(), bin.seconds * 1e3, bin.cached ? " (cached)" : "");
+              (long long)ck.generated().local_bytes(), bin.seconds * 1e3,
+              bin.disk_cache.empty() ? (bin.cached ? " (in memory)" : "") : ("; disk cache: " + bin.disk_cache).c_str());
   if (o.verbose) std::printf("NVRTC log:\n%s\n", bin.log.c_str());
   if (!o.emit.empty()) {
     Options at_arch = o;

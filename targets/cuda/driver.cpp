@@ -141,4 +141,17 @@ void DeviceBuffer::download(void* host, size_t n) const {
   if (n) check(driver_api().cuMemcpyDtoH(host, ptr_, n), "cuMemcpyDtoH");
 }
 
+std::string driver_version() {
+  // cuDriverGetVersion needs no cuInit and no GPU: asked apart from the Driver above
+  static const std::string v = [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return std::string("none");
+    auto get = reinterpret_cast<int (*)(int*)>(dlsym(lib, "cuDriverGetVersion"));
+    int version = 0;
+    if (!get || get(&version) != 0) return std::string("unknown");
+    return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+  }();
+  return v;
+}
+
 }  // namespace loom::cuda

@@ -6,16 +6,19 @@
 // the toolkit's include folder, found beside the loaded NVRTC or in the usual
 // places.
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <unordered_map>
 
 #include "loom/cuda.h"
+#include "loom/disk_cache.h"
 
 namespace loom::cuda {
 
@@ -171,12 +174,86 @@ std::string nvrtc_version() {
   return std::to_string(a) + "." + std::to_string(b);
 }
 
+namespace {
+
+// What decides which libnvrtc and libcuda the loader picks: the variables
+// it and Loom read, /etc/ld.so.cache, and each candidate file's identity.
+std::string library_fingerprint() {
+  std::string fp;
+  std::vector<std::string> files = {"/etc/ld.so.cache", "/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so",
+                                    "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1"};
+  for (const char* env : {"LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH"}) {
+    const char* v = std::getenv(env);
+    fp += std::string(env) + "=" + (v ? v : "") + "\n";
+    if (!v) continue;
+    std::stringstream dirs(v);
+    std::string dir;
+    while (std::getline(dirs, dir, ':'))
+      for (const char* lib : {"libnvrtc.so.13", "libnvrtc.so", "libcuda.so.1", "lib64/libnvrtc.so.13"})
+        files.push_back(dir + "/" + lib);
+  }
+  for (auto& f : files) {
+    struct stat st {};
+    if (::stat(f.c_str(), &st) != 0) continue;
+    fp += f + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+          std::to_string(st.st_mtim.tv_nsec) + "\n";
+  }
+  return fp;
+}
+
+// NVRTC's and the driver's versions, for the disk cache's keys. Loading
+// libnvrtc costs 6-9 ms, more than a whole cache hit may, so the answer is
+// kept in the cache under the fingerprint of the libraries the loader would
+// pick: a later process with the same fingerprint loads neither library.
+std::string toolchain_versions(const DiskCache& disk) {
+  static const std::string versions = [&] {
+    std::string key = "loom-toolchain\n" + library_fingerprint();
+    if (auto v = disk.get(key)) return *v;
+    std::string v = "nvrtc " + nvrtc_version() + "\ndriver " + driver_version();
+    disk.put(key, v);
+    return v;
+  }();
+  return versions;
+}
+
+// Everything a CUBIN depends on besides the source: what the disk cache's key names.
+std::string binary_key(const DiskCache& disk, const std::string& source, const std::string& arch) {
+  std::string include = source.find("#include <cuda_") != std::string::npos ? toolkit_include_dir() : "";
+  return "loom-cubin\nloom " LOOM_VERSION "\n" + toolchain_versions(disk) + "\narch " + arch +
+         "\noptions -std=c++17 --ptxas-options=-v " + include + "\n" + source;
+}
+
+// A CompileResult as a cache value: registers, spills, the log's length, the log, the CUBIN.
+std::string serialize(const CompileResult& r) {
+  return std::to_string(r.registers) + "\n" + std::to_string(r.spill_bytes) + "\n" + std::to_string(r.log.size()) + "\n" +
+         r.log + r.cubin;
+}
+
+std::optional<CompileResult> deserialize(const std::string& v, const std::string& arch) {
+  CompileResult r;
+  r.arch = arch;
+  size_t a = v.find('\n'), b = a == std::string::npos ? a : v.find('\n', a + 1);
+  size_t c = b == std::string::npos ? b : v.find('\n', b + 1);
+  if (c == std::string::npos) return std::nullopt;
+  try {
+    r.registers = std::stoi(v.substr(0, a));
+    r.spill_bytes = std::stoi(v.substr(a + 1, b - a - 1));
+    size_t log_size = std::stoull(v.substr(b + 1, c - b - 1));
+    if (c + 1 + log_size > v.size()) return std::nullopt;
+    r.log = v.substr(c + 1, log_size);
+    r.cubin = v.substr(c + 1 + log_size);
+  } catch (...) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+}  // namespace
+
 CompileResult compile(const std::string& source, const std::string& arch) {
-  const Nvrtc& n = api();
-  if (!n.lib) throw CudaError(n.error);
   static std::mutex mu;
-  static std::unordered_map<std::string, CompileResult> cache;
-  const std::string key = arch + "|" + nvrtc_version() + "\n" + source;
+  static std::unordered_map<std::string, CompileResult> cache;  // (one NVRTC per process)
+  const std::string key = arch + "\n" + source;
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(key);
@@ -187,6 +264,21 @@ CompileResult compile(const std::string& source, const std::string& arch) {
     }
   }
   auto t0 = std::chrono::steady_clock::now();
+  const DiskCache& disk = DiskCache::process_cache();
+  std::string disk_key = disk.enabled() ? binary_key(disk, source, arch) : "";
+  if (disk.enabled())
+    if (auto v = disk.get(disk_key))
+      if (auto hit = deserialize(*v, arch)) {
+        CompileResult r = *hit;
+        r.disk_cache = "loaded from " + disk.dir();
+        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::lock_guard<std::mutex> lock(mu);
+        cache[key] = r;
+        r.cached = true;
+        return r;
+      }
+  const Nvrtc& n = api();  // loaded only now: a hit above needs no NVRTC
+  if (!n.lib) throw CudaError(n.error);
   std::string log;
   nvrtcProgram prog = compile_program(n, source, "--gpu-architecture=" + arch, arch, log);
   size_t size = 0;
@@ -201,6 +293,10 @@ CompileResult compile(const std::string& source, const std::string& arch) {
   if (std::regex_search(log, m, std::regex(R"(Used (\d+) registers)"))) r.registers = std::stoi(m[1]);
   if (std::regex_search(log, m, std::regex(R"((\d+) bytes spill stores)"))) r.spill_bytes = std::stoi(m[1]);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string why;
+  if (!disk.enabled()) r.disk_cache = "off (LOOM_CACHE=off)";
+  else if (disk.put(disk_key, serialize(r), &why)) r.disk_cache = "stored in " + disk.dir();
+  else r.disk_cache = "not stored: " + why;
   std::lock_guard<std::mutex> lock(mu);
   cache[key] = r;
   return r;
