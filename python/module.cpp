@@ -5,6 +5,7 @@
 // `transforms()` returns), so a transformation added in C++ needs no binding
 // here. Calls bind NumPy arrays (host) or device pointers (PyTorch/CuPy,
 // through __cuda_array_interface__) by name; the per-call path stays in C++.
+#include "loom/json.h"
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -303,6 +304,7 @@ class DeviceLauncher {
 py::dict stages(const Compiled& c, const LoopKernel& k) {
   py::dict d;
   d["kernel"] = k.str();
+  d["json"] = kernel_to_json(k);
   const GeneratedKernel* g = c.gpu ? &c.gpu->generated() : c.interpreted ? c.interpreted.get() : nullptr;
 #ifdef LOOM_HAS_CPU_TARGET
   if (c.cpu) g = &c.cpu->generated();
@@ -317,6 +319,8 @@ py::dict stages(const Compiled& c, const LoopKernel& k) {
     d["nvrtc_log"] = c.gpu->binary().log;
     d["registers"] = c.gpu->binary().registers;
     d["spill_bytes"] = c.gpu->binary().spill_bytes;
+    d["shared_bytes"] = c.gpu->generated().local_bytes();
+    d["disk_cache"] = c.gpu->binary().disk_cache;
     d["ptx"] = cuda::compile_ptx(c.gpu->source(), c.gpu->binary().arch);
   }
 #ifdef LOOM_HAS_CPU_TARGET
@@ -345,6 +349,7 @@ PYBIND11_MODULE(_loom, m) {
   // C++ exceptions as Python exceptions of the same names, LoomError at the root
   static py::exception<Error> loom_error(m, "LoomError");
   static py::exception<ParseError> parse_error(m, "ParseError", loom_error.ptr());
+  static py::exception<JsonError> json_error(m, "JsonError", parse_error.ptr());
   static py::exception<TransformError> transform_error(m, "TransformError", loom_error.ptr());
   static py::exception<KernelError> kernel_error(m, "KernelError", loom_error.ptr());
   static py::exception<CudaError> cuda_error(m, "CudaError", loom_error.ptr());
@@ -354,6 +359,8 @@ PYBIND11_MODULE(_loom, m) {
       if (p) std::rethrow_exception(p);
     } catch (const ParseError& e) {
       parse_error(e.what());
+    } catch (const JsonError& e) {
+      json_error(e.what());
     } catch (const TransformError& e) {
       transform_error(e.what());
     } catch (const KernelError& e) {
@@ -414,6 +421,12 @@ PYBIND11_MODULE(_loom, m) {
     KernelFile f = parse_kernel_text(text, filename);
     return apply_transforms(f.kernel, f.transforms);
   });
+
+  m.def("kernel_from_json", [](const std::string& text, const std::string& filename) {
+    KernelFile f = kernel_file_from_json(text, filename);
+    return apply_transforms(f.kernel, f.transforms);
+  });
+  m.def("kernel_to_json", [](const LoopKernel& k) { return kernel_to_json(k); });
 
   m.def("transforms", [] {
     py::list out;

@@ -13,14 +13,14 @@ registry's schema (loopy's argument names, keyword defaults, help text).
 Errors are LoomError and its subclasses (ParseError, TransformError,
 KernelError, ArgumentError, CudaError), with the command line's messages.
 """
-from ._loom import ArgumentError, CudaError, KernelError, LoomError, ParseError, TransformError
+from ._loom import ArgumentError, CudaError, JsonError, KernelError, LoomError, ParseError, TransformError
 from .kernel import (AddressSpace, CudaTarget, ExecutableCTarget, GlobalArg, InterpreterTarget, LoopKernel,
-                     TemporaryVariable, ValueArg, generate_code, generate_code_v2, load_kernel, make_kernel, set_options)
+                     TemporaryVariable, ValueArg, generate_code, generate_code_v2, kernel_from_json, load_kernel, make_kernel, set_options)
 from .transforms import transform_names, _install
 
 __all__ = [
     "AddressSpace", "ArgumentError", "CudaError", "CudaTarget", "ExecutableCTarget", "GlobalArg", "InterpreterTarget",
     "KernelError", "LoomError", "LoopKernel", "ParseError", "TemporaryVariable", "TransformError", "ValueArg",
-    "generate_code", "generate_code_v2", "load_kernel", "make_kernel", "set_options", "transform_names",
+    "generate_code", "generate_code_v2", "JsonError", "kernel_from_json", "load_kernel", "make_kernel", "set_options", "transform_names",
 ]
 __all__ += _install(globals())

@@ -280,6 +280,11 @@ class LoopKernel:
         target = _target_name(target) or knl._default_target()
         return CompiledKernel(knl, knl._compiled_for(target))
 
+    def to_json(self):
+        """The kernel as a loom-kernel JSON document (lossless: kernel_from_json
+        gives a kernel that generates identical code)."""
+        return _loom.kernel_to_json(self._core)
+
     def __str__(self):
         return str(self._core)
 
@@ -412,10 +417,19 @@ class GeneratedCode:
 
 
 def load_kernel(path, target=None):
-    """A kernel from a file in Loom's kernel language, its transforms: section applied."""
+    """A kernel from a file in Loom's kernel language or a loom-kernel JSON
+    document (docs/json-schema.md), its transformations applied."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
+    if str(path).endswith(".json") or text.lstrip().startswith("{"):
+        return LoopKernel(_loom.kernel_from_json(text, str(path)), _target_name(target))
     return LoopKernel(_loom.parse_kernel(text, str(path)), _target_name(target))
+
+
+def kernel_from_json(text, target=None, filename="<json>"):
+    """A kernel from a loom-kernel JSON document (its transforms applied);
+    errors are JsonError/ParseError naming the JSON path."""
+    return LoopKernel(_loom.kernel_from_json(text, filename), _target_name(target))
 
 
 def generate_code_v2(knl):
