@@ -200,6 +200,17 @@ class LoopKernel:
         self._open = None
         self._watch = ()
         self._by_signature = {}
+        # the transformation steps that made this kernel: (script line, core) after each,
+        # from _origin, for compiled(...).asm["transforms"]
+        self._origin = core
+        self._history = ()
+
+    def _derived(self, core, step, _variant=False):
+        """A kernel made from this one by a step (its history extended)."""
+        k = LoopKernel(core, self.target, self.do_not_specialize if not _variant else (), _variant=_variant)
+        k._origin = self._origin
+        k._history = self._history + ((step, core),)
+        return k
 
     @property
     def name(self):
@@ -263,19 +274,21 @@ class LoopKernel:
         key = (tuple(dtypes), tuple(divisible))
         v = self._variants.get(key)
         if v is None:
-            core = self._core
+            v = self
             if dtypes:
-                core = _loom.apply_transform(core, "add_dtypes", [], {"dtypes": ", ".join(f"{n}={d}" for n, d in dtypes)})
+                spec = ", ".join(f"{n}={d}" for n, d in dtypes)
+                v = v._derived(_loom.apply_transform(v._core, "add_dtypes", [], {"dtypes": spec}), f"add_dtypes {spec}", True)
             if divisible:
-                core = _loom.apply_transform(core, "assume",
-                                             [" and ".join(f"{p} mod {self.DIVISIBILITY} = 0" for p in divisible)], {})
-            v = self._variants[key] = LoopKernel(core, self.target, _variant=True)
+                cond = " and ".join(f"{p} mod {self.DIVISIBILITY} = 0" for p in divisible)
+                v = v._derived(_loom.apply_transform(v._core, "assume", [cond], {}), f"assume {cond}", True)
+            self._variants[key] = v
         return v
 
     def compiled(self, target=None, **kwargs):
         """The compiled variant a call with these arguments would run, with its
         stages as Triton's compiled.asm: compiled(a=x).asm["cuda"], ["ptx"],
-        ["cubin"], ["llvm"] (cpu), ["kernel"], ["preprocessed"], ["schedule"]."""
+        ["cubin"], ["llvm"] (cpu), ["kernel"], ["json"], ["preprocessed"], ["schedule"], and
+        ["transforms"]: the kernel as made and after each transformation step."""
         knl = self._variant_for(kwargs) if kwargs and not self._is_variant else self
         target = _target_name(target) or knl._default_target()
         return CompiledKernel(knl, knl._compiled_for(target))
@@ -402,6 +415,9 @@ class CompiledKernel:
     def asm(self):
         if self._asm is None:
             self._asm = _loom.stages(self._compiled, self.kernel._core)
+            # the kernel as made (make_kernel or a file) and after each transformation step
+            k = self.kernel
+            self._asm["transforms"] = [("input", str(k._origin))] + [(step, str(core)) for step, core in k._history]
         return self._asm
 
 

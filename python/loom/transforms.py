@@ -34,8 +34,10 @@ def _value_text(v):
 def apply(name, knl, positional, keyword):
     if not isinstance(knl, LoopKernel):
         raise TypeError(f"{name}: the first argument must be a kernel, got {type(knl).__name__}")
-    core = _loom.apply_transform(knl._core, name, [str(p) for p in positional], {k: str(v) for k, v in keyword.items()})
-    return LoopKernel(core, knl.target, knl.do_not_specialize)
+    pos = [str(p) for p in positional]
+    kw = {k: str(v) for k, v in keyword.items()}
+    core = _loom.apply_transform(knl._core, name, pos, kw)
+    return knl._derived(core, " ".join([name] + pos + [f"{k}={v}" for k, v in kw.items()]))
 
 
 def _make(name, doc, params):

@@ -58,3 +58,15 @@ def test_compiled_stages_include_json():
     a = np.ones(100, np.float32)
     asm = k.compiled(target=target, a=a, b=a).asm
     assert json.loads(asm["json"])["kernel"]["name"] == "vector_add"
+
+
+def test_compiled_stages_list_every_transformation():
+    if not lp._loom.has_cpu_target():
+        pytest.skip("no CPU target in this build")
+    k = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2*a[i]", ["..."])
+    k = lp.split_iname(k, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    k = lp.add_dtypes(k, {"a": np.float64})
+    steps = k.compiled(target="cpu", a=np.ones(37)).asm["transforms"]
+    assert steps[0][0] == "input" and "i_inner" not in steps[0][1]
+    assert steps[1][0].startswith("split_iname iname=i inner_length=16") and "i_inner" in steps[1][1]
+    assert steps[2][0].startswith("add_dtypes") and "float64" in steps[2][1]
