@@ -202,6 +202,24 @@ TEST(DiskCache, NvrtcCompilesAreServedFromDiskInALaterProcess) {
   };
   // a source no earlier run stored (the in-memory cache of this process is not the child's concern: it is forked)
   std::string source = "extern \"C\" __global__ void k(float* a) { a[threadIdx.x] *= 2.0f; }\n// " + d.path + "\n";
+  // several processes compiling it at once: each gets a whole binary, one entry results
+  std::string together = source + "// compiled by four processes at once\n";
+  std::vector<pid_t> kids;
+  for (int p = 0; p < 4; ++p) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setenv("LOOM_CACHE_DIR", d.path.c_str(), 1);
+      auto r = cuda::compile(together, "sm_90");
+      ::_exit(!r.cubin.empty() && r.registers > 0 ? 0 : 1);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t k : kids) {
+    int status = 0;
+    ::waitpid(k, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  EXPECT_EQ(compile_in_child(together, 1), 0);
   EXPECT_EQ(compile_in_child(source, 0), 0);  // compiled and stored
   EXPECT_EQ(compile_in_child(source, 1), 0);  // loaded, with the resource report
   EXPECT_EQ(compile_in_child(source + "// another source\n", 0), 0);
