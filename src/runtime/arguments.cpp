@@ -271,6 +271,42 @@ Comparison compare(const HostArray& expected, const HostArray& actual, double rt
   return c;
 }
 
+namespace {
+
+// Integer input arrays read as a whole subscript of another array
+// (out[idx[i]]) get values inside the extent they index, so random inputs
+// exercise the kernel rather than its bounds check.
+void fill_index_arrays(const LoopKernel& k, const std::map<std::string, int64_t>& params,
+                       std::map<std::string, HostArray>& arrays, uint64_t seed) {
+  std::map<std::string, int64_t> range;  // index array -> the smallest extent it indexes
+  auto visit = [&](const Subscript& s) {
+    const Argument* target = k.find_argument(s.name);
+    if (!target) return;
+    std::vector<int64_t> shape = expected_shape(*target, params);
+    for (size_t d = 0; d < s.indices.size() && d < shape.size(); ++d) {
+      auto idx = s.indices[d].as<Subscript>();
+      if (!idx || !arrays.count(idx->name) || k.is_written(idx->name) || !arrays.at(idx->name).dtype.is_int()) continue;
+      auto it = range.find(idx->name);
+      range[idx->name] = it == range.end() ? shape[d] : std::min(it->second, shape[d]);
+    }
+  };
+  for (auto& insn : k.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    for_each_subscript(insn.lhs, visit);
+    for_each_subscript(insn.rhs, visit);
+  }
+  uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (auto& [name, extent] : range) {
+    HostArray& h = arrays.at(name);
+    for (int64_t i = 0; i < h.size(); ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      h.set(i, extent > 0 ? double((state >> 33) % uint64_t(extent)) : 0.0);
+    }
+  }
+}
+
+}  // namespace
+
 std::map<std::string, HostArray> make_host_arrays(const LoopKernel& k, const std::map<std::string, int64_t>& params,
                                                   uint64_t seed) {
   std::map<std::string, HostArray> out;
@@ -284,6 +320,7 @@ std::map<std::string, HostArray> make_host_arrays(const LoopKernel& k, const std
     else h.fill_random(seed + 1000 * ++n);
     out.emplace(a.name, std::move(h));
   }
+  fill_index_arrays(k, params, out, seed);
   return out;
 }
 

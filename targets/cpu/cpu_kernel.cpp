@@ -38,6 +38,7 @@ using EntryFn = void (*)(void**, int64_t, int64_t);
 struct Compiled {
   EntryFn fn = nullptr;
   std::string ir;
+  std::vector<CheckedAccess> checked;  // the accesses the bounds record's ids name
 };
 
 class Jit {
@@ -58,12 +59,12 @@ class Jit {
     auto t0 = Clock::now();
     auto ctx = std::make_unique<llvm::LLVMContext>();
     std::string name = "loom_" + g.kernel.name + "_" + std::to_string(counter_++);
-    std::unique_ptr<llvm::Module> m = lower_to_llvm(g, *ctx, name);
+    auto out = std::make_shared<Compiled>();
+    std::unique_ptr<llvm::Module> m = lower_to_llvm(g, *ctx, name, &out->checked);
     m->setDataLayout(tm_->createDataLayout());
     m->setTargetTriple(tm_->getTargetTriple().str());
     auto t1 = Clock::now();
     optimize(*m);
-    auto out = std::make_shared<Compiled>();
     {
       llvm::raw_string_ostream os(out->ir);
       m->print(os, nullptr);
@@ -196,7 +197,12 @@ void CpuKernel::call(const ArgMap& args, int threads) {
   if (dims.empty()) return;
   // args[i] points at argument i's value, as CUDA kernel parameters do
   std::vector<uint64_t> storage(k.arguments.size());
-  std::vector<void*> ptrs(k.arguments.size());
+  std::vector<void*> ptrs(k.arguments.size() + 1);
+  // the bounds record: extents of the array arguments, then what failed (lowering.h)
+  std::vector<int64_t> record(BoundsRecord::kExtents + k.arguments.size(), 0);
+  for (size_t i = 0; i < k.arguments.size(); ++i)
+    if (k.arguments[i].kind == Argument::Array) record[BoundsRecord::kExtents + i] = storage_elements(k.arguments[i], params);
+  ptrs[k.arguments.size()] = record.data();
   for (size_t i = 0; i < k.arguments.size(); ++i) {
     const Argument& a = k.arguments[i];
     if (a.kind == Argument::Array) {
@@ -228,14 +234,23 @@ void CpuKernel::call(const ArgMap& args, int threads) {
   workers = std::min(workers, blocks);
   if (workers <= 1) {
     fn(ptrs.data(), 0, blocks);
-    return;
+  } else {
+    std::vector<std::thread> pool;
+    for (int64_t w = 0; w < workers; ++w) {
+      int64_t lo = blocks * w / workers, hi = blocks * (w + 1) / workers;
+      pool.emplace_back([=, &ptrs] { fn(ptrs.data(), lo, hi); });
+    }
+    for (auto& t : pool) t.join();
   }
-  std::vector<std::thread> pool;
-  for (int64_t w = 0; w < workers; ++w) {
-    int64_t lo = blocks * w / workers, hi = blocks * (w + 1) / workers;
-    pool.emplace_back([=, &ptrs] { fn(ptrs.data(), lo, hi); });
+  if (__atomic_load_n(&record[BoundsRecord::kFailed], __ATOMIC_ACQUIRE)) {
+    const CheckedAccess& a = impl_->compiled->checked.at(size_t(record[BoundsRecord::kAccess]));
+    int64_t extent = 0;
+    for (size_t i = 0; i < k.arguments.size(); ++i)
+      if (k.arguments[i].name == a.array) extent = record[BoundsRecord::kExtents + i];
+    throw ArgumentError("kernel '" + k.name + "': instruction '" + a.instruction + "' accesses '" + a.array + "' at element " +
+                        std::to_string(record[BoundsRecord::kIndex]) + ", outside its " + std::to_string(extent) +
+                        " elements (a subscript Loom cannot prove in bounds, checked at run time; the access was skipped)");
   }
-  for (auto& t : pool) t.join();
 }
 
 }  // namespace loom::cpu

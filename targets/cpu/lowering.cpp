@@ -10,11 +10,15 @@
 #include "lowering.h"
 
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <functional>
+#include <set>
+
+#include "loom/constraints.h"
 
 namespace loom::cpu {
 
@@ -114,10 +118,12 @@ class Lowering {
     for (auto& a : k_.arguments) params.push_back(a.kind == Argument::Array ? (llvm::Type*)b_.getPtrTy() : reg_type(a.dtype));
     params.push_back(b_.getInt64Ty());
     params.push_back(b_.getInt64Ty());
+    params.push_back(b_.getPtrTy());  // the bounds record (BoundsRecord in lowering.h)
     auto* ft = llvm::FunctionType::get(b_.getVoidTy(), params, false);
     fn_ = llvm::Function::Create(ft, llvm::Function::InternalLinkage, name_ + "_body", module_.get());
     auto* entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
     b_.SetInsertPoint(entry);
+    bounds_record_ = fn_->getArg(unsigned(k_.arguments.size() + 2));
     size_t i = 0;
     for (auto& a : k_.arguments) {
       llvm::Argument* arg = fn_->getArg(unsigned(i++));
@@ -184,6 +190,7 @@ class Lowering {
     }
     call_args.push_back(f->getArg(1));
     call_args.push_back(f->getArg(2));
+    call_args.push_back(b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), f->getArg(0), b_.getInt64(k_.arguments.size()))));
     b_.CreateCall(fn_, call_args);
     b_.CreateRetVoid();
   }
@@ -359,6 +366,7 @@ class Lowering {
         return;
       case Stmt::Assign: {
         if (is_collective(*s)) fail("internal: a warp reduction inside one thread's code");
+        current_insn_ = s->insn_id;
         Value* v = expr(s->rhs);
         if (auto var = s->lhs.as<Var>()) {
           store_var(var->name, v);
@@ -386,7 +394,72 @@ class Lowering {
     Value* off = b_.CreateSExt(b_.CreateSExtOrTrunc(expr(k_.flat_index(s)), index_type()), b_.getInt64Ty());
     auto t = temp_arrays_.find(s.name);
     if (t != temp_arrays_.end() && t->second.per_thread) off = b_.CreateAdd(off, thread_offset(t->second));
-    return b_.CreateGEP(mem_type(a.dtype), a.base, off);
+    Value* base = a.base;
+    if (int arg = unproven_argument_access(s); arg >= 0) checked_offset(s, arg, off, base);
+    return b_.CreateGEP(mem_type(a.dtype), base, off);
+  }
+
+  // The argument index of an access to an array argument whose bounds
+  // check_bounds could not prove (a subscript that is not affine in inames
+  // and parameters: i*i, idx[i], a temporary's value); -1 for the others.
+  int unproven_argument_access(const Subscript& s) const {
+    int arg = -1;
+    for (size_t i = 0; i < k_.arguments.size(); ++i)
+      if (k_.arguments[i].name == s.name && k_.arguments[i].kind == Argument::Array) arg = int(i);
+    if (arg < 0) return -1;
+    for (auto& idx : s.indices) {
+      if (!affine_form(idx)) return arg;
+      std::set<std::string> vars;
+      collect_free_vars(idx, vars);
+      bool has_read = false;
+      for_each_subscript(idx, [&](const Subscript&) { has_read = true; });
+      if (has_read) return arg;
+      for (auto& v : vars)
+        if (!k_.has_iname(v) && !is_parameter(v)) return arg;
+    }
+    return -1;
+  }
+
+  bool is_parameter(const std::string& v) const {
+    if (!parameters_) parameters_ = std::make_unique<std::set<std::string>>();
+    if (parameters_->empty())
+      for (auto& p : k_.parameters()) parameters_->insert(p);
+    return parameters_->count(v) != 0;
+  }
+
+  // Bounds-checked access: an offset outside [0, extent) is recorded in the
+  // bounds record (access, index) and redirected to a scratch buffer, so the
+  // kernel finishes without touching memory outside the array; CpuKernel::call
+  // then raises the error.
+  void checked_offset(const Subscript& s, int arg, Value*& off, Value*& base) {
+    Value* record = bounds_record_;
+    Value* extent = b_.CreateLoad(b_.getInt64Ty(), b_.CreateGEP(b_.getInt64Ty(), record, b_.getInt64(BoundsRecord::kExtents + arg)));
+    Value* ok = b_.CreateICmpULT(off, extent);
+    int64_t id = int64_t(checked_accesses_.size());
+    checked_accesses_.push_back({current_insn_, s.name});
+    auto* bad = llvm::BasicBlock::Create(ctx_, "out_of_bounds", fn_);
+    auto* cont = llvm::BasicBlock::Create(ctx_, "in_bounds", fn_);
+    b_.CreateCondBr(ok, cont, bad, llvm::MDBuilder(ctx_).createBranchWeights(1000000, 1));
+    b_.SetInsertPoint(bad);
+    auto store = [&](int slot, Value* v) {  // several blocks' threads may fail at once
+      auto* st = b_.CreateStore(v, b_.CreateGEP(b_.getInt64Ty(), record, b_.getInt64(slot)));
+      st->setAtomic(llvm::AtomicOrdering::Monotonic);
+      st->setAlignment(llvm::Align(8));
+    };
+    store(BoundsRecord::kAccess, b_.getInt64(id));
+    store(BoundsRecord::kIndex, off);
+    store(BoundsRecord::kFailed, b_.getInt64(1));
+    b_.CreateBr(cont);
+    b_.SetInsertPoint(cont);
+    if (!scratch_) {
+      auto* ty = llvm::ArrayType::get(b_.getInt8Ty(), 256);
+      auto* g = new llvm::GlobalVariable(*module_, ty, false, llvm::GlobalValue::InternalLinkage,
+                                         llvm::ConstantAggregateZero::get(ty), name_ + "_oob_scratch");
+      g->setAlignment(llvm::Align(64));
+      scratch_ = g;
+    }
+    off = b_.CreateSelect(ok, off, b_.getInt64(0));
+    base = b_.CreateSelect(ok, base, scratch_);
   }
 
   Value* expr(const Expr& e) {
@@ -607,12 +680,24 @@ class Lowering {
   std::map<std::string, Slot> vars_;
   std::map<std::string, ArrayInfo> arrays_;
   std::map<std::string, Slot> temp_arrays_;
+  // bounds-checked accesses (checked_offset)
+  Value* bounds_record_ = nullptr;
+  llvm::GlobalVariable* scratch_ = nullptr;
+  std::string current_insn_;
+  mutable std::unique_ptr<std::set<std::string>> parameters_;
+
+ public:
+  std::vector<CheckedAccess> checked_accesses_;
 };
 
 }  // namespace
 
-std::unique_ptr<llvm::Module> lower_to_llvm(const GeneratedKernel& g, llvm::LLVMContext& ctx, const std::string& name) {
-  return Lowering(g, ctx, name).run();
+std::unique_ptr<llvm::Module> lower_to_llvm(const GeneratedKernel& g, llvm::LLVMContext& ctx, const std::string& name,
+                                            std::vector<CheckedAccess>* checked) {
+  Lowering l(g, ctx, name);
+  auto m = l.run();
+  if (checked) *checked = l.checked_accesses_;
+  return m;
 }
 
 }  // namespace loom::cpu

@@ -9,10 +9,12 @@
 #include "loom/cuda.h"
 #include "loom/json.h"
 #include "loom/parser.h"
+#include "transform_check.h"
 #include "loom/transforms.h"
 #include "oracle.h"
 
 using namespace loom;
+using loom::testing::error_of;
 
 namespace {
 
@@ -32,15 +34,6 @@ std::vector<std::string> kernel_files() {
     if (e.path().extension() == ".loom") files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   return files;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace
@@ -100,7 +93,7 @@ TEST(Json, HandWrittenKernelMeansWhatItsTextSays) {
                    {"transform": "fix_parameters", "n": 1000}],
     "defaults": {"n": 1000}
   })J";
-  EXPECT_NE(error_of([&] { kernel_file_from_json(json); }), "(no error)");  // j is no iname: refused
+  EXPECT_NE(error_of([&] { kernel_file_from_json(json); }), "no error");  // j is no iname: refused
   size_t at = json.find("sum(j, 1.5f)");
   json.replace(at, 12, "a[i]");
   KernelFile f = kernel_file_from_json(json, "scale.json");
