@@ -170,11 +170,21 @@ bool check_outputs(const LoopKernel& k, std::map<std::string, HostArray>& want, 
   return ok;
 }
 
+// The kernel the check runs: the untransformed one, with what the script
+// declared rather than transformed (assumptions, fixed parameters, dtypes), so
+// it runs on the same inputs and proves its bounds under the same facts.
+LoopKernel reference_kernel(const Loaded& l) {
+  std::vector<TransformStep> declarations;
+  for (auto& s : l.steps)
+    if (s.name == "assume" || s.name == "fix_parameters" || s.name == "add_dtypes") declarations.push_back(s);
+  return apply_transforms(l.file.kernel, declarations);
+}
+
 // The reference: the untransformed kernel in the interpreter, on copies of the inputs.
 bool check_against_reference(const Loaded& l, const std::map<std::string, int64_t>& params,
                              std::map<std::string, HostArray> reference, std::map<std::string, HostArray>& got) {
   auto t0 = std::chrono::steady_clock::now();
-  interpret(generate(l.file.kernel), host_args(l.kernel, reference, params));
+  interpret(generate(reference_kernel(l)), host_args(l.kernel, reference, params));
   std::printf("reference interpreter (untransformed kernel): %.2f s\n", seconds_since(t0));
   return check_outputs(l.kernel, reference, got);
 }
@@ -188,7 +198,9 @@ void print_params(const char* where, const std::map<std::string, int64_t>& param
 #ifdef LOOM_HAS_CPU_TARGET
 int run_cpu(const Options& o, const Loaded& l) {
   if (o.command == "show") {
-    emit(o, l, stages_for(o, l, "cpu"));
+    Options shown = o;
+    if (shown.emit.empty()) shown.emit = "llvm";
+    emit(shown, l, stages_for(shown, l, "cpu"));
     return 0;
   }
   auto t0 = std::chrono::steady_clock::now();

@@ -29,7 +29,8 @@ expect "unknown option" 2 'unknown option' -- "$LOOM" show "$SRC/examples/matmul
 expect "no gpu run fallback" 0 'compiled' -- "$LOOM" run "$SRC/examples/vector_add.loom" --fallback-compile
 printf 'kernel k\ndomains:\n  {[i, j]: 0 <= i, j < 1//0}\narguments:\n  ...\ninstructions:\n  out[i, j] = a[i, j]\n' >"$tmp/div0.loom"
 expect "division by zero in a domain" 1 'div0.loom:3:25: bad domain: division by zero' -- "$LOOM" show "$tmp/div0.loom"
-if "$LOOM" show "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1; then  # built with the CPU target
+if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1; then  # built with the CPU target
+  expect "show --target cpu prints LLVM IR" 0 'define void' -- "$LOOM" show "$SRC/examples/vector_add.loom" --target cpu
   expect "LOOM_CPU names an unknown CPU" 1 "LOOM_CPU='bogus' is not a CPU LLVM knows" -- env LOOM_CPU=bogus "$LOOM" run "$SRC/examples/vector_add.loom" --target cpu
   expect "LOOM_CPU pins a baseline CPU" 0 'check out: match' -- env LOOM_CPU=x86-64 "$LOOM" run "$SRC/examples/vector_add.loom" --target cpu
 fi
@@ -63,6 +64,15 @@ printf '{"format": "loom-transforms", "version": 1, "transforms": [{"transform":
 expect "JSON script error names the path" 1 'bad.json: /transforms/0/inner_length: expected an integer' -- "$LOOM" show "$tmp/k.loom" -t "$tmp/bad.json"
 printf '{"format": "loom-kernel", "version": 1,\n "kernel": {"domains": ["{[i]: 0 <= i < n}"], "instructions": [}}' >"$tmp/badk.json"
 expect "malformed JSON names line:col" 1 'badk.json:2:[0-9]+: malformed JSON' -- "$LOOM" show "$tmp/badk.json"
+# loom run's check follows what the script declared: fix_parameters and assume (loopy compatibility, item 12)
+printf 'kernel fx\ndomains:\n  {[i, k]: 0 <= i < n and 0 <= k < m}\narguments:\n  a: float32[n, m]\n  out: float32[n]\ninstructions:\n  out[i] = sum(k, a[i, k])\ntransforms:\n  fix_parameters n=100\n  assume m >= 1 and m mod 4 = 0\n  split_iname k 4 inner_tag=unr\ndefaults:\n  m=64\n' >"$tmp/fx.loom"
+if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1; then
+  expect "run checks under the script's declarations" 0 'check out: match' -- "$LOOM" run "$tmp/fx.loom" --target cpu
+  printf 'kernel sq\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n]\ninstructions:\n  a[i*i] = 17\ndefaults:\n  n=100\n' >"$tmp/sq.loom"
+  expect "a[i*i] stops with the array and index, no heap corruption" 1 "accesses 'a' at element 9801, outside its 100 elements" -- "$LOOM" run "$tmp/sq.loom" --target cpu
+  printf 'kernel sc\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  out: float32[n]\n  idx: int32[n]\n  a: float32[n]\ninstructions:\n  out[idx[i]] = a[i]\ndefaults:\n  n=1000\n' >"$tmp/sc.loom"
+  expect "a scatter runs on index arrays inside the range" 0 'check out: match' -- "$LOOM" run "$tmp/sc.loom" --target cpu
+fi
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
