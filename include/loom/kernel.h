@@ -47,6 +47,9 @@ struct Instruction {
   std::set<std::string> no_sync_with;
   std::set<std::string> tags;
   int priority = 0;
+  // {atomic} (loopy's AtomicUpdate): x[I] = x[I] + e on a global array, done
+  // as one atomic update, so threads and blocks may add into one element.
+  bool atomic = false;
   SourceLoc loc;
 
   std::string assignee_name() const;  // "a" for a[i] = ..., "acc" for acc = ...

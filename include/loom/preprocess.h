@@ -37,6 +37,11 @@ LoopKernel add_dependencies(const LoopKernel& k);
 void check_kernel(const LoopKernel& k);
 void check_bounds(const LoopKernel& k);
 void check_races(const LoopKernel& k, const std::vector<std::string>& hardware_inames);
+// Atomic instructions ({atomic}) have the form x[I] = x[I] + e on a global
+// array of a type the targets add atomically (atomics.cpp).
+void check_atomic_updates(const LoopKernel& k);
+// The e of an atomic x[I] = x[I] + e; undefined for other instructions.
+Expr atomic_increment(const Instruction& insn);
 void check_global_dependences(const LoopKernel& k);
 
 // Whether instances of a (access sa) and b (access sb) that touch one element

@@ -251,7 +251,13 @@ class KernelBuilder {
     while (!p.accept("}")) {
       if (p.at_end()) p.fail_here("'}' to close the options");
       size_t koff = p.peek().offset;
-      std::string key = p.expect_ident("an option name (id, dep, inames, if, priority, nosync, tags)");
+      std::string key = p.expect_ident("an option name (id, dep, inames, if, priority, nosync, tags, atomic)");
+      if (key == "atomic" && (p.is(",") || p.is("}"))) {  // a flag, without a value
+        if (opts.count(key)) src_.fail(koff, "option 'atomic' given twice");
+        opts[key] = OptionValue{koff, {}};
+        p.accept(",");
+        continue;
+      }
       p.expect("=", ("after option '" + key + "'").c_str());
       OptionValue v{koff, {}};
       size_t part_begin = p.peek().offset;
@@ -377,8 +383,11 @@ class KernelBuilder {
         } catch (...) {
           src_.fail(v.offset, "priority= takes an integer");
         }
+      } else if (key == "atomic") {
+        if (!v.parts.empty()) src_.fail(v.offset, "atomic takes no value");
+        insn.atomic = true;
       } else {
-        src_.fail(v.offset, "unknown option '" + key + "' (known: id, dep, inames, if, priority, nosync, tags)");
+        src_.fail(v.offset, "unknown option '" + key + "' (known: id, dep, inames, if, priority, nosync, tags, atomic)");
       }
     }
   }

@@ -83,6 +83,7 @@ std::string Instruction::str() const {
   if (!no_sync_with.empty()) opts.push_back("nosync=" + join(no_sync_with, ":"));
   if (!tags.empty()) opts.push_back("tags=" + join(tags, ":"));
   if (priority) opts.push_back("priority=" + std::to_string(priority));
+  if (atomic) opts.push_back("atomic");
   os << "  {" << join(opts, ", ") << "}";
   return os.str();
 }

@@ -225,7 +225,7 @@ class Checker {
   void races(const std::vector<std::string>& hardware) {
     for (auto& insn : k_.instructions) {
       auto s = insn.lhs.as<Subscript>();
-      if (insn.kind != Instruction::Assign || !s) continue;
+      if (insn.kind != Instruction::Assign || !s || insn.atomic) continue;  // atomic updates may meet on one element
       const Temporary* t = k_.find_temporary(s->name);
       bool local = t && t->space == AddressSpace::Local;
       if (t && !local) continue;  // private: one copy per thread

@@ -11,6 +11,7 @@ LoopKernel preprocess(const LoopKernel& k) {
   r = eliminate_common_subexpressions(r);
   r = add_dependencies(r);
   check_kernel(r);
+  check_atomic_updates(r);
   check_bounds(r);
   std::vector<std::string> hardware;
   for (auto& n : r.all_inames())

@@ -164,7 +164,7 @@ void check_global_dependences(const LoopKernel& k) {
   for (auto& w : k.instructions) {
     auto ws = w.lhs.as<Subscript>();
     if (w.kind != Instruction::Assign || !ws || !is_global_array(k, ws->name)) continue;
-    bool declared = w.no_sync_with.count(w.id) != 0;
+    bool declared = w.no_sync_with.count(w.id) != 0 || w.atomic;
     // a write through an index isl cannot analyse, on a parallel iname
     if (parallel(k, w) && !declared) {
       isl::set dom = islu::iteration_domain(k, inames_in_order(k, w));
@@ -172,7 +172,8 @@ void check_global_dependences(const LoopKernel& k) {
         if (islu::pw_aff_from_expr(ws->indices[d], dom.space()).is_null())
           throw KernelError(pre + "instruction '" + w.id + "' writes " + ws->name + " through index " + ws->indices[d].str() +
                             ", which Loom cannot analyse, on parallel inames: several threads may write one element. Declare it "
-                            "race-free with {nosync=" + w.id + "} if the index is injective, or run it sequentially");
+                            "race-free with {nosync=" + w.id + "} if the index is injective, make it an atomic update ({atomic}: " +
+                            ws->name + "[...] = " + ws->name + "[...] + value), or run it sequentially");
     }
     for (auto& other : k.instructions) {
       if (other.kind != Instruction::Assign) continue;
@@ -183,6 +184,7 @@ void check_global_dependences(const LoopKernel& k) {
         if (r->name != ws->name) continue;
         bool self = &other == &w;
         if (w.no_sync_with.count(other.id) || other.no_sync_with.count(w.id)) continue;
+        if (self && w.atomic) continue;  // the read is part of the atomic update
         GlobalConflict c = global_conflict(k, w, *ws, other, *r);
         std::string what = self ? "instruction '" + w.id + "' reads " + r->name + " at an element that another block writes"
                                 : "instruction '" + w.id + "' writes " + ws->name + " and instruction '" + other.id + "' reads " +

@@ -19,6 +19,7 @@
 #include <set>
 
 #include "loom/constraints.h"
+#include "loom/preprocess.h"
 
 namespace loom::cpu {
 
@@ -367,12 +368,20 @@ class Lowering {
       case Stmt::Assign: {
         if (is_collective(*s)) fail("internal: a warp reduction inside one thread's code");
         current_insn_ = s->insn_id;
-        Value* v = expr(s->rhs);
+        const Instruction* atomic = atomic_instruction(s->insn_id);
+        Value* v = atomic ? nullptr : expr(s->rhs);
         if (auto var = s->lhs.as<Var>()) {
           store_var(var->name, v);
           return;
         }
         auto sub = s->lhs.as<Subscript>();
+        if (atomic) {  // blocks run on several worker threads
+          Value* inc = expr(atomic_increment(*atomic));
+          Type t = sub->type;
+          b_.CreateAtomicRMW(t.is_float() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, address(*sub), inc,
+                             llvm::Align(size_t(t.bytes())), llvm::AtomicOrdering::Monotonic);
+          return;
+        }
         b_.CreateStore(to_mem(v, sub->type), address(*sub));
         return;
       }
@@ -397,6 +406,12 @@ class Lowering {
     Value* base = a.base;
     if (int arg = unproven_argument_access(s); arg >= 0) checked_offset(s, arg, off, base);
     return b_.CreateGEP(mem_type(a.dtype), base, off);
+  }
+
+  const Instruction* atomic_instruction(const std::string& id) const {
+    for (auto& i : k_.instructions)
+      if (i.id == id && i.atomic) return &i;
+    return nullptr;
   }
 
   // The argument index of an access to an array argument whose bounds

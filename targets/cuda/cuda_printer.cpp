@@ -16,6 +16,7 @@
 
 #include "loom/cuda.h"
 #include "loom/functions.h"
+#include "loom/preprocess.h"
 
 namespace loom::cuda {
 
@@ -352,9 +353,38 @@ class Printer {
           os << pad << "}\n";
         }
         break;
-      case Stmt::Assign: os << pad << expr(s->lhs, 0) << " = " << expr(s->rhs, 0) << ";\n"; break;
+      case Stmt::Assign:
+        if (const Instruction* insn = atomic_instruction(s->insn_id)) {
+          print_atomic_add(os, pad, *insn, *s);
+          break;
+        }
+        os << pad << expr(s->lhs, 0) << " = " << expr(s->rhs, 0) << ";\n";
+        break;
       case Stmt::Barrier: os << pad << "__syncthreads();\n"; break;
     }
+  }
+
+  const Instruction* atomic_instruction(const std::string& id) const {
+    for (auto& i : k_.instructions)
+      if (i.id == id && i.atomic) return &i;
+    return nullptr;
+  }
+
+  // x[I] = x[I] + e as atomicAdd(&x[I], e); 64-bit integers through unsigned
+  // long long (two's complement addition is the same).
+  void print_atomic_add(std::ostream& os, const std::string& pad, const Instruction& insn, const Stmt& s) {
+    Expr inc = atomic_increment(insn);
+    if (!inc.defined()) throw KernelError("kernel '" + k_.name + "': atomic instruction '" + insn.id + "' is not x[i] = x[i] + value");
+    Type t = s.lhs.type();
+    std::string target = "&" + expr(s.lhs, 13), value = expr(inc, 0);
+    if (t.kind == ScalarKind::Int64 || t.kind == ScalarKind::UInt64) {
+      target = "(unsigned long long*)" + target;
+      value = "(unsigned long long)(" + value + ")";
+    } else {
+      value = "(" + std::string(t.kind == ScalarKind::Float32 ? "float" : t.kind == ScalarKind::Float64 ? "double"
+                                : t.kind == ScalarKind::Int32 ? "int" : "unsigned") + ")(" + value + ")";
+    }
+    os << pad << "atomicAdd(" << target << ", " << value << ");\n";
   }
 
   const GeneratedKernel& g_;

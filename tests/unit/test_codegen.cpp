@@ -49,7 +49,7 @@ std::vector<std::map<std::string, int64_t>> sizes(const LoopKernel& k, std::vect
     std::map<std::string, int64_t> p;
     int j = 0;
     for (auto& name : k.parameters()) p[name] = values[(i + j++) % values.size()];
-    out.push_back(p);
+    if (assumptions_hold(k, p)) out.push_back(p);  // (a kernel's assumptions: m >= 1 for a histogram's bins)
   }
   return out;
 }
