@@ -99,6 +99,26 @@ bool intersects(const std::set<std::string>& a, const std::set<std::string>& b) 
   return false;
 }
 
+// Two instructions that write elements of one global array in common, with
+// no dependency between them and neither reading the array (which would
+// order them by its dataflow): which write lands last is the text's accident.
+// loopy refuses such kernels ("writes to a not ordered by a dependency"), so
+// Loom does too and says how to order them.
+void check_writes_ordered(const LoopKernel& k, const Instruction& A, const Accesses& a, const Instruction& B, const Accesses& b,
+                          Overlap& overlap) {
+  if (A.no_sync_with.count(B.id) || B.no_sync_with.count(A.id)) return;
+  for (auto& [name, xs] : a.writes) {
+    auto it = b.writes.find(name);
+    const Argument* arg = k.find_argument(name);
+    if (it == b.writes.end() || !arg || arg->kind != Argument::Array) continue;
+    if (a.reads.count(name) || b.reads.count(name)) continue;
+    if (!overlap.meet(A, xs, B, it->second)) continue;
+    throw KernelError("kernel '" + k.name + "': instructions '" + A.id + "' and '" + B.id + "' both write elements of '" + name +
+                      "' and no dependency orders them (loopy: writes to " + name + " not ordered by a dependency): add dep=" +
+                      A.id + " to '" + B.id + "' if it writes last, or dep=" + B.id + " to '" + A.id + "'");
+  }
+}
+
 }  // namespace
 
 LoopKernel add_dependencies(const LoopKernel& k) {
@@ -129,6 +149,7 @@ LoopKernel add_dependencies(const LoopKernel& k) {
       if (before[b].count(a)) continue;
       const Instruction& A = k.instructions[a];
       const Instruction& B = k.instructions[b];
+      if (!before[a].count(b)) check_writes_ordered(k, A, acc[a], B, acc[b], overlap);
       bool dep = intersects(acc[a].scalar_writes, acc[b].scalar_reads) || intersects(acc[a].scalar_reads, acc[b].scalar_writes) ||
                  intersects(acc[a].scalar_writes, acc[b].scalar_writes);
       auto arrays = [&](const auto& x, const auto& y) {

@@ -8,6 +8,8 @@
 
 #include "loom/cuda.h"
 #include "loom/parser.h"
+#include "loom/runtime.h"
+#include "loom/codegen.h"
 #include "loom/transforms.h"
 #include "transform_check.h"
 
@@ -162,4 +164,28 @@ transforms:
   split_iname i 64 outer_tag=g.0 inner_tag=l.0
 )";
   EXPECT_EQ(generate_error(gather), "no error");
+}
+
+// loopy compatibility item 10: a[i] = 12 and a[i+1] = 13 with no dependency
+// between them are refused, as loopy refuses them; a declared order runs.
+TEST(GlobalDependences, OverlappingWritesNeedADeclaredOrder) {
+  auto kernel = [](const std::string& second_options) {
+    return make_kernel({"{[i]: 0 <= i < n}"}, "a[i] = 12 {id=w1}\na[i+1] = 13 {id=w2" + second_options + "}", {"a: float32[n+1]"});
+  };
+  std::string e = error_of([&] { generate(kernel("")); });
+  EXPECT_NE(e.find("instructions 'w1' and 'w2' both write elements of 'a' and no dependency orders them"), std::string::npos) << e;
+  EXPECT_NE(e.find("add dep=w1 to 'w2'"), std::string::npos) << e;
+  EXPECT_EQ(error_of([&] { generate(kernel(", dep=w1")); }), "no error");
+  EXPECT_EQ(error_of([&] { generate(kernel(", nosync=w1")); }), "no error");
+  // writes that never meet need no order
+  LoopKernel apart = make_kernel({"{[i]: 0 <= i < n}"}, "a[2*i] = 12 {id=w1}\na[2*i+1] = 13 {id=w2}", {"a: float32[2*n]"});
+  EXPECT_EQ(error_of([&] { generate(apart); }), "no error");
+  // with the order declared, each iteration of the shared loop runs w1 then w2, as in loopy
+  // (a dependency orders instances at equal values of the inames the two share)
+  LoopKernel ordered = kernel(", dep=w1");
+  auto arrays = make_host_arrays(ordered, {{"n", 5}}, 1);
+  ArgMap args{{"a", ArgValue::of(arrays.at("a").ref())}, {"n", ArgValue::of_int(5)}};
+  interpret(generate(ordered), args);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(arrays.at("a").get(i), 12);
+  EXPECT_EQ(arrays.at("a").get(5), 13);
 }
