@@ -4,17 +4,18 @@
 # tests/fuzz/corpus/<corpus>; new inputs go to a scratch folder, not the
 # repository. Stops at the first crash, hang (10 s) or sanitizer report and
 # leaves the input in the current folder as crash-*/timeout-*.
-#   tools/fuzz-libfuzzer.sh kernel_parser|transform_script [RUNS=1000000] [JOBS=1]
+#   tools/fuzz-libfuzzer.sh kernel_parser|transform_script|json [RUNS=1000000] [JOBS=1]
 # Needs clang-14 and libclang-rt-14-dev (apt-get install clang-14 libclang-rt-14-dev).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${1:?usage: tools/fuzz-libfuzzer.sh kernel_parser|transform_script [RUNS] [JOBS]}
+target=${1:?usage: tools/fuzz-libfuzzer.sh kernel_parser|transform_script|json [RUNS] [JOBS]}
 runs=${2:-1000000}
 jobs=${3:-1}
 case $target in
   kernel_parser) corpus=tests/fuzz/corpus/kernel ;;
   transform_script) corpus=tests/fuzz/corpus/script ;;
-  *) echo "unknown target '$target' (kernel_parser or transform_script)" >&2; exit 2 ;;
+  json) corpus=tests/fuzz/corpus/json ;;
+  *) echo "unknown target '$target' (kernel_parser, transform_script or json)" >&2; exit 2 ;;
 esac
 if [ ! -x build-fuzz/fuzz_$target ]; then
   cmake -S . -B build-fuzz -DLOOM_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 -DLOOM_WITH_LLVM=OFF > /dev/null
