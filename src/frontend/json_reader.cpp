@@ -124,6 +124,12 @@ JsonReader::JsonReader(const std::string& text, std::string filename) : file_(st
     auto colon = what.find(": ", what.find("column"));
     if (colon != std::string::npos) what = what.substr(colon + 2);
     throw ParseError(SourceLoc{file_, line, column}, "malformed JSON: " + what);
+  } catch (const nlohmann::json::exception& e) {  // a number too large for any JSON number type (out_of_range.406)
+    std::string what = e.what();
+    auto bracket = what.find("] ");
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+    if (what.size() > 200) what = what.substr(0, 200) + "...";
+    throw ParseError(SourceLoc{file_, 0, 0}, "malformed JSON: " + what);
   }
 }
 

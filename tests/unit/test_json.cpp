@@ -129,6 +129,9 @@ TEST(Json, ErrorsNameTheJsonPath) {
   std::string e = error_of([] { kernel_from_json("{\n  \"format\": \"loom-kernel\",\n  \"version\": 1,,\n}", "k.json"); });
   EXPECT_NE(e.find("k.json:3:"), std::string::npos) << e;
   EXPECT_NE(e.find("malformed JSON"), std::string::npos) << e;
+  // a number no JSON number type holds (found by the libFuzzer target)
+  e = error_of([] { kernel_from_json("{\"format\": 1" + std::string(400, '8') + "}", "k.json"); });
+  EXPECT_NE(e.find("k.json: malformed JSON: number overflow"), std::string::npos) << e;
   // version
   e = error_of([] { kernel_from_json(R"({"format": "loom-kernel", "version": 7, "kernel": {}})", "k.json"); });
   EXPECT_NE(e.find("k.json: /version: version 7 is not supported"), std::string::npos) << e;
