@@ -89,7 +89,7 @@ void infer_within_inames(const LoopKernel& kernel, Instruction& insn, const std:
         throw ParseError(insn.loc, "instruction '" + insn.id + "' uses iname '" + f + "' but inames= does not list it");
     return;
   }
-  insn.within_inames = found;
+  insn.within_inames.insert(found.begin(), found.end());  // (with those of enclosing `for` blocks)
 }
 
 // Every variable must be an iname, parameter, argument or temporary, and

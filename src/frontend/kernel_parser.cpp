@@ -229,7 +229,7 @@ class KernelBuilder {
     kernel_.name = name;
     std::set<std::string> inames;
     for (auto& n : kernel_.all_inames()) inames.insert(n);
-    for (auto& line : lines_) parse_instruction(line, inames);
+    parse_instruction_lines(inames);
     frontend::assign_ids(kernel_);
     for (auto& insn : kernel_.instructions) frontend::infer_within_inames(kernel_, insn, inames);
     frontend::infer_arguments(kernel_, infer_rest_);
@@ -290,6 +290,68 @@ class KernelBuilder {
     std::string s = src_.text().substr(r.begin, r.end - r.begin);
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
     return s;
+  }
+
+  // loopy's blocks around instruction lines: `for i[, j]` ... `end` adds its
+  // inames to every instruction inside (to those inferred); `if c` ... `elif d`
+  // ... `else` ... `end` adds the branch's condition as a predicate.
+  struct Block {
+    size_t offset;                // where it opened (errors)
+    bool is_if = false;
+    std::vector<std::string> inames;
+    std::vector<Expr> earlier;    // if-chains: the conditions of the branches before this one
+    Expr condition;               // this branch's (undefined after else)
+    bool after_else = false;
+  };
+
+  void parse_instruction_lines(const std::set<std::string>& inames) {
+    std::vector<Block> blocks;
+    for (auto& line : lines_) {
+      auto toks = frontend::tokenize(src_, line.begin, line.end);
+      const std::string word = !toks.empty() && toks[0].kind == Tok::Ident ? toks[0].text : "";
+      bool block_word = word == "for" || word == "if" || word == "elif" || word == "else" || word == "end";
+      if (!block_word || (toks.size() > 1 && toks[1].kind == Tok::Punct && (toks[1].text == "=" || toks[1].text == "["))) {
+        size_t before = kernel_.instructions.size();
+        parse_instruction(line, inames);
+        if (kernel_.instructions.size() == before) continue;  // a substitution rule
+        Instruction& insn = kernel_.instructions.back();
+        for (auto& b : blocks) {
+          insn.within_inames.insert(b.inames.begin(), b.inames.end());
+          for (auto& c : b.earlier) insn.predicates.push_back(make_unary(UnOp::Not, c));
+          if (b.condition.defined()) insn.predicates.push_back(b.condition);
+        }
+        continue;
+      }
+      ExprParser p(src_, std::move(toks), &inames);
+      size_t off = p.next().offset;
+      if (word == "for") {
+        Block b{off};
+        do {
+          size_t at = p.peek().offset;
+          b.inames.push_back(p.expect_ident("an iname after 'for'"));
+          if (!inames.count(b.inames.back())) src_.fail(at, "for: '" + b.inames.back() + "' is not an iname of any domain");
+        } while (p.accept(","));
+        blocks.push_back(b);
+      } else if (word == "if") {
+        Block b{off};
+        b.is_if = true;
+        b.condition = p.parse_expr();
+        blocks.push_back(b);
+      } else if (word == "elif" || word == "else") {
+        if (blocks.empty() || !blocks.back().is_if || blocks.back().after_else)
+          src_.fail(off, "'" + word + "' without an open 'if' block");
+        Block& b = blocks.back();
+        b.earlier.push_back(b.condition);
+        b.condition = word == "elif" ? p.parse_expr() : Expr();
+        b.after_else = word == "else";
+      } else {  // end
+        if (blocks.empty()) src_.fail(off, "'end' without an open 'for' or 'if' block");
+        blocks.pop_back();
+      }
+      if (!p.at_end()) p.fail_here("end of the '" + word + "' line");
+    }
+    if (!blocks.empty())
+      src_.fail(blocks.back().offset, std::string("this '") + (blocks.back().is_if ? "if" : "for") + "' block has no 'end'");
   }
 
   void parse_instruction(Range line, const std::set<std::string>& inames) {

@@ -107,6 +107,8 @@ bool intersects(const std::set<std::string>& a, const std::set<std::string>& b) 
 void check_writes_ordered(const LoopKernel& k, const Instruction& A, const Accesses& a, const Instruction& B, const Accesses& b,
                           Overlap& overlap) {
   if (A.no_sync_with.count(B.id) || B.no_sync_with.count(A.id)) return;
+  // conditions (if/else branches) may keep the writes apart: the overlap below does not see them
+  if (!A.predicates.empty() || !B.predicates.empty()) return;
   for (auto& [name, xs] : a.writes) {
     auto it = b.writes.find(name);
     const Argument* arg = k.find_argument(name);

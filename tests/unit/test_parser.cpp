@@ -2,7 +2,9 @@
 // raise ParseError naming line and column and what was expected.
 #include <gtest/gtest.h>
 
+#include "loom/codegen.h"
 #include "loom/parser.h"
+#include "loom/runtime.h"
 
 using namespace loom;
 
@@ -143,4 +145,56 @@ TEST(Parser, ArrayLayouts) {
   EXPECT_THROW(make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = 1", {"out: float32[n] strides=(1, 2)"}), ParseError);
   EXPECT_THROW(make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = 1", {"out: float32[n] order=X"}), ParseError);
   EXPECT_THROW(make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = 1", {"out: float32[n] align=16"}), ParseError);
+}
+
+// loopy compatibility item 1: for ... end and if ... elif ... else ... end
+// blocks in instruction text.
+TEST(Parser, LoopysForAndIfBlocks) {
+  KernelFile f = parse_kernel_text(
+      "kernel blocks\n"
+      "domains:\n  {[i, j]: 0 <= i < n and 0 <= j < 3}\n"
+      "arguments:\n  a: float32[n]\n  b: float32[n]\n  c: float32[n]\n"
+      "instructions:\n"
+      "  for i\n"
+      "    a[i] = 1  {id=first}\n"
+      "    if i > 2\n"
+      "      b[i] = 2  {id=big}\n"
+      "    elif i > 0\n"
+      "      b[i] = 3  {id=middle}\n"
+      "    else\n"
+      "      b[i] = 4  {id=zero}\n"
+      "    end\n"
+      "    for j\n"
+      "      c[i] = c[i] + 1  {id=thrice}\n"
+      "    end\n"
+      "  end\n");
+  const LoopKernel& k = f.kernel;
+  EXPECT_EQ(k.instruction("first").within_inames, (std::set<std::string>{"i"}));
+  EXPECT_EQ(k.instruction("big").predicates.size(), 1u);
+  EXPECT_EQ(k.instruction("middle").predicates.size(), 2u);  // not (i > 2), i > 0
+  EXPECT_EQ(k.instruction("zero").predicates.size(), 2u);    // not (i > 2), not (i > 0)
+  EXPECT_EQ(k.instruction("thrice").within_inames, (std::set<std::string>{"i", "j"}));  // j from the block
+  auto arrays = make_host_arrays(k, {{"n", 6}}, 3);
+  auto c0 = arrays.at("c");
+  ArgMap args;
+  for (auto& [n, a] : arrays) args[n] = ArgValue::of(a.ref());
+  interpret(generate(k), args);
+  std::vector<double> want_b{4, 3, 3, 2, 2, 2};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(arrays.at("b").get(i), want_b[i]) << i;
+    EXPECT_FLOAT_EQ(arrays.at("c").get(i), c0.get(i) + 3) << i;  // once per j
+  }
+  // unbalanced blocks are errors with their line
+  auto error = [](const std::string& insns) {
+    try {
+      parse_kernel_text("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  ...\ninstructions:\n" + insns, "b.loom");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("  for i\n    a[i] = 1\n").find("b.loom:7:3: this 'for' block has no 'end'"), std::string::npos);
+  EXPECT_NE(error("  a[i] = 1\n  end\n").find("b.loom:8:3: 'end' without an open"), std::string::npos);
+  EXPECT_NE(error("  for q\n  a[i] = 1\n  end\n").find("'q' is not an iname"), std::string::npos);
+  EXPECT_NE(error("  for i\n  else\n  end\n").find("'else' without an open 'if' block"), std::string::npos);
 }
