@@ -40,6 +40,8 @@ void check_races(const LoopKernel& k, const std::vector<std::string>& hardware_i
 // Atomic instructions ({atomic}) have the form x[I] = x[I] + e on a global
 // array of a type the targets add atomically (atomics.cpp).
 void check_atomic_updates(const LoopKernel& k);
+// The instruction with this id when it is atomic (targets ask per statement); null otherwise.
+const Instruction* atomic_instruction(const LoopKernel& k, const std::string& id);
 // The e of an atomic x[I] = x[I] + e; undefined for other instructions.
 Expr atomic_increment(const Instruction& insn);
 void check_global_dependences(const LoopKernel& k);

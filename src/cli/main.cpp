@@ -198,9 +198,7 @@ void print_params(const char* where, const std::map<std::string, int64_t>& param
 #ifdef LOOM_HAS_CPU_TARGET
 int run_cpu(const Options& o, const Loaded& l) {
   if (o.command == "show") {
-    Options shown = o;
-    if (shown.emit.empty()) shown.emit = "llvm";
-    emit(shown, l, stages_for(shown, l, "cpu"));
+    emit(o, l, stages_for(o, l, "cpu"));
     return 0;
   }
   auto t0 = std::chrono::steady_clock::now();
@@ -224,16 +222,15 @@ int run_cpu(const Options& o, const Loaded& l) {
   bool ok = true;
   if (o.check && o.command == "run") ok = check_against_reference(l, params, reference, arrays);
   write_outputs(o, arrays);
-  int reps = o.reps > 0 ? o.reps : o.command == "bench" ? 100 : 20;
   auto timing = arrays;
   std::vector<double> times;
-  for (int r = 0; r < reps; ++r) {
+  for (int r = 0; r < o.reps; ++r) {
     auto t = std::chrono::steady_clock::now();
     ck.call(host_args(l.kernel, timing, params));
     times.push_back(seconds_since(t));
   }
   std::sort(times.begin(), times.end());
-  std::printf("%.3f ms per call (median of %d; first call %.3f ms)\n", times[times.size() / 2] * 1e3, reps, first * 1e3);
+  std::printf("%.3f ms per call (median of %d; first call %.3f ms)\n", times[times.size() / 2] * 1e3, o.reps, first * 1e3);
   if (!ok) std::printf("FAILED: the CPU result differs from the reference\n");
   return ok ? 0 : 1;
 }
@@ -254,9 +251,7 @@ int list_transforms() {
 
 int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why) {
   if (o.command == "show") {
-    Options shown = o;
-    if (shown.emit.empty()) shown.emit = "cuda";
-    emit(shown, l, stages_for(shown, l, "cuda"));
+    emit(o, l, stages_for(o, l, "cuda"));
     return 0;
   }
   const LoopKernel& kernel = l.kernel;
@@ -311,12 +306,11 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
     bytes += double(a.bytes.size()) * ((kernel.is_read(n) ? 1 : 0) + (kernel.is_written(n) ? 1 : 0));
     bufs.emplace(n, std::move(b));
   }
-  int reps = o.reps > 0 ? o.reps : o.command == "bench" ? 100 : 20;
-  double ms = ck.time(dev, reps);
+  double ms = ck.time(dev, o.reps);
   LaunchDims d = launch_dims(ck.generated(), params);
   std::printf("grid %lldx%lldx%lld, block %lldx%lldx%lld: %.3f us per launch (median of %d), %.1f GB/s (arrays read + written once)\n",
               (long long)d.grid[0], (long long)d.grid[1], (long long)d.grid[2], (long long)d.block[0], (long long)d.block[1],
-              (long long)d.block[2], ms * 1e3, reps, bytes / (ms * 1e-3) / 1e9);
+              (long long)d.block[2], ms * 1e3, o.reps, bytes / (ms * 1e-3) / 1e9);
   if (!ok) {
     std::printf("FAILED: the GPU result differs from the reference\n");
     return 1;

@@ -156,6 +156,9 @@ Options parse_args(int argc, char** argv) {
   if (o.command != "transforms" && o.file.empty()) usage("no FILE given", o.command);
   if (!o.output.empty() && o.emit.empty()) usage("-o names where --emit writes: give --emit STAGE too", o.command);
   if ((!o.inputs.empty() || !o.outputs.empty()) && o.command != "run") usage("--in and --out belong to run", o.command);
+  // the commands' defaults: show prints the target's code; bench times more launches than run
+  if (o.command == "show" && o.emit.empty()) o.emit = o.target == "cpu" ? "llvm" : "cuda";
+  if (o.reps < 0) o.reps = o.command == "bench" ? 100 : 20;
   return o;
 }
 

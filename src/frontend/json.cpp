@@ -331,7 +331,7 @@ std::string kernel_file_to_json(const KernelFile& file, int indent) {
   j["format"] = "loom-kernel";
   j["version"] = kJsonVersion;
   j["kernel"] = kernel_object(file.kernel);
-  if (!file.transforms.empty()) j["transforms"] = ojson::parse(transform_script_to_json(file.transforms))["transforms"];
+  if (!file.transforms.empty()) j["transforms"] = frontend::transform_steps_to_json(file.transforms);
   if (!file.defaults.empty()) j["defaults"] = file.defaults;
   return j.dump(indent) + "\n";
 }

@@ -65,5 +65,7 @@ class JsonReader {
 
 // The steps of a "transforms" array, each checked against the registry's schema.
 std::vector<TransformStep> read_transform_steps(const JsonValue& v);
+// The "transforms" array of steps, their arguments by parameter name.
+nlohmann::ordered_json transform_steps_to_json(const std::vector<TransformStep>& steps);
 
 }  // namespace loom::frontend

@@ -24,23 +24,22 @@ const TransformParam* find_param(const TransformInfo& t, const std::string& name
   return nullptr;
 }
 
+// A name or an integer, as script text.
+std::string scalar_text(const JsonValue& v) {
+  return v.raw().is_number_integer() ? std::to_string(v.integer(INT64_MIN, INT64_MAX)) : v.string();
+}
+
 // A list value: an array of names or integers, joined by ','.
 std::string list_text(const JsonValue& v) {
   std::string out;
-  for (auto& x : v.items()) {
-    std::string s = x.raw().is_number_integer() ? std::to_string(x.integer(INT64_MIN, INT64_MAX)) : x.string();
-    out += (out.empty() ? "" : ",") + s;
-  }
+  for (auto& x : v.items()) out += (out.empty() ? "" : ",") + scalar_text(x);
   return out;
 }
 
 // An object value as "k:v,..." (tag maps) or "k=v,..." (keyword maps).
 std::string map_text(const JsonValue& v, const char* sep) {
   std::string out;
-  for (auto& [key, value] : v.members()) {
-    std::string s = value.raw().is_number_integer() ? std::to_string(value.integer(INT64_MIN, INT64_MAX)) : value.string();
-    out += (out.empty() ? "" : ",") + key + sep + s;
-  }
+  for (auto& [key, value] : v.members()) out += (out.empty() ? "" : ",") + key + sep + scalar_text(value);
   return out;
 }
 
@@ -57,8 +56,7 @@ std::string argument_text(const JsonValue& v, const TransformParam* p) {
     v.fail("expected a string or an array, got an object");
   }
   if (v.raw().is_boolean()) return v.boolean() ? "true" : "false";
-  if (v.raw().is_number_integer()) return std::to_string(v.integer(INT64_MIN, INT64_MAX));
-  return v.string();
+  return scalar_text(v);
 }
 
 TransformStep read_step(const JsonValue& v) {
@@ -95,10 +93,7 @@ TransformStep read_step(const JsonValue& v) {
 
 std::vector<TransformStep> read_transform_steps(const JsonValue& v) {
   std::vector<TransformStep> out;
-  for (auto& s : v.items()) {
-    TransformStep step = read_step(s);
-    out.push_back(std::move(step));
-  }
+  for (auto& s : v.items()) out.push_back(read_step(s));
   return out;
 }
 
@@ -135,12 +130,21 @@ nlohmann::ordered_json step_to_json(const TransformStep& step) {
 
 }  // namespace
 
+namespace frontend {
+
+nlohmann::ordered_json transform_steps_to_json(const std::vector<TransformStep>& steps) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (auto& s : steps) a.push_back(step_to_json(s));
+  return a;
+}
+
+}  // namespace frontend
+
 std::string transform_script_to_json(const std::vector<TransformStep>& steps, int indent) {
   nlohmann::ordered_json j;
   j["format"] = "loom-transforms";
   j["version"] = kJsonVersion;
-  j["transforms"] = nlohmann::ordered_json::array();
-  for (auto& s : steps) j["transforms"].push_back(step_to_json(s));
+  j["transforms"] = frontend::transform_steps_to_json(steps);
   return j.dump(indent) + "\n";
 }
 

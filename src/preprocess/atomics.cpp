@@ -8,11 +8,17 @@
 
 namespace loom {
 
+const Instruction* atomic_instruction(const LoopKernel& k, const std::string& id) {
+  for (auto& i : k.instructions)
+    if (i.id == id && i.atomic) return &i;
+  return nullptr;
+}
+
 Expr atomic_increment(const Instruction& insn) {
   auto b = insn.rhs.as<Binary>();
   if (!insn.atomic || !b || b->op != BinOp::Add) return Expr();
-  if (b->a.same_as(insn.lhs) || (b->a.as<Subscript>() && b->a.str() == insn.lhs.str())) return b->b;
-  if (b->b.same_as(insn.lhs) || (b->b.as<Subscript>() && b->b.str() == insn.lhs.str())) return b->a;
+  if (b->a.same_as(insn.lhs)) return b->b;
+  if (b->b.same_as(insn.lhs)) return b->a;
   return Expr();
 }
 

@@ -34,6 +34,7 @@ class Lowering {
     module_ = std::make_unique<llvm::Module>(name, ctx);
     barriers_ = has_sync(g.body);  // private values live across barriers and collectives
     threads_ = g.block[0] * g.block[1] * g.block[2];
+    for (auto& p : k_.parameters()) parameters_.insert(p);
   }
 
   std::unique_ptr<llvm::Module> run() {
@@ -368,7 +369,7 @@ class Lowering {
       case Stmt::Assign: {
         if (is_collective(*s)) fail("internal: a warp reduction inside one thread's code");
         current_insn_ = s->insn_id;
-        const Instruction* atomic = atomic_instruction(s->insn_id);
+        const Instruction* atomic = atomic_instruction(k_, s->insn_id);
         Value* v = atomic ? nullptr : expr(s->rhs);
         if (auto var = s->lhs.as<Var>()) {
           store_var(var->name, v);
@@ -408,12 +409,6 @@ class Lowering {
     return b_.CreateGEP(mem_type(a.dtype), base, off);
   }
 
-  const Instruction* atomic_instruction(const std::string& id) const {
-    for (auto& i : k_.instructions)
-      if (i.id == id && i.atomic) return &i;
-    return nullptr;
-  }
-
   // The argument index of an access to an array argument whose bounds
   // check_bounds could not prove (a subscript that is not affine in inames
   // and parameters: i*i, idx[i], a temporary's value); -1 for the others.
@@ -423,23 +418,12 @@ class Lowering {
       if (k_.arguments[i].name == s.name && k_.arguments[i].kind == Argument::Array) arg = int(i);
     if (arg < 0) return -1;
     for (auto& idx : s.indices) {
-      if (!affine_form(idx)) return arg;
-      std::set<std::string> vars;
-      collect_free_vars(idx, vars);
-      bool has_read = false;
-      for_each_subscript(idx, [&](const Subscript&) { has_read = true; });
-      if (has_read) return arg;
-      for (auto& v : vars)
-        if (!k_.has_iname(v) && !is_parameter(v)) return arg;
+      auto form = affine_form(idx);  // (none for a subscript that reads memory)
+      if (!form) return arg;
+      for (auto& [v, coef] : form->coef)
+        if (!k_.has_iname(v) && !parameters_.count(v)) return arg;
     }
     return -1;
-  }
-
-  bool is_parameter(const std::string& v) const {
-    if (!parameters_) parameters_ = std::make_unique<std::set<std::string>>();
-    if (parameters_->empty())
-      for (auto& p : k_.parameters()) parameters_->insert(p);
-    return parameters_->count(v) != 0;
   }
 
   // Bounds-checked access: an offset outside [0, extent) is recorded in the
@@ -699,7 +683,7 @@ class Lowering {
   Value* bounds_record_ = nullptr;
   llvm::GlobalVariable* scratch_ = nullptr;
   std::string current_insn_;
-  mutable std::unique_ptr<std::set<std::string>> parameters_;
+  std::set<std::string> parameters_;  // the kernel's, for unproven_argument_access
 
  public:
   std::vector<CheckedAccess> checked_accesses_;

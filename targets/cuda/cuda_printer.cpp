@@ -354,7 +354,7 @@ class Printer {
         }
         break;
       case Stmt::Assign:
-        if (const Instruction* insn = atomic_instruction(s->insn_id)) {
+        if (const Instruction* insn = atomic_instruction(k_, s->insn_id)) {
           print_atomic_add(os, pad, *insn, *s);
           break;
         }
@@ -362,12 +362,6 @@ class Printer {
         break;
       case Stmt::Barrier: os << pad << "__syncthreads();\n"; break;
     }
-  }
-
-  const Instruction* atomic_instruction(const std::string& id) const {
-    for (auto& i : k_.instructions)
-      if (i.id == id && i.atomic) return &i;
-    return nullptr;
   }
 
   // x[I] = x[I] + e as atomicAdd(&x[I], e); 64-bit integers through unsigned
