@@ -296,7 +296,23 @@ void rewrite_uses(LoopKernel& r, const FootprintRequest& rq, const Footprint& fp
 }
 
 LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintRequest& rq, const Footprint& fp,
-                             const StorageLoops& loops, const std::string& tag) {
+                             const StorageLoops& loops_in, const std::string& tag, int64_t vector_width) {
+  StorageLoops loops = loops_in;
+  std::vector<int64_t> extent = fp.extent;
+  if (vector_width > 1) {
+    if (tag != "l.auto") refuse(k, rq.what, "vector_width needs default_tag='l.auto'");
+    if (loops.inames.empty()) refuse(k, rq.what, "vector_width: the temporary has no fetch loop to vectorize");
+    size_t axis = loops.axes.back();
+    if (extent[axis] % vector_width != 0)
+      refuse(k, rq.what, "vector_width " + std::to_string(vector_width) + " does not divide the contiguous extent " +
+                             std::to_string(extent[axis]) + " of the fetched box");
+    SplitOptions so;
+    so.inner_tag = InameTag{InameTag::Vec, 0};
+    so.outer_iname = unique_name(r, loops.inames.back() + "_outer");
+    r = split_iname(r, loops.inames.back(), vector_width, so);
+    loops.inames.back() = so.outer_iname;
+    extent[axis] /= vector_width;
+  }
   if (tag == "l.auto") {
     if (!rq.local) return r;  // a private temporary: each thread runs the loops itself
     // the contiguous (last) axis on l.0, the next on l.1, ...: only axes the block
@@ -308,7 +324,7 @@ LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintR
       if (axis == 3) break;
       const std::string& n = loops.inames[f];
       InameTag lt{InameTag::Local, int(axis)};
-      if (fp.extent[loops.axes[f]] <= ext[axis]) {
+      if (extent[loops.axes[f]] <= ext[axis]) {
         r.iname_tags[n] = lt;
       } else {
         SplitOptions so;

@@ -68,7 +68,7 @@ void rewrite_uses(LoopKernel& r, const FootprintRequest& rq, const Footprint& fp
 // box is larger) when the temporary is local; "for" leaves them sequential;
 // anything else is a tag for every loop.
 LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintRequest& rq, const Footprint& fp,
-                             const StorageLoops& loops, const std::string& tag);
+                             const StorageLoops& loops, const std::string& tag, int64_t vector_width = 1);
 
 // The conditions (affine, in outer inames, parameters and the storage inames)
 // under which a box point is used by some iteration: the convex hull of the

@@ -28,6 +28,28 @@ using transforms::refuse;
 using transforms::unique_instruction_id;
 using transforms::unique_name;
 
+namespace {
+// Whether `cond` (x < extent: affine in inames and parameters) holds wherever
+// the fetch runs, for every parameter value the assumptions allow (sizes
+// assumed to be multiples of the tile: the box never leaves the array).
+bool proven_on_fetch(const LoopKernel& r, const Instruction& fetch, isl::set& domain, const Expr& cond) {
+  auto b = cond.as<Binary>();
+  if (!b) return false;
+  try {
+    if (domain.is_null()) {
+      std::vector<std::string> inames(fetch.within_inames.begin(), fetch.within_inames.end());
+      domain = islu::iteration_domain(r, inames);
+      if (r.assumptions.defined()) domain = domain.intersect_params(islu::to_isl(r.assumptions));
+    }
+    isl::pw_aff x = islu::pw_aff_from_expr(b->a, domain.space()), extent = islu::pw_aff_from_expr(b->b, domain.space());
+    if (x.is_null() || extent.is_null()) return false;
+    return domain.is_subset(x.lt_set(extent));
+  } catch (const Error&) {
+    return false;
+  }
+}
+}  // namespace
+
 LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std::string& sweep_inames, const PrefetchOptions& o) {
   const std::string what = "add_prefetch('" + array + "', '" + sweep_inames + "')";
   const Argument* arg = k.find_argument(array);
@@ -56,8 +78,16 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   // bank: threads reading down a column (a[i][j] with i across the warp) would
   // wait for each other 32 times over. One element of padding per row skews
   // the columns across the banks; the fetch loops still cover the box only.
-  if (space == AddressSpace::Local && fp.extent.size() >= 2 && fp.extent.back() * arg->dtype.bytes() % 128 == 0)
-    t.shape.back() = make_int(fp.extent.back() + 1);
+  // A vectorized fetch pads by a whole vector so rows stay aligned.
+  int64_t padding = o.padding;
+  if (padding < 0)
+    padding = space == AddressSpace::Local && fp.extent.size() >= 2 && fp.extent.back() * arg->dtype.bytes() % 128 == 0
+                  ? std::max<int64_t>(o.vector_width, 1)
+                  : 0;
+  if (padding > 0) {
+    if (fp.extent.empty()) refuse(k, what, "padding: the temporary is a scalar");
+    t.shape.back() = make_int(fp.extent.back() + padding);
+  }
   transforms::StorageLoops loops = transforms::add_storage_loops(r, k, rq, fp, array, o.dim_arg_names);
   r.temporaries[temp] = t;
 
@@ -70,6 +100,7 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   fetch.within_inames.insert(loops.inames.begin(), loops.inames.end());
   fetch.inames_given = true;
   fetch.loc = k.instructions[fp.uses[0].insn].loc;
+  isl::set fetch_domain;  // where the fetch runs, under the assumptions: guards it proves are left out
   for (size_t d = 0; d < arg->shape.size(); ++d) {
     // a constant box inside a constant extent needs no guard
     auto cb = constant_int(fp.base[d]), cs = constant_int(arg->shape[d]);
@@ -77,11 +108,12 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
     auto base = affine_form(fp.base[d]);
     bool may_be_negative = !base || base->constant < 0 || std::any_of(base->coef.begin(), base->coef.end(), [](auto& c) { return c.second < 0; });
     if (may_be_negative) fetch.predicates.push_back(make_binary(BinOp::Ge, loops.source[d], make_int(0)));
-    fetch.predicates.push_back(make_binary(BinOp::Lt, loops.source[d], arg->shape[d]));
+    Expr below = make_binary(BinOp::Lt, loops.source[d], arg->shape[d]);
+    if (!proven_on_fetch(r, fetch, fetch_domain, below)) fetch.predicates.push_back(below);
   }
   transforms::rewrite_uses(r, rq, fp, temp);
   r.instructions.insert(r.instructions.begin() + long(fp.uses[0].insn), fetch);
-  return transforms::tag_storage_loops(r, k, rq, fp, loops, o.default_tag.empty() ? "l.auto" : o.default_tag);
+  return transforms::tag_storage_loops(r, k, rq, fp, loops, o.default_tag.empty() ? "l.auto" : o.default_tag, o.vector_width);
 }
 
 namespace {
@@ -123,7 +155,9 @@ void register_memory_transforms(TransformRegistry& reg) {
             {"dim_arg_names", P::String, false, "names of the fetch inames, one per dimension ('a_i,a_k')"},
             {"default_tag", P::String, false, "tag of the fetch inames: l.auto (default: onto the block's local axes), for, unr, l.N"},
             {"fetch_outer_inames", P::String, false, "inames around the fetch (default: those the footprint depends on)"},
-            {"fetch_bounding_box", P::String, false, "accepted for loopy's scripts: the bounding box is always fetched"}},
+            {"fetch_bounding_box", P::String, false, "accepted for loopy's scripts: the bounding box is always fetched"},
+            {"padding", P::Int, false, "Loom: elements added to each row of a local temporary (default: 1 when rows are a multiple of 128 bytes, the vector width for a vectorized fetch)"},
+            {"vector_width", P::Int, false, "Loom: with l.auto, split the contiguous fetch iname by this and tag the inner part vec (4: float4 copies)"}},
            [](const LoopKernel& k, const TransformArgs& a) {
              PrefetchOptions o;
              o.temporary_name = a.str_or("temporary_name", "");
@@ -134,6 +168,10 @@ void register_memory_transforms(TransformRegistry& reg) {
              o.dim_arg_names = a.str_or("dim_arg_names", "");
              o.default_tag = a.str_or("default_tag", "l.auto");
              if (a.has("fetch_outer_inames")) o.fetch_outer_inames = a.str("fetch_outer_inames");
+             o.padding = a.has("padding") ? a.integer("padding") : -1;
+             o.vector_width = a.has("vector_width") ? a.integer("vector_width") : 1;
+             if (o.vector_width < 1 || o.padding < -1)
+               throw TransformError("add_prefetch on kernel '" + k.name + "': vector_width must be >= 1 and padding >= 0");
              return add_prefetch(k, a.str("var_name"), a.str("sweep_inames"), o);
            }});
   reg.add({"set_temporary_address_space", "Put temporaries into private, local (shared) or auto memory.",

@@ -2,6 +2,7 @@
 // target-neutral: blocks, for loops, ifs, assignments and barriers, with
 // Exprs for bounds, conditions and values (all typed).
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,13 @@ struct Stmt {
   std::string var;                // For: the loop variable (an iname)
   Expr init, cond;                // For: first value and continuation test; If: condition
   int64_t step = 1;               // For
+  // For over a `vec` iname: the lanes (a constant trip count, no guards
+  // inside) and, once codegen/vectorize.cpp has proven them contiguous and
+  // aligned, the accesses of the body's assignments that move as one
+  // vector (subscripts as they appear in the body, the loop variable free).
+  // A target without vector types runs the loop as it is.
+  int64_t vector_lanes = 0;
+  std::vector<Expr> vector_accesses;
   Expr lhs, rhs;                  // Assign
   std::string insn_id;            // Assign: the instruction it came from
 };
@@ -29,6 +37,9 @@ StmtPtr make_for(std::string var, Expr init, Expr cond, int64_t step, StmtPtr bo
 StmtPtr make_if(Expr cond, StmtPtr then_branch, StmtPtr else_branch = nullptr);
 StmtPtr make_assign(std::string insn_id, Expr lhs, Expr rhs);
 StmtPtr make_barrier();
+
+// s with variables replaced by expressions (simplified): an unrolled copy.
+StmtPtr substitute_stmt(const StmtPtr& s, const std::map<std::string, Expr>& values);
 
 std::string to_string(const StmtPtr& s, int indent = 0);  // pseudo-code for debugging and tests
 

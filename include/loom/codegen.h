@@ -35,6 +35,9 @@ struct GeneratedKernel {
   std::vector<HardwareIname> hardware_inames;
   std::array<Expr, 3> grid;               // blocks per axis, in the parameters (1 when unused)
   std::array<int64_t, 3> block{1, 1, 1};  // threads per axis (constant)
+  // Bytes each array argument's address must be a multiple of: the vector
+  // width of its vector accesses (`vec` inames); checked at launch.
+  std::map<std::string, int64_t> argument_alignment;
   bool fast_path = false;     // loops read from constraints (else isl's AST generator)
   std::string isl_reason;     // why the fast path did not apply
   int64_t threads_per_block() const { return block[0] * block[1] * block[2]; }

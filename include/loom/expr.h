@@ -225,6 +225,10 @@ class ExprMutator {
 // Replace variables by expressions (inames after a split, rule arguments).
 Expr substitute(const Expr& e, const std::map<std::string, Expr>& replacements);
 
+// e with every array access structurally equal to a `from` replaced by its
+// `to` (a vector's lane, in codegen).
+Expr replace_subscripts(const Expr& e, const std::vector<std::pair<Expr, Expr>>& from_to);
+
 // Names of all variables referenced (Var nodes; Subscript array names are
 // reported separately through for_each_subscript).
 void collect_vars(const Expr& e, std::vector<std::string>& out);

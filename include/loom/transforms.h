@@ -78,6 +78,13 @@ struct PrefetchOptions {
   // the box is larger; otherwise a tag for every fetch iname (for, unr, l.N)
   std::string default_tag = "l.auto";
   std::optional<std::string> fetch_outer_inames;  // default: the inames the footprint depends on
+  // Loom's own: elements added to each row of a local temporary (-1: one
+  // when rows are a multiple of 128 bytes, against bank conflicts down a
+  // column; the vector width instead when the fetch is vectorized, so rows
+  // stay aligned); and with l.auto, the contiguous fetch iname split by
+  // vector_width with the inner part tagged vec (float4 copies for 4).
+  int64_t padding = -1;
+  int64_t vector_width = 1;
 };
 // loopy's add_prefetch: the box the sweep inames' accesses to `array` cover,
 // copied into a temporary by a fetch instruction; those accesses read it.

@@ -52,6 +52,17 @@ bool has_sync(const StmtPtr& s) {
   return false;
 }
 
+StmtPtr substitute_stmt(const StmtPtr& s, const std::map<std::string, Expr>& values) {
+  auto n = std::make_shared<Stmt>(*s);
+  if (n->init.defined()) n->init = simplify(substitute(n->init, values));
+  if (n->cond.defined()) n->cond = simplify(substitute(n->cond, values));
+  if (n->lhs.defined()) n->lhs = simplify(substitute(n->lhs, values));
+  if (n->rhs.defined()) n->rhs = simplify(substitute(n->rhs, values));
+  for (auto& a : n->vector_accesses) a = simplify(substitute(a, values));
+  for (auto& c : n->children) c = substitute_stmt(c, values);
+  return n;
+}
+
 namespace {
 void print(std::ostream& os, const StmtPtr& s, int ind) {
   std::string pad(ind * 2, ' ');
@@ -60,7 +71,12 @@ void print(std::ostream& os, const StmtPtr& s, int ind) {
       for (auto& c : s->children) print(os, c, ind);
       break;
     case Stmt::For:
-      os << pad << "for " << s->var << " = " << s->init.str() << "; " << s->cond.str() << "; += " << s->step << "\n";
+      os << pad << "for " << s->var << " = " << s->init.str() << "; " << s->cond.str() << "; += " << s->step;
+      if (s->vector_lanes) {
+        os << "  # vec " << s->vector_lanes;
+        for (auto& a : s->vector_accesses) os << " " << a.str();
+      }
+      os << "\n";
       print(os, s->children[0], ind + 1);
       break;
     case Stmt::If:

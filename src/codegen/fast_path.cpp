@@ -378,7 +378,8 @@ class FastPath {
       ranges_.erase(it.name);
       Expr guard = residual_condition(hoisted);  // around the loop or its unrolled copies
       if (it.unroll) {
-        StmtPtr copies = make_block(unrolled(it.name, b, body));
+        StmtPtr copies = k_.tag_of(it.name).kind == InameTag::Vec ? vector_loop(it.name, b, body) : nullptr;
+        if (!copies) copies = make_block(unrolled(it.name, b, body));
         out.push_back(guard.defined() ? make_if(guard, copies) : copies);
         continue;
       }
@@ -560,6 +561,67 @@ class FastPath {
   // Full unrolling: one copy per value of the constant bounds; bounds that
   // are not constant guard each copy.
   std::vector<StmtPtr> unrolled(const std::string& x, const Bounds& b, const StmtPtr& body) {
+    auto [lo, hi, guards] = unroll_range(x, b);
+    std::vector<StmtPtr> out;
+    for (int64_t v = lo; v <= hi; ++v) {
+      std::map<std::string, Expr> val{{x, make_int(v, it_)}};
+      StmtPtr copy = substitute_stmt(body, val);
+      Expr cond = lane_guard(x, v, guards);
+      out.push_back(cond.defined() ? make_if(cond, copy) : copy);
+    }
+    return out;
+  }
+
+  // A `vec` loop whose lanes no guard tells apart stays a loop of constant
+  // trip count, marked for codegen/vectorize.cpp (which proves its accesses
+  // contiguous and aligned, or unrolls it); null when some lane is guarded.
+  StmtPtr vector_loop(const std::string& x, const Bounds& b, const StmtPtr& body) {
+    auto [lo, hi, guards] = unroll_range(x, b);
+    if (hi - lo + 1 < 2 || hi - lo + 1 > 16) return nullptr;
+    // A guard that differs between lanes is kept when it holds for all lanes
+    // or for none (a tail of 4*q + l < n with n a multiple of 4): then it
+    // guards the whole vector.
+    Expr whole;
+    for (auto& g : guards) {
+      Constraint first = at_value(g, x, lo), last = at_value(g, x, hi);
+      bool up = g.coef.at(x) < 0;  // an upper bound: the last lane is the first to fail
+      const Constraint& strong = up ? last : first;
+      const Constraint& weak = up ? first : last;
+      if (implied_by_ranges(strong) || implied_by_assumptions(strong)) continue;
+      if (!implied_by_assumptions(strong, &weak)) return nullptr;
+      Expr c = as_condition(strong);
+      whole = whole.defined() ? make_binary(BinOp::And, whole, c, types::boolean) : c;
+    }
+    Expr cond = make_binary(BinOp::Lt, make_var(x, it_), make_int(hi + 1, it_), types::boolean);
+    auto loop = std::make_shared<Stmt>(*make_for(x, make_int(lo, it_), cond, 1, body));
+    loop->vector_lanes = hi - lo + 1;
+    return whole.defined() ? make_if(whole, loop) : loop;
+  }
+
+  static Constraint at_value(const Constraint& g, const std::string& x, int64_t v) {
+    Constraint gv = g;
+    gv.constant += gv.coef.at(x) * v;
+    gv.coef.erase(x);
+    return gv;
+  }
+
+  // The guards of copy x = v that the ranges and assumptions do not imply.
+  Expr lane_guard(const std::string& x, int64_t v, const std::vector<Constraint>& guards) {
+    Expr cond;
+    for (auto& g : guards) {
+      Constraint gv = at_value(g, x, v);
+      if (implied_by_ranges(gv) || implied_by_assumptions(gv)) continue;
+      Expr c = as_condition(gv);
+      cond = cond.defined() ? make_binary(BinOp::And, cond, c, types::boolean) : c;
+    }
+    return cond;
+  }
+
+  struct UnrollRange {
+    int64_t lo, hi;
+    std::vector<Constraint> guards;  // the bounds that are not constant
+  };
+  UnrollRange unroll_range(const std::string& x, const Bounds& b) {
     std::optional<int64_t> lo, hi;
     std::vector<Constraint> guards;
     for (size_t i = 0; i < b.lower.size(); ++i) {
@@ -583,32 +645,7 @@ class FastPath {
     }
     if (!lo || !hi) throw Fail{"unrolled iname '" + x + "' has no constant bounds"};
     if (*hi - *lo >= 1024) throw Fail{"unrolled iname '" + x + "' has more than 1024 iterations"};
-    std::vector<StmtPtr> out;
-    for (int64_t v = *lo; v <= *hi; ++v) {
-      std::map<std::string, Expr> val{{x, make_int(v, it_)}};
-      StmtPtr copy = substitute_stmt(body, val);
-      Expr cond;
-      for (auto& g : guards) {
-        Constraint gv = g;  // the guard with x = v
-        gv.constant += gv.coef.at(x) * v;
-        gv.coef.erase(x);
-        if (implied_by_ranges(gv) || implied_by_assumptions(gv)) continue;
-        Expr c = as_condition(gv);
-        cond = cond.defined() ? make_binary(BinOp::And, cond, c, types::boolean) : c;
-      }
-      out.push_back(cond.defined() ? make_if(cond, copy) : copy);
-    }
-    return out;
-  }
-
-  StmtPtr substitute_stmt(const StmtPtr& s, const std::map<std::string, Expr>& val) {
-    auto n = std::make_shared<Stmt>(*s);
-    if (n->init.defined()) n->init = simplify(substitute(n->init, val));
-    if (n->cond.defined()) n->cond = simplify(substitute(n->cond, val));
-    if (n->lhs.defined()) n->lhs = simplify(substitute(n->lhs, val));
-    if (n->rhs.defined()) n->rhs = simplify(substitute(n->rhs, val));
-    for (auto& c : n->children) c = substitute_stmt(c, val);
-    return n;
+    return {*lo, *hi, guards};
   }
 
   StmtPtr statement(const Instruction& insn) {
@@ -835,7 +872,9 @@ class FastPath {
   // enclosing loops c mentions, and not-c have no point). Only for kernels
   // with assumptions (the divisibility that makes a register tile's guards
   // and a full tile's loop bounds redundant); memoized.
-  bool implied_by_assumptions(const Constraint& c) {
+  // Whether c holds wherever the enclosing loops and the launch do, under
+  // the assumptions (and where `given` holds too, when there is one).
+  bool implied_by_assumptions(const Constraint& c, const Constraint* given = nullptr) {
     if (!k_.assumptions.defined()) return false;
     const auto params = k_.parameters();
     auto is_param = [&](const std::string& v) { return std::find(params.begin(), params.end(), v) != params.end(); };
@@ -843,6 +882,8 @@ class FastPath {
     std::vector<size_t> loops;
     std::set<std::string> need;
     for (auto& [v, a] : c.coef) need.insert(v);
+    if (given)
+      for (auto& [v, a] : given->coef) need.insert(v);
     for (size_t i = loop_context_.size(); i-- > 0;) {
       if (!need.count(loop_context_[i].first)) continue;
       loops.insert(loops.begin(), i);
@@ -856,6 +897,7 @@ class FastPath {
       return (t.empty() ? "0" : t) + " + " + std::to_string(x.constant);
     };
     std::string conds = text_of(c) + " < 0";
+    if (given) conds += " and " + text_of(*given) + " >= 0";
     std::string dims;
     for (auto& h : L_.hardware_inames) dims += (dims.empty() ? "" : ", ") + h;
     for (size_t i : loops) {

@@ -5,6 +5,7 @@
 
 #include "fast_path.h"
 #include "hardware_axes.h"
+#include "vectorize.h"
 #include "loom/preprocess.h"
 
 namespace loom {
@@ -54,7 +55,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
       g.hardware_inames = fast->inames;
       g.grid = fast->grid;
       g.block = fast->block;
-      g.body = fast->body;
+      g.body = codegen::vectorize_loops(g.kernel, fast->body, g.argument_alignment);
       g.fast_path = true;
       codegen::check_synchronization(g.kernel, g);
       st.loop_nest = lap(t);

@@ -509,6 +509,28 @@ Expr substitute(const Expr& e, const std::map<std::string, Expr>& replacements) 
   return s.mutate(e);
 }
 
+namespace {
+class SubscriptReplacer : public ExprMutator {
+ public:
+  explicit SubscriptReplacer(const std::vector<std::pair<Expr, Expr>>& r) : r_(r) {}
+
+ protected:
+  Expr mutate_subscript(const Subscript& s, const Expr& self) override {
+    for (auto& [from, to] : r_)
+      if (self.same_as(from)) return to;
+    return ExprMutator::mutate_subscript(s, self);
+  }
+
+ private:
+  const std::vector<std::pair<Expr, Expr>>& r_;
+};
+}  // namespace
+
+Expr replace_subscripts(const Expr& e, const std::vector<std::pair<Expr, Expr>>& from_to) {
+  if (from_to.empty() || !e.defined()) return e;
+  return SubscriptReplacer(from_to).mutate(e);
+}
+
 void collect_vars(const Expr& e, std::vector<std::string>& out) {
   if (!e.defined()) return;
   VarCollector c(out);

@@ -1,8 +1,13 @@
 // privatize_ilp: a private temporary written inside an ILP iname (ilp,
-// ilp.seq, ilp.unr) gets one copy per iteration of that iname, as loopy
-// does: an extra leading dimension indexed by the iname (minus its lower
-// bound), so the iterations are independent and can run interleaved. Every
-// instruction touching the temporary must then run within the iname.
+// ilp.seq, ilp.unr) or a vec iname gets one copy per iteration of that
+// iname, as loopy does: an extra leading dimension indexed by the iname
+// (minus its lower bound), so the iterations are independent and can run
+// interleaved. Every instruction touching the temporary must then run
+// within the iname; for vec, a temporary used outside it (a reduction's
+// accumulator summed over the lanes) is left alone, and the vec loop keeps
+// the plain loop's sequential meaning.
+#include <algorithm>
+
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
 
@@ -32,12 +37,18 @@ class Privatizer : public ExprMutator {
   Expr index_;
 };
 
+bool touches(const Instruction& insn, const std::string& temp) {
+  bool t = insn.assignee_name() == temp || mentions_var(insn.rhs, temp);
+  if (insn.rhs.defined()) for_each_subscript(insn.rhs, [&](const Subscript& s) { t |= s.name == temp; });
+  return t;
+}
+
 }  // namespace
 
 LoopKernel privatize_ilp(const LoopKernel& k) {
   std::vector<std::string> ilp;
   for (auto& n : k.all_inames())
-    if (k.tag_of(n).is_ilp()) ilp.push_back(n);
+    if (k.tag_of(n).is_ilp() || k.tag_of(n).kind == InameTag::Vec) ilp.push_back(n);
   if (ilp.empty()) return k;
   LoopKernel r = k;
   Type it = k.options.index_dtype;
@@ -50,16 +61,18 @@ LoopKernel privatize_ilp(const LoopKernel& k) {
       for (auto& insn : r.instructions)
         written_in_L |= insn.kind == Instruction::Assign && insn.assignee_name() == name && insn.within_inames.count(L);
       if (!written_in_L) continue;
+      if (k.tag_of(L).kind == InameTag::Vec &&
+          std::any_of(r.instructions.begin(), r.instructions.end(), [&](const Instruction& insn) {
+            return touches(insn, name) && !insn.within_inames.count(L);
+          }))
+        continue;
       auto range = islu::constant_range(k, L);
       if (!range)
         throw KernelError("kernel '" + k.name + "': ILP iname '" + L + "' needs a constant range to privatize '" + name + "'");
       auto [l, h] = *range;
       Privatizer pv(name, simplify(make_binary(BinOp::Sub, make_var(L, it), make_int(l, it), it)));
       for (auto& insn : r.instructions) {
-        bool touches = insn.assignee_name() == name || mentions_var(insn.rhs, name);
-        if (insn.rhs.defined())
-          for_each_subscript(insn.rhs, [&](const Subscript& s) { touches |= s.name == name; });
-        if (!touches) continue;
+        if (!touches(insn, name)) continue;
         if (!insn.within_inames.count(L))
           throw KernelError("kernel '" + k.name + "': instruction '" + insn.id + "' uses '" + name +
                             "', which is private to each iteration of ILP iname '" + L + "', outside of '" + L + "'");

@@ -146,8 +146,10 @@ class Linearizer {
       // what it depends on out of this loop instance too. Not for ILP loops:
       // privatize_ilp gave every private value made in them one copy per
       // iteration, so a later instance of the loop finds it (a register
-      // tile's init, its updates inside a k loop, its store).
-      if (k_.tag_of(loop).is_ilp()) continue;
+      // tile's init, its updates inside a k loop, its store). The same for
+      // vec loops (privatized alike where every use is inside them; where
+      // not, the check that a read finds its value refuses a split).
+      if (k_.tag_of(loop).is_ilp() || k_.tag_of(loop).kind == InameTag::Vec) continue;
       for (int y : todo) {
         if (group.count(y) || std::find(loops_[y].begin(), loops_[y].end(), loop) == loops_[y].end()) continue;
         for (auto& d : k_.instructions[y].depends_on)

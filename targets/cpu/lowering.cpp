@@ -353,6 +353,10 @@ class Lowering {
         for (auto& c : s->children) stmt(c);
         return;
       case Stmt::For: {
+        if (!s->vector_accesses.empty()) {
+          vector_loop(*s);
+          return;
+        }
         ensure_loop_var(s->var);
         store_var(s->var, expr(s->init));
         loop([&] { return expr(s->cond); }, [&] { stmt(s->children[0]); },
@@ -388,6 +392,62 @@ class Lowering {
       }
       case Stmt::Barrier: fail("internal: barrier inside a thread region");
     }
+  }
+
+  // A vec loop with vector accesses, with the CUDA target's meaning (so the
+  // CPU oracle checks it): assignment by assignment, each vector access
+  // loaded for all lanes first, then the lanes in order with those values,
+  // then a vector store's lanes.
+  void vector_loop(const Stmt& loop) { vector_assignments(loop, loop.children[0]); }
+
+  void vector_assignments(const Stmt& loop, const StmtPtr& s) {
+    if (s->kind == Stmt::Block) {
+      for (auto& c : s->children) vector_assignments(loop, c);
+      return;
+    }
+    const Stmt* a = s.get();
+    current_insn_ = a->insn_id;
+    Type it = k_.options.index_dtype;
+    int64_t lo = loop.init.as<IntImm>()->value;
+    auto at_lane = [&](const Expr& e, int64_t l) { return simplify(substitute(e, {{loop.var, make_int(lo + l, it)}})); };
+    std::vector<std::pair<Expr, Expr>> placeholders;  // access -> its lane's value, by name
+    std::vector<std::string> names;
+    bool store = false;
+    for (size_t i = 0; i < loop.vector_accesses.size(); ++i) {
+      const Expr& acc = loop.vector_accesses[i];
+      bool read = !replace_subscripts(a->rhs, {{acc, make_int(0)}}).same_as(a->rhs);
+      if (acc.same_as(a->lhs)) store = true;
+      if (!read) continue;  // (another assignment's, or only stored: nothing to load)
+      std::string name = "loom_vector_" + std::to_string(i) + "_";
+      placeholders.emplace_back(acc, make_var(name, acc.type()));
+      for (int64_t l = 0; l < loop.vector_lanes; ++l)
+        vars_[name + std::to_string(l)] = Slot{nullptr, expr(at_lane(acc, l)), acc.type()};
+      names.push_back(name);
+    }
+    std::vector<Value*> stored;
+    for (int64_t l = 0; l < loop.vector_lanes; ++l) {
+      std::map<std::string, Expr> lane_names;
+      for (auto& [acc, var] : placeholders) {
+        const std::string& n = var.as<Var>()->name;
+        lane_names[n] = make_var(n + std::to_string(l), acc.type());
+      }
+      Expr rhs = substitute(at_lane(replace_subscripts(a->rhs, placeholders), l), lane_names);
+      Value* v = expr(rhs);
+      if (store) {
+        stored.push_back(v);
+      } else if (auto var = a->lhs.as<Var>()) {
+        store_var(var->name, v);
+      } else {
+        Expr lhs = at_lane(a->lhs, l);
+        b_.CreateStore(to_mem(v, lhs.type()), address(*lhs.as<Subscript>()));
+      }
+    }
+    for (int64_t l = 0; l < int64_t(stored.size()); ++l) {
+      Expr lhs = at_lane(a->lhs, l);
+      b_.CreateStore(to_mem(stored[size_t(l)], lhs.type()), address(*lhs.as<Subscript>()));
+    }
+    for (auto& n : names)
+      for (int64_t l = 0; l < loop.vector_lanes; ++l) vars_.erase(n + std::to_string(l));
   }
 
   // ---- expressions ----

@@ -64,7 +64,8 @@ struct KernelParams {
   std::vector<void*> ptrs;
 };
 
-KernelParams pack(const LoopKernel& k, const ArgMap& args, const std::map<std::string, int64_t>& params) {
+KernelParams pack(const GeneratedKernel& g, const ArgMap& args, const std::map<std::string, int64_t>& params) {
+  const LoopKernel& k = g.kernel;
   KernelParams p;
   p.slots.resize(k.arguments.size());
   for (size_t i = 0; i < k.arguments.size(); ++i) {
@@ -72,6 +73,10 @@ KernelParams pack(const LoopKernel& k, const ArgMap& args, const std::map<std::s
     uint64_t& slot = p.slots[i];
     if (a.kind == Argument::Array) {
       void* ptr = args.at(a.name).array.data;
+      if (auto al = g.argument_alignment.find(a.name); al != g.argument_alignment.end() && reinterpret_cast<uintptr_t>(ptr) % al->second)
+        throw ArgumentError("kernel '" + k.name + "': array '" + a.name + "' must start at a multiple of " + std::to_string(al->second) +
+                            " bytes: the kernel moves it in vectors of that size (a 'vec' iname); pass an aligned array, or tag the "
+                            "iname 'unr' instead of 'vec'");
       std::memcpy(&slot, &ptr, sizeof ptr);
       continue;
     }
@@ -116,7 +121,7 @@ void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, in
                     std::to_string(dims.grid[1]) + "x" + std::to_string(dims.grid[2]) +
                     " exceeds CUDA's limits (2^31-1 x 65535 x 65535); map the largest axis to g.0");
   load();
-  KernelParams kp = pack(gen_.kernel, args, params);
+  KernelParams kp = pack(gen_, args, params);
   const DriverApi& d = driver_api();
   check(d.cuLaunchKernel(static_cast<CUfunction>(function_), unsigned(dims.grid[0]), unsigned(dims.grid[1]),
                          unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include "loom/cuda.h"
@@ -177,7 +178,8 @@ class Printer {
         offset += elems * t.dtype.bytes();
         continue;
       }
-      os << "  " << (t.space == AddressSpace::Local ? "__shared__ " : "") << ct << " " << n;
+      // (16-byte aligned: vector accesses of local memory rely on it)
+      os << "  " << (t.space == AddressSpace::Local ? "__shared__ __align__(16) " : "") << ct << " " << n;
       if (!t.shape.empty()) {
         int64_t size = 1;
         for (auto& d : t.shape) {
@@ -334,6 +336,10 @@ class Printer {
         for (auto& c : s->children) stmt(os, c, ind);
         break;
       case Stmt::For: {
+        if (!s->vector_accesses.empty()) {
+          vector_loop(os, *s, ind);
+          break;
+        }
         os << pad << "for (" << c_type(k_.options.index_dtype, "") << " " << s->var << " = " << expr(s->init, 0) << "; "
            << expr(s->cond, 0) << "; ";
         if (s->step == 1) os << "++" << s->var;
@@ -364,6 +370,71 @@ class Printer {
     }
   }
 
+  // A vec loop that codegen/vectorize.cpp proved: its vector accesses are
+  // loaded before the lanes (and stored after them) as float4-style values,
+  // and each lane is the assignment with those accesses replaced by the
+  // vector's component, in lane order, so private values (a reduction's
+  // accumulator) see the same sequence as the plain loop.
+  void vector_loop(std::ostream& os, const Stmt& loop, int ind) {
+    os << std::string(ind * 2, ' ') << "{  // vec " << loop.var << ": " << loop.vector_lanes << " lanes\n";
+    vector_assignments(os, loop, loop.children[0], ind + 1);
+    os << std::string(ind * 2, ' ') << "}\n";
+  }
+
+  void vector_assignments(std::ostream& os, const Stmt& loop, const StmtPtr& s, int ind) {
+    if (s->kind == Stmt::Block) {
+      for (auto& c : s->children) vector_assignments(os, loop, c, ind);
+      return;
+    }
+    std::string pad(ind * 2, ' ');
+    const Stmt* a = s.get();
+    std::vector<Expr> accesses;  // this assignment's
+    for (auto& acc : loop.vector_accesses)
+      if (acc.same_as(a->lhs) || !replace_subscripts(a->rhs, {{acc, make_int(0)}}).same_as(a->rhs)) accesses.push_back(acc);
+    Type it = k_.options.index_dtype;
+    int64_t lo = loop.init.as<IntImm>()->value;
+    std::map<std::string, Expr> first{{loop.var, make_int(lo, it)}};
+    std::vector<std::string> names;
+    int store = -1;
+    for (size_t i = 0; i < accesses.size(); ++i) {
+      const Expr& acc = accesses[i];
+      std::string vt = vector_type(acc.type(), loop.vector_lanes);
+      names.push_back("loom_v" + std::to_string(vector_count_++));
+      std::string at = "&" + expr(simplify(substitute(acc, first)), 13);
+      if (acc.same_as(a->lhs)) {  // the store (loaded first when the assignment also reads it)
+        store = int(i);
+        bool read = !replace_subscripts(a->rhs, {{acc, make_int(0)}}).same_as(a->rhs);
+        os << pad << vt << " " << names.back();
+        if (read) os << " = *reinterpret_cast<const " << vt << " *>(" << at << ")";
+        os << ";\n";
+      } else {
+        os << pad << vt << " const " << names.back() << " = *reinterpret_cast<const " << vt << " *>(" << at << ");\n";
+      }
+    }
+    static const char* comp[] = {".x", ".y", ".z", ".w"};
+    for (int64_t l = 0; l < loop.vector_lanes; ++l) {
+      std::vector<std::pair<Expr, Expr>> lane;
+      for (size_t i = 0; i < accesses.size(); ++i) lane.emplace_back(accesses[i], make_var(names[i] + comp[l], accesses[i].type()));
+      std::map<std::string, Expr> at{{loop.var, make_int(lo + l, it)}};
+      Expr rhs = simplify(substitute(replace_subscripts(a->rhs, lane), at));
+      std::string lhs = store >= 0 ? names[store] + comp[l] : expr(simplify(substitute(a->lhs, at)), 0);
+      os << pad << lhs << " = " << expr(rhs, 0) << ";\n";
+    }
+    if (store >= 0) {
+      std::string vt = vector_type(a->lhs.type(), loop.vector_lanes);
+      os << pad << "*reinterpret_cast<" << vt << " *>(&" << expr(simplify(substitute(a->lhs, first)), 13) << ") = " << names[store]
+         << ";\n";
+    }
+  }
+
+  std::string vector_type(Type t, int64_t lanes) {
+    std::string base = t.kind == ScalarKind::Float32 ? "float" : t.kind == ScalarKind::Float64 ? "double"
+                     : t.kind == ScalarKind::Int32 ? "int" : t.kind == ScalarKind::UInt32 ? "uint"
+                     : t.kind == ScalarKind::Int64 ? "longlong" : t.kind == ScalarKind::UInt64 ? "ulonglong" : "";
+    if (base.empty()) throw KernelError("kernel '" + k_.name + "': no vector type of " + t.name() + " (internal error)");
+    return base + std::to_string(lanes);
+  }
+
   // x[I] = x[I] + e as atomicAdd(&x[I], e); 64-bit integers through unsigned
   // long long (two's complement addition is the same).
   void print_atomic_add(std::ostream& os, const std::string& pad, const Instruction& insn, const Stmt& s) {
@@ -383,6 +454,7 @@ class Printer {
 
   const GeneratedKernel& g_;
   const LoopKernel& k_;
+  int vector_count_ = 0;
 };
 
 }  // namespace

@@ -94,7 +94,7 @@ def test_prefetched_matmul_from_python():
     knl = lp.add_prefetch(knl, "b", ["k_inner", "j_inner"])
     assert "a_fetch" in knl.temporary_variables
     code = lp.generate_code_v2(knl).device_code()
-    assert "__shared__ float a_fetch[256]" in code and code.count("__syncthreads()") == 2
+    assert "__shared__ __align__(16) float a_fetch[256]" in code and code.count("__syncthreads()") == 2
     rng = np.random.default_rng(3)
     a = rng.standard_normal((33, 45)).astype(np.float32)
     b = rng.standard_normal((45, 17)).astype(np.float32)

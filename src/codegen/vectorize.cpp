@@ -1,0 +1,281 @@
+// vectorize_loops: the codegen pass that gives `vec` inames vector loads and
+// stores (float2/float4 and their integer and double kin on the CUDA target).
+//
+// The loop nest keeps a `vec` loop as a loop when its trip count is constant
+// and no guard tells its lanes apart. Here each access of such a loop's
+// assignments is examined: an access of a global argument or of local
+// (shared) memory moves as one vector when its flattened offset is the lane
+// plus something the same for every lane (contiguous), and that something is
+// a multiple of the lane count for every parameter value the assumptions
+// allow (aligned: a parameter contributes its proven divisibility, e.g. from
+// `assume n mod 4 = 0`). Offsets are taken as polynomials, because a row
+// stride (`i*n`) is not affine and isl cannot reason about it.
+//
+// Correctness of the order: each assignment runs for all lanes before the
+// next (legal when what one writes, the others touch only through the same
+// access, one element per lane); its vector loads happen before its lanes
+// and a vector store after them, so an array it writes may only be read
+// through the very access it writes (each lane then reads the element it
+// alone writes); otherwise none of that array's accesses is vectorized.
+// Private memory stays scalar (registers). A loop with nothing to vectorize,
+// or whose body holds anything but unguarded assignments, is unrolled,
+// which is loopy's fallback for `vec`.
+#include "vectorize.h"
+
+#include <algorithm>
+
+#include "loom/isl_util.h"
+#include "loom/preprocess.h"
+
+namespace loom::codegen {
+
+namespace {
+
+// A polynomial over variables: monomial (sorted variable names, repeated for
+// powers) -> coefficient.
+using Poly = std::map<std::vector<std::string>, int64_t>;
+
+std::optional<Poly> polynomial(const Expr& e) {
+  switch (e.kind()) {
+    case ExprKind::Int: {
+      int64_t v = e.as<IntImm>()->value;
+      return v ? Poly{{{}, v}} : Poly{};
+    }
+    case ExprKind::Var: return Poly{{{e.as<Var>()->name}, 1}};
+    case ExprKind::Cast:
+      if (!e.type().is_int()) return std::nullopt;
+      return polynomial(e.as<Cast>()->value);
+    case ExprKind::Unary: {
+      auto u = e.as<Unary>();
+      if (u->op != UnOp::Neg) return std::nullopt;
+      auto p = polynomial(u->a);
+      if (p)
+        for (auto& [m, c] : *p) c = -c;
+      return p;
+    }
+    case ExprKind::Binary: {
+      auto b = e.as<Binary>();
+      if (b->op != BinOp::Add && b->op != BinOp::Sub && b->op != BinOp::Mul) return std::nullopt;
+      auto x = polynomial(b->a), y = polynomial(b->b);
+      if (!x || !y) return std::nullopt;
+      Poly r;
+      if (b->op == BinOp::Mul) {
+        for (auto& [mx, cx] : *x)
+          for (auto& [my, cy] : *y) {
+            std::vector<std::string> m = mx;
+            m.insert(m.end(), my.begin(), my.end());
+            std::sort(m.begin(), m.end());
+            r[m] += cx * cy;
+          }
+      } else {
+        r = *x;
+        for (auto& [m, c] : *y) r[m] += b->op == BinOp::Add ? c : -c;
+      }
+      for (auto it = r.begin(); it != r.end();) it = it->second == 0 ? r.erase(it) : std::next(it);
+      return r;
+    }
+    default: return std::nullopt;
+  }
+}
+
+// The CUDA-style vector types exist for 8- and 16-byte vectors of 4- and
+// 8-byte elements.
+bool vector_type_exists(Type t, int64_t lanes) {
+  bool ok_kind = t.kind == ScalarKind::Float32 || t.kind == ScalarKind::Int32 || t.kind == ScalarKind::UInt32 ||
+                 t.kind == ScalarKind::Float64 || t.kind == ScalarKind::Int64 || t.kind == ScalarKind::UInt64;
+  int64_t bytes = lanes * t.bytes();
+  return ok_kind && t.lanes == 1 && (bytes == 8 || bytes == 16);
+}
+
+class Collect : public ExprMutator {
+ public:
+  std::vector<Expr> subscripts;
+
+ protected:
+  Expr mutate_subscript(const Subscript& s, const Expr& self) override {
+    subscripts.push_back(self);
+    return ExprMutator::mutate_subscript(s, self);
+  }
+};
+
+class Vectorizer {
+ public:
+  Vectorizer(const LoopKernel& k, std::map<std::string, int64_t>& alignment) : k_(k), alignment_(alignment) {}
+
+  StmtPtr visit(const StmtPtr& s) {
+    if (s->kind == Stmt::For && s->vector_lanes) return vector_loop(s);
+    bool changed = false;
+    std::vector<StmtPtr> children;
+    for (auto& c : s->children) {
+      children.push_back(visit(c));
+      changed |= children.back() != c;
+    }
+    if (!changed) return s;
+    auto n = std::make_shared<Stmt>(*s);
+    n->children = std::move(children);
+    return n;
+  }
+
+ private:
+  StmtPtr vector_loop(const StmtPtr& loop) {
+    std::vector<const Stmt*> assigns;
+    std::vector<Expr> accesses;
+    if (vector_assignments(loop->children[0], assigns) && lanes_independent(*loop, assigns))
+      for (auto* a : assigns)
+        for (auto& e : vector_accesses(*loop, *a))
+          if (std::none_of(accesses.begin(), accesses.end(), [&](const Expr& o) { return o.same_as(e); })) accesses.push_back(e);
+    if (accesses.empty()) return unrolled(loop);
+    auto n = std::make_shared<Stmt>(*loop);
+    n->children = {visit(loop->children[0])};
+    n->vector_accesses = std::move(accesses);
+    return n;
+  }
+
+  // The assignments of a vec loop's body, which must hold nothing else.
+  static bool vector_assignments(const StmtPtr& s, std::vector<const Stmt*>& out) {
+    if (s->kind == Stmt::Block) {
+      for (auto& c : s->children)
+        if (!vector_assignments(c, out)) return false;
+      return true;
+    }
+    if (s->kind != Stmt::Assign || is_collective(*s)) return false;
+    out.push_back(s.get());
+    return true;
+  }
+
+  // Whether running each assignment for all lanes before the next one keeps
+  // the plain loop's meaning: what one assignment writes, another touches
+  // only through the same access, one element per lane.
+  bool lanes_independent(const Stmt& loop, const std::vector<const Stmt*>& assigns) {
+    for (auto* a : assigns)
+      if (atomic_instruction(k_, a->insn_id)) return false;
+    if (assigns.size() == 1) return true;
+    for (size_t i = 0; i < assigns.size(); ++i) {
+      std::string written = name_of(assigns[i]->lhs);
+      for (size_t j = 0; j < assigns.size(); ++j) {
+        if (i == j) continue;
+        Collect c;
+        c.mutate(assigns[j]->rhs);
+        c.mutate(assigns[j]->lhs);
+        std::vector<Expr> touched;
+        for (auto& e : c.subscripts)
+          if (e.as<Subscript>()->name == written) touched.push_back(e);
+        if (assigns[j]->lhs.as<Var>() && name_of(assigns[j]->lhs) == written) return false;
+        if (mentions_var(assigns[j]->rhs, written)) return false;  // a scalar, shared by all lanes
+        for (auto& e : touched)
+          if (!e.same_as(assigns[i]->lhs) || !one_element_per_lane(loop, e)) return false;
+      }
+    }
+    return true;
+  }
+
+  static std::string name_of(const Expr& lhs) {
+    if (auto s = lhs.as<Subscript>()) return s->name;
+    if (auto v = lhs.as<Var>()) return v->name;
+    return "";
+  }
+
+  // Some index is the loop variable plus terms without it.
+  static bool one_element_per_lane(const Stmt& loop, const Expr& access) {
+    for (auto& idx : access.as<Subscript>()->indices) {
+      auto p = polynomial(idx);
+      if (!p || !p->count({loop.var}) || std::abs(p->at({loop.var})) != 1) continue;
+      if (std::all_of(p->begin(), p->end(), [&](auto& t) { return t.first == std::vector<std::string>{loop.var} ||
+                                                                   !std::count(t.first.begin(), t.first.end(), loop.var); }))
+        return true;
+    }
+    return false;
+  }
+
+  StmtPtr unrolled(const StmtPtr& loop) {
+    int64_t lo = loop->init.as<IntImm>()->value;
+    std::vector<StmtPtr> copies;
+    Type it = k_.options.index_dtype;
+    for (int64_t l = 0; l < loop->vector_lanes; ++l)
+      copies.push_back(visit(substitute_stmt(loop->children[0], {{loop->var, make_int(lo + l, it)}})));
+    return make_block(std::move(copies));
+  }
+
+  std::vector<Expr> vector_accesses(const Stmt& loop, const Stmt& assign) {
+    Collect reads;
+    reads.mutate(assign.rhs);
+    if (assign.lhs.as<Subscript>()) reads.mutate(assign.lhs);  // the store, and reads in its subscript
+    std::string written;
+    if (auto s = assign.lhs.as<Subscript>()) written = s->name;
+    else if (auto v = assign.lhs.as<Var>()) written = v->name;
+    bool written_read_elsewhere = false;
+    for (auto& r : reads.subscripts)
+      if (r.as<Subscript>()->name == written && !r.same_as(assign.lhs)) written_read_elsewhere = true;
+    std::vector<Expr> out;
+    for (auto& r : reads.subscripts) {
+      const Subscript& s = *r.as<Subscript>();
+      if (s.name == written && written_read_elsewhere) continue;
+      if (std::any_of(out.begin(), out.end(), [&](const Expr& o) { return o.same_as(r); })) continue;
+      if (contiguous_and_aligned(loop, r)) out.push_back(r);
+    }
+    return out;
+  }
+
+  bool contiguous_and_aligned(const Stmt& loop, const Expr& access) {
+    const Subscript& s = *access.as<Subscript>();
+    const Argument* arg = k_.find_argument(s.name);
+    const Temporary* temp = k_.find_temporary(s.name);
+    bool global = arg && arg->kind == Argument::Array;
+    if (!global && !(temp && temp->space == AddressSpace::Local)) return false;
+    int64_t lanes = loop.vector_lanes;
+    if (!vector_type_exists(access.type(), lanes)) return false;
+    auto poly = polynomial(k_.flat_index(s));
+    if (!poly) return false;
+    // contiguous: the loop variable appears exactly as "+ 1 * var"
+    int64_t lo = loop.init.as<IntImm>()->value, constant = lo;
+    for (auto& [m, c] : *poly) {
+      bool has_var = std::count(m.begin(), m.end(), loop.var) > 0;
+      if (has_var && !(m.size() == 1 && c == 1)) return false;
+    }
+    if (!poly->count({loop.var})) return false;
+    // aligned: every other term a multiple of the lane count
+    for (auto& [m, c] : *poly) {
+      if (m.size() == 1 && m[0] == loop.var) continue;
+      if (m.empty()) {
+        constant += c;
+        continue;
+      }
+      int64_t multiple = c;
+      for (auto& v : m) multiple *= divisor(v, lanes);
+      if (multiple % lanes != 0) return false;
+    }
+    if (constant % lanes != 0) return false;
+    if (global) alignment_[s.name] = std::max(alignment_[s.name], lanes * access.type().bytes());
+    return true;
+  }
+
+  // The largest power of two up to `lanes` that the assumptions prove
+  // divides parameter v (1 for inames and unconstrained parameters).
+  int64_t divisor(const std::string& v, int64_t lanes) {
+    if (!k_.assumptions.defined() || k_.has_iname(v)) return 1;
+    auto key = std::make_pair(v, lanes);
+    if (auto it = divisors_.find(key); it != divisors_.end()) return it->second;
+    isl::set assumed = islu::to_isl(k_.assumptions);
+    int64_t best = 1;
+    for (int64_t q = lanes; q > 1; q /= 2) {
+      isl::set multiple(assumed.ctx(), "[" + v + "] -> { : " + v + " mod " + std::to_string(q) + " = 0 }");
+      if (assumed.is_subset(multiple)) {
+        best = q;
+        break;
+      }
+    }
+    return divisors_[key] = best;
+  }
+
+  const LoopKernel& k_;
+  std::map<std::string, int64_t>& alignment_;
+  std::map<std::pair<std::string, int64_t>, int64_t> divisors_;
+};
+
+}  // namespace
+
+StmtPtr vectorize_loops(const LoopKernel& k, const StmtPtr& body, std::map<std::string, int64_t>& alignment) {
+  return Vectorizer(k, alignment).visit(body);
+}
+
+}  // namespace loom::codegen
