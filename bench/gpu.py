@@ -155,20 +155,22 @@ def main():
     print(f"ceiling: cuBLAS SGEMM 4096^3 {cublas_tf:.1f} TFLOP/s (fp32, TF32 off)")
 
     # vector add
-    k = loom_kernel("vector_add_ilp")
-    k(a=a, b=b, out=out)
-    ok = check(out, a + b)
     peers = {"torch.add": median_ms(lambda: torch.add(a, b, out=out))}
     if triton:
         peers["triton"] = median_ms(lambda: _add[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024))
-    row(f"vector add fp32 n={n}", "vector_add_ilp", median_ms(lambda: k(a=a, b=b, out=out)), peers, nbytes=12 * n,
-        ceiling=copy_gbs, ok=ok)
+    for sched in ("vector_add_ilp", "vector_add_vec"):
+        k = loom_kernel(sched)
+        out.fill_(float("nan"))
+        k(a=a, b=b, out=out)
+        ok = check(out, a + b)
+        row(f"vector add fp32 n={n}", sched, median_ms(lambda: k(a=a, b=b, out=out)), peers, nbytes=12 * n,
+            ceiling=copy_gbs, ok=ok)
     del a, b, out
 
     # row sums
-    shapes = ((65536, 1024, ("row_sums_parallel", "row_sums_warp")), (8192, 8192, ("row_sums_parallel", "row_sums_long")),
-              (1024, 262144, ("row_sums_parallel", "row_sums_long")), (1048576, 256, ("row_sums_warp",)),
-              (1048576, 32, ("row_sums_warp", "row_sums_short")))
+    shapes = ((65536, 1024, ("row_sums_warp", "row_sums_warp_vec")), (8192, 8192, ("row_sums_long", "row_sums_long_vec")),
+              (1024, 262144, ("row_sums_long", "row_sums_long_vec")), (1048576, 256, ("row_sums_warp", "row_sums_warp_vec")),
+              (1048576, 32, ("row_sums_short", "row_sums_short_vec")))
     for rows_, cols, scheds in shapes:
         A = torch.rand(rows_, cols, device=dev)
         r = torch.empty(rows_, device=dev)
@@ -190,7 +192,7 @@ def main():
         del A, r
 
     # SGEMM
-    for size, sched in ((4096, "sgemm_tiled"), (4000, "sgemm_any")):
+    for size, sched in ((4096, "sgemm_tiled"), (4096, "sgemm_vec"), (4000, "sgemm_any")):
         A, B = torch.rand(size, size, device=dev), torch.rand(size, size, device=dev)
         C = torch.empty(size, size, device=dev)
         k = loom_kernel(sched)
@@ -251,12 +253,14 @@ def main():
         D = torch.rand(nd, nd, device=dev)
         u = torch.rand(ne, nd, device=dev)
         res = torch.empty(ne, nd, device=dev)
-        k = loom_kernel(f"dg{nd}")
-        k(D=D, u=u, res=res)
-        ok = check(res, u @ D.T, rtol=1e-4, atol=1e-3)
         peers = {"torch.matmul": median_ms(lambda: torch.matmul(u, D.T, out=res))}
-        row(f"DG element kernel nd={nd}, 2^20 el.", f"dg{nd}", median_ms(lambda: k(D=D, u=u, res=res)), peers,
-            nbytes=2 * 4 * u.numel(), ceiling=copy_gbs, ok=ok)
+        for sched in (f"dg{nd}",):
+            k = loom_kernel(sched)
+            res.fill_(float("nan"))
+            k(D=D, u=u, res=res)
+            ok = check(res, u @ D.T, rtol=1e-4, atol=1e-3)
+            row(f"DG element kernel nd={nd}, 2^20 el.", sched, median_ms(lambda: k(D=D, u=u, res=res)), peers,
+                nbytes=2 * 4 * u.numel(), ceiling=copy_gbs, ok=ok)
         del D, u, res
 
     wrong = [r[0] for r in ROWS if not r[7]]

@@ -90,8 +90,15 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
       std::string names;
       for (auto& h : hw_inames)
         if (k.tag_of(h) == InameTag{InameTag::Local, axis}) names += std::string(names.empty() ? "" : ", ") + "'" + h + "'";
+      // (isl may bound a quasi-affine extent, floor(n/4) under n mod 4 = 0,
+      // by a rational value: its floor bounds the integer extent too)
       isl_val* mx = isl_pw_aff_max_val(s.copy());
-      bool finite = mx && isl_val_is_int(mx);
+      if (!mx) {  // isl cannot bound a rational piece (n/4 where the context makes n a multiple of 4): ask without the context
+        isl_ctx_reset_error(ctx);
+        mx = isl_pw_aff_max_val(size.copy());
+      }
+      bool finite = mx && isl_val_is_rat(mx);
+      if (finite) mx = isl_val_floor(mx);
       int64_t v = finite ? isl_val_get_num_si(mx) : 0;
       isl_val_free(mx);
       if (!finite)

@@ -17,9 +17,10 @@
 // and a vector store after them, so an array it writes may only be read
 // through the very access it writes (each lane then reads the element it
 // alone writes); otherwise none of that array's accesses is vectorized.
-// Private memory stays scalar (registers). A loop with nothing to vectorize,
-// or whose body holds anything but unguarded assignments, is unrolled,
-// which is loopy's fallback for `vec`.
+// Private memory stays scalar (registers). A guard that does not mention
+// the lanes moves around the loop; a loop with nothing to vectorize, or
+// whose body holds anything but assignments, is unrolled, which is loopy's
+// fallback for `vec`.
 #include "vectorize.h"
 
 #include <algorithm>
@@ -118,6 +119,15 @@ class Vectorizer {
 
  private:
   StmtPtr vector_loop(const StmtPtr& loop) {
+    // a guard the lanes share (an instruction's predicate that does not
+    // mention the vec iname) goes around the loop
+    StmtPtr body = loop->children[0];
+    while (body->kind == Stmt::Block && body->children.size() == 1) body = body->children[0];
+    if (body->kind == Stmt::If && body->children.size() == 1 && !mentions_var(body->cond, loop->var)) {
+      auto inner = std::make_shared<Stmt>(*loop);
+      inner->children = {body->children[0]};
+      return make_if(body->cond, vector_loop(inner));
+    }
     std::vector<const Stmt*> assigns;
     std::vector<Expr> accesses;
     if (vector_assignments(loop->children[0], assigns) && lanes_independent(*loop, assigns))

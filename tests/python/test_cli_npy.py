@@ -19,7 +19,8 @@ def _loom_binary():
 
 
 LOOM = _loom_binary()
-pytestmark = pytest.mark.skipif(LOOM is None, reason="the loom command line tool is not beside this package")
+pytestmark = [pytest.mark.skipif(LOOM is None, reason="the loom command line tool is not beside this package"),
+              pytest.mark.skipif(not loom._loom.has_cpu_target(), reason="no CPU target in this build (the runs use --target cpu)")]
 
 
 def _run(*args):

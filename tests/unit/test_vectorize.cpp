@@ -233,3 +233,36 @@ instructions:
   EXPECT_EQ(count(cuda_of(c), "float4"), 0) << cuda_of(c);
   check_transformed(chain, c, {{{"n", 8}}});
 }
+
+TEST(Vectorize, AGuardTheLanesShareGoesAroundTheVector) {
+  // a DG element kernel reading rows of D and u as float4 (the sum over j
+  // split by 4, vec inside): the fetch of u is guarded by the element (the
+  // last block is partial), not by the lane, so the guard wraps the float4 copy
+  KernelFile f = parse_kernel_text(R"(kernel dg32_vec
+
+domains:
+  {[e, i, j]: 0 <= e < ne and 0 <= i, j < 32}
+
+arguments:
+  D: float32[32, 32]
+  u: float32[ne, 32]
+  res: float32[ne, 32]
+
+instructions:
+  res[e, i] = sum(j, D[i, j] * u[e, j])
+
+transforms:
+  split_iname e 128 outer_tag=g.0
+  split_iname e_inner 4 outer_tag=l.1 inner_tag=ilp
+  split_iname i 4 outer_tag=l.0 inner_tag=ilp
+  split_iname j 4 inner_tag=vec
+  prioritize_loops j_outer,e_inner_inner,i_inner,j_inner
+  add_prefetch D i_outer,i_inner,j_outer,j_inner padding=4
+  add_prefetch u e_inner_outer,e_inner_inner,j_outer,j_inner vector_width=4 padding=4
+)");
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  std::string src = cuda_of(t);
+  EXPECT_EQ(count(src, "const float4 *>(&(u["), 1) << src;
+  EXPECT_EQ(count(src, "const float4 *>(&(D_fetch["), 16) << src;  // one per product of the 4x4 tile (the compiler merges repeats)
+  check_transformed(f.kernel, t, {{{"ne", 1}}, {{"ne", 130}}});
+}
