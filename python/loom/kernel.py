@@ -279,8 +279,10 @@ class LoopKernel:
                 spec = ", ".join(f"{n}={d}" for n, d in dtypes)
                 v = v._derived(_loom.apply_transform(v._core, "add_dtypes", [], {"dtypes": spec}), f"add_dtypes {spec}", True)
             if divisible:
+                undivided = v if v is not self else self._derived(self._core, "(no divisibility)", True)
                 cond = " and ".join(f"{p} mod {self.DIVISIBILITY} = 0" for p in divisible)
                 v = v._derived(_loom.apply_transform(v._core, "assume", [cond], {}), f"assume {cond}", True)
+                v._unaligned_fallback = undivided
             self._variants[key] = v
         return v
 
@@ -334,12 +336,23 @@ class LoopKernel:
             elif self._open is None:
                 knl = self._variant_for(kwargs)
             if knl is not self:
-                launcher = knl._launcher
-                if launcher is not None and not queue and target is None:
-                    outputs = launcher(kwargs)
-                    if outputs is not None:
-                        return outputs
-                return knl(*queue, target=target, **kwargs)
+                try:
+                    launcher = knl._launcher
+                    if launcher is not None and not queue and target is None:
+                        outputs = launcher(kwargs)
+                        if outputs is not None:
+                            return outputs
+                    return knl._run(queue, target, kwargs)
+                except _loom.ArgumentError as e:
+                    # the divisible variant moves arrays as vectors; an array view that
+                    # is not 16-byte aligned runs the variant without that assumption
+                    fallback = getattr(knl, "_unaligned_fallback", None)
+                    if fallback is None or "must start at a multiple of" not in str(e):
+                        raise
+                    return fallback._run(queue, target, kwargs)
+        return self._run(queue, target, kwargs)
+
+    def _run(self, queue, target, kwargs):
         if self._launcher is not None and not queue and target is None:
             outputs = self._launcher(kwargs)  # CUDA tensors, binding cached in C++; None: not for it
             if outputs is not None:
