@@ -20,4 +20,11 @@ std::string unique_instruction_id(const LoopKernel& k, const std::string& base);
 // "i, j k" -> {"i", "j", "k"}
 std::vector<std::string> name_list(const std::string& spec);
 
+// Leaves out the predicates of `insn` (comparisons, affine in inames and
+// parameters) that hold wherever it runs in r for every parameter value the
+// assumptions allow: a fetch or compute over a tile that never leaves the
+// array when sizes are multiples of the tile needs no guard (and its vec
+// loops stay whole).
+void drop_proven_predicates(const LoopKernel& r, Instruction& insn);
+
 }  // namespace loom::transforms

@@ -28,28 +28,6 @@ using transforms::refuse;
 using transforms::unique_instruction_id;
 using transforms::unique_name;
 
-namespace {
-// Whether `cond` (x < extent: affine in inames and parameters) holds wherever
-// the fetch runs, for every parameter value the assumptions allow (sizes
-// assumed to be multiples of the tile: the box never leaves the array).
-bool proven_on_fetch(const LoopKernel& r, const Instruction& fetch, isl::set& domain, const Expr& cond) {
-  auto b = cond.as<Binary>();
-  if (!b) return false;
-  try {
-    if (domain.is_null()) {
-      std::vector<std::string> inames(fetch.within_inames.begin(), fetch.within_inames.end());
-      domain = islu::iteration_domain(r, inames);
-      if (r.assumptions.defined()) domain = domain.intersect_params(islu::to_isl(r.assumptions));
-    }
-    isl::pw_aff x = islu::pw_aff_from_expr(b->a, domain.space()), extent = islu::pw_aff_from_expr(b->b, domain.space());
-    if (x.is_null() || extent.is_null()) return false;
-    return domain.is_subset(x.lt_set(extent));
-  } catch (const Error&) {
-    return false;
-  }
-}
-}  // namespace
-
 LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std::string& sweep_inames, const PrefetchOptions& o) {
   const std::string what = "add_prefetch('" + array + "', '" + sweep_inames + "')";
   const Argument* arg = k.find_argument(array);
@@ -100,7 +78,6 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   fetch.within_inames.insert(loops.inames.begin(), loops.inames.end());
   fetch.inames_given = true;
   fetch.loc = k.instructions[fp.uses[0].insn].loc;
-  isl::set fetch_domain;  // where the fetch runs, under the assumptions: guards it proves are left out
   for (size_t d = 0; d < arg->shape.size(); ++d) {
     // a constant box inside a constant extent needs no guard
     auto cb = constant_int(fp.base[d]), cs = constant_int(arg->shape[d]);
@@ -108,9 +85,9 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
     auto base = affine_form(fp.base[d]);
     bool may_be_negative = !base || base->constant < 0 || std::any_of(base->coef.begin(), base->coef.end(), [](auto& c) { return c.second < 0; });
     if (may_be_negative) fetch.predicates.push_back(make_binary(BinOp::Ge, loops.source[d], make_int(0)));
-    Expr below = make_binary(BinOp::Lt, loops.source[d], arg->shape[d]);
-    if (!proven_on_fetch(r, fetch, fetch_domain, below)) fetch.predicates.push_back(below);
+    fetch.predicates.push_back(make_binary(BinOp::Lt, loops.source[d], arg->shape[d]));
   }
+  transforms::drop_proven_predicates(r, fetch);
   transforms::rewrite_uses(r, rq, fp, temp);
   r.instructions.insert(r.instructions.begin() + long(fp.uses[0].insn), fetch);
   return transforms::tag_storage_loops(r, k, rq, fp, loops, o.default_tag.empty() ? "l.auto" : o.default_tag, o.vector_width);

@@ -102,6 +102,7 @@ LoopKernel precompute(const LoopKernel& k, const std::string& subst_use, const s
   compute.inames_given = true;
   compute.loc = k.instructions[fp.uses[0].insn].loc;
   compute.predicates = transforms::footprint_conditions(k, rq, fp, loops);
+  transforms::drop_proven_predicates(r, compute);
   transforms::rewrite_uses(r, rq, fp, temp);
   transforms::order_outer_before_sweep(r, rq, fp);
   r.instructions.insert(r.instructions.begin() + long(fp.uses[0].insn), compute);

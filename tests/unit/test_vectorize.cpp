@@ -266,3 +266,30 @@ transforms:
   EXPECT_EQ(count(src, "const float4 *>(&(D_fetch["), 16) << src;  // one per product of the 4x4 tile (the compiler merges repeats)
   check_transformed(f.kernel, t, {{{"ne", 1}}, {{"ne", 130}}});
 }
+
+TEST(Vectorize, TransposedTileThroughPrecompute) {
+  // a's tile stored transposed (storage_axes=q,p) by a compute loop tagged by
+  // hand: float4 along k from global memory, four scalar stores down the
+  // tile; the footprint guards are proven by the assumptions and left out
+  LoopKernel k = kernel_of(R"(kernel mt
+domains:
+  {[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}
+arguments:
+  a: float32[n, l], b: float32[l, m], c: float32[n, m]
+instructions:
+  aa(p, q) := a[p, q]
+  c[i, j] = sum(k, aa(i, k) * b[k, j])
+)");
+  LoopKernel t = transformed(k,
+                             "assume n mod 32 = 0 and m mod 32 = 0 and l mod 8 = 0 and n >= 32 and m >= 32 and l >= 8\n"
+                             "split_iname i 32 outer_tag=g.1\nsplit_iname j 32 outer_tag=g.0\n"
+                             "split_iname i_inner 4 outer_tag=l.1 inner_tag=ilp\nsplit_iname j_inner 4 outer_tag=l.0 inner_tag=vec\n"
+                             "split_iname k 8\nprioritize_loops k_outer,k_inner,i_inner_inner,j_inner_inner\n"
+                             "precompute aa i_inner_outer,i_inner_inner,k_inner storage_axes=q,p precompute_inames=ak,ai "
+                             "temporary_address_space=local default_tag=for\n"
+                             "split_iname ak 4 inner_tag=vec\ntag_inames ak_outer:l.1 ai:l.0\nprioritize_loops ak_outer,ak_inner\n");
+  std::string src = cuda_of(t);
+  EXPECT_EQ(count(src, "const float4 *>(&(a["), 1) << src;
+  EXPECT_EQ(count(src, "if (m"), 0) << src;
+  check_transformed(k, t, {{{"n", 32}, {"m", 64}, {"l", 8}}, {{"n", 64}, {"m", 32}, {"l", 24}}});
+}
