@@ -127,7 +127,10 @@ LoopKernel split_iname(const LoopKernel& k, const std::string& iname, int64_t in
   if (o.outer_tag && o.outer_tag->kind != InameTag::Seq) r.iname_tags[outer] = *o.outer_tag;
   if (o.slabs.first < 0 || o.slabs.second < 0) refuse(k, what, "slabs are counts of iterations (>= 0)");
   if (o.slabs != std::pair<int, int>{0, 0}) {
-    if (o.outer_tag && o.outer_tag->kind != InameTag::Seq) refuse(k, what, "slabs need a sequential outer loop");
+    // a block axis (g.N) takes slabs too: its first/last blocks run the guarded code, the others not
+    if (o.outer_tag && o.outer_tag->kind != InameTag::Seq && o.outer_tag->kind != InameTag::Group)
+      refuse(k, what, "slabs need a sequential or block (g.N) outer iname; '" + o.outer_tag->str() +
+                          "' would put the slabs' code under branches that the threads of one block take apart");
     r.slabs[outer] = o.slabs;
   }
   if (o.inner_tag && o.inner_tag->kind != InameTag::Seq) r.iname_tags[inner] = *o.inner_tag;

@@ -29,9 +29,13 @@ enum class BinOp : uint8_t {
   Lt, Le, Gt, Ge, Eq, Ne, And, Or, BitAnd, BitOr, BitXor, Shl, Shr
 };
 
-// ArgMax/ArgMin give the reduction iname's value where the body is largest
-// (smallest); ties go to the smallest index.
-enum class ReduceOp : uint8_t { Sum, Product, Max, Min, ArgMax, ArgMin };
+// ArgMax/ArgMin give the index where the body's value is largest
+// (smallest); ties go to the smallest index. Their body is
+// __argpair(value, index). ArgMaxValue/ArgMinValue give the value there: the
+// first output of loopy's `v, i = argmax(i, value, index)`.
+enum class ReduceOp : uint8_t { Sum, Product, Max, Min, ArgMax, ArgMin, ArgMaxValue, ArgMinValue };
+// argmax, argmin and their value forms: a body of (value, index) pairs.
+bool is_arg_reduction(ReduceOp op);
 
 const char* to_string(BinOp op);    // "+", "//", "and", ...
 const char* to_string(UnOp op);

@@ -42,6 +42,8 @@ class LoopNestBuilder {
   StmtPtr run() {
     isl_schedule* sched = sequence(L_.items);
     if (!sched) return make_block({});
+    for (auto& h : hw_.inames)
+      if (auto sl = k_.slabs.find(h.name); sl != k_.slabs.end()) sched = block_slabbed(sched, h.name, sl->second);
     isl_ast_build* build = isl_ast_build_from_context(hw_.context.copy());
     isl_ast_node* root = islu::check(isl_ast_build_node_from_schedule(build, sched), "AST generation");
     isl_ast_build_free(build);
@@ -137,6 +139,43 @@ class LoopNestBuilder {
       isl_schedule* piece = isl_schedule_intersect_domain(isl_schedule_copy(s), dom);
       seq = seq ? isl_schedule_sequence(seq, piece) : piece;
       isl_set_free(part);
+    }
+    isl_schedule_free(s);
+    return islu::check(seq, "slabs");
+  }
+
+  // Slabs of a hardware iname (a block axis, g.N): the whole kernel body in
+  // three copies for the first `head` blocks, the last `tail` ones and those
+  // between, as conditions on the block index (a parameter here); in the
+  // middle copy isl drops the guards of a partial tile. Thread axes are
+  // refused: a barrier under branches that threads take apart hangs.
+  isl_schedule* block_slabbed(isl_schedule* s, const std::string& iname, std::pair<int, int> slabs) {
+    if (k_.tag_of(iname).kind != InameTag::Group)
+      throw KernelError("kernel '" + k_.name + "': slabs of '" + iname + "', which is tagged '" + k_.tag_of(iname).str() +
+                        "': slabs need a sequential or block (g.N) iname");
+    isl::set dl = islu::iteration_domain(k_, {iname});
+    isl_ctx* ctx = isl_context();
+    isl_pw_aff* lo = islu::check(isl_set_dim_min(dl.copy(), 0), "slabs");
+    isl_pw_aff* hi = islu::check(isl_set_dim_max(dl.copy(), 0), "slabs");
+    auto on_iname = [&](isl_pw_aff* pa) {
+      isl_space* sp = isl_space_map_from_domain_and_range(isl_set_get_space(dl.get()), isl_pw_aff_get_domain_space(pa));
+      return isl_pw_aff_pullback_multi_aff(pa, isl_multi_aff_zero(sp));
+    };
+    isl_pw_aff* var = isl_pw_aff_var_on_domain(isl_local_space_from_space(isl_set_get_space(dl.get())), isl_dim_set, 0);
+    isl_set* head = isl_pw_aff_lt_set(isl_pw_aff_copy(var),
+                                      isl_pw_aff_add_constant_val(on_iname(lo), isl_val_int_from_si(ctx, slabs.first)));
+    isl_set* tail = isl_pw_aff_gt_set(var, isl_pw_aff_add_constant_val(on_iname(hi), isl_val_int_from_si(ctx, -slabs.second)));
+    tail = isl_set_subtract(tail, isl_set_copy(head));
+    isl_set* middle = isl_set_subtract(isl_set_universe(isl_set_get_space(head)), isl_set_union(isl_set_copy(head), isl_set_copy(tail)));
+    isl_schedule* seq = nullptr;
+    for (isl_set* part : {head, middle, tail}) {
+      // the part as a condition on the parameters (the block index is one)
+      isl::set cond = islu::dims_to_params(isl::manage(isl_set_reset_tuple_id(part)), {iname});
+      isl_set* params = isl_set_align_params(isl_set_params(cond.release()), hw_.params.copy());
+      isl_union_set* dom = isl_schedule_get_domain(s);
+      dom = isl_union_set_intersect_params(dom, params);
+      isl_schedule* piece = isl_schedule_intersect_domain(isl_schedule_copy(s), dom);
+      seq = seq ? isl_schedule_sequence(seq, piece) : piece;
     }
     isl_schedule_free(s);
     return islu::check(seq, "slabs");

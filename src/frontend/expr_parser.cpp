@@ -218,7 +218,8 @@ Expr ExprParser::make_call_or_special(const std::string& name, std::vector<Expr>
 
   static const std::pair<const char*, ReduceOp> reductions[] = {
       {"sum", ReduceOp::Sum}, {"product", ReduceOp::Product}, {"max", ReduceOp::Max},
-      {"min", ReduceOp::Min}, {"argmax", ReduceOp::ArgMax}, {"argmin", ReduceOp::ArgMin}};
+      {"min", ReduceOp::Min}, {"argmax", ReduceOp::ArgMax}, {"argmin", ReduceOp::ArgMin},
+      {"argmax_value", ReduceOp::ArgMaxValue}, {"argmin_value", ReduceOp::ArgMinValue}};
   for (auto& [rname, op] : reductions) {
     if (name != rname || args.empty()) continue;
     std::vector<std::string> inames;
@@ -239,12 +240,19 @@ Expr ExprParser::make_call_or_special(const std::string& name, std::vector<Expr>
     bool first_is_iname = names_only && !inames.empty() &&
                           (tuple || (inames_ && inames_->count(inames[0])) || always);
     if (always || tuple || first_is_iname) {
-      if (args.size() != 2) src_.fail(offset, std::string(rname) + "(inames, expr) takes 2 arguments");
+      // loopy's argmax(i, value, index): the index expression is given
+      if (is_arg_reduction(op) && args.size() == 3) {
+        args[1] = make_call("__argpair", {args[1], args[2]});
+        args.pop_back();
+      }
+      if (args.size() != 2)
+        src_.fail(offset, std::string(rname) + (is_arg_reduction(op) ? "(inames, expr[, index]) takes 2 or 3 arguments"
+                                                                    : "(inames, expr) takes 2 arguments"));
       if (!names_only) src_.fail(offset, std::string(rname) + "(): the first argument must be an iname or a tuple of inames");
       if (inames_)
         for (auto& n : inames)
           if (!inames_->count(n)) src_.fail(offset, "reduction over '" + n + "', which is not an iname of any domain");
-      if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) {
+      if (is_arg_reduction(op)) {
         // the body is a (value, index) pair, so a split of the iname rewrites the index too
         // a body that is already a (value, index) pair is kept: a split iname's index is an expression
         if (auto c = args[1].as<Call>(); c && c->name == "__argpair" && c->args.size() == 2)

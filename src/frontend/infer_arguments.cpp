@@ -37,7 +37,49 @@ class ScopedAccessWalker : public ExprVisitor {
 
 }  // namespace
 
+namespace {
+
+// A 0-d array (x: float32[]) is named without brackets, as in loopy:
+// its Vars become subscripts with no index.
+class ZeroDimensionalAccesses : public ExprMutator {
+ public:
+  explicit ZeroDimensionalAccesses(std::set<std::string> names) : names_(std::move(names)) {}
+
+ protected:
+  Expr mutate_var(const Var& v, const Expr& e) override {
+    return names_.count(v.name) ? make_subscript(v.name, {}, v.type) : e;
+  }
+
+ private:
+  std::set<std::string> names_;
+};
+
+void rewrite_zero_dimensional(LoopKernel& k) {
+  std::set<std::string> names;
+  for (auto& a : k.arguments)
+    if (a.kind == Argument::Array && a.shape.empty()) names.insert(a.name);
+  if (names.empty()) return;
+  ZeroDimensionalAccesses z(names);
+  for (auto& insn : k.instructions) {
+    if (insn.lhs.defined()) insn.lhs = z.mutate(insn.lhs);
+    if (insn.rhs.defined()) insn.rhs = z.mutate(insn.rhs);
+    for (auto& p : insn.predicates) p = z.mutate(p);
+  }
+  for (auto& [n, rule] : k.substitutions) rule.body = z.mutate(rule.body);
+}
+
+void infer_argument_list(LoopKernel& k, bool infer_rest);
+
+}  // namespace
+
 void infer_arguments(LoopKernel& k, bool infer_rest) {
+  infer_argument_list(k, infer_rest);
+  rewrite_zero_dimensional(k);
+}
+
+namespace {
+
+void infer_argument_list(LoopKernel& k, bool infer_rest) {
   if (!infer_rest) {
     // parameters are integers: declared or not, each is an argument
     for (auto& p : k.parameters())
@@ -110,6 +152,21 @@ void infer_arguments(LoopKernel& k, bool infer_rest) {
     declared.insert(name);
   }
 
+  // scalars assigned but not declared: 0-d output arrays (loopy's rule for `...`)
+  for (auto& insn : k.instructions) {
+    auto v = insn.kind == Instruction::Assign ? insn.lhs.as<Var>() : nullptr;
+    if (!v || declared.count(v->name) || is_iname(v->name)) continue;
+    Argument a;
+    a.name = v->name;
+    a.kind = Argument::Array;
+    // float32 as for other open arrays, but the index output of argmax/argmin is an integer
+    auto red = insn.rhs.as<Reduce>();
+    a.dtype = red && (red->op == ReduceOp::ArgMax || red->op == ReduceOp::ArgMin) ? k.options.index_dtype : types::float32;
+    a.dtype_inferred = a.shape_inferred = true;
+    k.arguments.push_back(std::move(a));
+    declared.insert(v->name);
+  }
+
   // scalars used but not declared
   std::vector<std::string> scalars;
   auto params = k.parameters();
@@ -134,6 +191,8 @@ void infer_arguments(LoopKernel& k, bool infer_rest) {
     declared.insert(p);
   }
 }
+
+}  // namespace
 
 std::vector<TransformStep> parse_transform_lines(const Source& src, size_t begin, size_t end) {
   const std::string& s = src.text();

@@ -90,6 +90,18 @@ void infer_within_inames(const LoopKernel& kernel, Instruction& insn, const std:
     return;
   }
   insn.within_inames.insert(found.begin(), found.end());  // (with those of enclosing `for` blocks)
+  // An iname whose domain depends on another iname ([i] -> {[j]: ...}) only
+  // has values inside that iname's loop, so the instruction runs within both
+  // (loopy's domain-based propagation, to a fixed point).
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const std::string& n : std::set<std::string>(insn.within_inames)) {
+      int d = kernel.domain_of(n);
+      if (d < 0) continue;
+      for (const std::string& p : kernel.domains[d].params())
+        if (inames.count(p) && insn.within_inames.insert(p).second) grew = true;
+    }
+  }
 }
 
 // Every variable must be an iname, parameter, argument or temporary, and

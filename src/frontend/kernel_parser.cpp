@@ -313,12 +313,14 @@ class KernelBuilder {
       if (!block_word || (toks.size() > 1 && toks[1].kind == Tok::Punct && (toks[1].text == "=" || toks[1].text == "["))) {
         size_t before = kernel_.instructions.size();
         parse_instruction(line, inames);
-        if (kernel_.instructions.size() == before) continue;  // a substitution rule
-        Instruction& insn = kernel_.instructions.back();
-        for (auto& b : blocks) {
-          insn.within_inames.insert(b.inames.begin(), b.inames.end());
-          for (auto& c : b.earlier) insn.predicates.push_back(make_unary(UnOp::Not, c));
-          if (b.condition.defined()) insn.predicates.push_back(b.condition);
+        // (none: a substitution rule; two: a multi-output reduction)
+        for (size_t n = before; n < kernel_.instructions.size(); ++n) {
+          Instruction& insn = kernel_.instructions[n];
+          for (auto& b : blocks) {
+            insn.within_inames.insert(b.inames.begin(), b.inames.end());
+            for (auto& c : b.earlier) insn.predicates.push_back(make_unary(UnOp::Not, c));
+            if (b.condition.defined()) insn.predicates.push_back(b.condition);
+          }
         }
         continue;
       }
@@ -389,6 +391,10 @@ class KernelBuilder {
       }
       if (!lhs.as<Var>() && !lhs.as<Subscript>())
         src_.fail(lhs_off, "the left-hand side must be a variable or an array element, e.g. out[i]");
+      if (p.accept(",")) {
+        if (is_temp_decl) src_.fail(lhs_off, "declare the temporaries of a multi-output reduction on lines of their own");
+        return parse_multi_output(p, lhs, inames);
+      }
       if (!p.accept("=")) p.fail_here("'=' after the left-hand side");
       insn.lhs = lhs;
       insn.rhs = p.parse_expr();
@@ -406,6 +412,52 @@ class KernelBuilder {
     if (p.accept("{")) apply_options(insn, parse_options(p), inames);
     if (!p.at_end()) p.fail_here("end of instruction (options go in {...})");
     kernel_.instructions.push_back(std::move(insn));
+  }
+
+  // loopy's multi-output reductions, `v, i = argmax(j, value, index)`: two
+  // instructions over one reduction, `v = argmax_value(...)` (id ID_value)
+  // and `i = argmax(...)` (id ID, waiting for the first), which
+  // realize_reductions computes once. Options apply to both.
+  void parse_multi_output(ExprParser& p, const Expr& first, const std::set<std::string>& inames) {
+    size_t off = p.peek().offset;
+    Expr second = p.parse_expr();
+    if (!second.as<Var>() && !second.as<Subscript>())
+      src_.fail(off, "the left-hand side must be a variable or an array element, e.g. out[i]");
+    if (p.is(",")) p.fail_here("'=': a multi-output reduction has two outputs (value, index)");
+    if (!p.accept("=")) p.fail_here("'=' after the left-hand side");
+    size_t rhs_off = p.peek().offset;
+    Expr rhs = p.parse_expr();
+    auto r = rhs.as<Reduce>();
+    if (!r || (r->op != ReduceOp::ArgMax && r->op != ReduceOp::ArgMin))
+      src_.fail(rhs_off, "two outputs need a reduction that gives two: argmax(i, value, index) or argmin(...)");
+    Instruction value, index;
+    value.loc = index.loc = src_.loc(off);
+    value.lhs = first;
+    value.rhs = make_reduce(r->op == ReduceOp::ArgMax ? ReduceOp::ArgMaxValue : ReduceOp::ArgMinValue, r->inames, r->body);
+    index.lhs = second;
+    index.rhs = rhs;
+    if (p.accept("{")) {
+      auto opts = parse_options(p);
+      apply_options(value, opts, inames);
+      apply_options(index, opts, inames);
+    }
+    if (!p.at_end()) p.fail_here("end of instruction (options go in {...})");
+    std::string base = index.id;
+    if (base.empty()) {
+      auto taken = [&](const std::string& id) {
+        for (auto& i : kernel_.instructions)
+          if (i.id == id || i.id == id + "_value") return true;
+        return false;
+      };
+      int n = 0;
+      do base = std::string(to_string(r->op)) + "_" + std::to_string(n++);
+      while (taken(base));
+    }
+    value.id = base + "_value";
+    index.id = base;
+    index.depends_on.insert(value.id);
+    kernel_.instructions.push_back(std::move(value));
+    kernel_.instructions.push_back(std::move(index));
   }
 
   void apply_options(Instruction& insn, const std::map<std::string, OptionValue>& opts,

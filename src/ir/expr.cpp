@@ -54,8 +54,13 @@ const char* to_string(ReduceOp op) {
     case ReduceOp::Min: return "min";
     case ReduceOp::ArgMax: return "argmax";
     case ReduceOp::ArgMin: return "argmin";
+    case ReduceOp::ArgMaxValue: return "argmax_value";
+    case ReduceOp::ArgMinValue: return "argmin_value";
   }
   return "?";
+}
+bool is_arg_reduction(ReduceOp op) {
+  return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin || op == ReduceOp::ArgMaxValue || op == ReduceOp::ArgMinValue;
 }
 bool is_comparison(BinOp op) { return op >= BinOp::Lt && op <= BinOp::Ne; }
 bool is_logical(BinOp op) { return op == BinOp::And || op == BinOp::Or; }
@@ -261,6 +266,10 @@ void print(std::ostream& os, const Expr& e, bool exact) {
       break;
     case ExprKind::Var: os << e.as<Var>()->name; break;
     case ExprKind::Subscript:
+      if (e.as<Subscript>()->indices.empty()) {  // a 0-d array reads as its name
+        os << e.as<Subscript>()->name;
+        break;
+      }
       os << e.as<Subscript>()->name << '[';
       print_list(os, e.as<Subscript>()->indices, exact);
       os << ']';

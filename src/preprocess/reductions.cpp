@@ -28,18 +28,21 @@ namespace loom {
 
 namespace {
 
-bool is_arg(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin; }
+bool is_arg(ReduceOp op) { return is_arg_reduction(op); }
+// The value form of an arg reduction (argmax_value) gives the value, the other the index.
+bool gives_value(ReduceOp op) { return op == ReduceOp::ArgMaxValue || op == ReduceOp::ArgMinValue; }
+bool maximizes(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMaxValue; }
 
 Expr neutral(ReduceOp op, Type t) {
   auto f = [&](double v) { return t.is_float() ? make_float(v, t) : make_int(int64_t(v), t); };
   switch (op) {
     case ReduceOp::Sum: return f(0);
     case ReduceOp::Product: return f(1);
-    case ReduceOp::Max: case ReduceOp::ArgMax:
+    case ReduceOp::Max: case ReduceOp::ArgMax: case ReduceOp::ArgMaxValue:
       if (t.is_float()) return make_float(-std::numeric_limits<double>::infinity(), t);
       if (!t.is_signed_int()) return make_int(0, t);
       return make_int(t.bits() == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (t.bits() - 1)), t);
-    case ReduceOp::Min: case ReduceOp::ArgMin:
+    case ReduceOp::Min: case ReduceOp::ArgMin: case ReduceOp::ArgMinValue:
       if (t.is_float()) return make_float(std::numeric_limits<double>::infinity(), t);
       if (t.bits() == 64) return make_int(t.is_signed_int() ? std::numeric_limits<int64_t>::max() : -1, t);
       return make_int(t.is_signed_int() ? (int64_t(1) << (t.bits() - 1)) - 1 : (int64_t(1) << t.bits()) - 1, t);
@@ -59,12 +62,19 @@ Expr combine(ReduceOp op, Expr acc, Expr x, Type t) {
 
 // Whether candidate (v, i) replaces current (cv, ci) in an arg reduction.
 Expr better(ReduceOp op, const Expr& v, const Expr& i, const Expr& cv, const Expr& ci) {
-  BinOp strict = op == ReduceOp::ArgMax ? BinOp::Gt : BinOp::Lt;
+  BinOp strict = maximizes(op) ? BinOp::Gt : BinOp::Lt;
   Expr wins = make_binary(strict, v, cv, types::boolean);
   Expr tie = make_binary(BinOp::And, make_binary(BinOp::Eq, v, cv, types::boolean),
                          make_binary(BinOp::Lt, i, ci, types::boolean), types::boolean);
   return make_binary(BinOp::Or, wins, tie, types::boolean);
 }
+
+// A reduction's accumulators: its value, its index (argmax/argmin) and the
+// instruction that updates them last.
+struct Partial {
+  Expr value, index;
+  std::string last;
+};
 
 class Realizer : public ExprMutator {
  public:
@@ -73,6 +83,7 @@ class Realizer : public ExprMutator {
   std::set<std::string> final_updates;  // what the rewritten instruction must wait for
   std::vector<std::string> parallel_inames;  // thread inames reduced over in parallel
   bool in_sequential_loop = false;
+  Partial last_sequential;  // the accumulators of the last sequential reduction realized
 
  protected:
   Expr mutate_reduce(const Reduce& r, const Expr&) override {
@@ -163,10 +174,6 @@ class Realizer : public ExprMutator {
 
   // Accumulates body over `inames` (sequentially) within the current scope
   // plus `extra`; returns the value expression and the instruction to wait for.
-  struct Partial {
-    Expr value, index;  // index: for argmax/argmin
-    std::string last;
-  };
   // init_within: inames the initialization runs within; update_within: those
   // the updates run within besides `inames` (the body realizes there).
   Partial accumulate(const Reduce& r, const std::vector<std::string>& inames, const std::set<std::string>& init_within,
@@ -215,7 +222,8 @@ class Realizer : public ExprMutator {
   Expr sequential(const Reduce& r, const std::vector<std::string>& inames) {
     Partial p = accumulate(r, inames, scope_, scope_);
     final_updates.insert(p.last);
-    return is_arg(r.op) ? p.index : p.value;
+    last_sequential = p;
+    return is_arg(r.op) && !gives_value(r.op) ? p.index : p.value;
   }
 
   std::pair<int64_t, int64_t> constant_range(const std::string& iname) {
@@ -329,7 +337,7 @@ class Realizer : public ExprMutator {
     parallel_inames.push_back(pr);
     for (auto& n : scope_)
       if (!k_.tag_of(n).is_hardware()) in_sequential_loop = true;
-    return is_arg(r.op) ? at(ibuf, it, make_int(0, it)) : at(vbuf, vt, make_int(0, it));
+    return is_arg(r.op) && !gives_value(r.op) ? at(ibuf, it, make_int(0, it)) : at(vbuf, vt, make_int(0, it));
   }
 
   // Warp shuffles instead of a shared-memory tree: the reduction iname is
@@ -406,16 +414,47 @@ int64_t lower_of(const LoopKernel& k, const std::string& iname) {
   return r ? r->first : 0;
 }
 
+// loopy's `v, i = argmax(j, value, index)` is two adjacent instructions,
+// `v = argmax_value(...)` and `i = argmax(...)` over the same pairs in the
+// same loops: the second reads the accumulators the first leaves rather
+// than reducing again (sequential reductions; a parallel one is reduced
+// twice, which is correct too).
+struct SharedArgReduction {
+  const Instruction* insn = nullptr;  // the first of the two
+  Partial accumulators;
+};
+
+bool same_arg_reduction(const Instruction& a, const Instruction& b) {
+  auto ra = a.rhs.as<Reduce>(), rb = b.rhs.as<Reduce>();
+  if (!ra || !rb || !is_arg(ra->op) || !is_arg(rb->op) || maximizes(ra->op) != maximizes(rb->op)) return false;
+  if (ra->inames != rb->inames || !ExprEqual()(ra->body, rb->body)) return false;
+  if (a.within_inames != b.within_inames || a.predicates.size() != b.predicates.size()) return false;
+  for (size_t i = 0; i < a.predicates.size(); ++i)
+    if (!ExprEqual()(a.predicates[i], b.predicates[i])) return false;
+  return true;
+}
+
 }  // namespace
 
 LoopKernel realize_reductions(const LoopKernel& k) {
   LoopKernel r = k;
   std::vector<Instruction> out;
+  SharedArgReduction prev;
   for (const Instruction& insn : k.instructions) {
     if (insn.kind != Instruction::Assign) {
       out.push_back(insn);
+      prev = {};
       continue;
     }
+    if (prev.insn && same_arg_reduction(*prev.insn, insn) && insn.depends_on.count(prev.insn->id)) {
+      Instruction copy = insn;
+      copy.rhs = gives_value(insn.rhs.as<Reduce>()->op) ? prev.accumulators.value : prev.accumulators.index;
+      copy.depends_on.insert(prev.accumulators.last);
+      out.push_back(copy);
+      prev = {};
+      continue;
+    }
+    prev = {};
     Realizer rz(r, insn, out);
     Instruction copy = insn;
     copy.rhs = rz.mutate(insn.rhs);
@@ -433,6 +472,8 @@ LoopKernel realize_reductions(const LoopKernel& k) {
                                               make_int(lower_of(r, p), r.options.index_dtype), types::boolean));
       }
     out.push_back(copy);
+    if (auto red = insn.rhs.as<Reduce>(); red && is_arg(red->op) && rz.parallel_inames.empty())
+      prev = {&insn, rz.last_sequential};
     if (rz.in_sequential_loop) {  // the next iteration must not overwrite the buffer before it is read
       Instruction b;
       b.kind = Instruction::Barrier;

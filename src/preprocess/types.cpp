@@ -87,7 +87,7 @@ Expr coerce(const Expr& e, Type t) {
     }
     case ExprKind::Reduce: {
       auto r = e.as<Reduce>();
-      if (r->op == ReduceOp::ArgMax || r->op == ReduceOp::ArgMin) break;  // typed already (an index)
+      if (is_arg_reduction(r->op)) break;  // typed already (an index, or the value's type)
       return make_reduce(r->op, r->inames, coerce(r->body, t), t);
     }
     default: break;
@@ -243,12 +243,14 @@ class TypeInferrer : public ExprMutator {
   Expr mutate_reduce(const Reduce& r, const Expr&) override {
     for (auto& n : r.inames)
       if (!k_.has_iname(n)) fail("reduction over '" + n + "', which is not an iname");
-    if (r.op == ReduceOp::ArgMax || r.op == ReduceOp::ArgMin) {  // body: __argpair(value, index)
+    if (is_arg_reduction(r.op)) {  // body: __argpair(value, index)
       auto pair = r.body.as<Call>();
       if (!pair || pair->name != "__argpair" || pair->args.size() != 2) fail("internal: malformed argmax/argmin");
       Expr value = finalize(mutate(pair->args[0]));
       Expr index = coerce(finalize(mutate(pair->args[1])), k_.options.index_dtype);
-      return make_reduce(r.op, r.inames, make_call("__argpair", {value, index}, value.type()), k_.options.index_dtype);
+      bool gives_value = r.op == ReduceOp::ArgMaxValue || r.op == ReduceOp::ArgMinValue;
+      return make_reduce(r.op, r.inames, make_call("__argpair", {value, index}, value.type()),
+                         gives_value ? value.type() : k_.options.index_dtype);
     }
     Expr body = mutate(r.body);
     return make_reduce(r.op, r.inames, body, body.type());

@@ -15,7 +15,9 @@ namespace {
 
 class Linearizer {
  public:
-  explicit Linearizer(const LoopKernel& k) : k_(k) {
+  // soft_priorities: the instructions' implied nesting goes before the
+  // explicit loop priorities, and a priority it contradicts is dropped.
+  Linearizer(const LoopKernel& k, bool soft_priorities) : k_(k), soft_(soft_priorities) {
     rank_inames();
     for (size_t i = 0; i < k.instructions.size(); ++i) {
       const Instruction& insn = k.instructions[i];
@@ -69,8 +71,11 @@ class Linearizer {
       }
       before[inner].insert(outer);
     };
-    for (auto& prio : k_.loop_priority)
-      for (size_t i = 0; i + 1 < prio.size(); ++i) add(prio[i], prio[i + 1], true);
+    auto add_priorities = [&] {
+      for (auto& prio : k_.loop_priority)
+        for (size_t i = 0; i + 1 < prio.size(); ++i) add(prio[i], prio[i + 1], !soft_);
+    };
+    if (!soft_) add_priorities();
     std::map<std::string, const Instruction*> by_id;
     for (auto& insn : k_.instructions) by_id[insn.id] = &insn;
     auto seq = [&](const Instruction& x) {
@@ -87,10 +92,15 @@ class Linearizer {
         const std::set<std::string>& small = a.size() <= b.size() ? a : b;
         const std::set<std::string>& big = a.size() <= b.size() ? b : a;
         if (!std::includes(big.begin(), big.end(), small.begin(), small.end()) || small.size() == big.size()) continue;
-        for (auto& o : small)
+        for (auto& o : small) {
+          // an ILP or vec loop may open again around the dependent: its
+          // private values have one copy per iteration (privatize_ilp)
+          if (k_.tag_of(o).is_ilp() || k_.tag_of(o).kind == InameTag::Vec) continue;
           for (auto& in : big)
             if (!small.count(in)) add(o, in, false);
+        }
       }
+    if (soft_) add_priorities();
     std::set<std::string> placed;
     while (order_.size() < names.size()) {
       bool found = false;
@@ -208,6 +218,7 @@ class Linearizer {
   }
 
   const LoopKernel& k_;
+  bool soft_;
   std::vector<std::string> order_;
   std::map<std::string, int> rank_;
   std::map<std::string, int> index_;
@@ -236,7 +247,23 @@ std::string Linearization::str() const {
 }
 
 Linearization linearize(const LoopKernel& k) {
-  Linearization L = Linearizer(k).run();
+  // Loop priorities are preferences, as in loopy: when no schedule keeps
+  // them (a priority puts a reduction's loop outside the loop of its
+  // accumulator's init), the nesting the instructions need wins and the
+  // contradicted priority is dropped. Priorities that contradict each
+  // other are still an error (the first ranking throws it).
+  Linearizer strict(k, false);
+  Linearization L;
+  try {
+    L = strict.run();
+  } catch (const KernelError&) {
+    if (k.loop_priority.empty()) throw;
+    try {
+      L = Linearizer(k, true).run();
+    } catch (const KernelError&) {
+      L = strict.run();  // (throws the error that names the priorities' schedule)
+    }
+  }
   check_loop_instances(k, L);
   return L;
 }

@@ -120,8 +120,27 @@ TEST(Parser, ErrorsNameLineAndColumn) {
   EXPECT_NE(e.find("k.loom:5:3: unknown array 'out'"), std::string::npos) << e;  // no '...': x is undeclared
   e = parse_error("stray text\n");
   EXPECT_NE(e.find("k.loom:1:1: expected a section header"), std::string::npos) << e;
-  e = parse_error(std::string(head) + "  out[i] = a[i, i]\n  z = 1\n");
-  EXPECT_NE(e.find("k.loom:8:3:"), std::string::npos) << e;  // z: not a declared temporary
+  e = parse_error("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n]\ninstructions:\n  a[i] = 1\n  z = 1\n");
+  EXPECT_NE(e.find("k.loom:8:3:"), std::string::npos) << e;  // no '...': z is not a declared temporary
+}
+
+// loopy's `...` makes a scalar that is assigned but not declared a 0-d
+// output array; argmax's two outputs (value, index) are one reduction.
+TEST(Parser, AssignedScalarsAndMultiOutputReductions) {
+  LoopKernel k = parse_kernel_text("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  ...\ninstructions:\n"
+                              "  max_val, max_idx = argmax(i, abs(a[i]), i)\n", "k.loom").kernel;
+  ASSERT_EQ(k.instructions.size(), 2u);
+  EXPECT_EQ(k.instructions[0].id, "argmax_0_value");
+  EXPECT_EQ(k.instructions[1].id, "argmax_0");
+  EXPECT_TRUE(k.instructions[1].depends_on.count("argmax_0_value"));
+  const Argument* v = k.find_argument("max_val");
+  const Argument* i = k.find_argument("max_idx");
+  ASSERT_TRUE(v && i);
+  EXPECT_TRUE(v->shape.empty() && i->shape.empty());
+  EXPECT_EQ(v->dtype, types::float32);
+  EXPECT_EQ(i->dtype, types::int32);
+  EXPECT_NE(parse_error(std::string("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  ...\ninstructions:\n") + "  x, y, z = argmax(i, a[i], i)\n").find("two outputs"), std::string::npos);
+  EXPECT_NE(parse_error(std::string("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  ...\ninstructions:\n") + "  x, y = sum(i, a[i])\n").find("argmax(i, value, index)"), std::string::npos);
 }
 
 TEST(Parser, TransformScriptLines) {

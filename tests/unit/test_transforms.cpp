@@ -217,11 +217,21 @@ TEST(Slabs, FullTilesWithoutGuardsAndTheTailSeparately) {
   check(k, s, {{{"n", 5}, {"m", 19}}});
   EXPECT_NE(error_of([&] {
               SplitOptions bad;
-              bad.outer_tag = InameTag{InameTag::Group, 0};
+              bad.outer_tag = InameTag{InameTag::Local, 0};
               bad.slabs = {0, 1};
               split_iname(k, "i", 4, bad);
-            }).find("slabs need a sequential outer loop"),
+            }).find("slabs need a sequential or block (g.N) outer iname"),
             std::string::npos);
+  // on a block axis (loopy's split_iname(..., slabs=(0, 1), outer_tag="g.0")): the last
+  // block runs the guarded code, the others a full tile
+  SplitOptions g0;
+  g0.outer_tag = InameTag{InameTag::Group, 0};
+  g0.inner_tag = InameTag{InameTag::Local, 0};
+  g0.slabs = {0, 1};
+  LoopKernel b = split_iname(k, "i", 16, g0);
+  std::string cuda = cuda::print_source(generate(b));
+  EXPECT_NE(cuda.find("else"), std::string::npos) << cuda;
+  check(k, b, {{{"n", 22}, {"m", 3}}, {{"n", 16}, {"m", 2}}, {{"n", 1}, {"m", 5}}, {{"n", 47}, {"m", 4}}});
 }
 
 TEST(TransformErrors, EachRefusalNamesKernelSubjectAndReason) {
