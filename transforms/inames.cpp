@@ -436,7 +436,8 @@ void register_iname_transforms(TransformRegistry& reg) {
             {"inner_tag", TransformParam::Tag, false, "tag of the inner iname"},
             {"outer_iname", TransformParam::String, false, "name of the outer iname"},
             {"inner_iname", TransformParam::String, false, "name of the inner iname"},
-            {"slabs", TransformParam::String, false, "two counts head,tail (e.g. 0,1): first/last iterations of the outer loop generated apart, without bounds checks"}},
+            {"slabs", TransformParam::String, false, "two counts head,tail (e.g. 0,1): first/last iterations of the outer loop generated apart, without bounds checks"},
+            {"within", TransformParam::String, false, "split only in the matching instructions (e.g. id:a); the others keep the iname"}},
            [](const LoopKernel& k, const TransformArgs& a) {
              SplitOptions o;
              if (a.has("slabs")) {
@@ -454,7 +455,14 @@ void register_iname_transforms(TransformRegistry& reg) {
              o.inner_tag = a.tag("inner_tag");
              if (a.has("outer_iname")) o.outer_iname = a.str("outer_iname");
              if (a.has("inner_iname")) o.inner_iname = a.str("inner_iname");
-             return split_iname(k, a.str("iname"), a.integer("inner_length"), o);
+             std::string iname = a.str("iname");
+             if (!a.has("within")) return split_iname(k, iname, a.integer("inner_length"), o);
+             // loopy's within: the matching instructions get a copy of the iname, which is split
+             std::string copy = unique_iname(k, iname + "_within");
+             LoopKernel d = duplicate_inames(k, iname, a.str("within"), copy, "");
+             if (o.outer_iname.empty()) o.outer_iname = unique_iname(d, iname + "_outer");
+             if (o.inner_iname.empty()) o.inner_iname = unique_iname(d, iname + "_inner");
+             return split_iname(d, copy, a.integer("inner_length"), o);
            }});
   using P = TransformParam;
   reg.add({"rename_iname", "Rename an iname everywhere.",

@@ -21,6 +21,8 @@ void assign_ids(LoopKernel& k);
 // The inames an instruction runs within: those its expressions use outside of
 // reductions over them, or exactly the ones given by inames= (checked).
 void infer_within_inames(const LoopKernel& k, Instruction& insn, const std::set<std::string>& inames);
+bool add_domain_parents(const LoopKernel& kernel, Instruction& insn, const std::set<std::string>& inames);
+void propagate_inames_from_writers(LoopKernel& kernel, const std::set<std::string>& inames);
 // Every variable is an iname, parameter, argument or temporary; every array
 // access names an array of the right rank. ParseError at the instruction.
 void check_names(const LoopKernel& k);

@@ -2,6 +2,7 @@
 // instruction runs within (loopy's rule) and the check that every name an
 // instruction uses is declared. Both front ends (kernel_parser.cpp, json.cpp)
 // call them, so a kernel means the same whichever way it was written.
+#include <optional>
 #include <fnmatch.h>
 
 #include "frontend_internal.h"
@@ -90,16 +91,64 @@ void infer_within_inames(const LoopKernel& kernel, Instruction& insn, const std:
     return;
   }
   insn.within_inames.insert(found.begin(), found.end());  // (with those of enclosing `for` blocks)
-  // An iname whose domain depends on another iname ([i] -> {[j]: ...}) only
-  // has values inside that iname's loop, so the instruction runs within both
-  // (loopy's domain-based propagation, to a fixed point).
+  add_domain_parents(kernel, insn, inames);
+}
+
+// An iname whose domain depends on another iname ([i] -> {[j]: ...}) only
+// has values inside that iname's loop, so the instruction runs within both
+// (loopy's domain-based propagation, to a fixed point).
+bool add_domain_parents(const LoopKernel& kernel, Instruction& insn, const std::set<std::string>& inames) {
+  bool any = false;
   for (bool grew = true; grew;) {
     grew = false;
     for (const std::string& n : std::set<std::string>(insn.within_inames)) {
       int d = kernel.domain_of(n);
       if (d < 0) continue;
       for (const std::string& p : kernel.domains[d].params())
-        if (inames.count(p) && insn.within_inames.insert(p).second) grew = true;
+        if (inames.count(p) && insn.within_inames.insert(p).second) grew = any = true;
+    }
+  }
+  return any;
+}
+
+// loopy's propagation from writers: an instruction that reads a variable
+// runs within the inames that every writer of it runs within implicitly
+// (not reducing over them, not naming them in the written subscript): a
+// scalar temporary set inside loops i and j is read inside them too.
+// To a fixed point, with the domain parents, as loopy does.
+void propagate_inames_from_writers(LoopKernel& kernel, const std::set<std::string>& inames) {
+  auto implicit = [&](const Instruction& w) {
+    std::set<std::string> r = w.within_inames;
+    std::set<std::string> named;
+    if (w.lhs.as<Subscript>()) collect_free_vars(w.lhs, named);
+    for (auto& n : named) r.erase(n);
+    return r;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto& insn : kernel.instructions) {
+      if (insn.kind != Instruction::Assign || insn.inames_given) continue;
+      std::set<std::string> read;
+      collect_free_vars(insn.rhs, read);
+      for (auto& p : insn.predicates) collect_free_vars(p, read);
+      for_each_subscript(insn.rhs, [&](const Subscript& s) { read.insert(s.name); });
+      for (auto& p : insn.predicates) for_each_subscript(p, [&](const Subscript& s) { read.insert(s.name); });
+      std::set<std::string> add;
+      for (auto& v : read) {
+        std::optional<std::set<std::string>> common;
+        for (auto& w : kernel.instructions) {
+          if (&w == &insn || w.kind != Instruction::Assign || w.assignee_name() != v) continue;
+          std::set<std::string> wi = implicit(w), keep;
+          if (!common) common = wi;
+          for (auto& n : *common)
+            if (wi.count(n)) keep.insert(n);
+          if (common) *common = keep;
+        }
+        if (common) add.insert(common->begin(), common->end());
+      }
+      for (auto& n : add)
+        if (insn.within_inames.insert(n).second) changed = true;
+      if (add_domain_parents(kernel, insn, inames)) changed = true;
     }
   }
 }

@@ -232,6 +232,7 @@ class KernelBuilder {
     parse_instruction_lines(inames);
     frontend::assign_ids(kernel_);
     for (auto& insn : kernel_.instructions) frontend::infer_within_inames(kernel_, insn, inames);
+    frontend::propagate_inames_from_writers(kernel_, inames);
     frontend::infer_arguments(kernel_, infer_rest_);
     frontend::check_names(kernel_);
     return std::move(kernel_);

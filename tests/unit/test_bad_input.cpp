@@ -480,9 +480,9 @@ arguments:
 instructions:
   out[i] = a[i]
 transforms:
-  split_iname i 4 g.0 l.0 x y z w v
+  split_iname i 4 g.0 l.0 x y z w v u
 )LOOM",
-       "split_iname takes at most 7 arguments"},
+       "split_iname takes at most 8 arguments"},
       {"unknown keyword",
        R"LOOM(kernel k
 domains:
