@@ -9,6 +9,7 @@
 
 #include "expr_parser.h"
 #include "frontend_internal.h"
+#include "loom/functions.h"
 #include "loom/parser.h"
 
 namespace loom {
@@ -565,6 +566,9 @@ std::vector<Section> split_sections(const Source& src, std::string& kernel_name)
         kernel_name = rest.substr(b, e - b + 1);
         for (char c : kernel_name)
           if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') src.fail(w + b, "a kernel name is a C identifier");
+        // the name is the generated function's: a math function's name would clash in CUDA C and C
+        if (find_math_function(kernel_name))
+          src.fail(w + b, "kernel name '" + kernel_name + "' is the name of a math function, which the generated code calls; choose another");
         header = true;
         if (!out.empty()) out.back().body.end = i;
       } else {

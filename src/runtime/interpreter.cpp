@@ -183,8 +183,8 @@ class Interpreter {
     return [ai, flat, name, kname](Frame& f) {
       int64_t i = flat(f);
       if (i < 0 || i >= ai->size)
-        throw Error("kernel '" + kname + "': out-of-bounds access to '" + name + "' (element " + std::to_string(i) +
-                    " of " + std::to_string(ai->size) + ")");
+        throw Error("kernel '" + kname + "': out-of-bounds access to '" + name + "' at element " + std::to_string(i) +
+                    ", outside its " + std::to_string(ai->size) + " elements");
       return i;
     };
   }

@@ -163,7 +163,7 @@ REFS = {
     "conditional_access_range_with_parameters": (lambda: dict(tmp=np.arange(80, dtype=np.int64).reshape(10, 8)),
                                                  lambda tmp: dict(tmp=tmp + 1)),
     "split_iname_within": (lambda: dict(y=f32(13, 13)), lambda y: dict(x=np.full((13, 13), 3, np.float32), y=2 * y)),
-    "pow": (lambda: dict(base=RNG.random(10).astype(np.float32), power=RNG.integers(0, 6, 10).astype(np.int32)),
+    "pow_int_exponents": (lambda: dict(base=RNG.random(10).astype(np.float32), power=RNG.integers(0, 6, 10).astype(np.int32)),
             lambda base, power: dict(res=(base ** power).astype(np.float32)), {}, 1e-5),
     "empty_domain": (lambda: dict(), lambda: dict(c=np.float32(NAN)), dict(n=0)),
     "scalar_temporary": (lambda: dict(x=np.float64(0.3)), lambda x: dict(y=np.float64(4 * x))),

@@ -122,6 +122,8 @@ TEST(Parser, ErrorsNameLineAndColumn) {
   EXPECT_NE(e.find("k.loom:1:1: expected a section header"), std::string::npos) << e;
   e = parse_error("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n]\ninstructions:\n  a[i] = 1\n  z = 1\n");
   EXPECT_NE(e.find("k.loom:8:3:"), std::string::npos) << e;  // no '...': z is not a declared temporary
+  e = parse_error("kernel pow\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  ...\ninstructions:\n  out[i] = a[i]\n");
+  EXPECT_NE(e.find("k.loom:1:8: kernel name 'pow' is the name of a math function"), std::string::npos) << e;
 }
 
 // loopy's `...` makes a scalar that is assigned but not declared a 0-d
