@@ -83,6 +83,17 @@ class SplitRewriter : public ExprMutator {
 
 LoopKernel split_iname(const LoopKernel& k, const std::string& iname, int64_t inner_length, const SplitOptions& o) {
   const std::string what = "split_iname('" + iname + "', " + std::to_string(inner_length) + ")";
+  if (!o.within.empty()) {
+    // the matching instructions get a copy of the iname (duplicate_inames), which is split
+    if (!k.has_iname(iname)) refuse(k, what, "no iname '" + iname + "'");
+    SplitOptions rest = o;
+    rest.within.clear();
+    std::string copy = unique_iname(k, iname + "_within");
+    LoopKernel d = duplicate_inames(k, iname, o.within, copy, "");
+    if (rest.outer_iname.empty()) rest.outer_iname = unique_iname(d, iname + "_outer");
+    if (rest.inner_iname.empty()) rest.inner_iname = unique_iname(d, iname + "_inner");
+    return split_iname(d, copy, inner_length, rest);
+  }
   if (!k.has_iname(iname)) refuse(k, what, "no iname '" + iname + "'");
   if (inner_length < 1) refuse(k, what, "the inner length must be at least 1");
   if (inner_length > (int64_t(1) << 30)) refuse(k, what, "the inner length is too large");
@@ -455,14 +466,8 @@ void register_iname_transforms(TransformRegistry& reg) {
              o.inner_tag = a.tag("inner_tag");
              if (a.has("outer_iname")) o.outer_iname = a.str("outer_iname");
              if (a.has("inner_iname")) o.inner_iname = a.str("inner_iname");
-             std::string iname = a.str("iname");
-             if (!a.has("within")) return split_iname(k, iname, a.integer("inner_length"), o);
-             // loopy's within: the matching instructions get a copy of the iname, which is split
-             std::string copy = unique_iname(k, iname + "_within");
-             LoopKernel d = duplicate_inames(k, iname, a.str("within"), copy, "");
-             if (o.outer_iname.empty()) o.outer_iname = unique_iname(d, iname + "_outer");
-             if (o.inner_iname.empty()) o.inner_iname = unique_iname(d, iname + "_inner");
-             return split_iname(d, copy, a.integer("inner_length"), o);
+             if (a.has("within")) o.within = a.str("within");
+             return split_iname(k, a.str("iname"), a.integer("inner_length"), o);
            }});
   using P = TransformParam;
   reg.add({"rename_iname", "Rename an iname everywhere.",

@@ -36,6 +36,8 @@ enum class BinOp : uint8_t {
 enum class ReduceOp : uint8_t { Sum, Product, Max, Min, ArgMax, ArgMin, ArgMaxValue, ArgMinValue };
 // argmax, argmin and their value forms: a body of (value, index) pairs.
 bool is_arg_reduction(ReduceOp op);
+// argmax_value, argmin_value: the arg reductions that give the value, not the index.
+bool is_arg_value_reduction(ReduceOp op);
 
 const char* to_string(BinOp op);    // "+", "//", "and", ...
 const char* to_string(UnOp op);

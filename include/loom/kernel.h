@@ -53,6 +53,9 @@ struct Instruction {
   SourceLoc loc;
 
   std::string assignee_name() const;  // "a" for a[i] = ..., "acc" for acc = ...
+  // Names the right-hand side and the predicates read: arrays, temporaries,
+  // scalars, inames and parameters.
+  std::set<std::string> read_names() const;
   std::string str() const;            // one line in the kernel language
 };
 

@@ -22,8 +22,11 @@ struct SplitOptions {
   std::string outer_iname, inner_iname;  // default: <iname>_outer, <iname>_inner
   // (head, tail): iterations of the outer loop given code of their own, so
   // the full tiles run without guards (loopy's slabs); (0, 1) separates the
-  // partial last tile. Only for a sequential outer loop.
+  // partial last tile. For a sequential outer loop or a block axis (g.N).
   std::pair<int, int> slabs{0, 0};
+  // loopy's within: split only in the matching instructions ("id:a"); they
+  // get a copy of the iname, which is split, and the others keep the iname.
+  std::string within;
 };
 
 // i -> inner_length*i_outer + i_inner with 0 <= i_inner < inner_length. The

@@ -3,6 +3,8 @@
 // iname above each band, sequences in instruction order), asks isl's AST
 // generator for loops and guards under the hardware context, and converts
 // isl's AST into Loom's. Marks let loop variables keep their iname names.
+#include <array>
+
 #include <isl/ast.h>
 #include <isl/ast_build.h>
 #include <isl/schedule.h>
@@ -103,7 +105,9 @@ class LoopNestBuilder {
   // loopy's slabs: the loop's first `head` and last `tail` iterations, and
   // the ones between, as three loops over disjoint parts of the statements'
   // domains; isl then drops, in the middle part, the guards of a partial tile.
-  isl_schedule* slabbed(isl_schedule* s, const std::string& iname, const std::vector<int>& stmts, std::pair<int, int> slabs) {
+  // The iname's values in three disjoint sets over [iname]: the first `head`
+  // ones, the last `tail` ones (not in head) and those between.
+  std::array<isl_set*, 3> slab_parts(const std::string& iname, std::pair<int, int> slabs) {
     isl::set dl = islu::iteration_domain(k_, {iname});
     isl_pw_aff* lo = islu::check(isl_set_dim_min(dl.copy(), 0), "slabs");
     isl_pw_aff* hi = islu::check(isl_set_dim_max(dl.copy(), 0), "slabs");
@@ -118,10 +122,13 @@ class LoopNestBuilder {
                                       isl_pw_aff_add_constant_val(on_iname(lo), isl_val_int_from_si(ctx, slabs.first)));
     isl_set* tail = isl_pw_aff_gt_set(var, isl_pw_aff_add_constant_val(on_iname(hi), isl_val_int_from_si(ctx, -slabs.second)));
     tail = isl_set_subtract(tail, isl_set_copy(head));
-    isl_set* parts[3] = {head, nullptr, tail};
-    parts[1] = isl_set_subtract(isl_set_universe(isl_set_get_space(head)), isl_set_union(isl_set_copy(head), isl_set_copy(tail)));
+    isl_set* middle = isl_set_subtract(isl_set_universe(isl_set_get_space(head)), isl_set_union(isl_set_copy(head), isl_set_copy(tail)));
+    return {head, middle, tail};
+  }
+
+  isl_schedule* slabbed(isl_schedule* s, const std::string& iname, const std::vector<int>& stmts, std::pair<int, int> slabs) {
     isl_schedule* seq = nullptr;
-    for (isl_set* part : parts) {
+    for (isl_set* part : slab_parts(iname, slabs)) {
       isl_union_set* dom = nullptr;
       for (int i : stmts) {
         const isl::set& d = domains_[i];
@@ -153,22 +160,8 @@ class LoopNestBuilder {
     if (k_.tag_of(iname).kind != InameTag::Group)
       throw KernelError("kernel '" + k_.name + "': slabs of '" + iname + "', which is tagged '" + k_.tag_of(iname).str() +
                         "': slabs need a sequential or block (g.N) iname");
-    isl::set dl = islu::iteration_domain(k_, {iname});
-    isl_ctx* ctx = isl_context();
-    isl_pw_aff* lo = islu::check(isl_set_dim_min(dl.copy(), 0), "slabs");
-    isl_pw_aff* hi = islu::check(isl_set_dim_max(dl.copy(), 0), "slabs");
-    auto on_iname = [&](isl_pw_aff* pa) {
-      isl_space* sp = isl_space_map_from_domain_and_range(isl_set_get_space(dl.get()), isl_pw_aff_get_domain_space(pa));
-      return isl_pw_aff_pullback_multi_aff(pa, isl_multi_aff_zero(sp));
-    };
-    isl_pw_aff* var = isl_pw_aff_var_on_domain(isl_local_space_from_space(isl_set_get_space(dl.get())), isl_dim_set, 0);
-    isl_set* head = isl_pw_aff_lt_set(isl_pw_aff_copy(var),
-                                      isl_pw_aff_add_constant_val(on_iname(lo), isl_val_int_from_si(ctx, slabs.first)));
-    isl_set* tail = isl_pw_aff_gt_set(var, isl_pw_aff_add_constant_val(on_iname(hi), isl_val_int_from_si(ctx, -slabs.second)));
-    tail = isl_set_subtract(tail, isl_set_copy(head));
-    isl_set* middle = isl_set_subtract(isl_set_universe(isl_set_get_space(head)), isl_set_union(isl_set_copy(head), isl_set_copy(tail)));
     isl_schedule* seq = nullptr;
-    for (isl_set* part : {head, middle, tail}) {
+    for (isl_set* part : slab_parts(iname, slabs)) {
       // the part as a condition on the parameters (the block index is one)
       isl::set cond = islu::dims_to_params(isl::manage(isl_set_reset_tuple_id(part)), {iname});
       isl_set* params = isl_set_align_params(isl_set_params(cond.release()), hw_.params.copy());

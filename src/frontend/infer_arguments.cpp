@@ -161,7 +161,8 @@ void infer_argument_list(LoopKernel& k, bool infer_rest) {
     a.kind = Argument::Array;
     // float32 as for other open arrays, but the index output of argmax/argmin is an integer
     auto red = insn.rhs.as<Reduce>();
-    a.dtype = red && (red->op == ReduceOp::ArgMax || red->op == ReduceOp::ArgMin) ? k.options.index_dtype : types::float32;
+    bool index = red && is_arg_reduction(red->op) && !is_arg_value_reduction(red->op);
+    a.dtype = index ? k.options.index_dtype : types::float32;
     a.dtype_inferred = a.shape_inferred = true;
     k.arguments.push_back(std::move(a));
     declared.insert(v->name);

@@ -2,6 +2,8 @@
 // instruction runs within (loopy's rule) and the check that every name an
 // instruction uses is declared. Both front ends (kernel_parser.cpp, json.cpp)
 // call them, so a kernel means the same whichever way it was written.
+#include <algorithm>
+#include <iterator>
 #include <optional>
 #include <fnmatch.h>
 
@@ -128,21 +130,19 @@ void propagate_inames_from_writers(LoopKernel& kernel, const std::set<std::strin
     changed = false;
     for (auto& insn : kernel.instructions) {
       if (insn.kind != Instruction::Assign || insn.inames_given) continue;
-      std::set<std::string> read;
-      collect_free_vars(insn.rhs, read);
-      for (auto& p : insn.predicates) collect_free_vars(p, read);
-      for_each_subscript(insn.rhs, [&](const Subscript& s) { read.insert(s.name); });
-      for (auto& p : insn.predicates) for_each_subscript(p, [&](const Subscript& s) { read.insert(s.name); });
       std::set<std::string> add;
-      for (auto& v : read) {
-        std::optional<std::set<std::string>> common;
+      for (auto& v : insn.read_names()) {
+        std::optional<std::set<std::string>> common;  // over the writers of v
         for (auto& w : kernel.instructions) {
           if (&w == &insn || w.kind != Instruction::Assign || w.assignee_name() != v) continue;
-          std::set<std::string> wi = implicit(w), keep;
-          if (!common) common = wi;
-          for (auto& n : *common)
-            if (wi.count(n)) keep.insert(n);
-          if (common) *common = keep;
+          std::set<std::string> wi = implicit(w);
+          if (!common) {
+            common = wi;
+            continue;
+          }
+          std::set<std::string> both;
+          std::set_intersection(common->begin(), common->end(), wi.begin(), wi.end(), std::inserter(both, both.end()));
+          common = both;
         }
         if (common) add.insert(common->begin(), common->end());
       }

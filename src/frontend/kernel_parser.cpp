@@ -430,7 +430,7 @@ class KernelBuilder {
     size_t rhs_off = p.peek().offset;
     Expr rhs = p.parse_expr();
     auto r = rhs.as<Reduce>();
-    if (!r || (r->op != ReduceOp::ArgMax && r->op != ReduceOp::ArgMin))
+    if (!r || !is_arg_reduction(r->op) || is_arg_value_reduction(r->op))
       src_.fail(rhs_off, "two outputs need a reduction that gives two: argmax(i, value, index) or argmin(...)");
     Instruction value, index;
     value.loc = index.loc = src_.loc(off);

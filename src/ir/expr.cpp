@@ -60,8 +60,9 @@ const char* to_string(ReduceOp op) {
   return "?";
 }
 bool is_arg_reduction(ReduceOp op) {
-  return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin || op == ReduceOp::ArgMaxValue || op == ReduceOp::ArgMinValue;
+  return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin || is_arg_value_reduction(op);
 }
+bool is_arg_value_reduction(ReduceOp op) { return op == ReduceOp::ArgMaxValue || op == ReduceOp::ArgMinValue; }
 bool is_comparison(BinOp op) { return op >= BinOp::Lt && op <= BinOp::Ne; }
 bool is_logical(BinOp op) { return op == BinOp::And || op == BinOp::Or; }
 

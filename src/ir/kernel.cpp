@@ -55,6 +55,20 @@ std::string Instruction::assignee_name() const {
   return "";
 }
 
+std::set<std::string> Instruction::read_names() const {
+  std::set<std::string> r;
+  auto look = [&](const Expr& e) {
+    if (!e.defined()) return;
+    for_each_subscript(e, [&](const Subscript& s) { r.insert(s.name); });
+    std::vector<std::string> vs;
+    collect_vars(e, vs);
+    r.insert(vs.begin(), vs.end());
+  };
+  look(rhs);
+  for (auto& p : predicates) look(p);
+  return r;
+}
+
 namespace {
 template <class C>
 std::string join(const C& xs, const char* sep) {

@@ -97,17 +97,9 @@ class MatchParser {
 bool glob(const std::string& pattern, const std::string& s) { return fnmatch(pattern.c_str(), s.c_str(), 0) == 0; }
 
 bool reads(const Instruction& insn, const std::string& pattern) {
-  bool found = false;
-  auto look = [&](const Expr& e) {
-    if (!e.defined()) return;
-    for_each_subscript(e, [&](const Subscript& s) { found |= glob(pattern, s.name); });
-    std::vector<std::string> vs;
-    collect_vars(e, vs);
-    for (auto& v : vs) found |= glob(pattern, v);
-  };
-  look(insn.rhs);
-  for (auto& p : insn.predicates) look(p);
-  return found;
+  for (auto& n : insn.read_names())
+    if (glob(pattern, n)) return true;
+  return false;
 }
 
 bool eval(const InstructionMatch::Node& n, const Instruction& insn) {

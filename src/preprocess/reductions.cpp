@@ -28,9 +28,8 @@ namespace loom {
 
 namespace {
 
-bool is_arg(ReduceOp op) { return is_arg_reduction(op); }
-// The value form of an arg reduction (argmax_value) gives the value, the other the index.
-bool gives_value(ReduceOp op) { return op == ReduceOp::ArgMaxValue || op == ReduceOp::ArgMinValue; }
+// An arg reduction whose result is the index (argmax, argmin), not the value.
+bool gives_index(ReduceOp op) { return is_arg_reduction(op) && !is_arg_value_reduction(op); }
 bool maximizes(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMaxValue; }
 
 Expr neutral(ReduceOp op, Type t) {
@@ -187,7 +186,7 @@ class Realizer : public ExprMutator {
     std::set<std::string> within = update_within;
     within.insert(inames.begin(), inames.end());
     std::string who = insn_.assignee_name();
-    if (!is_arg(r.op)) {
+    if (!is_arg_reduction(r.op)) {
       std::string acc = temp("acc_" + who, r.type);
       std::string init = emit(insn_.id + "_" + acc + "_init", make_var(acc, r.type), neutral(r.op, r.type), base, {}).id;
       std::set<std::string> deps = inner;
@@ -223,7 +222,7 @@ class Realizer : public ExprMutator {
     Partial p = accumulate(r, inames, scope_, scope_);
     final_updates.insert(p.last);
     last_sequential = p;
-    return is_arg(r.op) && !gives_value(r.op) ? p.index : p.value;
+    return gives_index(r.op) ? p.index : p.value;
   }
 
   std::pair<int64_t, int64_t> constant_range(const std::string& iname) {
@@ -267,15 +266,15 @@ class Realizer : public ExprMutator {
     with_pr.insert(pr);
     with_p.insert(p);
     std::string who = insn_.assignee_name();
-    Type vt = is_arg(r.op) ? r.body.as<Call>()->args[0].type() : r.type;
+    Type vt = is_arg_reduction(r.op) ? r.body.as<Call>()->args[0].type() : r.type;
     // 1. each thread's partial (its share of the sequential inames), into the buffer
     std::string vbuf = temp("red_" + who, vt, shape, AddressSpace::Local);
-    std::string ibuf = is_arg(r.op) ? temp("red_" + who + "_index", it, shape, AddressSpace::Local) : "";
+    std::string ibuf = is_arg_reduction(r.op) ? temp("red_" + who + "_index", it, shape, AddressSpace::Local) : "";
     std::set<std::string> stores;
     if (seq.empty()) {
       // every slot starts neutral; the threads in p's domain then store their value
       std::set<std::string> inits{emit(insn_.id + "_" + vbuf + "_init", at(vbuf, vt, pos), neutral(r.op, vt), with_pr, {}).id};
-      if (is_arg(r.op)) inits.insert(emit(insn_.id + "_" + ibuf + "_init", at(ibuf, it, pos), make_int(-1, it), with_pr, {}).id);
+      if (is_arg_reduction(r.op)) inits.insert(emit(insn_.id + "_" + ibuf + "_init", at(ibuf, it, pos), make_int(-1, it), with_pr, {}).id);
       std::set<std::string> inner;
       std::set<std::string> saved = scope_;
       scope_ = with_p;
@@ -283,9 +282,9 @@ class Realizer : public ExprMutator {
       scope_ = saved;
       inner.insert(inits.begin(), inits.end());
       stores = inits;
-      Expr value = is_arg(r.op) ? body.as<Call>()->args[0] : body;
+      Expr value = is_arg_reduction(r.op) ? body.as<Call>()->args[0] : body;
       stores.insert(emit(insn_.id + "_" + vbuf + "_store", at(vbuf, vt, pos_p), value, with_p, inner).id);
-      if (is_arg(r.op))
+      if (is_arg_reduction(r.op))
         stores.insert(emit(insn_.id + "_" + ibuf + "_store", at(ibuf, it, pos_p), body.as<Call>()->args[1], with_p, inner).id);
     } else {
       std::set<std::string> init = scope_, update = scope_;
@@ -293,7 +292,7 @@ class Realizer : public ExprMutator {
       update.insert(p);
       Partial part = accumulate(r, seq, init, update);
       stores.insert(emit(insn_.id + "_" + vbuf + "_store", at(vbuf, vt, pos), part.value, with_pr, {part.last}).id);
-      if (is_arg(r.op))
+      if (is_arg_reduction(r.op))
         stores.insert(emit(insn_.id + "_" + ibuf + "_store", at(ibuf, it, pos), part.index, with_pr, {part.last}).id);
     }
     std::string last = barrier(insn_.id + "_" + vbuf + "_barrier", stores).id;
@@ -307,7 +306,7 @@ class Realizer : public ExprMutator {
         guard.push_back(make_binary(BinOp::Lt, other, make_int(extent, it), types::boolean));
       std::string stage = insn_.id + "_" + vbuf + "_stage" + std::to_string(s);
       std::set<std::string> done;
-      if (!is_arg(r.op)) {
+      if (!is_arg_reduction(r.op)) {
         done.insert(emit(stage, at(vbuf, vt, pos), combine(r.op, at(vbuf, vt, pos), at(vbuf, vt, other), vt), with_pr, {last}, guard).id);
       } else {
         std::string take = temp("red_" + who + "_take", types::boolean);
@@ -337,7 +336,7 @@ class Realizer : public ExprMutator {
     parallel_inames.push_back(pr);
     for (auto& n : scope_)
       if (!k_.tag_of(n).is_hardware()) in_sequential_loop = true;
-    return is_arg(r.op) && !gives_value(r.op) ? at(ibuf, it, make_int(0, it)) : at(vbuf, vt, make_int(0, it));
+    return gives_index(r.op) ? at(ibuf, it, make_int(0, it)) : at(vbuf, vt, make_int(0, it));
   }
 
   // Warp shuffles instead of a shared-memory tree: the reduction iname is
@@ -346,7 +345,7 @@ class Realizer : public ExprMutator {
   // one row of the block: a guard on another axis is the same for all its
   // lanes, and the shuffles name the group's lanes only (cuda_printer).
   bool warp_eligible(const std::string& p, int64_t plo, int64_t extent, ReduceOp op) {
-    if (is_arg(op) || plo != 0 || extent > 32 || (extent & (extent - 1)) != 0) return false;
+    if (is_arg_reduction(op) || plo != 0 || extent > 32 || (extent & (extent - 1)) != 0) return false;
     if (!(k_.tag_of(p) == InameTag{InameTag::Local, 0})) return false;
     for (auto& n : k_.all_inames()) {
       InameTag t = k_.tag_of(n);
@@ -426,7 +425,7 @@ struct SharedArgReduction {
 
 bool same_arg_reduction(const Instruction& a, const Instruction& b) {
   auto ra = a.rhs.as<Reduce>(), rb = b.rhs.as<Reduce>();
-  if (!ra || !rb || !is_arg(ra->op) || !is_arg(rb->op) || maximizes(ra->op) != maximizes(rb->op)) return false;
+  if (!ra || !rb || !is_arg_reduction(ra->op) || !is_arg_reduction(rb->op) || maximizes(ra->op) != maximizes(rb->op)) return false;
   if (ra->inames != rb->inames || !ExprEqual()(ra->body, rb->body)) return false;
   if (a.within_inames != b.within_inames || a.predicates.size() != b.predicates.size()) return false;
   for (size_t i = 0; i < a.predicates.size(); ++i)
@@ -448,7 +447,7 @@ LoopKernel realize_reductions(const LoopKernel& k) {
     }
     if (prev.insn && same_arg_reduction(*prev.insn, insn) && insn.depends_on.count(prev.insn->id)) {
       Instruction copy = insn;
-      copy.rhs = gives_value(insn.rhs.as<Reduce>()->op) ? prev.accumulators.value : prev.accumulators.index;
+      copy.rhs = is_arg_value_reduction(insn.rhs.as<Reduce>()->op) ? prev.accumulators.value : prev.accumulators.index;
       copy.depends_on.insert(prev.accumulators.last);
       out.push_back(copy);
       prev = {};
@@ -472,7 +471,7 @@ LoopKernel realize_reductions(const LoopKernel& k) {
                                               make_int(lower_of(r, p), r.options.index_dtype), types::boolean));
       }
     out.push_back(copy);
-    if (auto red = insn.rhs.as<Reduce>(); red && is_arg(red->op) && rz.parallel_inames.empty())
+    if (auto red = insn.rhs.as<Reduce>(); red && is_arg_reduction(red->op) && rz.parallel_inames.empty())
       prev = {&insn, rz.last_sequential};
     if (rz.in_sequential_loop) {  // the next iteration must not overwrite the buffer before it is read
       Instruction b;

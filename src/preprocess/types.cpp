@@ -248,9 +248,8 @@ class TypeInferrer : public ExprMutator {
       if (!pair || pair->name != "__argpair" || pair->args.size() != 2) fail("internal: malformed argmax/argmin");
       Expr value = finalize(mutate(pair->args[0]));
       Expr index = coerce(finalize(mutate(pair->args[1])), k_.options.index_dtype);
-      bool gives_value = r.op == ReduceOp::ArgMaxValue || r.op == ReduceOp::ArgMinValue;
       return make_reduce(r.op, r.inames, make_call("__argpair", {value, index}, value.type()),
-                         gives_value ? value.type() : k_.options.index_dtype);
+                         is_arg_value_reduction(r.op) ? value.type() : k_.options.index_dtype);
     }
     Expr body = mutate(r.body);
     return make_reduce(r.op, r.inames, body, body.type());

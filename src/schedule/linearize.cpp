@@ -7,6 +7,7 @@
 #include "loom/schedule.h"
 
 #include <algorithm>
+#include <exception>
 #include <sstream>
 
 namespace loom {
@@ -258,10 +259,11 @@ Linearization linearize(const LoopKernel& k) {
     L = strict.run();
   } catch (const KernelError&) {
     if (k.loop_priority.empty()) throw;
+    std::exception_ptr first = std::current_exception();
     try {
       L = Linearizer(k, true).run();
     } catch (const KernelError&) {
-      L = strict.run();  // (throws the error that names the priorities' schedule)
+      std::rethrow_exception(first);  // the error that names the priorities' schedule
     }
   }
   check_loop_instances(k, L);
