@@ -39,10 +39,13 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
         o.outer_tag = InameTag::parse(tags[pick(3)]);
         o.inner_tag = InameTag::parse(tags[pick(7)]);
         if (o.inner_tag->kind == InameTag::Unroll || o.inner_tag->kind == InameTag::Ilp) f = std::min<int64_t>(f, 4);
-        if (o.outer_tag->kind == InameTag::Seq && pick(3) == 0) o.slabs = {0, 1};
+        if ((o.outer_tag->kind == InameTag::Seq || o.outer_tag->kind == InameTag::Group) && pick(3) == 0) o.slabs = {0, 1};
+        // loopy's within: only one instruction's use of the iname is split
+        if (t.instructions.size() >= 2 && pick(4) == 0)
+          o.within = "id:" + t.instructions[size_t(pick(int(t.instructions.size())))].id;
         t = split_iname(t, n, f, o);
         log += "split_iname " + n + " " + std::to_string(f) + " outer_tag=" + o.outer_tag->str() + " inner_tag=" + o.inner_tag->str() +
-               (o.slabs.second ? " slabs=0,1" : "") + "\n";
+               (o.slabs.second ? " slabs=0,1" : "") + (o.within.empty() ? "" : " within=" + o.within) + "\n";
       } else if (what == 5) {
         int64_t chunks = 1 + pick(4);
         t = chunk_iname(t, n, chunks);

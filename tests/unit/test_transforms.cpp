@@ -114,6 +114,14 @@ TEST(InameTransforms, RenameUntagPrioritize) {
   // one iname orders nothing: accepted and a no-op, as in loopy (loopy compatibility, issue 13 #6)
   EXPECT_EQ(prioritize_loops(k, "j").loop_priority.size(), k.loop_priority.size());
   EXPECT_NE(error_of([&] { prioritize_loops(k, "nope"); }).find("no iname 'nope'"), std::string::npos);
+  // priorities are preferences (loopy): 'k' (the reduction) first cannot hold, since the
+  // accumulator's init must sit outside it; the nesting the instructions need wins
+  LoopKernel soft = prioritize_loops(k, "k, i, j");
+  EXPECT_EQ(linearize(preprocess(soft)).str().substr(0, 6), "for i\n");
+  check(k, soft, kMatmulSizes);
+  check(k, split_iname(soft, "j", 4, {std::nullopt, InameTag{InameTag::Ilp, 0}}), kMatmulSizes);
+  // priorities that contradict each other stay an error
+  EXPECT_THROW(linearize(preprocess(prioritize_loops(prioritize_loops(k, "i, j"), "j, i"))), KernelError);
   EXPECT_NE(error_of([&] { untag_inames(k, "q"); }).find("no iname 'q'"), std::string::npos);
 }
 
@@ -130,6 +138,21 @@ TEST(InameTransforms, RemoveUnusedAndDuplicate) {
   LoopKernel dt = duplicate_inames(k, "j", "id:s2", "", "g.0");  // blocks along g.0 run s2, and s1 below
   check(k, tag_inames(split_iname(dt, "i", 4), "i_outer:g.0"), {{{"n", 9}}});
   EXPECT_NE(error_of([&] { duplicate_inames(k, "i", "id:s2"); }).find("uses 'i'"), std::string::npos);
+  // loopy's split_iname(..., within=): s1 runs in i_outer/i_inner, s2 keeps j (and i stays for nobody else)
+  SplitOptions w;
+  w.within = "id:s1";
+  w.inner_tag = InameTag{InameTag::Unroll, 0};
+  LoopKernel sw = split_iname(k, "i", 4, w);
+  EXPECT_EQ(sw.instruction("s1").within_inames, (std::set<std::string>{"i_inner", "i_outer"}));
+  EXPECT_EQ(sw.instruction("s2").within_inames, std::set<std::string>{"j"});
+  check(k, sw, {{{"n", 9}}, {{"n", 1}}, {{"n", 13}}});
+  EXPECT_NE(error_of([&] {
+              SplitOptions none;
+              none.within = "id:nothing";
+              split_iname(k, "i", 4, none);
+            }).find("no instruction matching 'id:nothing'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { split_iname(k, "zz", 4, w); }).find("no iname 'zz'"), std::string::npos);
 }
 
 TEST(InameTransforms, ChunkAndJoin) {
