@@ -102,8 +102,8 @@ LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const 
   r.instructions.insert(r.instructions.begin() + long(last) + 1, store);
   r.instructions.insert(r.instructions.begin() + long(first), init);
   std::string tag = o.default_tag.empty() ? "l.auto" : o.default_tag;
-  r = transforms::tag_storage_loops(r, k, rq, fp, in, tag);
-  return transforms::tag_storage_loops(r, k, rq, fp, out, tag);
+  r = transforms::tag_storage_loops(r, k, rq, fp, in, tag, init.id);
+  return transforms::tag_storage_loops(r, k, rq, fp, out, tag, store.id);
 }
 
 void register_buffer_array_transforms(TransformRegistry& reg) {

@@ -296,7 +296,8 @@ void rewrite_uses(LoopKernel& r, const FootprintRequest& rq, const Footprint& fp
 }
 
 LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintRequest& rq, const Footprint& fp,
-                             const StorageLoops& loops_in, const std::string& tag, int64_t vector_width) {
+                             const StorageLoops& loops_in, const std::string& tag, const std::string& store_id,
+                             int64_t vector_width) {
   StorageLoops loops = loops_in;
   std::vector<int64_t> extent = fp.extent;
   if (vector_width > 1) {
@@ -318,20 +319,59 @@ LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintR
     // the contiguous (last) axis on l.0, the next on l.1, ...: only axes the block
     // already has, split by their extent where the box is larger (the rest loops)
     auto ext = local_axis_extents(r);
+    std::array<bool, 3> used{false, false, false};
+    std::vector<std::string> sequential;  // loops each thread still runs, outermost first
+    // loop n of length len onto local axis a: tagged, or split by the axis'
+    // extent (the outer part, returned, stays sequential)
+    auto place = [&](const std::string& n, int64_t len, size_t a) -> std::string {
+      InameTag lt{InameTag::Local, int(a)};
+      if (len <= ext[a]) {
+        r.iname_tags[n] = lt;
+        return "";
+      }
+      SplitOptions so;
+      so.inner_tag = lt;
+      so.outer_iname = unique_name(r, n + "_outer");
+      r = split_iname(r, n, ext[a], so);
+      return so.outer_iname;
+    };
     size_t axis = 0;
     for (size_t f = loops.inames.size(); f-- > 0;) {
       while (axis < 3 && ext[axis] == 0) ++axis;
-      if (axis == 3) break;
       const std::string& n = loops.inames[f];
-      InameTag lt{InameTag::Local, int(axis)};
-      if (extent[loops.axes[f]] <= ext[axis]) {
-        r.iname_tags[n] = lt;
-      } else {
-        SplitOptions so;
-        so.inner_tag = lt;
-        r = split_iname(r, n, ext[axis], so);
+      if (axis == 3) {
+        sequential.insert(sequential.begin(), n);
+        continue;
       }
-      ++axis;
+      std::string rest = place(n, extent[loops.axes[f]], axis);
+      if (!rest.empty()) sequential.insert(sequential.begin(), rest);
+      used[axis++] = true;
+    }
+    // A local axis the loops do not use would have every thread along it
+    // store the same elements (a race). It takes over a loop that is still
+    // sequential (split by its extent where longer), or else the store runs
+    // on its first thread only.
+    bool has_store = std::any_of(r.instructions.begin(), r.instructions.end(), [&](const Instruction& i) { return i.id == store_id; });
+    for (size_t a = 0; a < 3; ++a) {
+      if (ext[a] <= 1 || used[a]) continue;
+      InameTag lt{InameTag::Local, int(a)};
+      if (!sequential.empty()) {
+        std::string n = sequential.back();
+        sequential.pop_back();
+        auto range = islu::constant_range(r, n);  // the storage loops' ranges are constant
+        std::string rest = place(n, range ? range->second - range->first + 1 : ext[a] + 1, a);
+        if (!rest.empty()) sequential.push_back(rest);
+        continue;
+      }
+      if (!has_store) refuse(k, rq.what, "no instruction '" + store_id + "' to place on local axis " + lt.str());
+      std::string n = unique_name(r, store_id + "_l" + std::to_string(a));
+      r.domains.push_back(Domain::parse("{[" + n + "]: 0 <= " + n + " < " + std::to_string(ext[a]) + "}"));
+      r.iname_tags[n] = lt;
+      for (auto& insn : r.instructions)
+        if (insn.id == store_id) {
+          insn.within_inames.insert(n);
+          insn.predicates.push_back(make_binary(BinOp::Eq, make_var(n), make_int(0)));
+        }
     }
     return r;
   }

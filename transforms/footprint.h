@@ -66,9 +66,13 @@ void rewrite_uses(LoopKernel& r, const FootprintRequest& rq, const Footprint& fp
 // Tags the storage loops: "l.auto" puts them onto the local axes the block
 // already has (contiguous last axis on l.0, split by the axis' extent where the
 // box is larger) when the temporary is local; "for" leaves them sequential;
-// anything else is a tag for every loop.
+// anything else is a tag for every loop. A local axis of the block that the
+// box does not need takes over a loop that would stay sequential, or else
+// instruction `store_id` (the one storing the temporary) runs on that axis'
+// first thread only, so the threads along it do not race.
 LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintRequest& rq, const Footprint& fp,
-                             const StorageLoops& loops, const std::string& tag, int64_t vector_width = 1);
+                             const StorageLoops& loops, const std::string& tag, const std::string& store_id,
+                             int64_t vector_width = 1);
 
 // The conditions (affine, in outer inames, parameters and the storage inames)
 // under which a box point is used by some iteration: the convex hull of the

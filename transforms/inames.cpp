@@ -21,6 +21,18 @@ namespace {
 
 std::string unique_iname(const LoopKernel& k, const std::string& base) { return transforms::unique_name(k, base); }
 
+// The outer and inner inames of a split (the options' names, or fresh ones).
+std::pair<std::string, std::string> split_names(const LoopKernel& k, const std::string& what, const std::string& iname,
+                                                const SplitOptions& o) {
+  std::string outer = o.outer_iname.empty() ? unique_iname(k, iname + "_outer") : o.outer_iname;
+  std::string inner = o.inner_iname.empty() ? unique_iname(k, iname + "_inner") : o.inner_iname;
+  for (auto& n : {outer, inner})
+    if (k.has_iname(n) || k.find_argument(n) || k.find_temporary(n) || k.substitutions.count(n))
+      refuse(k, what, "the name '" + n + "' is already used");
+  if (outer == inner) refuse(k, what, "outer and inner inames must differ");
+  return {outer, inner};
+}
+
 // Replaces dimension `pos` of `type` by (outer, inner) with
 // old = factor*outer + inner and 0 <= inner < factor.
 isl_set* split_dim(isl_set* s, isl_dim_type type, int pos, int64_t factor, const std::string& outer,
@@ -52,8 +64,10 @@ isl_set* split_dim(isl_set* s, isl_dim_type type, int pos, int64_t factor, const
 // both new inames.
 class SplitRewriter : public ExprMutator {
  public:
-  SplitRewriter(std::string iname, Expr repl, std::string outer, std::string inner)
-      : iname_(std::move(iname)), repl_(std::move(repl)), outer_(std::move(outer)), inner_(std::move(inner)) {}
+  // keep: the iname stays (a derived iname, see chunk_iname), and reductions over it
+  // reduce over all three
+  SplitRewriter(std::string iname, Expr repl, std::string outer, std::string inner, bool keep = false)
+      : iname_(std::move(iname)), repl_(std::move(repl)), outer_(std::move(outer)), inner_(std::move(inner)), keep_(keep) {}
 
  protected:
   Expr mutate_var(const Var& v, const Expr& self) override { return v.name == iname_ ? repl_ : self; }
@@ -65,6 +79,7 @@ class SplitRewriter : public ExprMutator {
       if (n == iname_) {
         names.push_back(outer_);
         names.push_back(inner_);
+        if (keep_) names.push_back(n);
         changed = true;
       } else {
         names.push_back(n);
@@ -77,6 +92,7 @@ class SplitRewriter : public ExprMutator {
   std::string iname_;
   Expr repl_;
   std::string outer_, inner_;
+  bool keep_;
 };
 
 }  // namespace
@@ -99,12 +115,7 @@ LoopKernel split_iname(const LoopKernel& k, const std::string& iname, int64_t in
   if (inner_length > (int64_t(1) << 30)) refuse(k, what, "the inner length is too large");
   if (k.tag_of(iname).kind != InameTag::Seq)
     refuse(k, what, "iname '" + iname + "' is tagged '" + k.tag_of(iname).str() + "'; split it before tagging");
-  std::string outer = o.outer_iname.empty() ? unique_iname(k, iname + "_outer") : o.outer_iname;
-  std::string inner = o.inner_iname.empty() ? unique_iname(k, iname + "_inner") : o.inner_iname;
-  for (auto& n : {outer, inner})
-    if (k.has_iname(n) || k.find_argument(n) || k.find_temporary(n) || k.substitutions.count(n))
-      refuse(k, what, "the name '" + n + "' is already used");
-  if (outer == inner) refuse(k, what, "outer and inner inames must differ");
+  auto [outer, inner] = split_names(k, what, iname, o);
 
   LoopKernel r = k;
   for (auto& d : r.domains) {
@@ -364,25 +375,150 @@ LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, cons
   return r;
 }
 
+namespace {
+
+// chunk_iname of an iname whose range [lo, hi] depends on the parameters:
+// chunks of c = ceil((hi - lo + 1) / K) iterations, i = lo + c*i_outer +
+// i_inner. The product c*i_outer is not affine, so `i` stays as an iname
+// that the two new ones determine, and the domain is a union of K affine
+// pieces, one per value o of i_outer (where c*o is affine). The loop over
+// `i` becomes degenerate (one value) inside i_outer and i_inner.
+LoopKernel chunk_parametric_range(const LoopKernel& k, const std::string& what, const std::string& iname, int64_t num_chunks,
+                                  const SplitOptions& o) {
+  static const int64_t kMaxPieces = 64;  // each chunk is a piece of the domain for isl
+  if (num_chunks > kMaxPieces)
+    refuse(k, what, "the range of '" + iname + "' depends on the parameters, and more than " + std::to_string(kMaxPieces) +
+                        " chunks of it would make the domain too large; use split_iname with a constant length");
+  if (!o.within.empty()) refuse(k, what, "within= needs a constant range");
+  if (o.slabs != std::pair<int, int>{0, 0}) refuse(k, what, "slabs need a constant range");
+  if (k.tag_of(iname).kind != InameTag::Seq)
+    refuse(k, what, "iname '" + iname + "' is tagged '" + k.tag_of(iname).str() + "'; chunk it before tagging");
+  auto [outer, inner] = split_names(k, what, iname, o);
+
+  LoopKernel r = k;
+  int dom = k.domain_of(iname);
+  // the inames not coupled to `iname` keep a domain of their own (see join_inames)
+  if (auto parts = islu::separate_coupled(r.domains[size_t(dom)], {iname})) {
+    r.domains[size_t(dom)] = parts->first;
+    r.domains.push_back(parts->second);
+  }
+  isl_set* d = r.domains[size_t(dom)].copy();
+  int pos = islu::find_dim(d, isl_dim_set, iname);
+  // the bounds of `iname` as functions of the parameters (the other inames of its domain projected out)
+  isl_set* only = isl_set_project_out(isl_set_project_out(isl_set_copy(d), isl_dim_set, unsigned(pos) + 1,
+                                                          unsigned(isl_set_dim(d, isl_dim_set)) - unsigned(pos) - 1),
+                                      isl_dim_set, 0, unsigned(pos));
+  isl_pw_aff* lo = isl_set_dim_min(isl_set_copy(only), 0);
+  isl_pw_aff* hi = isl_set_dim_max(only, 0);
+  if (!lo || !hi || isl_pw_aff_n_piece(lo) != 1 || isl_pw_aff_n_piece(hi) != 1) {
+    isl_pw_aff_free(lo);
+    isl_pw_aff_free(hi);
+    isl_set_free(d);
+    isl_ctx_reset_error(isl_context());
+    refuse(k, what, "the bounds of '" + iname + "' are not one affine expression each");
+  }
+  // the domain with the two new inames after `iname`
+  unsigned n = unsigned(isl_set_dim(d, isl_dim_set));
+  d = isl_set_add_dims(d, isl_dim_set, 2);
+  d = isl_set_set_dim_id(d, isl_dim_set, n, isl_id_alloc(isl_context(), outer.c_str(), nullptr));
+  d = isl_set_set_dim_id(d, isl_dim_set, n + 1, isl_id_alloc(isl_context(), inner.c_str(), nullptr));
+  isl_space* sp = isl_set_get_space(d);
+  auto on_set = [&](isl_pw_aff* pa) { return isl_pw_aff_insert_domain(pa, isl_space_copy(sp)); };
+  auto var = [&](unsigned p) { return isl_pw_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)), isl_dim_set, p); };
+  auto constant = [&](int64_t v) {
+    return isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(sp)), isl_val_int_from_si(isl_context(), long(v)));
+  };
+  isl_pw_aff* lo_s = on_set(lo);
+  isl_pw_aff* len = isl_pw_aff_add(isl_pw_aff_sub(on_set(hi), isl_pw_aff_copy(lo_s)), constant(1));
+  // c = floor((len + K - 1) / K)
+  isl_pw_aff* c = isl_pw_aff_floor(isl_pw_aff_scale_down_val(isl_pw_aff_add(isl_pw_aff_copy(len), constant(num_chunks - 1)),
+                                                             isl_val_int_from_si(isl_context(), long(num_chunks))));
+  isl_set* pieces = nullptr;
+  for (int64_t v = 0; v < num_chunks; ++v) {
+    isl_set* p = isl_pw_aff_eq_set(var(n), constant(v));
+    p = isl_set_intersect(p, isl_pw_aff_ge_set(var(n + 1), constant(0)));
+    p = isl_set_intersect(p, isl_pw_aff_lt_set(var(n + 1), isl_pw_aff_copy(c)));
+    // i = lo + v*c + i_inner
+    isl_pw_aff* at = isl_pw_aff_add(isl_pw_aff_add(isl_pw_aff_copy(lo_s), isl_pw_aff_scale_val(isl_pw_aff_copy(c), isl_val_int_from_si(isl_context(), long(v)))),
+                                    var(n + 1));
+    p = isl_set_intersect(p, isl_pw_aff_eq_set(var(unsigned(pos)), at));
+    pieces = pieces ? isl_set_union(pieces, p) : p;
+  }
+  isl_pw_aff_free(lo_s);
+  isl_pw_aff_free(len);
+  isl_pw_aff_free(c);
+  isl_space_free(sp);
+  d = isl_set_coalesce(isl_set_intersect(d, pieces));
+  r.domains[size_t(dom)] = Domain(islu::check(d, "chunk_iname"));
+
+  SplitRewriter rw(iname, make_var(iname), outer, inner, /*keep=*/true);
+  for (auto& insn : r.instructions) {
+    if (insn.rhs.defined()) insn.rhs = rw.mutate(insn.rhs);
+    if (insn.within_inames.count(iname)) {
+      insn.within_inames.insert(outer);
+      insn.within_inames.insert(inner);
+    }
+  }
+  for (auto& [nm, rule] : r.substitutions) rule.body = rw.mutate(rule.body);
+  for (auto& prio : r.loop_priority) {
+    auto it = std::find(prio.begin(), prio.end(), iname);
+    if (it != prio.end()) it = prio.insert(prio.insert(it, inner), outer);
+  }
+  // `iname` innermost: its loop has one iteration there
+  r.loop_priority.push_back({outer, inner, iname});
+  if (o.outer_tag && o.outer_tag->kind != InameTag::Seq) r.iname_tags[outer] = *o.outer_tag;
+  if (o.inner_tag && o.inner_tag->kind != InameTag::Seq) r.iname_tags[inner] = *o.inner_tag;
+  return r;
+}
+
+}  // namespace
+
 LoopKernel chunk_iname(const LoopKernel& k, const std::string& iname, int64_t num_chunks, const SplitOptions& o) {
   const std::string what = "chunk_iname('" + iname + "', " + std::to_string(num_chunks) + ")";
   require_inames(k, what, {iname});
   if (num_chunks < 1) refuse(k, what, "the number of chunks must be at least 1");
-  auto [lo, hi] = constant_bounds(k, what, iname);
-  int64_t len = hi - lo + 1;
-  return split_iname(k, iname, std::max<int64_t>(1, (len + num_chunks - 1) / num_chunks), o);
+  if (auto range = islu::constant_range(k, iname)) {
+    int64_t len = range->second - range->first + 1;
+    return split_iname(k, iname, std::max<int64_t>(1, (len + num_chunks - 1) / num_chunks), o);
+  }
+  return chunk_parametric_range(k, what, iname, num_chunks, o);
 }
+
+namespace {
+
+// Puts the domains of `names` into one (their product) and returns its index:
+// inames from separate domains (a prefetch's storage loops have one each) are
+// independent, so the product is their set. A domain whose bounds use an
+// iname of another one is not independent of it: refused.
+int merge_domains_of(LoopKernel& r, const std::string& what, const std::vector<std::string>& names) {
+  std::vector<int> doms;
+  for (auto& n : names)
+    if (int d = r.domain_of(n); std::find(doms.begin(), doms.end(), d) == doms.end()) doms.push_back(d);
+  std::sort(doms.begin(), doms.end());
+  for (int a : doms)
+    for (int b : doms)
+      for (auto& p : r.domains[size_t(a)].params())
+        if (a != b && r.domains[size_t(b)].has_iname(p))
+          refuse(r, what, "the domain of '" + r.domains[size_t(a)].inames().front() + "' depends on '" + p +
+                              "', whose domain is joined with it");
+  isl_set* s = r.domains[size_t(doms[0])].copy();
+  for (size_t i = 1; i < doms.size(); ++i) s = isl_set_flat_product(s, r.domains[size_t(doms[i])].copy());
+  r.domains[size_t(doms[0])] = Domain(islu::check(s, "join_inames"));
+  for (size_t i = doms.size(); i-- > 1;) r.domains.erase(r.domains.begin() + doms[i]);
+  return doms[0];
+}
+
+}  // namespace
 
 LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std::string& new_iname) {
   const std::string what = "join_inames('" + inames + "')";
   auto names = name_list(inames);
   require_inames(k, what, names);
   if (names.size() < 2) refuse(k, what, "give at least two inames, outermost first");
-  int dom = k.domain_of(names[0]);
-  for (auto& n : names) {
-    if (k.domain_of(n) != dom) refuse(k, what, "'" + n + "' is in another domain than '" + names[0] + "'");
+  for (auto& n : names)
     if (k.tag_of(n).kind != InameTag::Seq) refuse(k, what, "'" + n + "' is tagged; join before tagging");
-  }
+  LoopKernel r = k;
+  int dom = merge_domains_of(r, what, names);
   std::string nw = new_iname.empty() ? unique_iname(k, names[0] + "_" + names[1]) : new_iname;
   check_fresh(k, what, nw);
   // all but the outermost need constant ranges starting at 0: joined = ((i0 * L1 + i1) * L2 + i2) ...
@@ -396,7 +532,6 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
   // own first: projecting the joined inames out leaves existentials, after
   // which an empty range of an unrelated iname (a reduction's k at l = 0)
   // would empty the domain of instructions that do not run inside it.
-  LoopKernel r = k;
   if (auto parts = islu::separate_coupled(r.domains[size_t(dom)], names)) {
     r.domains[size_t(dom)] = parts->first;
     r.domains.push_back(parts->second);
@@ -490,7 +625,7 @@ void register_iname_transforms(TransformRegistry& reg) {
              return duplicate_inames(k, a.str("inames"), a.str_or("within", ""),
                                      a.str_or("new_inames", ""), a.str_or("tags", ""));
            }});
-  reg.add({"chunk_iname", "Split an iname of constant range into num_chunks outer iterations.",
+  reg.add({"chunk_iname", "Split an iname into num_chunks outer iterations of ceil(length / num_chunks) (a parameter range: at most 64 chunks).",
            {{"iname", P::String, true, "the iname"},
             {"num_chunks", P::Int, true, "iterations of the outer iname"},
             {"outer_tag", P::Tag, false, "tag of the outer iname"},

@@ -90,7 +90,8 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   transforms::drop_proven_predicates(r, fetch);
   transforms::rewrite_uses(r, rq, fp, temp);
   r.instructions.insert(r.instructions.begin() + long(fp.uses[0].insn), fetch);
-  return transforms::tag_storage_loops(r, k, rq, fp, loops, o.default_tag.empty() ? "l.auto" : o.default_tag, o.vector_width);
+  return transforms::tag_storage_loops(r, k, rq, fp, loops, o.default_tag.empty() ? "l.auto" : o.default_tag, fetch.id,
+                                       o.vector_width);
 }
 
 namespace {

@@ -16,14 +16,118 @@ namespace loom {
 using transforms::name_list;
 using transforms::refuse;
 
-LoopKernel precompute(const LoopKernel& k, const std::string& subst_use, const std::string& sweep_inames, const PrecomputeOptions& o) {
+namespace {
+
+// The rules an expression calls (f(...), or a bare f for a rule without parameters).
+class RuleCallFinder : public ExprVisitor {
+ public:
+  RuleCallFinder(const LoopKernel& k, std::set<std::string>& out) : k_(k), out_(out) {}
+
+ protected:
+  void visit_call(const Call& n) override {
+    if (k_.substitutions.count(n.name)) out_.insert(n.name);
+    ExprVisitor::visit_call(n);
+  }
+  void visit_var(const Var& n) override {
+    if (k_.substitutions.count(n.name)) out_.insert(n.name);
+  }
+
+ private:
+  const LoopKernel& k_;
+  std::set<std::string>& out_;
+};
+
+// Appends Var(iname) arguments to the calls of the rules in `extra`.
+class RuleCallWidener : public ExprMutator {
+ public:
+  explicit RuleCallWidener(const std::map<std::string, std::vector<std::string>>& extra) : extra_(extra) {}
+
+ protected:
+  Expr mutate_call(const Call& n, const Expr& self) override {
+    Expr e = ExprMutator::mutate_call(n, self);
+    auto it = extra_.find(n.name);
+    if (it == extra_.end()) return e;
+    std::vector<Expr> args = e.as<Call>()->args;
+    for (auto& v : it->second) args.push_back(make_var(v));
+    return make_call(n.name, args, n.type);
+  }
+  Expr mutate_var(const Var& n, const Expr& self) override {
+    auto it = extra_.find(n.name);
+    if (it == extra_.end()) return self;
+    std::vector<Expr> args;
+    for (auto& v : it->second) args.push_back(make_var(v));
+    return make_call(n.name, args, n.type);
+  }
+
+ private:
+  const std::map<std::string, std::vector<std::string>>& extra_;
+};
+
+// The inames rule `name` uses outside its parameters, directly or through
+// the rules it calls.
+std::set<std::string> inames_of_rule(const LoopKernel& k, const std::string& name, std::map<std::string, std::set<std::string>>& memo) {
+  auto it = memo.find(name);
+  if (it != memo.end()) return it->second;
+  memo[name] = {};  // rules do not recurse; this only stops a cycle
+  const SubstitutionRule& rule = k.substitutions.at(name);
+  std::set<std::string> vars, calls, used;
+  collect_free_vars(rule.body, vars);
+  RuleCallFinder(k, calls).visit(rule.body);
+  for (auto& c : calls)
+    for (auto& v : inames_of_rule(k, c, memo)) vars.insert(v);
+  for (auto& v : vars)
+    if (k.has_iname(v) && std::find(rule.params.begin(), rule.params.end(), v) == rule.params.end()) used.insert(v);
+  return memo[name] = used;
+}
+
+// loopy's reading of a rule that uses a sweep iname directly (E := a[i]):
+// the iname is an argument of the rule, passed at every call. The rule and
+// the rules it reaches that use sweep inames get them as extra parameters,
+// so the sweep inames become storage axes like the other arguments.
+LoopKernel sweep_inames_as_rule_parameters(const LoopKernel& k, const std::string& rule_name, const std::vector<std::string>& sweep) {
+  std::set<std::string> sweep_set(sweep.begin(), sweep.end());
+  std::map<std::string, std::set<std::string>> memo;
+  std::map<std::string, std::vector<std::string>> extra;
+  std::vector<std::string> todo{rule_name};
+  std::set<std::string> seen;
+  while (!todo.empty()) {
+    std::string n = todo.back();
+    todo.pop_back();
+    if (!seen.insert(n).second) continue;
+    std::set<std::string> used;
+    for (auto& v : inames_of_rule(k, n, memo))
+      if (sweep_set.count(v)) used.insert(v);
+    if (used.empty()) continue;
+    extra[n] = {used.begin(), used.end()};
+    std::set<std::string> calls;
+    RuleCallFinder(k, calls).visit(k.substitutions.at(n).body);
+    todo.insert(todo.end(), calls.begin(), calls.end());
+  }
+  if (extra.empty()) return k;
+  LoopKernel r = k;
+  for (auto& insn : r.instructions) {
+    if (insn.lhs.defined()) insn.lhs = RuleCallWidener(extra).mutate(insn.lhs);
+    if (insn.rhs.defined()) insn.rhs = RuleCallWidener(extra).mutate(insn.rhs);
+    for (auto& p : insn.predicates) p = RuleCallWidener(extra).mutate(p);
+  }
+  for (auto& [n, rule] : r.substitutions) {
+    rule.body = RuleCallWidener(extra).mutate(rule.body);
+    auto it = extra.find(n);
+    if (it != extra.end()) rule.params.insert(rule.params.end(), it->second.begin(), it->second.end());
+  }
+  return r;
+}
+
+}  // namespace
+
+LoopKernel precompute(const LoopKernel& k_in, const std::string& subst_use, const std::string& sweep_inames, const PrecomputeOptions& o) {
   const std::string what = "precompute('" + subst_use + "', '" + sweep_inames + "')";
   // loopy also takes a use pattern "f(i, j)": the rule's name is what selects here
   std::string rule_name = subst_use.substr(0, subst_use.find('('));
   while (!rule_name.empty() && rule_name.back() == ' ') rule_name.pop_back();
-  auto it = k.substitutions.find(rule_name);
-  if (it == k.substitutions.end()) refuse(k, what, "no substitution rule '" + rule_name + "'");
-  const SubstitutionRule& rule = it->second;
+  if (!k_in.substitutions.count(rule_name)) refuse(k_in, what, "no substitution rule '" + rule_name + "'");
+  const LoopKernel k = sweep_inames_as_rule_parameters(k_in, rule_name, name_list(sweep_inames));
+  const SubstitutionRule& rule = k.substitutions.at(rule_name);
 
   transforms::FootprintRequest rq;
   rq.what = what;
@@ -53,17 +157,11 @@ LoopKernel precompute(const LoopKernel& k, const std::string& subst_use, const s
   rq.local = space == AddressSpace::Local;
   rq.outer_inames = o.precompute_outer_inames;
 
-  // inames the rule's body uses besides its parameters: the compute runs within them
-  std::set<std::string> body_inames;
-  {
-    std::set<std::string> vars;
-    collect_free_vars(rule.body, vars);
-    for (auto& v : vars)
-      if (k.has_iname(v) && std::find(rule.params.begin(), rule.params.end(), v) == rule.params.end()) body_inames.insert(v);
-  }
-  for (auto& s : rq.sweep)
-    if (body_inames.count(s))
-      refuse(k, what, "the body of rule '" + rule_name + "' uses sweep iname '" + s + "' directly, so its values are not a function of the storage axes");
+  // inames the rule's body uses besides its parameters (directly or through
+  // the rules it calls): the compute runs within them. The sweep inames among
+  // them became parameters above.
+  std::map<std::string, std::set<std::string>> memo;
+  std::set<std::string> body_inames = inames_of_rule(k, rule_name, memo);
 
   transforms::Footprint fp = transforms::find_footprint(k, rq);
   if (!o.precompute_outer_inames) fp.outer.insert(body_inames.begin(), body_inames.end());
@@ -106,7 +204,7 @@ LoopKernel precompute(const LoopKernel& k, const std::string& subst_use, const s
   transforms::rewrite_uses(r, rq, fp, temp);
   transforms::order_outer_before_sweep(r, rq, fp);
   r.instructions.insert(r.instructions.begin() + long(fp.uses[0].insn), compute);
-  return transforms::tag_storage_loops(r, k, rq, fp, loops, o.default_tag.empty() ? "l.auto" : o.default_tag);
+  return transforms::tag_storage_loops(r, k, rq, fp, loops, o.default_tag.empty() ? "l.auto" : o.default_tag, compute.id);
 }
 
 void register_precompute_transforms(TransformRegistry& reg) {

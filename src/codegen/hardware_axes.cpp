@@ -92,7 +92,8 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
         if (k.tag_of(h) == InameTag{InameTag::Local, axis}) names += std::string(names.empty() ? "" : ", ") + "'" + h + "'";
       // (isl may bound a quasi-affine extent, floor(n/4) under n mod 4 = 0,
       // by a rational value: its floor bounds the integer extent too)
-      isl_val* mx = isl_pw_aff_max_val(s.copy());
+      // (over the parameter values the assumptions allow: a gist would drop n <= N)
+      isl_val* mx = isl_pw_aff_max_val(isl_pw_aff_intersect_params(size.copy(), isl_set_params(context.copy())));
       if (!mx) {  // isl cannot bound a rational piece (n/4 where the context makes n a multiple of 4): ask without the context
         isl_ctx_reset_error(ctx);
         mx = isl_pw_aff_max_val(size.copy());
@@ -103,7 +104,8 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
       isl_val_free(mx);
       if (!finite)
         throw KernelError("kernel '" + k.name + "': the extent of local axis l." + std::to_string(axis) + " (iname " + names +
-                          ") is unbounded; split the iname with a constant inner length for l." + std::to_string(axis));
+                          ") is unbounded, and a block size is a compile-time constant; split the iname with a constant inner length for l." +
+                          std::to_string(axis) + ", or bound the parameters it depends on (assume n <= 1024)");
       if (v < 1) throw KernelError("kernel '" + k.name + "': local axis l." + std::to_string(axis) + " (iname " + names + ") is empty");
       out.block[axis] = v;
     } else {

@@ -102,18 +102,24 @@ class Linearizer {
         }
       }
     if (soft_) add_priorities();
+    // Among the inames free to go next, ILP and vec ones go last (as in
+    // loopy): a register tile's loops inside the k loop leave room for the
+    // tile fetches, which run within k but not within the tile's inames.
+    auto innermost = [&](const std::string& n) { return k_.tag_of(n).is_ilp() || k_.tag_of(n).kind == InameTag::Vec; };
     std::set<std::string> placed;
     while (order_.size() < names.size()) {
       bool found = false;
-      for (auto& n : names) {
-        if (placed.count(n)) continue;
-        bool ok = true;
-        for (auto& b : before[n]) ok &= placed.count(b) > 0 || std::find(names.begin(), names.end(), b) == names.end();
-        if (!ok) continue;
-        order_.push_back(n);
-        placed.insert(n);
-        found = true;
-        break;
+      for (int pass = 0; pass < 2 && !found; ++pass) {
+        for (auto& n : names) {
+          if (placed.count(n) || (pass == 0 && innermost(n))) continue;
+          bool ok = true;
+          for (auto& b : before[n]) ok &= placed.count(b) > 0 || std::find(names.begin(), names.end(), b) == names.end();
+          if (!ok) continue;
+          order_.push_back(n);
+          placed.insert(n);
+          found = true;
+          break;
+        }
       }
       if (!found) throw KernelError("kernel '" + k_.name + "': loop priorities contradict each other");
     }

@@ -138,5 +138,38 @@ instructions:
   f(x) := a[x] + i
   out[i] = f(i)
 )").kernel;
-  expect([&] { precompute(body_uses_sweep, "f", "i"); }, "uses sweep iname 'i' directly");
+  // loopy's reading: a sweep iname the body uses directly is one more argument
+  // of the rule (f(x, i)), so it becomes a storage axis; left out of the
+  // storage axes, it is refused
+  LoopKernel lifted = precompute(body_uses_sweep, "f", "i");
+  EXPECT_EQ(lifted.substitutions.at("f").params, (std::vector<std::string>{"x", "i"}));
+  EXPECT_EQ(lifted.find_temporary("f_0")->shape.size(), 2u);
+  check_transformed(body_uses_sweep, lifted, {{}});
+  PrecomputeOptions only_x;
+  only_x.storage_axes = "x";
+  expect([&] { precompute(body_uses_sweep, "f", "i", only_x); }, "depends on sweep iname 'i' but is not a storage axis");
+}
+
+// loopy's test_precompute_nested_subst: rules that use the split iname
+// directly (E := a[i], D := E * E) take the swept part as an argument, through
+// the nested rule too, and the compute instruction runs over the new inames.
+TEST(Precompute, NestedRulesThatUseTheSweepInameDirectly) {
+  LoopKernel k = parse_kernel_text(R"(
+kernel nested
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n]
+  b: float32[n]
+instructions:
+  E := a[i]
+  D := E * E
+  b[i] = D
+)").kernel;
+  LoopKernel s = split_iname(k, "i", 16, {InameTag{InameTag::Group, 0}, InameTag{InameTag::Local, 0}});
+  LoopKernel p = precompute(s, "D", "i_inner");
+  EXPECT_EQ(p.substitutions.at("E").params, std::vector<std::string>{"i_inner"});
+  EXPECT_EQ(p.substitutions.at("D").params, std::vector<std::string>{"i_inner"});
+  EXPECT_EQ(p.find_temporary("D_0")->space, AddressSpace::Local);
+  check_transformed(k, p, {{{"n", 45}}, {{"n", 16}}, {{"n", 1}}});
 }

@@ -97,6 +97,53 @@ TEST(Prefetch, StencilHaloIsFetchedAndGuardedAtTheEdges) {
   EXPECT_SAME_RESULTS(k, p, {{"n", 3}, {"m", 3}});
 }
 
+// loopy's test_rank_one: a fetch of a[i] on a 16x16 block needs only l.0; the
+// l.1 threads would all store the same elements. A loop still sequential
+// goes onto the unused axis; with none left, only the axis' first thread stores.
+TEST(Prefetch, LocalAxesTheFetchDoesNotNeedTakeALoopOrOneThreadStores) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "c[i, j] = a[i] * b[j]",
+                             {"a: float32[n], b: float32[m], c: float32[n, m]"}, "rank_one");
+  auto tiles = [](const std::string& outer, const std::string& inner) {
+    SplitOptions o;
+    o.outer_tag = InameTag::parse(outer);
+    o.inner_tag = InameTag::parse(inner);
+    return o;
+  };
+  SplitOptions gj = tiles("g.1", "l.1");
+  LoopKernel t = split_iname(split_iname(k, "i", 16, tiles("g.0", "l.0")), "j", 16, gj);
+  LoopKernel p = add_prefetch(add_prefetch(t, "a", "i_inner"), "b", "j_inner");
+  EXPECT_EQ(p.tag_of("a_dim_0").str(), "l.0");
+  EXPECT_EQ(p.tag_of("fetch_a_l1").str(), "l.1");
+  EXPECT_EQ(p.instruction("fetch_a").predicates.back().str(), "fetch_a_l1 == 0");
+  EXPECT_SAME_RESULTS(k, p, {{"n", 37}, {"m", 21}});
+  EXPECT_SAME_RESULTS(k, p, {{"n", 16}, {"m", 1}});
+  // 64 elements of a on 16x16 threads: 16 on l.0, the 4 sequential rounds on l.1
+  SplitOptions g64;
+  g64.outer_tag = InameTag::parse("g.0");
+  LoopKernel w = split_iname(split_iname(split_iname(k, "i", 64, g64), "i_inner", 16, tiles("ilp", "l.0")), "j", 16, gj);
+  LoopKernel q = add_prefetch(w, "a", "i_inner_outer, i_inner_inner");
+  EXPECT_EQ(q.tag_of("a_dim_0_inner").str(), "l.0");
+  EXPECT_EQ(q.tag_of("a_dim_0_outer").str(), "l.1");
+  EXPECT_SAME_RESULTS(k, q, {{"n", 150}, {"m", 33}});
+}
+
+// loopy's test_intel_matrix_mul: register tiles (ilp) with prefetches and no
+// loop priorities; the ilp loops go inside k, where the tile fetches run.
+TEST(Prefetch, RegisterTilesWithoutPrioritiesNestInsideTheFetchLoop) {
+  LoopKernel k = matmul();
+  auto script = parse_transform_script(
+      "split_iname i 32 outer_tag=g.0\n"
+      "split_iname i_inner 4 outer_tag=l.1 inner_tag=ilp\n"
+      "split_iname j 32 outer_tag=g.1\n"
+      "split_iname j_inner 4 outer_tag=l.0 inner_tag=ilp\n"
+      "split_iname k 8\n"
+      "add_prefetch a i_inner_outer,i_inner_inner,k_inner default_tag=l.auto\n"
+      "add_prefetch b k_inner,j_inner_outer,j_inner_inner default_tag=l.auto\n");
+  LoopKernel t = apply_transforms(k, script);
+  EXPECT_SAME_RESULTS(k, t, {{"n", 70}, {"m", 45}, {"l", 19}});
+  EXPECT_SAME_RESULTS(k, t, {{"n", 64}, {"m", 32}, {"l", 16}});
+}
+
 TEST(Prefetch, PrivatePrefetchIsPerThread) {
   // each thread copies its row's chunk into registers, unrolled
   LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < 8}"}, "out[i] = sum(j, a[i, j] * a[i, j])",

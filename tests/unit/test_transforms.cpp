@@ -160,13 +160,33 @@ TEST(InameTransforms, ChunkAndJoin) {
   LoopKernel c = chunk_iname(k, "j", 5);  // 12 in 5 chunks of 3 (the last empty)
   EXPECT_TRUE(c.has_iname("j_outer"));
   check(k, c, {{{"n", 3}}});
-  EXPECT_NE(error_of([&] { chunk_iname(k, "i", 4); }).find("depends on the parameters"), std::string::npos);
+  // a range that depends on the parameters: chunks of ceil(n / 4), i kept as
+  // an iname the two new ones determine (loopy's test_chunk_iname)
+  LoopKernel cp = chunk_iname(k, "i", 4);
+  EXPECT_TRUE(cp.has_iname("i") && cp.has_iname("i_outer") && cp.has_iname("i_inner"));
+  check(k, cp, {{{"n", 0}}, {{"n", 1}}, {{"n", 3}}, {{"n", 13}}, {{"n", 16}}});
+  SplitOptions threads;
+  threads.outer_tag = InameTag{InameTag::Group, 0};
+  check(k, chunk_iname(k, "i", 3, threads), {{{"n", 7}}, {{"n", 2}}});
+  EXPECT_NE(error_of([&] { chunk_iname(k, "i", 65); }).find("more than 64 chunks"), std::string::npos);
+  LoopKernel tri = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j <= i}"}, "out[i, j] = a[i, j] + 1",
+                               {"a: float32[n, n], out: float32[n, n]", "..."});
+  check(tri, chunk_iname(tri, "j", 3), {{{"n", 1}}, {{"n", 9}}});
   LoopKernel j = join_inames(k, "i, j", "ij");
   EXPECT_TRUE(j.has_iname("ij"));
   EXPECT_FALSE(j.has_iname("i"));
   check(k, j, {{{"n", 5}}, {{"n", 1}}});
   check(k, tag_inames(split_iname(j, "ij", 32), "ij_outer:g.0, ij_inner:l.0"), {{{"n", 7}}});
   EXPECT_NE(error_of([&] { join_inames(k, "j, i"); }).find("depends on the parameters"), std::string::npos);
+  // inames of separate, independent domains (a prefetch's storage loops): their product
+  LoopKernel two = make_kernel({"{[i]: 0 <= i < n}", "{[j]: 0 <= j < 12}"}, "out[i, j] = a[i, j] + j",
+                               {"a: float32[n, 12], out: float32[n, 12]", "..."});
+  LoopKernel tj = join_inames(two, "i, j", "ij");
+  EXPECT_EQ(tj.domains.size(), 1u);
+  check(two, tj, {{{"n", 5}}, {{"n", 0}}});
+  LoopKernel dep = make_kernel({"{[i]: 0 <= i < n}", "[i] -> {[j]: 0 <= j <= i}"}, "out[i, j] = a[i, j]",
+                               {"a: float32[n, n], out: float32[n, n]", "..."});
+  EXPECT_NE(error_of([&] { join_inames(dep, "i, j"); }).find("the domain of 'j' depends on 'i'"), std::string::npos);
   // Found by the random-kernel fuzzer: joining inames of a domain that also
   // holds a reduction iname must not make the accumulator's init and store
   // depend on the reduction's range (l = 0 writes zeros).
