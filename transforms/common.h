@@ -27,4 +27,12 @@ std::vector<std::string> name_list(const std::string& spec);
 // loops stay whole).
 void drop_proven_predicates(const LoopKernel& r, Instruction& insn);
 
+// Applies f (an iname substitution or renaming) to the instruction's origin
+// too, so it keeps naming the original inames in the current ones.
+template <class F>
+void update_origin(Instruction& insn, F&& f) {
+  if (insn.origin)
+    for (auto& entry : *insn.origin) entry.second = f(entry.second);
+}
+
 }  // namespace loom::transforms

@@ -133,6 +133,7 @@ LoopKernel split_iname(const LoopKernel& k, const std::string& iname, int64_t in
     if (insn.lhs.defined()) insn.lhs = rw.mutate(insn.lhs);
     if (insn.rhs.defined()) insn.rhs = rw.mutate(insn.rhs);
     for (auto& p : insn.predicates) p = rw.mutate(p);
+    transforms::update_origin(insn, [&](const Expr& e) { return rw.mutate(e); });
     if (insn.within_inames.erase(iname)) {
       insn.within_inames.insert(outer);
       insn.within_inames.insert(inner);
@@ -227,6 +228,7 @@ void rename_in_instruction(Instruction& insn, const std::string& from, const std
   if (insn.lhs.defined()) insn.lhs = rn.mutate(insn.lhs);
   if (insn.rhs.defined()) insn.rhs = rn.mutate(insn.rhs);
   for (auto& p : insn.predicates) p = rn.mutate(p);
+  transforms::update_origin(insn, [&](const Expr& e) { return rn.mutate(e); });
   if (insn.within_inames.erase(from)) insn.within_inames.insert(to);
 }
 
@@ -565,6 +567,7 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
     if (insn.lhs.defined()) insn.lhs = substitute(insn.lhs, repl);
     if (insn.rhs.defined()) insn.rhs = substitute(insn.rhs, repl);
     for (auto& p : insn.predicates) p = substitute(p, repl);
+    transforms::update_origin(insn, [&](const Expr& e) { return substitute(e, repl); });
   }
   for (auto& [nm, rule] : r.substitutions) rule.body = substitute(rule.body, repl);
   for (auto& prio : r.loop_priority)

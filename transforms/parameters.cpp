@@ -44,6 +44,8 @@ LoopKernel assume(const LoopKernel& k, const std::string& constraints) {
   if (k.assumptions.defined()) s = s.intersect(islu::to_isl(k.assumptions));
   if (s.is_empty()) refuse(k, what, "the assumptions contradict each other");
   r.assumptions = islu::from_isl(s);
+  // the reference order of reorderings holds under the same assumptions
+  if (r.original) r.original = std::make_shared<const LoopKernel>(assume(*r.original, constraints));
   return r;
 }
 
@@ -84,6 +86,8 @@ LoopKernel fix_parameters(const LoopKernel& k, const std::map<std::string, int64
   r.arguments = args;
   for (auto& [n, t] : r.temporaries)
     for (auto& s : t.shape) s = simplify(substitute(s, repl));
+  // the reference order of reorderings: the kernel as written, with the same values
+  if (r.original) r.original = std::make_shared<const LoopKernel>(fix_parameters(*r.original, values));
   return r;
 }
 

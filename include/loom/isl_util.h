@@ -45,6 +45,10 @@ isl::set dims_to_params(isl::set s, const std::vector<std::string>& names);
 // (non-constant products, array accesses, floats, calls).
 isl::pw_aff pw_aff_from_expr(const Expr& e, const isl::space& space);
 
+// An affine condition (comparisons joined by and/or/not) as an isl set over
+// `space`; a null set when it is not affine.
+isl::set condition_set(const Expr& c, const isl::space& space);
+
 // isl AST expression to Expr. `rename` maps isl identifiers (loop iterators)
 // to Loom names; other identifiers keep their name. Integer types: index_type.
 Expr expr_from_ast(isl_ast_expr* e, const std::map<std::string, std::string>& rename, Type index_type);

@@ -4,6 +4,7 @@
 // immutable, so a copy is cheap and an auto-scheduler can hold many variants.
 #pragma once
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -51,6 +52,16 @@ struct Instruction {
   // as one atomic update, so threads and blocks may add into one element.
   bool atomic = false;
   SourceLoc loc;
+  // Where this instruction's instances come from in the kernel as written
+  // (LoopKernel::original): each iname of the original instruction (its
+  // loops and its reductions' inames) as an expression in the current inames.
+  // Transformations that rename or substitute inames keep it current; an
+  // instruction a transformation adds has none. The legality check of
+  // reorderings (src/schedule/reorder_check.cpp) compares dataflow through it.
+  std::optional<std::map<std::string, Expr>> origin;
+  // Whose work the instances do: this instruction's id, or (a common
+  // subexpression computed just before its user) the user's id.
+  std::string origin_of;
 
   std::string assignee_name() const;  // "a" for a[i] = ..., "acc" for acc = ...
   // Names the right-hand side and the predicates read: arrays, temporaries,
@@ -114,6 +125,10 @@ class LoopKernel {
   std::map<std::string, std::pair<int, int>> slabs;
   Domain assumptions;  // parameter-only set; undefined means "no assumptions"
   KernelOptions options;
+  // The kernel as written, before any transformation (null in that kernel
+  // itself): the reference order that reorderings of its sequential loops
+  // must keep (every read gets its value from the same write).
+  std::shared_ptr<const LoopKernel> original;
 
   // Lookups. Throw KernelError naming the kernel when absent.
   const Instruction& instruction(const std::string& id) const;

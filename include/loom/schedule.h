@@ -46,4 +46,10 @@ void check_loop_instances(const LoopKernel& k, const Linearization& L);
 LoopKernel place_local_barriers(const LoopKernel& k, Linearization& L);
 void check_local_barriers(const LoopKernel& k, const Linearization& L);
 
+// The polyhedral legality test of reorderings (src/schedule/reorder_check.cpp):
+// a transformed kernel must give every read its value from the same write
+// instance as the kernel as written (k.original), and leave every element
+// the same final write; KernelError with a witness otherwise.
+void check_reorderings(const LoopKernel& k, const Linearization& L);
+
 }  // namespace loom

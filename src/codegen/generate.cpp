@@ -40,6 +40,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   g.linearization = linearize(g.kernel);
   g.kernel = place_local_barriers(g.kernel, g.linearization);
   check_local_barriers(g.kernel, g.linearization);
+  check_reorderings(g.kernel, g.linearization);
   for (auto& [iname, tag] : g.kernel.iname_tags)  // full unrolling needs a known trip count
     if (tag.is_unrolled() && g.kernel.has_iname(iname)) {
       auto r = islu::constant_range(g.kernel, iname);

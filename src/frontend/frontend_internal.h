@@ -27,6 +27,11 @@ void propagate_inames_from_writers(LoopKernel& kernel, const std::set<std::strin
 // access names an array of the right rank. ParseError at the instruction.
 void check_names(const LoopKernel& k);
 
+// The kernel as written becomes the reference of its transformed versions:
+// each instruction's origin is itself (its inames and those of the
+// reductions and rules it uses, by name), and k.original a copy of k.
+void record_original(LoopKernel& k);
+
 // Transformation-script lines in text[begin, end).
 std::vector<TransformStep> parse_transform_lines(const Source& src, size_t begin, size_t end);
 

@@ -309,6 +309,7 @@ LoopKernel read_kernel(const JsonValue& v, const std::string& file) {
   bool infer_rest = v.has("infer_arguments") && v.field("infer_arguments").boolean();
   frontend::infer_arguments(k, infer_rest);
   frontend::check_names(k);
+  frontend::record_original(k);
   return k;
 }
 

@@ -8,6 +8,7 @@
 #include <fnmatch.h>
 
 #include "frontend_internal.h"
+#include "loom/preprocess.h"
 #include "loom/match.h"
 
 namespace loom::frontend {
@@ -200,6 +201,55 @@ void check_names(const LoopKernel& kernel) {
       if (kernel.has_iname(v->name)) throw ParseError(insn.loc, "cannot assign to iname '" + v->name + "'");
     }
   }
+}
+
+}  // namespace loom::frontend
+
+namespace loom::frontend {
+
+namespace {
+
+// The inames an expression uses: variables and the reductions' inames.
+struct InameUses : ExprVisitor {
+  const LoopKernel& k;
+  std::set<std::string>& out;
+  InameUses(const LoopKernel& kernel, std::set<std::string>& o) : k(kernel), out(o) {}
+  void visit_var(const Var& v) override {
+    if (k.has_iname(v.name)) out.insert(v.name);
+  }
+  void visit_reduce(const Reduce& r) override {
+    out.insert(r.inames.begin(), r.inames.end());
+    ExprVisitor::visit_reduce(r);
+  }
+};
+
+}  // namespace
+
+void record_original(LoopKernel& k) {
+  // rules expanded, so the inames of the reductions inside them count too
+  LoopKernel expanded = k;
+  try {
+    expanded = expand_substitutions(k);
+  } catch (const Error&) {
+    // a broken rule is reported where the kernel is compiled
+  }
+  for (size_t i = 0; i < k.instructions.size(); ++i) {
+    Instruction& insn = k.instructions[i];
+    std::set<std::string> used = insn.within_inames;
+    if (i < expanded.instructions.size() && expanded.instructions[i].id == insn.id) {
+      const Instruction& e = expanded.instructions[i];
+      InameUses u(k, used);
+      if (e.lhs.defined()) u.visit(e.lhs);
+      if (e.rhs.defined()) u.visit(e.rhs);
+      for (auto& p : e.predicates) u.visit(p);
+    }
+    std::map<std::string, Expr> origin;
+    for (auto& n : used) origin[n] = make_var(n, k.options.index_dtype);
+    insn.origin = origin;
+    insn.origin_of.clear();
+  }
+  k.original.reset();
+  k.original = std::make_shared<const LoopKernel>(k);
 }
 
 }  // namespace loom::frontend

@@ -236,6 +236,7 @@ class KernelBuilder {
     frontend::propagate_inames_from_writers(kernel_, inames);
     frontend::infer_arguments(kernel_, infer_rest_);
     frontend::check_names(kernel_);
+    frontend::record_original(kernel_);
     return std::move(kernel_);
   }
 

@@ -58,35 +58,7 @@ class AccessCollector : public ExprVisitor {
   }
 };
 
-// An affine condition as an isl set over `space`; null when not affine.
-isl::set condition_set(const Expr& c, const isl::space& space) {
-  if (auto u = c.as<Unary>(); u && u->op == UnOp::Not) {
-    isl::set s = condition_set(u->a, space);
-    if (s.is_null()) return isl::set();  // (copying a null isl object throws)
-    return isl::manage(isl_set_complement(s.release()));
-  }
-  if (auto cast = c.as<Cast>(); cast && cast->type.is_bool()) return condition_set(cast->value, space);
-  auto b = c.as<Binary>();
-  if (!b) return isl::set();  // (not {}: that would pick one of isl's implicit conversions)
-  if (is_logical(b->op)) {
-    isl::set x = condition_set(b->a, space), y = condition_set(b->b, space);
-    if (x.is_null() || y.is_null()) return isl::set();
-    return b->op == BinOp::And ? x.intersect(y) : isl::manage(isl_set_union(x.release(), y.release()));
-  }
-  if (!is_comparison(b->op)) return isl::set();
-  isl::pw_aff x = islu::pw_aff_from_expr(b->a, space), y = islu::pw_aff_from_expr(b->b, space);
-  if (x.is_null() || y.is_null()) return isl::set();
-  isl_pw_aff *p = x.release(), *q = y.release();
-  switch (b->op) {
-    case BinOp::Lt: return isl::manage(isl_pw_aff_lt_set(p, q));
-    case BinOp::Le: return isl::manage(isl_pw_aff_le_set(p, q));
-    case BinOp::Gt: return isl::manage(isl_pw_aff_gt_set(p, q));
-    case BinOp::Ge: return isl::manage(isl_pw_aff_ge_set(p, q));
-    case BinOp::Eq: return isl::manage(isl_pw_aff_eq_set(p, q));
-    default: return isl::manage(isl_pw_aff_ne_set(p, q));
-  }
-}
-
+using islu::condition_set;
 using islu::witness;
 
 std::string access_str(const Subscript& s) {

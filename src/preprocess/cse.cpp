@@ -151,6 +151,9 @@ LoopKernel eliminate_common_subexpressions(const LoopKernel& k) {
         def.predicates = insn.predicates;
         def.priority = insn.priority;
         def.loc = insn.loc;
+        // its reads are the user's, done just before it (see reorder_check)
+        def.origin = insn.origin;
+        def.origin_of = insn.origin_of.empty() ? insn.id : insn.origin_of;
         insn.depends_on.insert(def.id);
         Replacer rep(best, def.lhs);
         Expr replaced = rep.mutate(insn.rhs);

@@ -2,7 +2,9 @@
 // examples: rectangular, triangular and shifted domains over 1 to 3 inames,
 // element-wise updates with random offsets, reductions (sum, max, product),
 // stencils with halos, matrix-product-like contractions, several
-// instructions through private temporaries, mixed dtypes (float32, float64,
+// instructions through private temporaries, in-place updates with a
+// loop-carried dependence (an array, a running sum in a temporary), two
+// instructions sharing an array, a gather through an index array, mixed dtypes (float32, float64,
 // int32), substitution rules, Fortran-order layouts and assumptions. Each comes with an assumption-free text form; random_schedule
 // (random_schedule.h) then transforms it. Used by the RandomKernels test (a
 // short fixed-seed run) and by tools/fuzz-kernels (long runs with statistics).
@@ -27,7 +29,7 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
   std::string lit = is_int ? "3" : "1.5";
   std::string domains, args, insns;
   std::string rules, assumptions;
-  switch (pick(8)) {
+  switch (pick(11)) {
     case 0: {  // element-wise with offsets: out[i] = f(a[i + s])
       int s = pick(3);
       domains = "{[i]: 0 <= i < n}";
@@ -61,6 +63,30 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
       domains = "{[i, j]: 0 <= i < n and 0 <= j <= i}";
       args = "a: " + dt + "[n, n], out: " + dt + "[n, n]";
       insns = "out[i, j] = a[i, j] + a[j, i]";
+      break;
+    }
+    case 5: {  // an in-place sweep: a dependence carried by i, none along j
+      domains = "{[i, j]: 1 <= i < n and 0 <= j < m}";
+      args = "a: " + dt + "[n, m]";
+      insns = "a[i, j] = a[i, j] + a[i - 1, j]";
+      break;
+    }
+    case 8: {  // two instructions sharing an array, ordered by a dependency
+      domains = "{[i]: 0 <= i < n}";
+      args = "a: " + dt + "[n + 1], out: " + dt + "[n]";
+      insns = "out[i] = a[i + 1]  {id=first}\nout[i] = out[i] * " + lit + " + a[i]  {id=second, dep=first}";
+      break;
+    }
+    case 9: {  // a gather through an index array
+      domains = "{[i]: 0 <= i < n}";
+      args = "a: " + dt + "[n], idx: int32[n], out: " + dt + "[n]";
+      insns = "out[i] = a[idx[i]] + a[i]";
+      break;
+    }
+    case 10: {  // a running sum: a loop-carried dependence through a temporary
+      domains = "{[i]: 0 <= i < n}";
+      args = "a: " + dt + "[n], out: " + dt + "[n]";
+      insns = "<" + dt + "> s = 0  {id=init}\ns = s + a[i]  {id=acc, dep=init}\nout[i] = s  {id=store, dep=acc}";
       break;
     }
     case 6: {  // a substitution rule

@@ -3,6 +3,7 @@
 // and must match the untransformed kernel in the reference interpreter.
 // Skipped where there is no GPU.
 #include "gpu_oracle.h"
+#include "random_kernel.h"
 #include "random_schedule.h"
 
 using namespace loom;
@@ -46,4 +47,40 @@ TEST(GpuRandomSchedules, AcceptedKernelsMatchTheReference) {
   }
   EXPECT_GT(checked, 20);
   std::printf("GPU random schedules: %d checked\n", checked);
+}
+
+// Random kernels (in-place sweeps, running sums, shared arrays, index
+// arrays among them) under random schedules on the GPU: on the CPU target
+// threads run in a fixed order, so a race can hide there; here it cannot.
+TEST(GpuRandomKernels, AcceptedKernelsMatchTheReference) {
+  REQUIRE_GPU();
+  std::mt19937 rng(4242u);
+  int checked = 0;
+  for (int c = 0; c < 150; ++c) {
+    loom::testing::RandomKernel rk = loom::testing::random_kernel(rng);
+    std::string log;
+    LoopKernel t = loom::testing::random_schedule(rk.kernel, rng, log);
+    std::unique_ptr<cuda::CudaKernel> ck;
+    try {
+      ck = std::make_unique<cuda::CudaKernel>(t);
+    } catch (const KernelError&) {
+      continue;  // refused: fine
+    }
+    std::map<std::string, int64_t> sizes;
+    for (auto& p : rk.kernel.parameters()) sizes[p] = std::vector<int64_t>{1, 3, 16, 17, 33, 40, 70}[rng() % 7];
+    if (!assumptions_hold(rk.kernel, sizes)) continue;
+    auto ref = make_host_arrays(rk.kernel, sizes, 5);
+    auto gpu = ref;
+    interpret(generate(rk.kernel), loom::testing::args_of(rk.kernel, ref, sizes));
+    try {
+      ck->call_host(loom::testing::args_of(t, gpu, sizes));
+    } catch (const ArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("break the kernel's assumptions"), std::string::npos) << rk.text << log << e.what();
+      continue;
+    }
+    ++checked;
+    EXPECT_EQ(loom::testing::compare_written(rk.kernel, ref, gpu), "") << rk.text << "transforms:\n" << log;
+  }
+  EXPECT_GT(checked, 40);
+  std::printf("GPU random kernels: %d checked\n", checked);
 }

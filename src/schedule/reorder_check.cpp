@@ -1,0 +1,528 @@
+// check_reorderings: the polyhedral legality test of a transformed kernel
+// against the kernel as written (LoopKernel::original). Both are preprocessed
+// and linearized; each linearization gives every instruction instance a time:
+// the block indices first (blocks are not ordered; conflicts between them are
+// refused by thread_conflicts), then its position in the loop tree and the
+// values of its loops. The threads of a block run each statement together
+// (a race-free kernel behaves so; races are refused before). A private
+// temporary has a copy per thread. Through each instruction's origin (its
+// original inames as expressions of the current ones) the transformed
+// instances are the original ones, so isl computes the value-based dataflow
+// of both on the same instances: for every read, the write instance it gets
+// its value from (or none: the value from before the kernel), and for every
+// argument element, the write that leaves its final value. The
+// transformation is legal when both are the same; otherwise it is refused
+// with a witness. Value-based dataflow keeps a temporary that every iteration
+// writes before it reads it from looking like a loop-carried dependence.
+//
+// Compared are the arrays and the kernel's own private temporaries that only
+// instructions with an origin access, the same instructions in both kernels;
+// data written once per element and never read is skipped before any isl
+// work. Not compared: what a transformation adds (a prefetch's fetch, a
+// buffer's store: that transformation answers for it), local temporaries
+// (the barrier placement's business), reduction accumulators (a reduction's
+// order is free, as in loopy; preprocessing makes them in both kernels),
+// atomic updates (they commute) and pairs declared {nosync}.
+#include <isl/flow.h>
+#include <isl/map.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+
+#include "loom/isl_util.h"
+#include "loom/preprocess.h"
+#include "loom/schedule.h"
+
+namespace loom {
+
+namespace {
+
+struct Access {
+  std::string array;
+  std::string tuple;  // the instance's tuple: the original instruction
+  bool write = false;
+  bool may = false;   // predicated or non-affine: may happen / may touch any element
+  isl::map map;       // tuple[keys] -> array[index]
+};
+
+// One kernel's instances, accesses and times, on the original instances.
+struct Side {
+  std::map<std::string, std::vector<std::string>> keys;  // tuple -> its dimensions
+  std::set<std::string> unknown_arrays;                  // touched by an instruction without (usable) origin
+  std::map<std::string, std::set<std::string>> accessors;  // array -> tuples
+  std::vector<Access> accesses;
+  std::map<std::string, isl::map> time;  // tuple -> its time: block indices (transformed), then the loop tree
+  std::set<std::pair<std::string, std::string>> nosync;  // (tuple, tuple) pairs declared unsynchronized
+};
+
+// Reads in an expression: subscripts and the scalars named in `scalars`.
+struct ReadFinder : ExprVisitor {
+  const std::set<std::string>& scalars;
+  std::vector<std::pair<std::string, const Subscript*>> found;  // (name, subscript or null for a scalar)
+  explicit ReadFinder(const std::set<std::string>& s) : scalars(s) {}
+  void visit_subscript(const Subscript& s) override {
+    found.push_back({s.name, &s});
+    ExprVisitor::visit_subscript(s);
+  }
+  void visit_var(const Var& v) override {
+    if (scalars.count(v.name)) found.push_back({v.name, nullptr});
+  }
+};
+
+struct InstructionAccess {
+  std::string name;
+  const Subscript* sub;  // null: a scalar
+  bool write;
+};
+
+std::vector<InstructionAccess> accesses_of(const Instruction& insn, const std::set<std::string>& scalars) {
+  std::vector<InstructionAccess> out;
+  ReadFinder f(scalars);
+  if (auto l = insn.lhs.as<Subscript>()) {
+    out.push_back({l->name, l, true});
+    for (auto& ix : l->indices) f.visit(ix);
+  } else if (auto v = insn.lhs.as<Var>(); v && scalars.count(v->name)) {
+    out.push_back({v->name, nullptr, true});
+  }
+  if (insn.rhs.defined()) f.visit(insn.rhs);
+  for (auto& p : insn.predicates) f.visit(p);
+  for (auto& [n, sub] : f.found) out.push_back({n, sub, false});
+  return out;
+}
+
+// {[dims] -> name[values]} on `space` (a set space over dims), or null when a value is not affine.
+isl::map function_map(const isl::space& space, const std::vector<Expr>& values, const std::string& name) {
+  isl_pw_aff_list* list = isl_pw_aff_list_alloc(isl_context(), int(values.size()));
+  for (auto& e : values) {
+    isl::pw_aff p = islu::pw_aff_from_expr(e, space);
+    if (p.is_null()) {
+      isl_pw_aff_list_free(list);
+      isl_ctx_reset_error(isl_context());
+      return isl::map();
+    }
+    list = isl_pw_aff_list_add(list, p.release());
+  }
+  isl_space* range = isl_space_set_tuple_name(
+      isl_space_add_dims(isl_space_set_from_params(isl_space_params(space.copy())), isl_dim_set, unsigned(values.size())),
+      isl_dim_set, name.c_str());
+  isl_space* ms = isl_space_map_from_domain_and_range(space.copy(), range);
+  return isl::manage(isl_map_from_multi_pw_aff(isl_multi_pw_aff_from_pw_aff_list(ms, list)));
+}
+
+class SideBuilder {
+ public:
+  // The kernel runs on the threads and blocks its tags say (private
+  // temporaries have a copy per thread; the block indices lead its time);
+  // without tags (the kernel as written, usually) it is one sequential program.
+  SideBuilder(const LoopKernel& k, const Linearization& L, const std::set<std::string>& compared)
+      : k_(k), L_(L), compared_(compared) {
+    for (auto& n : compared)
+      if (const Temporary* t = k.find_temporary(n); t && t->shape.empty()) scalars_.insert(n);
+    for (int kind : {int(InameTag::Group), int(InameTag::Local)})
+        for (int axis = 0; axis < 3; ++axis) {
+          InameTag t{InameTag::Kind(kind), axis};
+          for (auto& [n, tag] : k.iname_tags)
+            if (tag == t && k.has_iname(n)) {
+              axes_.push_back(t);
+              break;
+            }
+        }
+    depth_ = max_depth(L.items);
+    std::vector<int64_t> path;
+    place(L.items, path);
+  }
+
+  Side build() {
+    Side s;
+    for (auto& insn : k_.instructions) {
+      if (insn.kind != Instruction::Assign) continue;
+      std::vector<InstructionAccess> acc = accesses_of(insn, scalars_);
+      std::string tuple = insn.origin_of.empty() ? insn.id : insn.origin_of;
+      std::vector<std::string> dims;
+      isl::map to_origin = origin_map(insn, tuple, dims);
+      auto known = s.keys.find(tuple);
+      if (to_origin.is_null() || (known != s.keys.end() && known->second != dims)) {
+        for (auto& a : acc) s.unknown_arrays.insert(a.name);
+        continue;
+      }
+      s.keys[tuple] = dims;
+      for (auto& other : insn.no_sync_with) s.nosync.insert({tuple, other});
+      isl::space space = to_origin.domain().space();
+      bool predicated = false;
+      for (auto& p : insn.predicates) predicated |= islu::condition_set(p, space).is_null();
+      for (auto& a : acc) {
+        if (!compared_.count(a.name)) continue;
+        s.accessors[a.name].insert(tuple);
+        std::vector<Expr> index = a.sub ? a.sub->indices : std::vector<Expr>{};
+        // a private temporary of the transformed kernel has a copy per thread:
+        // the hardware indices are part of the element
+        std::vector<unsigned> every_copy;  // axes the instruction runs on all indices of
+        const Temporary* t = k_.find_temporary(a.name);
+        if (t && t->space != AddressSpace::Global)
+          for (auto& axis : axes_) {
+            std::string h;
+            for (auto& n : insn.within_inames)
+              if (k_.tag_of(n) == axis) h = n;
+            if (h.empty()) every_copy.push_back(unsigned(index.size()));
+            index.push_back(h.empty() ? make_int(0) : make_var(h));
+          }
+        isl::map m = function_map(space, index, a.name);
+        for (unsigned pos : every_copy)
+          if (!m.is_null()) m = isl::manage(isl_map_drop_constraints_involving_dims(m.release(), isl_dim_out, pos, 1));
+        bool may = predicated;
+        if (m.is_null()) {  // an index isl cannot read: any element
+          isl_space* arr = isl_space_set_tuple_name(
+              isl_space_add_dims(isl_space_set_from_params(isl_space_params(space.copy())), isl_dim_set, unsigned(index.size())),
+              isl_dim_set, a.name.c_str());
+          m = isl::manage(isl_map_from_domain_and_range(isl_set_universe(space.copy()), isl_set_universe(arr)));
+          may = true;
+        }
+        // on the original instances
+        m = isl::manage(isl_map_apply_domain(m.release(), to_origin.copy()));
+        s.accesses.push_back({a.name, tuple, a.write, may, m});
+      }
+      if (insn.origin_of.empty()) {
+        isl::map t = time_map(insn, space);
+        s.time[tuple] = isl::manage(isl_map_apply_domain(t.release(), to_origin.copy()));
+      }
+    }
+    return s;
+  }
+
+  int time_dims() const {
+    int groups = 0;
+    for (auto& a : axes_) groups += a.kind == InameTag::Group;
+    return groups + 2 * depth_ + 1;
+  }
+
+ private:
+  static int max_depth(const std::vector<ScheduleItem>& items) {
+    int d = 0;
+    for (auto& it : items)
+      if (it.kind == ScheduleItem::Loop) d = std::max(d, 1 + max_depth(it.body));
+    return d;
+  }
+
+  void place(const std::vector<ScheduleItem>& items, std::vector<int64_t>& path) {
+    for (size_t p = 0; p < items.size(); ++p) {
+      path.push_back(int64_t(p));
+      if (items[p].kind == ScheduleItem::Insn) position_[items[p].name] = path;
+      else place(items[p].body, path);
+      path.pop_back();
+    }
+  }
+
+  // insn's instances -> tuple[original inames]: the origin's entries whose
+  // values use only the instruction's inames (the others belong to loops it
+  // is not in: a reduction's iname for its init). Null when the origin is
+  // missing, not affine or not one-to-one.
+  isl::map origin_map(const Instruction& insn, const std::string& tuple, std::vector<std::string>& dims) {
+    if (!insn.origin) return isl::map();
+    std::vector<std::string> inames;
+    for (auto& n : k_.all_inames())
+      if (insn.within_inames.count(n)) inames.push_back(n);
+    std::set<std::string> params;
+    for (auto& p : k_.parameters()) params.insert(p);
+    std::vector<Expr> values;
+    for (auto& [key, value] : *insn.origin) {
+      std::set<std::string> vars;
+      collect_free_vars(value, vars);
+      bool inside = true;
+      for (auto& v : vars) inside &= insn.within_inames.count(v) > 0 || params.count(v) > 0;
+      if (!inside) continue;
+      dims.push_back(key);
+      values.push_back(value);
+    }
+    isl::set dom = islu::iteration_domain(k_, inames);
+    if (k_.assumptions.defined()) dom = isl::manage(isl_set_intersect_params(dom.release(), islu::to_isl(k_.assumptions).release()));
+    for (auto& p : insn.predicates)  // only the instances that run, where isl can tell
+      if (isl::set c = islu::condition_set(p, dom.space()); !c.is_null()) dom = dom.intersect(c);
+    isl::map m = function_map(dom.space(), values, tuple);
+    if (m.is_null()) return m;
+    m = isl::manage(isl_map_intersect_domain(m.release(), dom.release()));
+    isl_bool injective = isl_map_is_injective(m.get());
+    if (injective != isl_bool_true) {
+      isl_ctx_reset_error(isl_context());
+      return isl::map();
+    }
+    // name the original dimensions (for messages)
+    isl_map* named = m.release();
+    for (size_t d = 0; d < dims.size(); ++d)
+      named = isl_map_set_dim_id(named, isl_dim_out, unsigned(d), isl_id_alloc(isl_context(), dims[d].c_str(), nullptr));
+    return isl::manage(named);
+  }
+
+  // insn's instances -> time: the block indices, then the loop tree's
+  // (position, loop value, ..., position); dataflow() pads and prefixes it.
+  isl::map time_map(const Instruction& insn, const isl::space& space) {
+    std::vector<Expr> t;
+    // blocks first (nothing orders them; conflicts between them are refused
+    // before); the threads of a block run each statement together
+    for (auto& axis : axes_) {
+      if (axis.kind != InameTag::Group) continue;
+      std::string h;
+      for (auto& n : insn.within_inames)
+        if (k_.tag_of(n) == axis) h = n;
+      t.push_back(h.empty() ? make_int(0) : make_var(h));
+    }
+    const std::vector<int64_t>& path = position_.at(insn.id);
+    const std::vector<std::string>& loops = L_.loop_inames.at(insn.id);
+    for (size_t l = 0; l < path.size(); ++l) {
+      t.push_back(make_int(path[l]));
+      if (l + 1 < path.size()) t.push_back(l < loops.size() ? make_var(loops[l]) : make_int(0));
+    }
+    while (int(t.size()) < time_dims()) t.push_back(make_int(0));
+    isl::map m = function_map(space, t, "");
+    isl_map* r = isl_map_reset_tuple_id(m.release(), isl_dim_out);
+    return isl::manage(r);
+  }
+
+  const LoopKernel& k_;
+  const Linearization& L_;
+  const std::set<std::string>& compared_;
+  std::vector<InameTag> axes_;  // the hardware axes the kernel uses
+  std::set<std::string> scalars_;
+  int depth_ = 0;
+  std::map<std::string, std::vector<int64_t>> position_;
+};
+
+struct Flow {
+  isl::union_map deps;       // source instance -> sink instance (END: the final values)
+  isl::union_map no_source;  // sink instance -> element read before any write
+};
+
+// Dataflow of one order: for every read, the write it gets its value from;
+// for every argument element written, the write that leaves its final value
+// (a read by END, after everything); the reads of values from before the
+// kernel. Dependences between instructions declared unsynchronized
+// ({nosync}) are left out: their order is the user's.
+Flow dataflow(const Side& s, const std::set<std::string>& arrays, const std::set<std::string>& live_out, int time_dims) {
+  isl_union_map *sink = nullptr, *must = nullptr, *may = nullptr, *schedule = nullptr;
+  auto add = [](isl_union_map*& u, isl_map* m) {
+    isl_union_map* x = isl_union_map_from_map(m);
+    u = u ? isl_union_map_union(u, x) : x;
+  };
+  std::set<std::string> tuples;
+  for (auto& a : s.accesses) {
+    if (!arrays.count(a.array)) continue;
+    tuples.insert(a.tuple);
+    if (!a.write) add(sink, a.map.copy());
+    else add(a.may ? may : must, a.map.copy());
+    if (a.write && live_out.count(a.array)) add(sink, isl_map_from_range(isl_map_range(a.map.copy())));
+  }
+  for (auto& t : tuples) {  // time: 0, then the instance's own (END: 1)
+    auto tt = s.time.find(t);
+    if (tt == s.time.end()) islu::fail("reorder check: an instance without a time");
+    isl_map* m = tt->second.copy();
+    int have = int(isl_map_dim(m, isl_dim_out));
+    m = isl_map_add_dims(m, isl_dim_out, unsigned(time_dims - have));
+    for (int d = have; d < time_dims; ++d) m = isl_map_fix_si(m, isl_dim_out, unsigned(d), 0);
+    m = isl_map_fix_si(isl_map_insert_dims(m, isl_dim_out, 0, 1), isl_dim_out, 0, 0);
+    add(schedule, m);
+  }
+  isl_union_map* empty = isl_union_map_empty(isl_space_params_alloc(isl_context(), 0));
+  if (!sink) sink = isl_union_map_copy(empty);
+  if (!must) must = isl_union_map_copy(empty);
+  if (!may) may = isl_union_map_copy(empty);
+  if (!schedule) schedule = isl_union_map_copy(empty);
+  isl_union_map_free(empty);
+  {
+    isl_map* m = isl_map_universe(isl_space_map_from_domain_and_range(isl_space_set_alloc(isl_context(), 0, 0),
+                                                                      isl_space_set_alloc(isl_context(), 0, unsigned(time_dims + 1))));
+    m = isl_map_fix_si(m, isl_dim_out, 0, 1);
+    for (int d = 1; d <= time_dims; ++d) m = isl_map_fix_si(m, isl_dim_out, unsigned(d), 0);
+    schedule = isl_union_map_union(schedule, isl_union_map_from_map(m));
+  }
+  isl_union_access_info* info = isl_union_access_info_from_sink(sink);
+  info = isl_union_access_info_set_must_source(info, must);
+  info = isl_union_access_info_set_may_source(info, may);
+  info = isl_union_access_info_set_schedule_map(info, schedule);
+  isl_union_flow* flow = isl_union_access_info_compute_flow(info);
+  if (!flow) islu::fail("compute_flow");
+  isl_union_map* deps = isl_union_flow_get_may_dependence(flow);
+  Flow f{isl::manage(isl_union_map_copy(deps)), isl::manage(isl_union_flow_get_may_no_source(flow))};
+  isl_union_map_free(deps);
+  isl_union_flow_free(flow);
+  return f;
+}
+
+// Leaves out the dependences between tuples of a pair in `nosync` (either way).
+isl::union_map without_nosync(const isl::union_map& deps, const std::set<std::pair<std::string, std::string>>& nosync) {
+  if (nosync.empty()) return deps;
+  isl_map_list* list = isl_union_map_get_map_list(deps.get());
+  isl_union_map* keep = isl_union_map_empty(isl_union_map_get_space(deps.get()));
+  for (isl_size i = 0; i < isl_map_list_size(list); ++i) {
+    isl_map* m = isl_map_list_get_at(list, i);
+    const char* a = isl_map_get_tuple_name(m, isl_dim_in);
+    const char* b = isl_map_get_tuple_name(m, isl_dim_out);
+    bool waived = a && b && (nosync.count({a, b}) || nosync.count({b, a}));
+    if (waived) isl_map_free(m);
+    else keep = isl_union_map_union(keep, isl_union_map_from_map(m));
+  }
+  isl_map_list_free(list);
+  return isl::manage(keep);
+}
+
+// Whether no two instances of insn write one element (each of its inames is
+// an index by itself, or isl proves the index one-to-one).
+bool writes_once(const LoopKernel& k, const Instruction& insn) {
+  auto lhs = insn.lhs.as<Subscript>();
+  if (!lhs) return insn.within_inames.empty();  // a scalar: once only outside every loop
+  std::set<std::string> plain;
+  for (auto& ix : lhs->indices)
+    if (auto v = ix.as<Var>()) plain.insert(v->name);
+  if (std::includes(plain.begin(), plain.end(), insn.within_inames.begin(), insn.within_inames.end())) return true;
+  std::vector<std::string> inames(insn.within_inames.begin(), insn.within_inames.end());
+  isl::set dom = islu::iteration_domain(k, inames);
+  isl::map m = function_map(dom.space(), lhs->indices, "w");
+  if (m.is_null()) return false;
+  isl::map on_domain = isl::manage(isl_map_intersect_domain(m.release(), dom.release()));
+  isl_bool one = isl_map_is_injective(on_domain.get());
+  isl_ctx_reset_error(isl_context());
+  return one == isl_bool_true;
+}
+
+// The data that may carry a dependence in the kernel as written: written,
+// and read too, or written by two instructions, or twice by one.
+std::set<std::string> dependence_candidates(const LoopKernel& o) {
+  std::map<std::string, std::vector<const Instruction*>> writers;
+  std::set<std::string> read;
+  for (auto& insn : o.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    writers[insn.assignee_name()].push_back(&insn);
+    for (auto& n : insn.read_names()) read.insert(n);
+    if (auto l = insn.lhs.as<Subscript>())
+      for (auto& ix : l->indices) collect_free_vars(ix, read);  // (an index array read on the left)
+    if (auto l = insn.lhs.as<Subscript>()) {
+      struct Subs : ExprVisitor {
+        std::set<std::string>& out;
+        explicit Subs(std::set<std::string>& o) : out(o) {}
+        void visit_subscript(const Subscript& s) override {
+          out.insert(s.name);
+          ExprVisitor::visit_subscript(s);
+        }
+      } subs(read);
+      for (auto& ix : l->indices) subs.visit(ix);
+    }
+  }
+  std::set<std::string> out;
+  for (auto& [name, ws] : writers) {
+    bool data = o.find_temporary(name) || (o.find_argument(name) && o.find_argument(name)->kind == Argument::Array);
+    if (!data) continue;
+    if (!read.count(name) && ws.size() == 1 && (ws[0]->atomic || writes_once(o, *ws[0]))) continue;
+    out.insert(name);
+  }
+  for (auto& insn : o.instructions)  // atomic updates commute: their order is free
+    if (insn.atomic) out.erase(insn.assignee_name());
+  return out;
+}
+
+}  // namespace
+
+void check_reorderings(const LoopKernel& k, const Linearization& L) {
+  if (!k.original) return;
+  // most kernels write each output element once and read no output: nothing to order
+  std::set<std::string> candidates = dependence_candidates(*k.original);
+  if (candidates.empty()) return;
+  LoopKernel ref;
+  Linearization ref_order;
+  try {
+    ref = preprocess(*k.original);
+    ref_order = linearize(ref);
+  } catch (const Error&) {
+    return;  // the kernel as written has no order of its own to keep
+  }
+
+  // the kernel as written: one sequential program; the transformed one: on
+  // threads and blocks, a copy of each private temporary per thread. Local
+  // temporaries are the barrier placement's business: not compared.
+  for (auto& [n, t] : k.original->temporaries)
+    if (t.space == AddressSpace::Local) candidates.erase(n);
+  for (auto& [n, t] : k.temporaries)
+    if (t.space == AddressSpace::Local) candidates.erase(n);
+  if (candidates.empty()) return;
+  SideBuilder ref_builder(ref, ref_order, candidates), new_builder(k, L, candidates);
+  Side before = ref_builder.build(), after = new_builder.build();
+  std::set<std::string> arrays;
+  for (auto& a : candidates) {
+    if (before.unknown_arrays.count(a) || after.unknown_arrays.count(a)) continue;
+    if (before.accessors[a] != after.accessors[a]) continue;
+    bool same_shapes = true;
+    for (auto& t : before.accessors[a]) same_shapes &= before.keys[t] == after.keys[t];
+    if (same_shapes) arrays.insert(a);
+  }
+  if (arrays.empty()) return;
+  std::set<std::string> live_out;
+  for (auto& a : k.original->arguments) live_out.insert(a.name);
+  Flow f0 = dataflow(before, arrays, live_out, ref_builder.time_dims());
+  Flow f1 = dataflow(after, arrays, live_out, new_builder.time_dims());
+  std::set<std::pair<std::string, std::string>> nosync = before.nosync;
+  nosync.insert(after.nosync.begin(), after.nosync.end());
+  f0.deps = without_nosync(f0.deps, nosync);
+  f1.deps = without_nosync(f1.deps, nosync);
+  if (f0.deps.is_equal(f1.deps) && f0.no_source.is_equal(f1.no_source)) return;
+
+  // a witness: a dependence of one order that the other lacks
+  // a witness: one dependence of one order that the other lacks, as a point
+  struct Point {
+    std::string params, from, to;  // "n = 5", "'insn_0' at i = 3", "'insn_0' at i = 4" (or an element)
+    bool from_end = false, to_end = false;
+  };
+  auto sample = [](const isl::union_map& a, const isl::union_map& b) -> std::optional<Point> {
+    isl::union_map d = a.subtract(b);
+    if (d.is_empty()) return std::nullopt;
+    isl_map_list* list = isl_union_map_get_map_list(d.get());
+    isl_map* m = isl_map_list_get_at(list, 0);
+    isl_map_list_free(list);
+    isl_basic_map* bm = isl_map_sample(m);
+    isl_space* sp = isl_basic_map_get_space(bm);
+    isl_point* pt = isl_basic_set_sample_point(isl_basic_map_wrap(bm));
+    Point p;
+    auto value = [&](isl_dim_type type, int pos) {
+      isl_val* v = isl_point_get_coordinate_val(pt, type, pos);
+      std::string r = std::to_string(isl_val_get_num_si(v));
+      isl_val_free(v);
+      return r;
+    };
+    isl_size np = isl_space_dim(sp, isl_dim_param);
+    for (isl_size d = 0; d < np; ++d)
+      p.params += std::string(p.params.empty() ? "" : ", ") + isl_space_get_dim_name(sp, isl_dim_param, unsigned(d)) + " = " +
+                  value(isl_dim_param, int(d));
+    isl_size nin = isl_space_dim(sp, isl_dim_in), nout = isl_space_dim(sp, isl_dim_out);
+    auto side = [&](isl_dim_type type, isl_size n, int offset, bool& end) {
+      const char* tuple = isl_space_get_tuple_name(sp, type);
+      end = !tuple;
+      std::string r = tuple ? std::string("'") + tuple + "'" : "the end of the kernel";
+      std::string coords;
+      for (isl_size d = 0; d < n; ++d) {
+        const char* name = isl_space_get_dim_name(sp, type, unsigned(d));
+        coords += std::string(coords.empty() ? "" : ", ") + (name ? name : "x" + std::to_string(d)) + " = " +
+                  value(isl_dim_set, offset + int(d));
+      }
+      return coords.empty() ? r : r + " at " + coords;
+    };
+    p.from = side(isl_dim_in, nin, 0, p.from_end);
+    p.to = side(isl_dim_out, nout, int(nin), p.to_end);
+    isl_point_free(pt);
+    isl_space_free(sp);
+    return p;
+  };
+  auto flow_text = [](const Point& p) {
+    return p.to_end ? p.from + " leaves an element's final value" : p.to + " reads the value " + p.from + " writes";
+  };
+  std::string detail;
+  auto with = [](const Point& p) { return p.params.empty() ? std::string() : " (with " + p.params + ")"; };
+  if (auto p = sample(f0.deps, f1.deps))
+    detail = "in the kernel as written, " + flow_text(*p) + with(*p) + "; after the transformations it does not";
+  else if (auto q = sample(f1.deps, f0.deps))
+    detail = "after the transformations, " + flow_text(*q) + with(*q) + "; in the kernel as written it does not";
+  else if (auto r = sample(f0.no_source, f1.no_source))
+    detail = "in the kernel as written, " + r->from + " reads an element before any write to it" + with(*r) + "; after the transformations it does not";
+  else if (auto t = sample(f1.no_source, f0.no_source))
+    detail = "after the transformations, " + t->from + " reads an element before any write to it" + with(*t) + "; in the kernel as written it does not";
+  std::string names;
+  for (auto& a : arrays) names += (names.empty() ? "'" : ", '") + a + "'";
+  throw KernelError("kernel '" + k.name + "': the transformations reorder dependent iterations of sequential loops (data " + names +
+                    "): " + detail + ". Keep the order of the loop that carries the dependence (loop priorities, no split part outside it)");
+}
+
+}  // namespace loom
