@@ -51,6 +51,7 @@ struct GeneratedKernel {
 // Seconds spent in each stage of generate() (bench/codegen reports them).
 struct StageTimes {
   double preprocess = 0, linearize = 0, hardware_axes = 0, loop_nest = 0;
+  double legality = 0;  // check_reorderings (the dataflow of the kernel as written against this one)
 };
 
 // How loops and guards are produced: Auto takes the fast path where the

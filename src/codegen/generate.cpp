@@ -40,7 +40,6 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   g.linearization = linearize(g.kernel);
   g.kernel = place_local_barriers(g.kernel, g.linearization);
   check_local_barriers(g.kernel, g.linearization);
-  check_reorderings(g.kernel, g.linearization);
   for (auto& [iname, tag] : g.kernel.iname_tags)  // full unrolling needs a known trip count
     if (tag.is_unrolled() && g.kernel.has_iname(iname)) {
       auto r = islu::constant_range(g.kernel, iname);
@@ -51,6 +50,8 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
                           std::to_string(r->second - r->first + 1) + " iterations; unroll at most 1024");
     }
   st.linearize = lap(t);
+  check_reorderings(g.kernel, g.linearization);
+  st.legality = lap(t);
   if (path == CodegenPath::Auto && g.kernel.slabs.empty()) {
     if (auto fast = codegen::try_fast_path(g.kernel, g.linearization, &g.isl_reason)) {
       g.hardware_inames = fast->inames;

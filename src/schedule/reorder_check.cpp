@@ -381,38 +381,46 @@ bool writes_once(const LoopKernel& k, const Instruction& insn) {
   return one == isl_bool_true;
 }
 
-// The data that may carry a dependence in the kernel as written: written,
-// and read too, or written by two instructions, or twice by one.
-std::set<std::string> dependence_candidates(const LoopKernel& o) {
-  std::map<std::string, std::vector<const Instruction*>> writers;
-  std::set<std::string> read;
+// The data that may carry a dependence in the kernel as written: all but
+// what one instruction alone touches, always at the same index, which no two
+// of its instances share (an output written once per element, or updated in
+// place element by element: y[i] = a*x[i] + y[i]).
+std::set<std::string> dependence_candidates(const LoopKernel& written) {
+  const LoopKernel& o = written.substitutions.empty() ? written : expand_substitutions(written);
+  std::set<std::string> scalars;
+  for (auto& [n, t] : o.temporaries)
+    if (t.shape.empty()) scalars.insert(n);
+  struct Use {
+    std::set<const Instruction*> insns;
+    std::set<std::string> indices;  // the index lists, as text
+    const Instruction* writer = nullptr;
+    int writers = 0;
+  };
+  std::map<std::string, Use> uses;
   for (auto& insn : o.instructions) {
     if (insn.kind != Instruction::Assign) continue;
-    writers[insn.assignee_name()].push_back(&insn);
-    for (auto& n : insn.read_names()) read.insert(n);
-    if (auto l = insn.lhs.as<Subscript>())
-      for (auto& ix : l->indices) collect_free_vars(ix, read);  // (an index array read on the left)
-    if (auto l = insn.lhs.as<Subscript>()) {
-      struct Subs : ExprVisitor {
-        std::set<std::string>& out;
-        explicit Subs(std::set<std::string>& o) : out(o) {}
-        void visit_subscript(const Subscript& s) override {
-          out.insert(s.name);
-          ExprVisitor::visit_subscript(s);
-        }
-      } subs(read);
-      for (auto& ix : l->indices) subs.visit(ix);
+    for (auto& a : accesses_of(insn, scalars)) {
+      Use& u = uses[a.name];
+      u.insns.insert(&insn);
+      std::string text;
+      if (a.sub)
+        for (auto& ix : a.sub->indices) text += ix.str() + ",";
+      u.indices.insert(text);
+      if (a.write) {
+        u.writer = &insn;
+        ++u.writers;
+      }
     }
   }
   std::set<std::string> out;
-  for (auto& [name, ws] : writers) {
+  for (auto& [name, u] : uses) {
     bool data = o.find_temporary(name) || (o.find_argument(name) && o.find_argument(name)->kind == Argument::Array);
-    if (!data) continue;
-    if (!read.count(name) && ws.size() == 1 && (ws[0]->atomic || writes_once(o, *ws[0]))) continue;
+    if (!data || u.writers == 0) continue;
+    if (u.writer->atomic) continue;  // atomic updates commute: their order is free
+    bool alone = u.writers == 1 && u.insns.size() == 1 && u.indices.size() == 1;
+    if (alone && writes_once(o, *u.writer)) continue;
     out.insert(name);
   }
-  for (auto& insn : o.instructions)  // atomic updates commute: their order is free
-    if (insn.atomic) out.erase(insn.assignee_name());
   return out;
 }
 
