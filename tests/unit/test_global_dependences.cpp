@@ -6,6 +6,8 @@
 // pass and compute what the untransformed kernel computes.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "loom/cuda.h"
 #include "loom/parser.h"
 #include "loom/runtime.h"
@@ -188,4 +190,92 @@ TEST(GlobalDependences, OverlappingWritesNeedADeclaredOrder) {
   interpret(generate(ordered), args);
   for (int i = 0; i < 5; ++i) EXPECT_EQ(arrays.at("a").get(i), 12);
   EXPECT_EQ(arrays.at("a").get(5), 13);
+}
+
+// Issue 9's catalogue of legal kernels: each is accepted, computes what the
+// kernel as written computes, and gets no barrier it does not need (the
+// examples are covered by the example tests).
+TEST(GlobalDependences, ACatalogueOfLegalKernelsIsAcceptedWithoutABarrierTooMany) {
+  struct Case {
+    const char* text;
+    std::map<std::string, int64_t> sizes;
+    std::optional<size_t> barriers;  // none: whatever the reduction tree needs
+  };
+  std::vector<Case> cases = {
+      // a privatized temporary: each thread writes t, then reads it itself
+      {R"(kernel privatized
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  <float32> t = 2 * a[i]  {id=t}
+  out[i] = t * t + t      {dep=t}
+transforms:
+  split_iname i 64 outer_tag=g.0 inner_tag=l.0
+)",
+       {{"n", 100}}, 0},
+      // a reduction over threads: the tree needs its barriers, no more
+      {R"(kernel rowsum
+domains:
+  {[i, j]: 0 <= i < n and 0 <= j < m}
+arguments:
+  a: float32[n, m], out: float32[n]
+instructions:
+  out[i] = sum(j, a[i, j])
+transforms:
+  tag_inames i:g.0
+  split_iname j 64 inner_tag=l.0
+)",
+       {{"n", 7}, {"m", 150}}, std::nullopt},
+      // an out-of-place stencil on a 2-D block of threads
+      {R"(kernel stencil
+domains:
+  {[i, j]: 1 <= i < n - 1 and 1 <= j < m - 1}
+arguments:
+  u: float32[n, m], out: float32[n, m]
+instructions:
+  out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4 * u[i, j]
+transforms:
+  split_iname i 16 outer_tag=g.1 inner_tag=l.1
+  split_iname j 16 outer_tag=g.0 inner_tag=l.0
+)",
+       {{"n", 37}, {"m", 21}}, 0},
+      // a triangular solve, one right-hand side per thread, the dependent loop sequential
+      {R"(kernel trisolve
+domains:
+  {[i, k]: 0 <= i < n and 0 <= k < r}
+  [i] -> {[j]: 0 <= j < i}
+arguments:
+  lower: float32[n, n], b: float32[n, r], x: float32[n, r]
+instructions:
+  x[i, k] = (b[i, k] - sum(j, lower[i, j] * x[j, k])) / lower[i, i]
+transforms:
+  split_iname k 32 outer_tag=g.0 inner_tag=l.0
+)",
+       {{"n", 9}, {"r", 40}}, 0},
+      // an in-place sweep along a sequential loop, the other loop on threads
+      {R"(kernel sweep
+domains:
+  {[i, j]: 1 <= i < n and 0 <= j < m}
+arguments:
+  a: float32[n, m]
+instructions:
+  a[i, j] = a[i, j] + 0.5 * a[i - 1, j]
+transforms:
+  split_iname j 32 outer_tag=g.0 inner_tag=l.0
+  split_iname i 4 inner_tag=unr
+)",
+       {{"n", 11}, {"m", 70}}, 0},
+  };
+  for (auto& c : cases) {
+    LoopKernel k = scheduled(c.text);
+    std::string src;
+    std::string e = error_of([&] { src = cuda::print_source(generate(k)); });
+    ASSERT_EQ(e, "no error") << c.text;
+    size_t barriers = 0;
+    for (size_t p = src.find("__syncthreads"); p != std::string::npos; p = src.find("__syncthreads", p + 1)) ++barriers;
+    if (c.barriers) EXPECT_EQ(barriers, *c.barriers) << src;
+    EXPECT_SAME_RESULTS(parse_kernel_text(c.text).kernel, k, c.sizes);
+  }
 }
