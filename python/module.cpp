@@ -199,77 +199,195 @@ void run_device(Compiled& c, const LoopKernel& k, const py::dict& arrays, const 
   c.gpu->launch(args, reinterpret_cast<void*>(stream));
 }
 
-// The per-call path for CUDA tensors that have data_ptr()/shape/dtype
-// (PyTorch): read them from C++, and when shapes, dtypes and scalar values
-// are those of the previous call, launch with that call's parameters and
-// geometry (a cached binding, checked against the key each call). Anything
-// else (NumPy arrays, other objects) returns None and takes the general path.
-class DeviceLauncher {
+// The per-call path for PyTorch CUDA tensors, one per kernel (all its
+// specialized variants): each call reads the tensors' pointers, dtypes and
+// shapes and the scalars from C++ (attribute names interned once), looks the
+// dtypes, shapes and scalar values up among the bindings made before (a
+// variant's compiled kernel, its parameters and launch geometry, its packed
+// argument slots) and launches with the new pointers on PyTorch's current
+// stream. Anything else (a new signature, NumPy arrays, a view that is not
+// contiguous, a pointer without the alignment a vector variant needs)
+// returns None: the general path runs and may bind() the signature.
+class DeviceDispatcher {
  public:
-  DeviceLauncher(std::shared_ptr<Compiled> c, const LoopKernel& k) : c_(std::move(c)), k_(k) {
-    if (!c_->gpu) throw Error("device arrays need the cuda target");
-    for (auto& a : k_.arguments) {
-      if (a.kind == Argument::Array) arrays_.push_back(a.name);
-      else scalars_.push_back(a.name);
-      if (a.kind == Argument::Array && k_.is_written(a.name)) written_.push_back(a.name);
-    }
+  DeviceDispatcher(std::vector<std::string> arrays, std::vector<std::string> scalars, std::vector<std::string> written)
+      : array_names_(std::move(arrays)), scalar_names_(std::move(scalars)) {
+    for (auto& n : array_names_) array_keys_.push_back(py::reinterpret_steal<py::object>(PyUnicode_InternFromString(n.c_str())));
+    for (auto& n : scalar_names_) scalar_keys_.push_back(py::reinterpret_steal<py::object>(PyUnicode_InternFromString(n.c_str())));
+    for (auto& w : written)
+      for (size_t i = 0; i < array_names_.size(); ++i)
+        if (array_names_[i] == w) written_.push_back(i);
+    for (const char* n : {"data_ptr", "is_cuda", "is_contiguous", "dtype", "shape", "get_device"})
+      attr_.push_back(py::reinterpret_steal<py::object>(PyUnicode_InternFromString(n)));
   }
 
   py::object call(const py::dict& kwargs) {
-    if (size_t(PyDict_Size(kwargs.ptr())) > arrays_.size() + scalars_.size()) return py::none();
-    key_now_.clear();
-    int device_index = -1;
-    for (auto& name : arrays_) {
-      PyObject* o = PyDict_GetItemString(kwargs.ptr(), name.c_str());
-      if (!o || !PyObject_HasAttrString(o, "data_ptr")) return py::none();
-      py::handle t(o);
-      if (!py::cast<bool>(t.attr("is_cuda")) || !py::cast<bool>(t.attr("is_contiguous")())) return py::none();
-      if (device_index < 0 && !bound_) device_index = py::cast<int>(t.attr("get_device")());  // (one context: device 0's)
-      ArrayRef& ref = args_[name].array;
-      args_[name].kind = ArgValue::Array;
-      ref.data = reinterpret_cast<void*>(py::cast<uintptr_t>(t.attr("data_ptr")()));
-      ref.dtype = dtype_of_torch(t.attr("dtype"));
-      py::tuple shape = t.attr("shape");
-      ref.shape.resize(shape.size());
-      for (size_t d = 0; d < shape.size(); ++d) ref.shape[d] = py::cast<int64_t>(shape[d]);
-      key_now_.push_back(int64_t(ref.dtype.kind));
-      key_now_.push_back(int64_t(ref.shape.size()));
-      key_now_.insert(key_now_.end(), ref.shape.begin(), ref.shape.end());
+    if (!read(kwargs)) return py::none();
+    auto it = bindings_.find(key_);
+    if (it == bindings_.end()) return py::none();
+    Binding& b = it->second;
+    // this call's slots (a copy: another thread may call while this one launches without the GIL)
+    constexpr size_t kInline = 32;
+    uint64_t inline_slots[kInline];
+    void* inline_pointers[kInline];
+    std::vector<uint64_t> heap_slots;
+    std::vector<void*> heap_pointers;
+    size_t n = b.slots.size();
+    uint64_t* slots = n <= kInline ? inline_slots : (heap_slots.resize(n), heap_slots.data());
+    void** pointers = n <= kInline ? inline_pointers : (heap_pointers.resize(n), heap_pointers.data());
+    std::memcpy(slots, b.slots.data(), n * sizeof(uint64_t));
+    for (size_t s = 0; s < n; ++s) pointers[s] = &slots[s];
+    for (size_t i = 0; i < b.array_slot.size(); ++i) {
+      int slot = b.array_slot[i];
+      if (slot < 0) continue;
+      uintptr_t p = ptr_[i];
+      if (b.alignment[i] > 1 && p % uintptr_t(b.alignment[i])) return py::none();  // the general path falls back
+      std::memcpy(&slots[size_t(slot)], &p, sizeof p);
     }
-    for (auto& name : scalars_) {
-      PyObject* o = PyDict_GetItemString(kwargs.ptr(), name.c_str());
-      if (!o) continue;  // a parameter the shapes give
-      ArgValue& v = args_[name];
-      if (PyFloat_Check(o)) {
-        v = ArgValue::of_float(PyFloat_AsDouble(o));
-        int64_t bits;
-        std::memcpy(&bits, &v.f, sizeof bits);
-        key_now_.push_back(bits);
-      } else {
-        v = ArgValue::of_int(py::cast<int64_t>(py::handle(o)));
-        key_now_.push_back(v.i);
-      }
-    }
-    // PyTorch's current stream on the tensors' device: the caller's order of work
-    if (!current_stream_) current_stream_ = py::module_::import("torch._C").attr("_cuda_getCurrentRawStream");
-    if (device_index >= 0) device_index_ = device_index;
-    auto stream = reinterpret_cast<void*>(py::cast<uintptr_t>(current_stream_(device_index_)));
+    void* stream = current_stream();
+    std::shared_ptr<Compiled> compiled = b.compiled;  // (a bind() while the GIL is released may drop the binding)
+    LaunchDims dims = b.dims;
     {
       py::gil_scoped_release release;
-      if (!bound_ || key_now_ != key_) {
-        params_ = bind_parameters(k_, args_);  // the checks: dtypes, shapes, assumptions
-        dims_ = launch_dims(c_->gpu->generated(), params_);
-        key_ = key_now_;
-        bound_ = true;
-      }
-      c_->gpu->launch_bound(args_, params_, dims_, stream);
+      compiled->gpu->launch_slots(pointers, dims, stream);
     }
-    py::tuple out(written_.size());
-    for (size_t i = 0; i < written_.size(); ++i) out[i] = kwargs[py::str(written_[i])];
-    return std::move(out);
+    PyObject* out = PyTuple_New(Py_ssize_t(written_.size()));
+    for (size_t i = 0; i < written_.size(); ++i) {
+      Py_INCREF(obj_[written_[i]]);
+      PyTuple_SET_ITEM(out, Py_ssize_t(i), obj_[written_[i]]);
+    }
+    return py::reinterpret_steal<py::object>(out);
+  }
+
+  // Remembers the signature of these arguments for `compiled` (the variant
+  // the general path chose for them); false when they are not for this path.
+  bool bind(std::shared_ptr<Compiled> compiled, const LoopKernel& k, const py::dict& kwargs) {
+    if (!compiled->gpu || !read(kwargs)) return false;
+    if (bindings_.size() > 4096) bindings_.clear();
+    ArgMap args;
+    for (size_t i = 0; i < array_names_.size(); ++i) {
+      ArgValue v;
+      v.kind = ArgValue::Array;
+      v.array.data = reinterpret_cast<void*>(ptr_[i]);
+      v.array.dtype = dtype_[i];
+      v.array.shape = shape_[i];
+      args[array_names_[i]] = v;
+    }
+    for (size_t i = 0; i < scalar_names_.size(); ++i)
+      if (has_scalar_[i]) args[scalar_names_[i]] = scalar_[i];
+    Binding b;
+    b.compiled = compiled;
+    auto params = bind_parameters(k, args);  // the checks: dtypes, shapes, assumptions
+    b.dims = launch_dims(compiled->gpu->generated(), params);
+    b.slots = compiled->gpu->pack_arguments(args, params);
+    const auto& alignment = compiled->gpu->generated().argument_alignment;
+    for (auto& name : array_names_) {
+      int slot = -1;
+      for (size_t a = 0; a < k.arguments.size(); ++a)
+        if (k.arguments[a].name == name) slot = int(a);
+      b.array_slot.push_back(slot);
+      auto al = alignment.find(name);
+      b.alignment.push_back(al == alignment.end() ? 1 : int64_t(al->second));
+    }
+    bindings_[key_] = std::move(b);
+    return true;
   }
 
  private:
+  struct Binding {
+    std::shared_ptr<Compiled> compiled;
+    LaunchDims dims;
+    std::vector<uint64_t> slots;     // the arguments packed at bind time (array pointers replaced per call)
+    std::vector<int> array_slot;     // per array: its slot, or -1
+    std::vector<int64_t> alignment;  // per array: the bytes its pointer must be a multiple of
+  };
+
+  // Reads the arguments into ptr_/dtype_/shape_/scalar_ and key_; false when
+  // they are not PyTorch CUDA tensors (and numbers) this path takes.
+  bool read(const py::dict& kwargs) {
+    size_t given = size_t(PyDict_Size(kwargs.ptr()));
+    if (given > array_names_.size() + scalar_names_.size()) return false;
+    size_t n = array_names_.size();
+    obj_.resize(n);
+    ptr_.resize(n);
+    dtype_.resize(n);
+    shape_.resize(n);
+    key_.clear();
+    for (size_t i = 0; i < n; ++i) {
+      PyObject* o = PyDict_GetItem(kwargs.ptr(), array_keys_[i].ptr());
+      if (!o) return false;
+      obj_[i] = o;
+      py::object cuda = attr(o, 1);
+      if (!cuda || cuda.ptr() != Py_True) return false;
+      py::object contiguous = call0(o, 2);
+      if (!contiguous || contiguous.ptr() != Py_True) return false;
+      py::object p = call0(o, 0);
+      if (!p) return false;
+      ptr_[i] = uintptr_t(PyLong_AsUnsignedLongLong(p.ptr()));
+      py::object dt = attr(o, 3);
+      if (!dt) return false;
+      dtype_[i] = dtype_of_torch(dt);
+      py::object shape = attr(o, 4);
+      if (!shape || !PyTuple_Check(shape.ptr())) return false;
+      Py_ssize_t rank = PyTuple_GET_SIZE(shape.ptr());
+      shape_[i].resize(size_t(rank));
+      for (Py_ssize_t d = 0; d < rank; ++d) shape_[i][size_t(d)] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape.ptr(), d));
+      key_.push_back(int64_t(dtype_[i].kind));
+      key_.push_back(int64_t(rank));
+      key_.insert(key_.end(), shape_[i].begin(), shape_[i].end());
+      if (device_index_ < 0) {
+        py::object dev = call0(o, 5);
+        if (!dev) return false;
+        device_index_ = int(PyLong_AsLong(dev.ptr()));
+      }
+    }
+    size_t seen = n;
+    has_scalar_.assign(scalar_names_.size(), false);
+    scalar_.resize(scalar_names_.size());
+    for (size_t i = 0; i < scalar_names_.size(); ++i) {
+      PyObject* o = PyDict_GetItem(kwargs.ptr(), scalar_keys_[i].ptr());
+      if (!o) {
+        key_.push_back(INT64_MIN);  // a parameter the shapes give
+        continue;
+      }
+      ++seen;
+      has_scalar_[i] = true;
+      if (PyFloat_Check(o)) {
+        scalar_[i] = ArgValue::of_float(PyFloat_AsDouble(o));
+        int64_t bits;
+        std::memcpy(&bits, &scalar_[i].f, sizeof bits);
+        key_.push_back(bits);
+      } else if (PyLong_Check(o) && !PyBool_Check(o)) {
+        scalar_[i] = ArgValue::of_int(PyLong_AsLongLong(o));
+        key_.push_back(scalar_[i].i);
+      } else {
+        return false;  // NumPy scalars and the like: the general path
+      }
+    }
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    return seen == given;  // an unknown keyword: the general path says what is wrong
+  }
+
+  py::object attr(PyObject* o, size_t which) {
+    PyObject* r = PyObject_GetAttr(o, attr_[which].ptr());
+    if (!r) PyErr_Clear();
+    return py::reinterpret_steal<py::object>(r);
+  }
+  py::object call0(PyObject* o, size_t which) {
+    PyObject* r = PyObject_CallMethodNoArgs(o, attr_[which].ptr());
+    if (!r) PyErr_Clear();
+    return py::reinterpret_steal<py::object>(r);
+  }
+
+  void* current_stream() {
+    // PyTorch's current stream on the tensors' device: the caller's order of work
+    if (!current_stream_) current_stream_ = py::module_::import("torch._C").attr("_cuda_getCurrentRawStream");
+    return reinterpret_cast<void*>(py::cast<uintptr_t>(current_stream_(device_index_)));
+  }
+
   Type dtype_of_torch(const py::handle& dtype) {
     auto it = torch_dtypes_.find(dtype.ptr());
     if (it != torch_dtypes_.end()) return it->second;
@@ -285,18 +403,23 @@ class DeviceLauncher {
     return nt->second;
   }
 
-  std::shared_ptr<Compiled> c_;
-  LoopKernel k_;
-  std::vector<std::string> arrays_, scalars_, written_;
-  ArgMap args_;
-  std::vector<int64_t> key_, key_now_;
-  std::map<std::string, int64_t> params_;
-  LaunchDims dims_;
-  bool bound_ = false;
+  std::vector<std::string> array_names_, scalar_names_;
+  std::vector<py::object> array_keys_, scalar_keys_, attr_;
+  std::vector<size_t> written_;  // indices into the arrays
+  std::map<std::vector<int64_t>, Binding> bindings_;
+  // the arguments of the call being read
+  std::vector<PyObject*> obj_;  // borrowed from the kwargs dict
+  std::vector<uintptr_t> ptr_;
+  std::vector<Type> dtype_;
+  std::vector<std::vector<int64_t>> shape_;
+  std::vector<ArgValue> scalar_;
+  std::vector<bool> has_scalar_;
+  std::vector<int64_t> key_;
   std::map<PyObject*, Type> torch_dtypes_;
   py::object current_stream_;
-  int device_index_ = 0;
+  int device_index_ = -1;
 };
+
 
 // What a compiled variant went through, as Triton's compiled.asm: the kernel
 // as transformed, after preprocessing, its schedule, and the target's code
@@ -466,9 +589,17 @@ PYBIND11_MODULE(_loom, m) {
 #endif
         return "";
       });
-  py::class_<DeviceLauncher>(m, "DeviceLauncher")
-      .def(py::init<std::shared_ptr<Compiled>, const LoopKernel&>())
-      .def("__call__", &DeviceLauncher::call);
+  py::class_<DeviceDispatcher>(m, "DeviceDispatcher")
+      .def(py::init([](const LoopKernel& k) {
+        std::vector<std::string> arrays, scalars, written;
+        for (auto& a : k.arguments) {
+          (a.kind == Argument::Array ? arrays : scalars).push_back(a.name);
+          if (a.kind == Argument::Array && k.is_written(a.name)) written.push_back(a.name);
+        }
+        return std::make_unique<DeviceDispatcher>(arrays, scalars, written);
+      }))
+      .def("__call__", &DeviceDispatcher::call)
+      .def("bind", &DeviceDispatcher::bind);
   m.def("compile", &compile_for);
   m.def("stages", &stages);
   m.def("run_host", &run_host);

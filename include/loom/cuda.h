@@ -96,6 +96,13 @@ class CudaKernel {
   // values): skips the binding and its checks.
   void launch_bound(const ArgMap& device_args, const std::map<std::string, int64_t>& params, const LaunchDims& dims,
                     void* stream = nullptr);
+  // The launch path of callers that keep the arguments between launches (the
+  // Python per-call path): the parameters as cuLaunchKernel takes them, one
+  // 8-byte slot per argument in signature order (array pointers checked for
+  // the alignment vector accesses need), and a launch from such slots, whose
+  // array pointers the caller may replace (keeping that alignment).
+  std::vector<uint64_t> pack_arguments(const ArgMap& device_args, const std::map<std::string, int64_t>& params) const;
+  void launch_slots(void** slot_pointers, const LaunchDims& dims, void* stream);
   // What the driver reports for the loaded function (loads it; needs a GPU).
   struct Attributes {
     int registers = -1, local_bytes = -1, max_threads_per_block = -1;

@@ -194,7 +194,7 @@ class LoopKernel:
         self.target = target
         self.do_not_specialize = tuple(do_not_specialize)
         self._compiled = {}
-        self._launcher = None
+        self._dispatch = None  # the per-call path for PyTorch CUDA tensors (C++), made on the first such call
         self._is_variant = _variant
         self._variants = {}
         self._open = None
@@ -321,9 +321,14 @@ class LoopKernel:
         GPU and back; CUDA tensors (PyTorch, CuPy: __cuda_array_interface__) run in
         place on the GPU. Returns the written arrays in argument order; with a
         queue as first argument (loopy's form) returns (None, outputs)."""
+        dispatch = self._dispatch
+        if dispatch is not None and not queue and target is None:
+            outputs = dispatch(kwargs)  # PyTorch tensors of a signature seen before: all in C++
+            if outputs is not None:
+                return outputs
         knl = self
         if not self._is_variant:
-            # the variant for these dtypes and shapes, memoized (the per-call path: no extra frames when known)
+            # the variant for these dtypes and shapes, memoized
             watch = self._watch
             if watch:
                 try:
@@ -337,12 +342,7 @@ class LoopKernel:
                 knl = self._variant_for(kwargs)
             if knl is not self:
                 try:
-                    launcher = knl._launcher
-                    if launcher is not None and not queue and target is None:
-                        outputs = launcher(kwargs)
-                        if outputs is not None:
-                            return outputs
-                    return knl._run(queue, target, kwargs)
+                    outputs = knl._run(queue, target, kwargs)
                 except _loom.ArgumentError as e:
                     # the divisible variant moves arrays as vectors; an array view that
                     # is not 16-byte aligned runs the variant without that assumption
@@ -350,13 +350,24 @@ class LoopKernel:
                     if fallback is None or "must start at a multiple of" not in str(e):
                         raise
                     return fallback._run(queue, target, kwargs)
-        return self._run(queue, target, kwargs)
+                self._remember(knl, queue, target, kwargs)
+                return outputs
+        outputs = self._run(queue, target, kwargs)
+        self._remember(self, queue, target, kwargs)
+        return outputs
+
+    def _remember(self, knl, queue, target, kwargs):
+        """After a call on PyTorch CUDA tensors: the next call with the same
+        dtypes, shapes and scalars takes the C++ path straight to the launch."""
+        if queue or target is not None:
+            return
+        if not any(getattr(v, "is_cuda", False) is True and hasattr(v, "data_ptr") for v in kwargs.values()):
+            return
+        if self._dispatch is None:
+            self._dispatch = _loom.DeviceDispatcher(self._core)
+        self._dispatch.bind(knl._compiled_for("cuda"), knl._core, kwargs)
 
     def _run(self, queue, target, kwargs):
-        if self._launcher is not None and not queue and target is None:
-            outputs = self._launcher(kwargs)  # CUDA tensors, binding cached in C++; None: not for it
-            if outputs is not None:
-                return outputs
         target = _target_name(target) or self._default_target()
         device = {k: v for k, v in kwargs.items() if hasattr(v, "__cuda_array_interface__")}
         if device:
@@ -390,8 +401,6 @@ class LoopKernel:
         if missing:
             raise _loom.ArgumentError(f"with CUDA tensors, pass every output too: missing {', '.join(missing)}")
         _loom.run_device(self._compiled_for("cuda"), self._core, arrays, scalars, _current_stream(device))
-        if self._launcher is None and all(hasattr(v, "data_ptr") for v in device.values()):
-            self._launcher = _loom.DeviceLauncher(self._compiled_for("cuda"), self._core)  # PyTorch: the fast path from now on
         return tuple(kwargs[a] for a in self._core.written_arrays())
 
 

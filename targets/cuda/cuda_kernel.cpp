@@ -64,6 +64,12 @@ struct KernelParams {
   std::vector<void*> ptrs;
 };
 
+void check_grid(const std::string& kernel, const LaunchDims& dims) {
+  if (dims.grid[1] > 65535 || dims.grid[2] > 65535 || dims.grid[0] > 2147483647)
+    throw CudaError("kernel '" + kernel + "': grid " + std::to_string(dims.grid[0]) + "x" + std::to_string(dims.grid[1]) + "x" +
+                    std::to_string(dims.grid[2]) + " exceeds CUDA's limits (2^31-1 x 65535 x 65535); map the largest axis to g.0");
+}
+
 KernelParams pack(const GeneratedKernel& g, const ArgMap& args, const std::map<std::string, int64_t>& params) {
   const LoopKernel& k = g.kernel;
   KernelParams p;
@@ -114,12 +120,24 @@ LaunchDims CudaKernel::launch(const ArgMap& args, void* stream) {
   return dims;
 }
 
+std::vector<uint64_t> CudaKernel::pack_arguments(const ArgMap& args, const std::map<std::string, int64_t>& params) const {
+  return pack(gen_, args, params).slots;
+}
+
+void CudaKernel::launch_slots(void** slot_pointers, const LaunchDims& dims, void* stream) {
+  if (dims.empty()) return;
+  check_grid(gen_.kernel.name, dims);
+  if (!function_) load();
+  const DriverApi& d = driver_api();
+  check(d.cuLaunchKernel(static_cast<CUfunction>(function_), unsigned(dims.grid[0]), unsigned(dims.grid[1]),
+                         unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),
+                         unsigned(shared_bytes_), static_cast<CUstream>(stream), slot_pointers, nullptr),
+        "cuLaunchKernel");
+}
+
 void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, int64_t>& params, const LaunchDims& dims, void* stream) {
   if (dims.empty()) return;
-  if (dims.grid[1] > 65535 || dims.grid[2] > 65535 || dims.grid[0] > 2147483647)
-    throw CudaError("kernel '" + gen_.kernel.name + "': grid " + std::to_string(dims.grid[0]) + "x" +
-                    std::to_string(dims.grid[1]) + "x" + std::to_string(dims.grid[2]) +
-                    " exceeds CUDA's limits (2^31-1 x 65535 x 65535); map the largest axis to g.0");
+  check_grid(gen_.kernel.name, dims);
   load();
   KernelParams kp = pack(gen_, args, params);
   const DriverApi& d = driver_api();

@@ -165,6 +165,27 @@ def test_gpu_numpy_and_cuda_tensors():
     (res,) = knl(a=ta, out=tout)  # and the binding still works after refusals
     torch.cuda.synchronize()
     assert torch.equal(tout, 2 * ta)
+    # a scalar's value is part of the binding: each value gives its own numbers
+    scaled = lp.split_iname(lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = alpha * a[i]"), "i", 128, outer_tag="g.0", inner_tag="l.0")
+    x = torch.randn(4096, device="cuda")
+    for alpha in (2.0, 2.0, 3.5, 2.0):
+        y = torch.full_like(x, float("nan"))
+        scaled(a=x, out=y, alpha=alpha)
+        torch.cuda.synchronize()
+        assert torch.allclose(y, alpha * x), alpha
+    # a vector variant (size divisible by 16) bound on aligned tensors, then called on a view
+    # that is not 16-byte aligned: the per-call path hands it to the general path's fallback
+    vec = lp.split_iname(lp.split_iname(lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]"), "i", 4, inner_tag="vec"),
+                         "i_outer", 64, outer_tag="g.0", inner_tag="l.0")
+    big = torch.randn(4097, device="cuda")
+    for start in (0, 0, 1, 0):
+        view, o = big[start:start + 4096], torch.full((4096,), float("nan"), device="cuda")
+        vec(a=view, out=o)
+        torch.cuda.synchronize()
+        assert torch.equal(o, 2 * view), start
+    # a view that is not contiguous is refused by the general path, not launched
+    with pytest.raises(lp.ArgumentError, match="contiguous"):
+        knl(a=big[::2], out=torch.empty(2049, device="cuda"))
 
 
 def test_call_time_specialization_and_compiled_stages():
