@@ -228,6 +228,11 @@ class Checker {
 
  private:
   bool extent_above_one(const std::string& h) {
+    auto known = above_one_.find(h);
+    if (known != above_one_.end()) return known->second;
+    return above_one_[h] = compute_extent_above_one(h);
+  }
+  bool compute_extent_above_one(const std::string& h) {
     if (readable_) {
       int dom = k_.domain_of(h);
       auto [lo, hi] = constant_bounds(domain_constraints_[size_t(dom)], h);
@@ -407,6 +412,7 @@ class Checker {
   bool readable_ = true;
   std::vector<std::vector<AffineConstraint>> domain_constraints_;
   std::map<std::string, std::optional<std::vector<AffineConstraint>>> insn_constraints_;
+  std::map<std::string, bool> above_one_;  // per hardware iname (asked for every instruction)
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 // never depends on itself (acc = acc + x is one instruction).
 #include <isl/map.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "loom/isl_util.h"
@@ -111,8 +112,9 @@ void check_writes_ordered(const LoopKernel& k, const Instruction& A, const Acces
   if (!A.predicates.empty() || !B.predicates.empty()) return;
   for (auto& [name, xs] : a.writes) {
     auto it = b.writes.find(name);
+    if (it == b.writes.end()) continue;
     const Argument* arg = k.find_argument(name);
-    if (it == b.writes.end() || !arg || arg->kind != Argument::Array) continue;
+    if (!arg || arg->kind != Argument::Array) continue;
     if (a.reads.count(name) || b.reads.count(name)) continue;
     if (!overlap.meet(A, xs, B, it->second)) continue;
     throw KernelError("kernel '" + k.name + "': instructions '" + A.id + "' and '" + B.id + "' both write elements of '" + name +
@@ -146,8 +148,31 @@ LoopKernel add_dependencies(const LoopKernel& k) {
     state[i] = 2;
   };
   for (size_t i = 0; i < k.instructions.size(); ++i) visit(i);
-  for (size_t b = 0; b < r.instructions.size(); ++b) {
-    for (size_t a = 0; a < b; ++a) {
+  // Only instructions that share a name one of them writes can depend on
+  // each other: the pairs come from an index by name, so independent
+  // instructions cost nothing per pair (code generation stays linear).
+  std::map<std::string, std::vector<size_t>> writers, users;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    for (auto& [name, xs] : acc[i].writes) writers[name].push_back(i);
+    for (auto& name : acc[i].scalar_writes) writers[name].push_back(i);
+    for (auto& [name, xs] : acc[i].reads) users[name].push_back(i);
+    for (auto& name : acc[i].scalar_reads) users[name].push_back(i);
+  }
+  std::vector<std::pair<size_t, size_t>> pairs;  // (b, a) with a < b
+  for (auto& [name, ws] : writers) {
+    for (size_t w : ws) {
+      for (size_t x : ws)
+        if (x != w) pairs.push_back({std::max(w, x), std::min(w, x)});
+      auto u = users.find(name);
+      if (u != users.end())
+        for (size_t x : u->second)
+          if (x != w) pairs.push_back({std::max(w, x), std::min(w, x)});
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  for (auto& [b, a] : pairs) {
+    {
       if (before[b].count(a)) continue;
       const Instruction& A = k.instructions[a];
       const Instruction& B = k.instructions[b];

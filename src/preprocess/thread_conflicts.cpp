@@ -17,8 +17,10 @@
 #include <isl/map.h>
 #include <isl/set.h>
 
+#include <algorithm>
 #include <regex>
 
+#include "loom/constraints.h"
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
 
@@ -161,12 +163,33 @@ void check_global_dependences(const LoopKernel& k) {
   for (auto& [n, t] : k.iname_tags) any_hw |= t.is_hardware() && k.has_iname(n);
   if (!any_hw) return;
   const std::string pre = "kernel '" + k.name + "': ";
+  std::vector<std::string> params = k.parameters();
+  auto is_parameter = [&](const std::string& v) { return std::find(params.begin(), params.end(), v) != params.end(); };
+  // the reads of each global array, by instruction (once: a kernel of many
+  // instructions over many arrays would otherwise be quadratic)
+  std::map<std::string, std::vector<std::pair<size_t, const Subscript*>>> reads_of;
+  std::vector<bool> is_parallel(k.instructions.size(), false);
+  for (size_t i = 0; i < k.instructions.size(); ++i) {
+    const Instruction& other = k.instructions[i];
+    if (other.kind != Instruction::Assign) continue;
+    is_parallel[i] = parallel(k, other);
+    std::vector<const Subscript*> reads;
+    global_reads(other, k, reads);
+    for (auto* r : reads) reads_of[r->name].push_back({i, r});
+  }
   for (auto& w : k.instructions) {
     auto ws = w.lhs.as<Subscript>();
     if (w.kind != Instruction::Assign || !ws || !is_global_array(k, ws->name)) continue;
     bool declared = w.no_sync_with.count(w.id) != 0 || w.atomic;
     // a write through an index isl cannot analyse, on a parallel iname
-    if (parallel(k, w) && !declared) {
+    bool affine = std::all_of(ws->indices.begin(), ws->indices.end(), [&](const Expr& e) {
+      auto f = affine_form(e);
+      if (!f) return false;
+      for (auto& [v, c] : f->coef)  // in inames and parameters only (a temporary's value is data)
+        if (!k.has_iname(v) && !is_parameter(v)) return false;
+      return true;
+    });
+    if (parallel(k, w) && !declared && !affine) {  // (affine with integer coefficients: isl reads it; no need to ask)
       isl::set dom = islu::iteration_domain(k, inames_in_order(k, w));
       for (size_t d = 0; d < ws->indices.size(); ++d)
         if (islu::pw_aff_from_expr(ws->indices[d], dom.space()).is_null())
@@ -175,13 +198,12 @@ void check_global_dependences(const LoopKernel& k) {
                             "race-free with {nosync=" + w.id + "} if the index is injective, make it an atomic update ({atomic}: " +
                             ws->name + "[...] = " + ws->name + "[...] + value), or run it sequentially");
     }
-    for (auto& other : k.instructions) {
-      if (other.kind != Instruction::Assign) continue;
-      if (!parallel(k, w) && !parallel(k, other)) continue;
-      std::vector<const Subscript*> reads;
-      global_reads(other, k, reads);
-      for (auto* r : reads) {
-        if (r->name != ws->name) continue;
+    auto readers = reads_of.find(ws->name);
+    if (readers == reads_of.end()) continue;
+    for (auto& [other_index, r] : readers->second) {
+      const Instruction& other = k.instructions[other_index];
+      if (!is_parallel[size_t(&w - k.instructions.data())] && !is_parallel[other_index]) continue;
+      {
         bool self = &other == &w;
         if (w.no_sync_with.count(other.id) || other.no_sync_with.count(w.id)) continue;
         if (self && w.atomic) continue;  // the read is part of the atomic update
