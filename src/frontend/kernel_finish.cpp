@@ -127,15 +127,22 @@ void propagate_inames_from_writers(LoopKernel& kernel, const std::set<std::strin
     for (auto& n : named) r.erase(n);
     return r;
   };
+  // the writers of each name (an index: looking them up per read would be quadratic)
+  std::map<std::string, std::vector<size_t>> writers;
+  for (size_t i = 0; i < kernel.instructions.size(); ++i)
+    if (kernel.instructions[i].kind == Instruction::Assign) writers[kernel.instructions[i].assignee_name()].push_back(i);
   for (bool changed = true; changed;) {
     changed = false;
     for (auto& insn : kernel.instructions) {
       if (insn.kind != Instruction::Assign || insn.inames_given) continue;
       std::set<std::string> add;
       for (auto& v : insn.read_names()) {
+        auto ws = writers.find(v);
+        if (ws == writers.end()) continue;
         std::optional<std::set<std::string>> common;  // over the writers of v
-        for (auto& w : kernel.instructions) {
-          if (&w == &insn || w.kind != Instruction::Assign || w.assignee_name() != v) continue;
+        for (size_t wi_index : ws->second) {
+          const Instruction& w = kernel.instructions[wi_index];
+          if (&w == &insn) continue;
           std::set<std::string> wi = implicit(w);
           if (!common) {
             common = wi;

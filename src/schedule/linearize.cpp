@@ -179,17 +179,22 @@ class Linearizer {
   std::vector<ScheduleItem> schedule(std::vector<int> todo, const std::vector<std::string>& active,
                                      std::vector<bool>& done) {
     std::vector<ScheduleItem> items;
+    // Prefer what needs no new loop (so loops open once, with everything
+    // ready to go in), then highest priority, then text order: the keys do
+    // not change at this level, so todo is sorted once and each step takes
+    // the first instructions in it whose dependencies are done.
+    auto key = [&](int x) { return std::make_pair(next_loop(x, active).empty(), k_.instructions[x].priority); };
+    std::stable_sort(todo.begin(), todo.end(), [&](int a, int b) { return key(a) > key(b); });
     while (!todo.empty()) {
-      // ready: dependencies done. Prefer what needs no new loop (so loops
-      // open once, with everything ready to go in), then highest priority,
-      // then text order. A ready instruction whose loop cannot take it yet
-      // (what depends on it there waits for something outside) gives way to
-      // the next one (a tile fetch waits for the accumulator's init).
+      // ready: dependencies done. A ready instruction whose loop cannot take
+      // it yet (what depends on it there waits for something outside) gives
+      // way to the next one (a tile fetch waits for the accumulator's init).
       std::vector<int> ready;
       for (int i : todo)
-        if (deps_met(i, done, {})) ready.push_back(i);
-      auto key = [&](int x) { return std::make_pair(next_loop(x, active).empty(), k_.instructions[x].priority); };
-      std::stable_sort(ready.begin(), ready.end(), [&](int a, int b) { return key(a) > key(b); });
+        if (deps_met(i, done, {})) {
+          ready.push_back(i);
+          if (next_loop(i, active).empty()) break;  // taken at once: no need to look further
+        }
       if (ready.empty()) {
         std::string ids;
         for (int i : todo) ids += (ids.empty() ? "" : ", ") + k_.instructions[i].id;
