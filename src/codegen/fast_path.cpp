@@ -43,6 +43,7 @@ struct Fail {
 class FastPath {
  public:
   FastPath(const LoopKernel& k, const Linearization& L) : k_(k), L_(L), it_(k.options.index_dtype) {
+    for (auto& insn : k.instructions) by_id_[insn.id] = &insn;
     std::string why;
     auto dc = read_domain_constraints(k, &why);
     if (!dc) throw Fail{why};
@@ -318,7 +319,7 @@ class FastPath {
 
   void statements_in(const std::vector<ScheduleItem>& items, std::vector<const Instruction*>& out) const {
     for (auto& it : items) {
-      if (it.kind == ScheduleItem::Insn) out.push_back(&k_.instruction(it.name));
+      if (it.kind == ScheduleItem::Insn) out.push_back(&insn(it.name));
       else statements_in(it.body, out);
     }
   }
@@ -327,7 +328,7 @@ class FastPath {
     std::vector<StmtPtr> out;
     for (auto& it : list) {
       if (it.kind == ScheduleItem::Insn) {
-        out.push_back(statement(k_.instruction(it.name)));
+        out.push_back(statement(insn(it.name)));
         continue;
       }
       // the loop's bounds: constraints whose innermost variable is this iname
@@ -446,7 +447,7 @@ class FastPath {
 
   bool has_barrier_item(const std::vector<ScheduleItem>& items) const {
     for (auto& it : items) {
-      if (it.kind == ScheduleItem::Insn && k_.instruction(it.name).kind == Instruction::Barrier) return true;
+      if (it.kind == ScheduleItem::Insn && insn(it.name).kind == Instruction::Barrier) return true;
       if (it.kind == ScheduleItem::Loop && has_barrier_item(it.body)) return true;
     }
     return false;
@@ -955,6 +956,9 @@ class FastPath {
     return launch_boxes_[key];
   }
 
+  // the instruction with this id (an index: the schedule names each one, and a scan per name is quadratic)
+  const Instruction& insn(const std::string& id) const { return *by_id_.at(id); }
+  std::map<std::string, const Instruction*> by_id_;
   const LoopKernel& k_;
   const Linearization& L_;
   Type it_;
