@@ -91,11 +91,31 @@ LoopKernel fix_parameters(const LoopKernel& k, const std::map<std::string, int64
   return r;
 }
 
+LoopKernel set_index_dtype(const LoopKernel& k, const std::string& dtype) {
+  const std::string what = "set_index_dtype('" + dtype + "')";
+  auto t = Type::parse(dtype);
+  if (!t || (*t != types::int32 && *t != types::int64)) refuse(k, what, "the index dtype is int32 or int64");
+  LoopKernel r = k;
+  Type old = k.options.index_dtype;
+  r.options.index_dtype = *t;
+  // the parameters' value arguments are of the index type
+  std::vector<std::string> params = k.parameters();
+  for (auto& a : r.arguments)
+    if (a.kind == Argument::Value && a.dtype == old && std::find(params.begin(), params.end(), a.name) != params.end()) a.dtype = *t;
+  if (r.original) r.original = std::make_shared<const LoopKernel>(set_index_dtype(*r.original, dtype));
+  return r;
+}
+
 void register_parameter_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"assume", "Add constraints on the parameters ('n >= 1 and n mod 16 = 0').",
            {{"constraints", P::Text, true, "isl constraints on parameters"}},
            [](const LoopKernel& k, const TransformArgs& a) { return assume(k, a.str("constraints")); }});
+  reg.add({"set_index_dtype",
+           "The integer type of inames, parameters and index arithmetic: int32 (default) or int64 (arrays of more than 2^31 - 1 "
+           "elements; loopy's index_dtype).",
+           {{"dtype", P::String, true, "int32 or int64"}},
+           [](const LoopKernel& k, const TransformArgs& a) { return set_index_dtype(k, a.str("dtype")); }});
   reg.add({"fix_parameters", "Give parameters constant values: 'n=128, m=64'.",
            {{"values", P::KeywordMap, true, "name=value pairs"}},
            [](const LoopKernel& k, const TransformArgs& a) {

@@ -62,6 +62,10 @@ LoopKernel make_reduction_inames_unique(const LoopKernel& k);
 // ---- parameters (transforms/parameters.cpp) ----
 LoopKernel assume(const LoopKernel& k, const std::string& constraints);  // "n >= 1 and n mod 16 = 0"
 LoopKernel fix_parameters(const LoopKernel& k, const std::map<std::string, int64_t>& values);
+// The integer type of inames, parameters and index arithmetic (loopy's
+// make_kernel(..., index_dtype=np.int64)): int32 (the default) or int64,
+// which arrays of more than 2^31 - 1 elements need.
+LoopKernel set_index_dtype(const LoopKernel& k, const std::string& dtype);
 
 // ---- instructions (transforms/instructions.cpp); matches: loom/match.h ----
 LoopKernel add_dependency(const LoopKernel& k, const std::string& match, const std::string& depends_on);

@@ -110,7 +110,7 @@ def _lines(x):
 
 
 def make_kernel(domains, instructions, kernel_data=("...",), name="loopy_kernel", assumptions=None, target=None,
-                lang_version=None, seq_dependencies=False, do_not_specialize=(), **kwargs):
+                lang_version=None, seq_dependencies=False, do_not_specialize=(), index_dtype=None, **kwargs):
     """loopy's make_kernel: isl domains, instructions (text or a list of lines),
     argument declarations (GlobalArg, ValueArg, TemporaryVariable, "..." to infer
     the rest, or Loom's own "a: float32[n]" strings)."""
@@ -140,9 +140,11 @@ def make_kernel(domains, instructions, kernel_data=("...",), name="loopy_kernel"
     except _loom.ParseError as e:
         raise _loom.ParseError(_user_position(str(e), sections)) from None
     knl = LoopKernel(core, _target_name(target), do_not_specialize)
+    from . import transforms
     if assumptions:
-        from . import transforms
         knl = transforms.apply("assume", knl, [assumptions], {})
+    if index_dtype is not None:  # loopy's index_dtype=np.int64: 64-bit inames, parameters and index arithmetic
+        knl = transforms.apply("set_index_dtype", knl, [_dtype_name(index_dtype)], {})
     return knl
 
 

@@ -82,6 +82,26 @@ void check_assumptions(const LoopKernel& k, const std::map<std::string, int64_t>
 
 }  // namespace
 
+namespace {
+
+// With 32-bit index arithmetic (the default index dtype), a parameter or an
+// array's element offsets beyond 2^31 - 1 would wrap around: refused, with
+// the way out, never a silent wrong answer.
+void check_index_range(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
+  if (k.options.index_dtype.bytes() >= 8) return;
+  const int64_t limit = INT32_MAX;
+  const std::string fix = "; index arithmetic is 32-bit: set_index_dtype int64 (loopy's index_dtype=np.int64) to go beyond 2^31 - 1";
+  for (auto& [p, v] : params)
+    if (v > limit || v < INT32_MIN) throw ArgumentError("kernel '" + k.name + "': parameter '" + p + "' = " + std::to_string(v) + fix);
+  for (auto& a : k.arguments) {
+    if (a.kind != Argument::Array) continue;
+    int64_t n = storage_elements(a, params);
+    if (n > limit) throw ArgumentError("kernel '" + k.name + "': array '" + a.name + "' has " + std::to_string(n) + " elements" + fix);
+  }
+}
+
+}  // namespace
+
 std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap& args) {
   auto fail = [&](const std::string& why) { throw ArgumentError("kernel '" + k.name + "': " + why); };
   for (auto& [name, v] : args)
@@ -121,6 +141,7 @@ std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap
     if (!arr.data && element_count(arr.shape) > 0) fail("array '" + a.name + "' has no data");
   }
   check_assumptions(k, params);
+  check_index_range(k, params);
   return params;
 }
 

@@ -233,3 +233,13 @@ def test_readme_python_example_runs_as_written():
     assert blocks, "the README has a Python example"
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})
+
+
+def test_index_dtype_int64_as_in_loopy():
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]", index_dtype=np.int64)
+    assert "int64" in str(knl) or "long" in lp.generate_code_v2(knl).device_code()
+    a = np.arange(10, dtype=np.float32)
+    (out,) = knl(a=a, target="interpreter")
+    np.testing.assert_array_equal(out, 2 * a)
+    with pytest.raises(lp.LoomError, match="int32 or int64"):
+        lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]", index_dtype=np.float32)
