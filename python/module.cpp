@@ -516,6 +516,7 @@ PYBIND11_MODULE(_loom, m) {
         return r;
       })
       .def("iname_tag", [](const LoopKernel& k, const std::string& n) { return k.tag_of(n).str(); })
+      .def("index_dtype", [](const LoopKernel& k) { return k.options.index_dtype.name(); })
       .def("argument_dtype", [](const LoopKernel& k, const std::string& n) {
         const Argument* a = k.find_argument(n);
         if (!a) throw ArgumentError("kernel '" + k.name + "' has no argument '" + n + "'");

@@ -148,6 +148,18 @@ def make_kernel(domains, instructions, kernel_data=("...",), name="loopy_kernel"
     return knl
 
 
+_INT32_MAX = 2**31 - 1
+
+
+def _element_count(shape):
+    if shape is None:
+        return 0
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
 def _user_position(message, sections):
     """'<make_kernel>:7:18: ...' as a position in the user's domains or instructions
     ('<instructions>:1:16: ...'; the generated text indents each line by two)."""
@@ -271,12 +283,18 @@ class LoopKernel:
                     if shape[ax] > 0 and shape[ax] % self.DIVISIBILITY == 0:
                         divisible.append(p)
                     break
-        if not dtypes and not divisible:
+        # arrays of more than 2^31 - 1 elements need 64-bit index arithmetic
+        watched = {a for a, _ in open_arrays} | {a for _, places in shape_params for a, _ in places}
+        wide = self._core.index_dtype() == "int32" and any(
+            _element_count(getattr(kwargs.get(a), "shape", None)) > _INT32_MAX for a in watched)
+        if not dtypes and not divisible and not wide:
             return self
-        key = (tuple(dtypes), tuple(divisible))
+        key = (tuple(dtypes), tuple(divisible), wide)
         v = self._variants.get(key)
         if v is None:
             v = self
+            if wide:
+                v = v._derived(_loom.apply_transform(v._core, "set_index_dtype", ["int64"], {}), "set_index_dtype int64", True)
             if dtypes:
                 spec = ", ".join(f"{n}={d}" for n, d in dtypes)
                 v = v._derived(_loom.apply_transform(v._core, "add_dtypes", [], {"dtypes": spec}), f"add_dtypes {spec}", True)

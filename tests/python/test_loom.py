@@ -243,3 +243,14 @@ def test_index_dtype_int64_as_in_loopy():
     np.testing.assert_array_equal(out, 2 * a)
     with pytest.raises(lp.LoomError, match="int32 or int64"):
         lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]", index_dtype=np.float32)
+
+
+def test_arrays_beyond_32_bit_indices_select_a_64_bit_variant():
+    # an array of 2^31 elements is not allocated here: a stand-in with its shape and dtype
+    class Big:
+        shape, dtype = (2**31,), np.dtype(np.float32)
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]")
+    wide = knl.compiled(target="interpreter", a=Big())
+    narrow = knl.compiled(target="interpreter", a=np.zeros(100, np.float32))
+    assert wide.kernel._core.index_dtype() == "int64" and narrow.kernel._core.index_dtype() == "int32"
+    assert ("set_index_dtype int64", ) == tuple(step for step, _ in wide.asm["transforms"][1:] if "index" in step)
