@@ -46,9 +46,12 @@ LoopKernel remove_unused_inames(const LoopKernel& k);
 // Copies of inames for the instructions matching `within` ("" = all).
 LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, const std::string& within = "",
                             const std::string& new_inames = "", const std::string& tags = "");
-// A split whose outer iname has num_chunks iterations (the range must be constant).
+// A split whose outer iname has num_chunks iterations of ceil(length /
+// num_chunks). A range that depends on the parameters keeps the iname, which
+// the two new ones determine (at most 64 chunks; see inames.cpp).
 LoopKernel chunk_iname(const LoopKernel& k, const std::string& iname, int64_t num_chunks, const SplitOptions& opts = {});
-// i, j (j of constant range from 0) -> ij = i*len(j) + j.
+// i, j (j of constant range from 0) -> ij = i*len(j) + j. Inames of separate,
+// independent domains are joined over their product.
 LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std::string& new_iname = "");
 
 // ---- reductions (transforms/reductions.cpp) ----
