@@ -210,15 +210,14 @@ void run_device(Compiled& c, const LoopKernel& k, const py::dict& arrays, const 
 // returns None: the general path runs and may bind() the signature.
 class DeviceDispatcher {
  public:
-  DeviceDispatcher(std::vector<std::string> arrays, std::vector<std::string> scalars, std::vector<std::string> written)
-      : array_names_(std::move(arrays)), scalar_names_(std::move(scalars)) {
-    for (auto& n : array_names_) array_keys_.push_back(py::reinterpret_steal<py::object>(PyUnicode_InternFromString(n.c_str())));
-    for (auto& n : scalar_names_) scalar_keys_.push_back(py::reinterpret_steal<py::object>(PyUnicode_InternFromString(n.c_str())));
-    for (auto& w : written)
-      for (size_t i = 0; i < array_names_.size(); ++i)
-        if (array_names_[i] == w) written_.push_back(i);
-    for (const char* n : {"data_ptr", "is_cuda", "is_contiguous", "dtype", "shape", "get_device"})
-      attr_.push_back(py::reinterpret_steal<py::object>(PyUnicode_InternFromString(n)));
+  explicit DeviceDispatcher(const LoopKernel& k) {
+    auto interned = [](const std::string& n) { return py::reinterpret_steal<py::object>(PyUnicode_InternFromString(n.c_str())); };
+    for (auto& a : k.arguments) {
+      if (a.kind == Argument::Array && k.is_written(a.name)) written_.push_back(array_names_.size());
+      (a.kind == Argument::Array ? array_names_ : scalar_names_).push_back(a.name);
+      (a.kind == Argument::Array ? array_keys_ : scalar_keys_).push_back(interned(a.name));
+    }
+    for (const char* n : {"data_ptr", "is_cuda", "is_contiguous", "dtype", "shape", "get_device"}) attr_.push_back(interned(n));
   }
 
   py::object call(const py::dict& kwargs) {
@@ -226,15 +225,22 @@ class DeviceDispatcher {
     auto it = bindings_.find(key_);
     if (it == bindings_.end()) return py::none();
     Binding& b = it->second;
-    // this call's slots (a copy: another thread may call while this one launches without the GIL)
+    // this call's slots (a copy: another thread may call while this one launches without the GIL),
+    // on the stack for up to 32 arguments
     constexpr size_t kInline = 32;
     uint64_t inline_slots[kInline];
     void* inline_pointers[kInline];
     std::vector<uint64_t> heap_slots;
     std::vector<void*> heap_pointers;
     size_t n = b.slots.size();
-    uint64_t* slots = n <= kInline ? inline_slots : (heap_slots.resize(n), heap_slots.data());
-    void** pointers = n <= kInline ? inline_pointers : (heap_pointers.resize(n), heap_pointers.data());
+    uint64_t* slots = inline_slots;
+    void** pointers = inline_pointers;
+    if (n > kInline) {
+      heap_slots.resize(n);
+      heap_pointers.resize(n);
+      slots = heap_slots.data();
+      pointers = heap_pointers.data();
+    }
     std::memcpy(slots, b.slots.data(), n * sizeof(uint64_t));
     for (size_t s = 0; s < n; ++s) pointers[s] = &slots[s];
     for (size_t i = 0; i < b.array_slot.size(); ++i) {
@@ -294,6 +300,8 @@ class DeviceDispatcher {
   }
 
  private:
+  enum Attribute { DataPtr, IsCuda, IsContiguous, Dtype, Shape, GetDevice };  // positions in attr_
+
   struct Binding {
     std::shared_ptr<Compiled> compiled;
     LaunchDims dims;
@@ -317,17 +325,17 @@ class DeviceDispatcher {
       PyObject* o = PyDict_GetItem(kwargs.ptr(), array_keys_[i].ptr());
       if (!o) return false;
       obj_[i] = o;
-      py::object cuda = attr(o, 1);
+      py::object cuda = attr(o, IsCuda);
       if (!cuda || cuda.ptr() != Py_True) return false;
-      py::object contiguous = call0(o, 2);
+      py::object contiguous = call0(o, IsContiguous);
       if (!contiguous || contiguous.ptr() != Py_True) return false;
-      py::object p = call0(o, 0);
+      py::object p = call0(o, DataPtr);
       if (!p) return false;
       ptr_[i] = uintptr_t(PyLong_AsUnsignedLongLong(p.ptr()));
-      py::object dt = attr(o, 3);
+      py::object dt = attr(o, Dtype);
       if (!dt) return false;
       dtype_[i] = dtype_of_torch(dt);
-      py::object shape = attr(o, 4);
+      py::object shape = attr(o, Shape);
       if (!shape || !PyTuple_Check(shape.ptr())) return false;
       Py_ssize_t rank = PyTuple_GET_SIZE(shape.ptr());
       shape_[i].resize(size_t(rank));
@@ -336,7 +344,7 @@ class DeviceDispatcher {
       key_.push_back(int64_t(rank));
       key_.insert(key_.end(), shape_[i].begin(), shape_[i].end());
       if (device_index_ < 0) {
-        py::object dev = call0(o, 5);
+        py::object dev = call0(o, GetDevice);
         if (!dev) return false;
         device_index_ = int(PyLong_AsLong(dev.ptr()));
       }
@@ -371,12 +379,12 @@ class DeviceDispatcher {
     return seen == given;  // an unknown keyword: the general path says what is wrong
   }
 
-  py::object attr(PyObject* o, size_t which) {
+  py::object attr(PyObject* o, Attribute which) {
     PyObject* r = PyObject_GetAttr(o, attr_[which].ptr());
     if (!r) PyErr_Clear();
     return py::reinterpret_steal<py::object>(r);
   }
-  py::object call0(PyObject* o, size_t which) {
+  py::object call0(PyObject* o, Attribute which) {
     PyObject* r = PyObject_CallMethodNoArgs(o, attr_[which].ptr());
     if (!r) PyErr_Clear();
     return py::reinterpret_steal<py::object>(r);
@@ -419,7 +427,6 @@ class DeviceDispatcher {
   py::object current_stream_;
   int device_index_ = -1;
 };
-
 
 // What a compiled variant went through, as Triton's compiled.asm: the kernel
 // as transformed, after preprocessing, its schedule, and the target's code
@@ -591,14 +598,7 @@ PYBIND11_MODULE(_loom, m) {
         return "";
       });
   py::class_<DeviceDispatcher>(m, "DeviceDispatcher")
-      .def(py::init([](const LoopKernel& k) {
-        std::vector<std::string> arrays, scalars, written;
-        for (auto& a : k.arguments) {
-          (a.kind == Argument::Array ? arrays : scalars).push_back(a.name);
-          if (a.kind == Argument::Array && k.is_written(a.name)) written.push_back(a.name);
-        }
-        return std::make_unique<DeviceDispatcher>(arrays, scalars, written);
-      }))
+      .def(py::init<const LoopKernel&>())
       .def("__call__", &DeviceDispatcher::call)
       .def("bind", &DeviceDispatcher::bind);
   m.def("compile", &compile_for);

@@ -284,9 +284,8 @@ class LoopKernel:
                         divisible.append(p)
                     break
         # arrays of more than 2^31 - 1 elements need 64-bit index arithmetic
-        watched = {a for a, _ in open_arrays} | {a for _, places in shape_params for a, _ in places}
         wide = self._core.index_dtype() == "int32" and any(
-            _element_count(getattr(kwargs.get(a), "shape", None)) > _INT32_MAX for a in watched)
+            _element_count(getattr(kwargs.get(a), "shape", None)) > _INT32_MAX for a in self._watch)
         if not dtypes and not divisible and not wide:
             return self
         key = (tuple(dtypes), tuple(divisible), wide)

@@ -234,17 +234,20 @@ struct InameUses : ExprVisitor {
 
 void record_original(LoopKernel& k) {
   // rules expanded, so the inames of the reductions inside them count too
-  LoopKernel expanded = k;
-  try {
-    expanded = expand_substitutions(k);
-  } catch (const Error&) {
-    // a broken rule is reported where the kernel is compiled
+  std::optional<LoopKernel> expanded;
+  if (!k.substitutions.empty()) {
+    try {
+      expanded = expand_substitutions(k);
+    } catch (const Error&) {
+      // a broken rule is reported where the kernel is compiled
+    }
   }
   for (size_t i = 0; i < k.instructions.size(); ++i) {
     Instruction& insn = k.instructions[i];
     std::set<std::string> used = insn.within_inames;
-    if (i < expanded.instructions.size() && expanded.instructions[i].id == insn.id) {
-      const Instruction& e = expanded.instructions[i];
+    const LoopKernel& source = expanded ? *expanded : k;
+    if (i < source.instructions.size() && source.instructions[i].id == insn.id) {
+      const Instruction& e = source.instructions[i];
       InameUses u(k, used);
       if (e.lhs.defined()) u.visit(e.lhs);
       if (e.rhs.defined()) u.visit(e.rhs);

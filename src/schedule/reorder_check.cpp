@@ -28,6 +28,8 @@
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
+#include <optional>
+
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
 #include "loom/schedule.h"
@@ -50,7 +52,7 @@ struct Side {
   std::set<std::string> unknown_arrays;                  // touched by an instruction without (usable) origin
   std::map<std::string, std::set<std::string>> accessors;  // array -> tuples
   std::vector<Access> accesses;
-  std::map<std::string, isl::map> time;  // tuple -> its time: block indices (transformed), then the loop tree
+  std::map<std::string, isl::map> time;  // tuple -> its time: block indices, then the loop tree
   std::set<std::pair<std::string, std::string>> nosync;  // (tuple, tuple) pairs declared unsynchronized
 };
 
@@ -118,14 +120,15 @@ class SideBuilder {
     for (auto& n : compared)
       if (const Temporary* t = k.find_temporary(n); t && t->shape.empty()) scalars_.insert(n);
     for (int kind : {int(InameTag::Group), int(InameTag::Local)})
-        for (int axis = 0; axis < 3; ++axis) {
-          InameTag t{InameTag::Kind(kind), axis};
-          for (auto& [n, tag] : k.iname_tags)
-            if (tag == t && k.has_iname(n)) {
-              axes_.push_back(t);
-              break;
-            }
-        }
+      for (int axis = 0; axis < 3; ++axis) {
+        InameTag t{InameTag::Kind(kind), axis};
+        for (auto& [n, tag] : k.iname_tags)
+          if (tag == t && k.has_iname(n)) {
+            axes_.push_back(t);
+            break;
+          }
+      }
+    for (auto& p : k.parameters()) params_.insert(p);
     depth_ = max_depth(L.items);
     std::vector<int64_t> path;
     place(L.items, path);
@@ -159,9 +162,7 @@ class SideBuilder {
         const Temporary* t = k_.find_temporary(a.name);
         if (t && t->space != AddressSpace::Global)
           for (auto& axis : axes_) {
-            std::string h;
-            for (auto& n : insn.within_inames)
-              if (k_.tag_of(n) == axis) h = n;
+            std::string h = axis_iname(insn, axis);
             if (h.empty()) every_copy.push_back(unsigned(index.size()));
             index.push_back(h.empty() ? make_int(0) : make_var(h));
           }
@@ -195,6 +196,13 @@ class SideBuilder {
   }
 
  private:
+  // The iname of insn on a hardware axis, or "" (it runs on every index of it).
+  std::string axis_iname(const Instruction& insn, const InameTag& axis) const {
+    for (auto& n : insn.within_inames)
+      if (k_.tag_of(n) == axis) return n;
+    return "";
+  }
+
   static int max_depth(const std::vector<ScheduleItem>& items) {
     int d = 0;
     for (auto& it : items)
@@ -220,14 +228,12 @@ class SideBuilder {
     std::vector<std::string> inames;
     for (auto& n : k_.all_inames())
       if (insn.within_inames.count(n)) inames.push_back(n);
-    std::set<std::string> params;
-    for (auto& p : k_.parameters()) params.insert(p);
     std::vector<Expr> values;
     for (auto& [key, value] : *insn.origin) {
       std::set<std::string> vars;
       collect_free_vars(value, vars);
       bool inside = true;
-      for (auto& v : vars) inside &= insn.within_inames.count(v) > 0 || params.count(v) > 0;
+      for (auto& v : vars) inside &= insn.within_inames.count(v) > 0 || params_.count(v) > 0;
       if (!inside) continue;
       dims.push_back(key);
       values.push_back(value);
@@ -252,16 +258,15 @@ class SideBuilder {
   }
 
   // insn's instances -> time: the block indices, then the loop tree's
-  // (position, loop value, ..., position); dataflow() pads and prefixes it.
+  // (position, loop value, ..., position), padded with zeros to time_dims();
+  // dataflow() puts a leading 0 before it (END's is 1).
   isl::map time_map(const Instruction& insn, const isl::space& space) {
     std::vector<Expr> t;
     // blocks first (nothing orders them; conflicts between them are refused
     // before); the threads of a block run each statement together
     for (auto& axis : axes_) {
       if (axis.kind != InameTag::Group) continue;
-      std::string h;
-      for (auto& n : insn.within_inames)
-        if (k_.tag_of(n) == axis) h = n;
+      std::string h = axis_iname(insn, axis);
       t.push_back(h.empty() ? make_int(0) : make_var(h));
     }
     const std::vector<int64_t>& path = position_.at(insn.id);
@@ -281,6 +286,7 @@ class SideBuilder {
   const std::set<std::string>& compared_;
   std::vector<InameTag> axes_;  // the hardware axes the kernel uses
   std::set<std::string> scalars_;
+  std::set<std::string> params_;
   int depth_ = 0;
   std::map<std::string, std::vector<int64_t>> position_;
 };
@@ -293,8 +299,7 @@ struct Flow {
 // Dataflow of one order: for every read, the write it gets its value from;
 // for every argument element written, the write that leaves its final value
 // (a read by END, after everything); the reads of values from before the
-// kernel. Dependences between instructions declared unsynchronized
-// ({nosync}) are left out: their order is the user's.
+// kernel. time_dims: the length of the side's times (SideBuilder::time_dims).
 Flow dataflow(const Side& s, const std::set<std::string>& arrays, const std::set<std::string>& live_out, int time_dims) {
   isl_union_map *sink = nullptr, *must = nullptr, *may = nullptr, *schedule = nullptr;
   auto add = [](isl_union_map*& u, isl_map* m) {
@@ -312,11 +317,7 @@ Flow dataflow(const Side& s, const std::set<std::string>& arrays, const std::set
   for (auto& t : tuples) {  // time: 0, then the instance's own (END: 1)
     auto tt = s.time.find(t);
     if (tt == s.time.end()) islu::fail("reorder check: an instance without a time");
-    isl_map* m = tt->second.copy();
-    int have = int(isl_map_dim(m, isl_dim_out));
-    m = isl_map_add_dims(m, isl_dim_out, unsigned(time_dims - have));
-    for (int d = have; d < time_dims; ++d) m = isl_map_fix_si(m, isl_dim_out, unsigned(d), 0);
-    m = isl_map_fix_si(isl_map_insert_dims(m, isl_dim_out, 0, 1), isl_dim_out, 0, 0);
+    isl_map* m = isl_map_fix_si(isl_map_insert_dims(tt->second.copy(), isl_dim_out, 0, 1), isl_dim_out, 0, 0);
     add(schedule, m);
   }
   isl_union_map* empty = isl_union_map_empty(isl_space_params_alloc(isl_context(), 0));
@@ -338,14 +339,13 @@ Flow dataflow(const Side& s, const std::set<std::string>& arrays, const std::set
   info = isl_union_access_info_set_schedule_map(info, schedule);
   isl_union_flow* flow = isl_union_access_info_compute_flow(info);
   if (!flow) islu::fail("compute_flow");
-  isl_union_map* deps = isl_union_flow_get_may_dependence(flow);
-  Flow f{isl::manage(isl_union_map_copy(deps)), isl::manage(isl_union_flow_get_may_no_source(flow))};
-  isl_union_map_free(deps);
+  Flow f{isl::manage(isl_union_flow_get_may_dependence(flow)), isl::manage(isl_union_flow_get_may_no_source(flow))};
   isl_union_flow_free(flow);
   return f;
 }
 
-// Leaves out the dependences between tuples of a pair in `nosync` (either way).
+// Leaves out the dependences between tuples of a pair in `nosync` (either
+// way): instructions declared unsynchronized; their order is the user's.
 isl::union_map without_nosync(const isl::union_map& deps, const std::set<std::pair<std::string, std::string>>& nosync) {
   if (nosync.empty()) return deps;
   isl_map_list* list = isl_union_map_get_map_list(deps.get());
@@ -386,7 +386,9 @@ bool writes_once(const LoopKernel& k, const Instruction& insn) {
 // of its instances share (an output written once per element, or updated in
 // place element by element: y[i] = a*x[i] + y[i]).
 std::set<std::string> dependence_candidates(const LoopKernel& written) {
-  const LoopKernel& o = written.substitutions.empty() ? written : expand_substitutions(written);
+  std::optional<LoopKernel> expanded;  // (rules expanded, when the kernel has any: their reads count)
+  if (!written.substitutions.empty()) expanded = expand_substitutions(written);
+  const LoopKernel& o = expanded ? *expanded : written;
   std::set<std::string> scalars;
   for (auto& [n, t] : o.temporaries)
     if (t.shape.empty()) scalars.insert(n);
@@ -414,7 +416,8 @@ std::set<std::string> dependence_candidates(const LoopKernel& written) {
   }
   std::set<std::string> out;
   for (auto& [name, u] : uses) {
-    bool data = o.find_temporary(name) || (o.find_argument(name) && o.find_argument(name)->kind == Argument::Array);
+    const Argument* arg = o.find_argument(name);
+    bool data = o.find_temporary(name) || (arg && arg->kind == Argument::Array);
     if (!data || u.writers == 0) continue;
     if (u.writer->atomic) continue;  // atomic updates commute: their order is free
     bool alone = u.writers == 1 && u.insns.size() == 1 && u.indices.size() == 1;
@@ -430,6 +433,11 @@ void check_reorderings(const LoopKernel& k, const Linearization& L) {
   if (!k.original) return;
   // most kernels write each output element once and read no output: nothing to order
   std::set<std::string> candidates = dependence_candidates(*k.original);
+  // Local temporaries are the barrier placement's business: not compared.
+  for (auto& [n, t] : k.original->temporaries)
+    if (t.space == AddressSpace::Local) candidates.erase(n);
+  for (auto& [n, t] : k.temporaries)
+    if (t.space == AddressSpace::Local) candidates.erase(n);
   if (candidates.empty()) return;
   LoopKernel ref;
   Linearization ref_order;
@@ -440,14 +448,8 @@ void check_reorderings(const LoopKernel& k, const Linearization& L) {
     return;  // the kernel as written has no order of its own to keep
   }
 
-  // the kernel as written: one sequential program; the transformed one: on
-  // threads and blocks, a copy of each private temporary per thread. Local
-  // temporaries are the barrier placement's business: not compared.
-  for (auto& [n, t] : k.original->temporaries)
-    if (t.space == AddressSpace::Local) candidates.erase(n);
-  for (auto& [n, t] : k.temporaries)
-    if (t.space == AddressSpace::Local) candidates.erase(n);
-  if (candidates.empty()) return;
+  // the kernel as written: one sequential program (usually); the transformed
+  // one: on threads and blocks, a copy of each private temporary per thread
   SideBuilder ref_builder(ref, ref_order, candidates), new_builder(k, L, candidates);
   Side before = ref_builder.build(), after = new_builder.build();
   std::set<std::string> arrays;
@@ -469,7 +471,6 @@ void check_reorderings(const LoopKernel& k, const Linearization& L) {
   f1.deps = without_nosync(f1.deps, nosync);
   if (f0.deps.is_equal(f1.deps) && f0.no_source.is_equal(f1.no_source)) return;
 
-  // a witness: a dependence of one order that the other lacks
   // a witness: one dependence of one order that the other lacks, as a point
   struct Point {
     std::string params, from, to;  // "n = 5", "'insn_0' at i = 3", "'insn_0' at i = 4" (or an element)

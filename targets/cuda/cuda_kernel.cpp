@@ -127,7 +127,7 @@ std::vector<uint64_t> CudaKernel::pack_arguments(const ArgMap& args, const std::
 void CudaKernel::launch_slots(void** slot_pointers, const LaunchDims& dims, void* stream) {
   if (dims.empty()) return;
   check_grid(gen_.kernel.name, dims);
-  if (!function_) load();
+  load();
   const DriverApi& d = driver_api();
   check(d.cuLaunchKernel(static_cast<CUfunction>(function_), unsigned(dims.grid[0]), unsigned(dims.grid[1]),
                          unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),
@@ -140,11 +140,7 @@ void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, in
   check_grid(gen_.kernel.name, dims);
   load();
   KernelParams kp = pack(gen_, args, params);
-  const DriverApi& d = driver_api();
-  check(d.cuLaunchKernel(static_cast<CUfunction>(function_), unsigned(dims.grid[0]), unsigned(dims.grid[1]),
-                         unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),
-                         unsigned(shared_bytes_), static_cast<CUstream>(stream), kp.ptrs.data(), nullptr),
-        "cuLaunchKernel");
+  launch_slots(kp.ptrs.data(), dims, stream);  // (its grid check and load pass at once now)
 }
 
 double CudaKernel::time(const ArgMap& args, int reps) {
