@@ -61,7 +61,10 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
         log += "rename_iname " + n + " " + n + "_r\n";
       } else if (what == 8) {
         auto params = t.parameters();
-        if (!params.empty()) {
+        if (pick(5) == 0) {  // 64-bit index arithmetic (loopy's index_dtype)
+          t = set_index_dtype(t, "int64");
+          log += "set_index_dtype int64\n";
+        } else if (!params.empty()) {
           // a lower bound, or a multiple of 16 (full tiles: tail guards may go)
           std::string a = params[size_t(pick(int(params.size())))] + (pick(2) ? " >= 1" : " mod 16 = 0");
           t = assume(t, a);
