@@ -327,6 +327,34 @@ LoopKernel remove_unused_inames(const LoopKernel& k) {
   return r;
 }
 
+namespace {
+
+// A temporary that one instruction writes and another reads, both within
+// loop `old`, carries a value from an iteration to the same iteration. If
+// only one of them moves to the copy of `old`, the reader runs in the other
+// loop and finds the value of the last iteration instead, unless the
+// temporary is indexed by `old` (each iteration has its own element).
+void check_temporaries_stay_together(const LoopKernel& k, const std::string& what, const std::string& old,
+                                     const std::set<const Instruction*>& moved) {
+  auto indexed_by_old = [&](const Instruction& w) {
+    auto s = w.lhs.as<Subscript>();
+    return s && std::any_of(s->indices.begin(), s->indices.end(), [&](const Expr& e) { return mentions_var(e, old); });
+  };
+  for (auto& w : k.instructions) {
+    if (w.kind != Instruction::Assign || !w.within_inames.count(old) || !k.find_temporary(w.assignee_name()) || indexed_by_old(w))
+      continue;
+    for (auto& r : k.instructions) {
+      if (&r == &w || r.kind != Instruction::Assign || !r.within_inames.count(old) || moved.count(&r) == moved.count(&w)) continue;
+      if (!r.read_names().count(w.assignee_name())) continue;
+      refuse(k, what, "instruction '" + r.id + "' reads temporary '" + w.assignee_name() + "', which '" + w.id +
+                          "' writes in the same iteration of '" + old + "'; a copy of '" + old +
+                          "' for one of them only would give the reader the last iteration's value: let within= match both");
+    }
+  }
+}
+
+}  // namespace
+
 LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, const std::string& within,
                             const std::string& new_inames, const std::string& tags) {
   const std::string what = "duplicate_inames('" + inames + "')";
@@ -346,6 +374,10 @@ LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, cons
     Domain src = r.domains[size_t(r.domain_of(old))];
     isl::set d = islu::arrange_dims(islu::to_isl(src), {old});
     r.domains.push_back(Domain(rename_dim(d.release(), old, nw)));
+    std::set<const Instruction*> moved;
+    for (auto& insn : r.instructions)
+      if (m(insn) && insn.within_inames.count(old)) moved.insert(&insn);
+    check_temporaries_stay_together(r, what, old, moved);
     bool any = false;
     for (auto& insn : r.instructions) {
       if (!m(insn)) continue;

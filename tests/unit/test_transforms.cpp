@@ -153,6 +153,38 @@ TEST(InameTransforms, RemoveUnusedAndDuplicate) {
             }).find("no instruction matching 'id:nothing'"),
             std::string::npos);
   EXPECT_NE(error_of([&] { split_iname(k, "zz", 4, w); }).find("no iname 'zz'"), std::string::npos);
+  // Found by the GPU random schedules: a temporary written and read in one
+  // iteration of i (not indexed by i) must not be split apart by within=: the
+  // reader would find the last iteration's value. Indexed by i, it may.
+  LoopKernel via_temp = parse_kernel_text(R"(kernel via
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  <float32> t = 2 * a[i]  {id=w}
+  out[i] = t + 1          {id=r, dep=w}
+)").kernel;
+  SplitOptions only_r;
+  only_r.within = "id:r";
+  EXPECT_NE(error_of([&] { split_iname(via_temp, "i", 4, only_r); })
+                .find("instruction 'r' reads temporary 't', which 'w' writes in the same iteration of 'i'"),
+            std::string::npos);
+  only_r.within = "id:r or id:w";
+  check(via_temp, split_iname(via_temp, "i", 4, only_r), {{{"n", 9}}});
+  LoopKernel indexed = parse_kernel_text(R"(kernel via
+domains:
+  {[i]: 0 <= i < 13}
+arguments:
+  a: float32[13], out: float32[13]
+temporaries:
+  t: float32[13]
+instructions:
+  t[i] = 2 * a[i]   {id=w}
+  out[i] = t[i] + 1 {id=r, dep=w}
+)").kernel;
+  only_r.within = "id:r";
+  check(indexed, split_iname(indexed, "i", 4, only_r), {{}});
 }
 
 TEST(InameTransforms, ChunkAndJoin) {
