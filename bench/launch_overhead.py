@@ -30,6 +30,8 @@ def main():
     knl = lp.split_iname(lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]"), "i", 256, outer_tag="g.0", inner_tag="l.0")
     knl(a=a, out=out)
     rows.append(("loom knl(a=, out=)", per_call_us(lambda: knl(a=a, out=out), sync)))
+    # the floor: the same bound launch from a C++ loop (no Python at all)
+    rows.append(("cuLaunchKernel from C++ (floor)", knl._dispatch.launch_floor({"a": a, "out": out}, CALLS)))
     rows.append(("torch.mul(a, 2, out=)", per_call_us(lambda: torch.mul(a, 2, out=out), sync)))
     try:
         import cupy as cp

@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -200,14 +201,16 @@ void run_device(Compiled& c, const LoopKernel& k, const py::dict& arrays, const 
 }
 
 // The per-call path for PyTorch CUDA tensors, one per kernel (all its
-// specialized variants): each call reads the tensors' pointers, dtypes and
-// shapes and the scalars from C++ (attribute names interned once), looks the
-// dtypes, shapes and scalar values up among the bindings made before (a
-// variant's compiled kernel, its parameters and launch geometry, its packed
-// argument slots) and launches with the new pointers on PyTorch's current
-// stream. Anything else (a new signature, NumPy arrays, a view that is not
-// contiguous, a pointer without the alignment a vector variant needs)
-// returns None: the general path runs and may bind() the signature.
+// specialized variants). `knl(...)` enters it from C (kernel_call below, a
+// METH_FASTCALL method installed as the kernel class's __call__), so no
+// Python frame runs: each call reads the tensors' pointers, dtypes and shapes
+// and the scalars (attribute names interned once), looks the dtypes, shapes
+// and scalar values up among the bindings made before (a variant's compiled
+// kernel, its parameters and launch geometry, its packed argument slots) and
+// launches with the new pointers on PyTorch's current stream. Anything else
+// (a new signature, NumPy arrays, a view that is not contiguous, a pointer
+// without the alignment a vector variant needs) is not taken: the general
+// path (Python) runs and may bind() the signature.
 class DeviceDispatcher {
  public:
   explicit DeviceDispatcher(const LoopKernel& k) {
@@ -220,11 +223,21 @@ class DeviceDispatcher {
     for (const char* n : {"data_ptr", "is_cuda", "is_contiguous", "dtype", "shape", "get_device"}) attr_.push_back(interned(n));
   }
 
-  py::object call(const py::dict& kwargs) {
-    if (!read(kwargs)) return py::none();
-    auto it = bindings_.find(key_);
-    if (it == bindings_.end()) return py::none();
-    Binding& b = it->second;
+  // The call with keyword arguments as vectorcall passes them (values[j] is
+  // named kwnames[j]): the written arrays as a new tuple, or nullptr with no
+  // Python error set when this path does not take the call.
+  PyObject* try_call(PyObject* const* values, PyObject* kwnames) {
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    auto lookup = [&](const py::object& key) -> PyObject* {
+      for (Py_ssize_t j = 0; j < nkw; ++j)  // call sites intern their keywords: identity first
+        if (PyTuple_GET_ITEM(kwnames, j) == key.ptr()) return values[j];
+      for (Py_ssize_t j = 0; j < nkw; ++j)
+        if (PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, j), key.ptr()) == 0) return values[j];
+      return nullptr;
+    };
+    if (!read(size_t(nkw), lookup)) return nullptr;
+    const Binding* b = find_binding();
+    if (!b) return nullptr;
     // this call's slots (a copy: another thread may call while this one launches without the GIL),
     // on the stack for up to 32 arguments
     constexpr size_t kInline = 32;
@@ -232,7 +245,7 @@ class DeviceDispatcher {
     void* inline_pointers[kInline];
     std::vector<uint64_t> heap_slots;
     std::vector<void*> heap_pointers;
-    size_t n = b.slots.size();
+    size_t n = b->slots.size();
     uint64_t* slots = inline_slots;
     void** pointers = inline_pointers;
     if (n > kInline) {
@@ -241,35 +254,42 @@ class DeviceDispatcher {
       slots = heap_slots.data();
       pointers = heap_pointers.data();
     }
-    std::memcpy(slots, b.slots.data(), n * sizeof(uint64_t));
+    std::memcpy(slots, b->slots.data(), n * sizeof(uint64_t));
     for (size_t s = 0; s < n; ++s) pointers[s] = &slots[s];
-    for (size_t i = 0; i < b.array_slot.size(); ++i) {
-      int slot = b.array_slot[i];
+    for (size_t i = 0; i < b->array_slot.size(); ++i) {
+      int slot = b->array_slot[i];
       if (slot < 0) continue;
       uintptr_t p = ptr_[i];
-      if (b.alignment[i] > 1 && p % uintptr_t(b.alignment[i])) return py::none();  // the general path falls back
+      if (b->alignment[i] > 1 && p % uintptr_t(b->alignment[i])) return nullptr;  // the general path falls back
       std::memcpy(&slots[size_t(slot)], &p, sizeof p);
     }
     void* stream = current_stream();
-    std::shared_ptr<Compiled> compiled = b.compiled;  // (a bind() while the GIL is released may drop the binding)
-    LaunchDims dims = b.dims;
-    {
-      py::gil_scoped_release release;
-      compiled->gpu->launch_slots(pointers, dims, stream);
+    if (!stream && PyErr_Occurred()) {
+      PyErr_Clear();
+      return nullptr;
     }
+    // the result before the GIL is released: another thread's call reuses obj_
     PyObject* out = PyTuple_New(Py_ssize_t(written_.size()));
     for (size_t i = 0; i < written_.size(); ++i) {
       Py_INCREF(obj_[written_[i]]);
       PyTuple_SET_ITEM(out, Py_ssize_t(i), obj_[written_[i]]);
     }
-    return py::reinterpret_steal<py::object>(out);
+    py::object result = py::reinterpret_steal<py::object>(out);
+    std::shared_ptr<Compiled> compiled = b->compiled;  // (a bind() while the GIL is released may drop the binding)
+    LaunchDims dims = b->dims;
+    {
+      py::gil_scoped_release release;
+      compiled->gpu->launch_slots(pointers, dims, stream);
+    }
+    return result.release().ptr();
   }
 
   // Remembers the signature of these arguments for `compiled` (the variant
   // the general path chose for them); false when they are not for this path.
   bool bind(std::shared_ptr<Compiled> compiled, const LoopKernel& k, const py::dict& kwargs) {
-    if (!compiled->gpu || !read(kwargs)) return false;
+    if (!compiled->gpu || !read_dict(kwargs)) return false;
     if (bindings_.size() > 4096) bindings_.clear();
+    last_ = nullptr;
     ArgMap args;
     for (size_t i = 0; i < array_names_.size(); ++i) {
       ArgValue v;
@@ -299,6 +319,27 @@ class DeviceDispatcher {
     return true;
   }
 
+  // The floor under any per-call path: `reps` launches of the binding of
+  // these arguments from a C++ loop, then a synchronization; microseconds per
+  // launch (bench/launch_overhead.py prints it beside the Python paths).
+  double launch_floor(const py::dict& kwargs, int reps) {
+    if (!read_dict(kwargs)) throw ArgumentError("launch_floor: the arguments are not CUDA tensors of a bound signature");
+    const Binding* b = find_binding();
+    if (!b) throw ArgumentError("launch_floor: call the kernel with these arguments first");
+    std::vector<uint64_t> slots = b->slots;
+    for (size_t i = 0; i < b->array_slot.size(); ++i)
+      if (b->array_slot[i] >= 0) std::memcpy(&slots[size_t(b->array_slot[i])], &ptr_[i], sizeof(uint64_t));
+    std::vector<void*> pointers;
+    for (auto& s : slots) pointers.push_back(&s);
+    void* stream = current_stream();
+    py::gil_scoped_release release;
+    cuda::synchronize();
+    auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r) b->compiled->gpu->launch_slots(pointers.data(), b->dims, stream);
+    cuda::synchronize();
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / std::max(1, reps);
+  }
+
  private:
   enum Attribute { DataPtr, IsCuda, IsContiguous, Dtype, Shape, GetDevice };  // positions in attr_
 
@@ -310,10 +351,25 @@ class DeviceDispatcher {
     std::vector<int64_t> alignment;  // per array: the bytes its pointer must be a multiple of
   };
 
-  // Reads the arguments into ptr_/dtype_/shape_/scalar_ and key_; false when
-  // they are not PyTorch CUDA tensors (and numbers) this path takes.
-  bool read(const py::dict& kwargs) {
-    size_t given = size_t(PyDict_Size(kwargs.ptr()));
+  // The binding of key_: the last one found first (a loop calls with one signature).
+  const Binding* find_binding() {
+    if (last_ && key_ == last_key_) return last_;
+    auto it = bindings_.find(key_);
+    if (it == bindings_.end()) return nullptr;
+    last_ = &it->second;
+    last_key_ = key_;
+    return last_;
+  }
+
+  bool read_dict(const py::dict& kwargs) {
+    return read(size_t(PyDict_Size(kwargs.ptr())), [&](const py::object& key) { return PyDict_GetItem(kwargs.ptr(), key.ptr()); });
+  }
+
+  // Reads the arguments (`given` keywords, found by `lookup`) into
+  // ptr_/dtype_/shape_/scalar_ and key_; false when they are not PyTorch CUDA
+  // tensors (and numbers) this path takes. Leaves no Python error set.
+  template <class Lookup>
+  bool read(size_t given, Lookup&& lookup) {
     if (given > array_names_.size() + scalar_names_.size()) return false;
     size_t n = array_names_.size();
     obj_.resize(n);
@@ -322,7 +378,7 @@ class DeviceDispatcher {
     shape_.resize(n);
     key_.clear();
     for (size_t i = 0; i < n; ++i) {
-      PyObject* o = PyDict_GetItem(kwargs.ptr(), array_keys_[i].ptr());
+      PyObject* o = lookup(array_keys_[i]);
       if (!o) return false;
       obj_[i] = o;
       py::object cuda = attr(o, IsCuda);
@@ -334,7 +390,16 @@ class DeviceDispatcher {
       ptr_[i] = uintptr_t(PyLong_AsUnsignedLongLong(p.ptr()));
       py::object dt = attr(o, Dtype);
       if (!dt) return false;
-      dtype_[i] = dtype_of_torch(dt);
+      auto known = torch_dtypes_.find(dt.ptr());
+      if (known != torch_dtypes_.end()) {
+        dtype_[i] = known->second;
+      } else {
+        try {
+          dtype_[i] = dtype_of_torch(dt);
+        } catch (const ArgumentError&) {
+          return false;  // the general path says what is wrong
+        }
+      }
       py::object shape = attr(o, Shape);
       if (!shape || !PyTuple_Check(shape.ptr())) return false;
       Py_ssize_t rank = PyTuple_GET_SIZE(shape.ptr());
@@ -347,13 +412,14 @@ class DeviceDispatcher {
         py::object dev = call0(o, GetDevice);
         if (!dev) return false;
         device_index_ = int(PyLong_AsLong(dev.ptr()));
+        device_index_obj_ = std::move(dev);
       }
     }
     size_t seen = n;
     has_scalar_.assign(scalar_names_.size(), false);
     scalar_.resize(scalar_names_.size());
     for (size_t i = 0; i < scalar_names_.size(); ++i) {
-      PyObject* o = PyDict_GetItem(kwargs.ptr(), scalar_keys_[i].ptr());
+      PyObject* o = lookup(scalar_keys_[i]);
       if (!o) {
         key_.push_back(INT64_MIN);  // a parameter the shapes give
         continue;
@@ -390,15 +456,18 @@ class DeviceDispatcher {
     return py::reinterpret_steal<py::object>(r);
   }
 
+  // PyTorch's current stream on the tensors' device: the caller's order of
+  // work (nullptr with a Python error set when PyTorch cannot say).
   void* current_stream() {
-    // PyTorch's current stream on the tensors' device: the caller's order of work
     if (!current_stream_) current_stream_ = py::module_::import("torch._C").attr("_cuda_getCurrentRawStream");
-    return reinterpret_cast<void*>(py::cast<uintptr_t>(current_stream_(device_index_)));
+    PyObject* s = PyObject_CallOneArg(current_stream_.ptr(), device_index_obj_.ptr());
+    if (!s) return nullptr;
+    void* stream = PyLong_AsVoidPtr(s);
+    Py_DECREF(s);
+    return stream;
   }
 
   Type dtype_of_torch(const py::handle& dtype) {
-    auto it = torch_dtypes_.find(dtype.ptr());
-    if (it != torch_dtypes_.end()) return it->second;
     static const std::map<std::string, Type> names{
         {"torch.float32", types::float32}, {"torch.float64", types::float64}, {"torch.float16", Type{ScalarKind::Float16}},
         {"torch.bfloat16", Type{ScalarKind::BFloat16}}, {"torch.int32", types::int32}, {"torch.int64", types::int64},
@@ -415,8 +484,10 @@ class DeviceDispatcher {
   std::vector<py::object> array_keys_, scalar_keys_, attr_;
   std::vector<size_t> written_;  // indices into the arrays
   std::map<std::vector<int64_t>, Binding> bindings_;
+  const Binding* last_ = nullptr;  // into bindings_ (map nodes stay put until a clear)
+  std::vector<int64_t> last_key_;
   // the arguments of the call being read
-  std::vector<PyObject*> obj_;  // borrowed from the kwargs dict
+  std::vector<PyObject*> obj_;  // borrowed from the call's arguments
   std::vector<uintptr_t> ptr_;
   std::vector<Type> dtype_;
   std::vector<std::vector<int64_t>> shape_;
@@ -426,7 +497,55 @@ class DeviceDispatcher {
   std::map<PyObject*, Type> torch_dtypes_;
   py::object current_stream_;
   int device_index_ = -1;
+  py::object device_index_obj_;
 };
+
+// Loom's exceptions as the Python exceptions of the same names (set as the
+// current Python error); false for anything else.
+bool set_python_error(std::exception_ptr p);
+
+// LoopKernel.__call__ (installed by install_fast_call): PyTorch CUDA tensors
+// of a signature bound before go straight to the dispatcher in C++; every
+// other call runs the Python method `_call_general` with the same arguments.
+PyObject* kernel_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static PyObject* dispatch_name = PyUnicode_InternFromString("_dispatch");
+  static PyObject* general_name = PyUnicode_InternFromString("_call_general");
+  if (nargs == 0 && kwnames && PyTuple_GET_SIZE(kwnames) > 0) {
+    PyObject* d = PyObject_GetAttr(self, dispatch_name);
+    if (!d) {
+      PyErr_Clear();
+    } else if (d != Py_None) {
+      PyObject* r = nullptr;
+      try {
+        r = py::cast<DeviceDispatcher*>(py::handle(d))->try_call(args + nargs, kwnames);
+      } catch (py::error_already_set& e) {
+        Py_DECREF(d);
+        e.restore();
+        return nullptr;
+      } catch (...) {
+        Py_DECREF(d);
+        if (!set_python_error(std::current_exception())) PyErr_SetString(PyExc_RuntimeError, "unexpected C++ exception in a kernel call");
+        return nullptr;
+      }
+      if (r) {
+        Py_DECREF(d);
+        return r;
+      }
+    }
+    Py_XDECREF(d);
+  }
+  PyObject* general = PyObject_GetAttr(self, general_name);
+  if (!general) return nullptr;
+  PyObject* r = PyObject_Vectorcall(general, args, size_t(nargs), kwnames);
+  Py_DECREF(general);
+  return r;
+}
+
+PyMethodDef kernel_call_def = {
+    "__call__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(kernel_call)), METH_FASTCALL | METH_KEYWORDS,
+    "Runs the kernel. NumPy arrays run on the CPU target or are copied to the GPU and back; CUDA tensors\n"
+    "(PyTorch, CuPy: __cuda_array_interface__) run in place on the GPU. Returns the written arrays in\n"
+    "argument order; with a queue as first argument (loopy's form) returns (None, outputs)."};
 
 // What a compiled variant went through, as Triton's compiled.asm: the kernel
 // as transformed, after preprocessing, its schedule, and the target's code
@@ -471,6 +590,39 @@ std::string kind_name(TransformParam::Kind k) {
   return "string";
 }
 
+// The Python exception objects, in the order of the C++ types set_python_error tries.
+std::vector<PyObject*> python_errors;
+
+bool set_python_error(std::exception_ptr p) {
+  if (python_errors.size() != 7) return false;
+  enum { Loom, Parse, Json, Transform, Kernel, Cuda, Argument };
+  auto raise = [](int which, const std::exception& e) {
+    PyErr_SetString(python_errors[size_t(which)], e.what());
+    return true;
+  };
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const JsonError& e) {
+    return raise(Json, e);
+  } catch (const ParseError& e) {
+    return raise(Parse, e);
+  } catch (const TransformError& e) {
+    return raise(Transform, e);
+  } catch (const KernelError& e) {
+    return raise(Kernel, e);
+  } catch (const CudaError& e) {
+    return raise(Cuda, e);
+  } catch (const ArgumentError& e) {
+    return raise(Argument, e);
+  } catch (const Error& e) {
+    return raise(Loom, e);
+  } catch (const DomainSyntaxError& e) {
+    return raise(Parse, e);
+  } catch (...) {
+  }
+  return false;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_loom, m) {
@@ -484,26 +636,10 @@ PYBIND11_MODULE(_loom, m) {
   static py::exception<KernelError> kernel_error(m, "KernelError", loom_error.ptr());
   static py::exception<CudaError> cuda_error(m, "CudaError", loom_error.ptr());
   static py::exception<ArgumentError> argument_error(m, "ArgumentError", loom_error.ptr());
+  python_errors = {loom_error.ptr(), parse_error.ptr(), json_error.ptr(), transform_error.ptr(),
+                   kernel_error.ptr(), cuda_error.ptr(), argument_error.ptr()};
   py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const ParseError& e) {
-      parse_error(e.what());
-    } catch (const JsonError& e) {
-      json_error(e.what());
-    } catch (const TransformError& e) {
-      transform_error(e.what());
-    } catch (const KernelError& e) {
-      kernel_error(e.what());
-    } catch (const CudaError& e) {
-      cuda_error(e.what());
-    } catch (const ArgumentError& e) {
-      argument_error(e.what());
-    } catch (const Error& e) {
-      loom_error(e.what());
-    } catch (const DomainSyntaxError& e) {
-      parse_error(e.what());
-    }
+    if (!set_python_error(p)) std::rethrow_exception(p);
   });
 
   py::class_<LoopKernel>(m, "Kernel")
@@ -599,8 +735,16 @@ PYBIND11_MODULE(_loom, m) {
       });
   py::class_<DeviceDispatcher>(m, "DeviceDispatcher")
       .def(py::init<const LoopKernel&>())
-      .def("__call__", &DeviceDispatcher::call)
-      .def("bind", &DeviceDispatcher::bind);
+      .def("bind", &DeviceDispatcher::bind)
+      .def("launch_floor", &DeviceDispatcher::launch_floor);
+  m.def("install_fast_call", [](const py::type& cls) {
+    PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &kernel_call_def);
+    if (!descr || PyObject_SetAttrString(cls.ptr(), "__call__", descr) != 0) {
+      Py_XDECREF(descr);
+      throw py::error_already_set();
+    }
+    Py_DECREF(descr);
+  });
   m.def("compile", &compile_for);
   m.def("stages", &stages);
   m.def("run_host", &run_host);

@@ -54,6 +54,8 @@ struct DeviceInfo {
 // Whether libcuda loads and a GPU is present (why: the reason when not).
 bool gpu_available(std::string* why = nullptr);
 const DeviceInfo& device();  // device 0; CudaError when none
+// Waits until the GPU has finished all work (cuCtxSynchronize); CudaError on a fault.
+void synchronize();
 
 // Device memory (RAII).
 class DeviceBuffer {

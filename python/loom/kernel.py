@@ -335,16 +335,9 @@ class LoopKernel:
             return self.target
         return "cuda" if _loom.gpu_available() else ("cpu" if _loom.has_cpu_target() else "interpreter")
 
-    def __call__(self, *queue, target=None, **kwargs):
-        """Runs the kernel. NumPy arrays run on the CPU target or are copied to the
-        GPU and back; CUDA tensors (PyTorch, CuPy: __cuda_array_interface__) run in
-        place on the GPU. Returns the written arrays in argument order; with a
-        queue as first argument (loopy's form) returns (None, outputs)."""
-        dispatch = self._dispatch
-        if dispatch is not None and not queue and target is None:
-            outputs = dispatch(kwargs)  # PyTorch tensors of a signature seen before: all in C++
-            if outputs is not None:
-                return outputs
+    def _call_general(self, *queue, target=None, **kwargs):
+        """Runs the kernel (LoopKernel.__call__ is the C++ fast path for PyTorch
+        CUDA tensors of a signature seen before; every other call comes here)."""
         knl = self
         if not self._is_variant:
             # the variant for these dtypes and shapes, memoized
@@ -422,6 +415,10 @@ class LoopKernel:
         _loom.run_device(self._compiled_for("cuda"), self._core, arrays, scalars, _current_stream(device))
         return tuple(kwargs[a] for a in self._core.written_arrays())
 
+
+# knl(...): PyTorch CUDA tensors of a signature seen before go from C straight
+# to the launch (no Python frame); everything else runs _call_general.
+_loom.install_fast_call(LoopKernel)
 
 ArgumentError = _loom.ArgumentError
 

@@ -113,6 +113,8 @@ KernelParams pack(const GeneratedKernel& g, const ArgMap& args, const std::map<s
 
 }  // namespace
 
+void synchronize() { check(driver_api().cuCtxSynchronize(), "kernel execution"); }
+
 LaunchDims CudaKernel::launch(const ArgMap& args, void* stream) {
   auto params = bind_parameters(gen_.kernel, args);
   LaunchDims dims = launch_dims(gen_, params);
