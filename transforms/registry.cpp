@@ -31,6 +31,7 @@ const TransformRegistry& transform_registry() {
     register_privatize_transforms(t);
     register_buffer_array_transforms(t);
     register_dtype_transforms(t);
+    register_layout_transforms(t);
     return t;
   }();
   return r;

@@ -80,6 +80,10 @@ struct Argument {
   bool shape_inferred = false;
   bool dtype_inferred = false;
   Expr offset;                // in elements, from the data pointer; undefined: 0
+  // The axis tag_array_axes tagged `vec` (-1: none): its extent is the lanes
+  // of one vector (stride 1), and the CUDA target must move its `vec`
+  // accesses as vectors or refuse the kernel.
+  int vector_axis = -1;
   std::string str() const;    // "a: float32[n, m] strides=(1, n) offset=2"
   // The strides in use: the given ones, or C order from the shape.
   std::vector<Expr> element_strides() const;
@@ -87,6 +91,11 @@ struct Argument {
 
 enum class AddressSpace : uint8_t { Auto, Private, Local, Global };
 const char* to_string(AddressSpace s);
+
+// Why `vector_axis` cannot be a's vector axis (an axis of extent 2 or 4
+// forming a CUDA vector type, stride 1, a whole number of vectors from the
+// start), or "" when it can.
+std::string vector_axis_problem(const Argument& a, int vector_axis);
 
 // Row-major (C order) strides of a shape.
 std::vector<Expr> row_major_strides(const std::vector<Expr>& shape);

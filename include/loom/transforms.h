@@ -158,6 +158,11 @@ LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const 
 // loopy's add_dtypes: dtypes for arguments left open; open outputs follow.
 LoopKernel add_dtypes(const LoopKernel& k, const std::map<std::string, std::string>& dtypes);
 
+// ---- layouts (transforms/layout.cpp) ----
+// loopy's tag_array_axes: one tag per axis of each named array argument
+// (c, f, N<k>, stride:K, vec); sets its strides and its vector axis.
+LoopKernel tag_array_axes(const LoopKernel& k, const std::string& arrays, const std::string& dim_tags);
+
 // ---- the registry ----
 
 struct TransformParam {
@@ -225,5 +230,6 @@ void register_substitution_transforms(TransformRegistry& r);
 void register_privatize_transforms(TransformRegistry& r);
 void register_buffer_array_transforms(TransformRegistry& r);
 void register_dtype_transforms(TransformRegistry& r);
+void register_layout_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -56,4 +56,9 @@ inline constexpr Type float64{ScalarKind::Float64};
 // float beats int, wider beats narrower, signed int beats unsigned of equal width).
 Type promote(Type a, Type b);
 
+// Whether `lanes` elements of scalar type t form one of CUDA's vector types
+// (float2/float4, int2/int4, uint2/uint4, double2, longlong2, ...): 8 or 16
+// bytes of 4- or 8-byte elements.
+bool has_vector_type(Type t, int64_t lanes);
+
 }  // namespace loom

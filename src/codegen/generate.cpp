@@ -75,6 +75,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   g.block = hw.block;
   st.hardware_axes = lap(t);
   g.body = codegen::build_loop_nest(g.kernel, g.linearization, hw);
+  codegen::check_vector_axes(g.kernel, g.body);  // (isl's loop nests unroll vec loops)
   codegen::check_synchronization(g.kernel, g);
   st.loop_nest = lap(t);
   return g;

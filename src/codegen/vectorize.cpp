@@ -79,15 +79,6 @@ std::optional<Poly> polynomial(const Expr& e) {
   }
 }
 
-// The CUDA-style vector types exist for 8- and 16-byte vectors of 4- and
-// 8-byte elements.
-bool vector_type_exists(Type t, int64_t lanes) {
-  bool ok_kind = t.kind == ScalarKind::Float32 || t.kind == ScalarKind::Int32 || t.kind == ScalarKind::UInt32 ||
-                 t.kind == ScalarKind::Float64 || t.kind == ScalarKind::Int64 || t.kind == ScalarKind::UInt64;
-  int64_t bytes = lanes * t.bytes();
-  return ok_kind && t.lanes == 1 && (bytes == 8 || bytes == 16);
-}
-
 class Collect : public ExprMutator {
  public:
   std::vector<Expr> subscripts;
@@ -233,7 +224,7 @@ class Vectorizer {
     bool global = arg && arg->kind == Argument::Array;
     if (!global && !(temp && temp->space == AddressSpace::Local)) return false;
     int64_t lanes = loop.vector_lanes;
-    if (!vector_type_exists(access.type(), lanes)) return false;
+    if (!has_vector_type(access.type(), lanes)) return false;
     auto poly = polynomial(k_.flat_index(s));
     if (!poly) return false;
     // contiguous: the loop variable appears exactly as "+ 1 * var"
@@ -277,6 +268,58 @@ class Vectorizer {
     return divisors_[key] = best;
   }
 
+  public:
+  // Arrays with a vec axis (tag_array_axes) promise vectors: every access
+  // whose vec-axis index runs over a `vec` iname must move as one vector in
+  // the final loop nest; KernelError naming the access and why otherwise.
+  void check_vector_axes(const StmtPtr& s, const Stmt* vector_loop = nullptr) {
+    if (s->kind == Stmt::For && s->vector_lanes && !s->vector_accesses.empty()) vector_loop = s.get();
+    if (s->kind == Stmt::Assign && !s->insn_id.empty()) check_assignment(*s, vector_loop);
+    for (auto& c : s->children) check_vector_axes(c, vector_loop);
+  }
+
+ private:
+  void check_assignment(const Stmt& assign, const Stmt* loop) {
+    Collect c;
+    c.mutate(assign.rhs);
+    c.mutate(assign.lhs);
+    for (auto& e : c.subscripts) {
+      const Subscript& s = *e.as<Subscript>();
+      const Argument* a = k_.find_argument(s.name);
+      if (!a || a->vector_axis < 0 || size_t(a->vector_axis) >= s.indices.size()) continue;
+      const Expr& lane_index = s.indices[size_t(a->vector_axis)];
+      bool in_vector = loop && mentions_var(lane_index, loop->var);
+      if (in_vector) {
+        if (std::none_of(loop->vector_accesses.begin(), loop->vector_accesses.end(), [&](const Expr& v) { return v.same_as(e); }))
+          throw KernelError("kernel '" + k_.name + "': array '" + s.name + "' has a vec axis (tag_array_axes), but " + e.str() +
+                            " in the vec loop over '" + loop->var + "' cannot move as one vector: it is not contiguous and aligned " +
+                            "for every size the assumptions allow, or another access of the loop writes '" + s.name + "'");
+        continue;
+      }
+      // unrolled before it could be vectorized: the instruction as written names a vec iname on the vec axis
+      const Instruction* insn = nullptr;
+      for (auto& i : k_.instructions)
+        if (i.id == assign.insn_id) insn = &i;
+      if (!insn) continue;
+      for (auto& iname : insn->within_inames)
+        if (k_.tag_of(iname).kind == InameTag::Vec && vec_axis_mentions(*insn, s.name, a->vector_axis, iname))
+          throw KernelError("kernel '" + k_.name + "': array '" + s.name + "' has a vec axis (tag_array_axes), but instruction '" +
+                            insn->id + "' reads or writes it in lanes of '" + iname + "' that run one by one (a guard tells the " +
+                            "lanes apart, or the vec loop holds more than assignments); its accesses cannot move as vectors");
+    }
+  }
+
+  static bool vec_axis_mentions(const Instruction& insn, const std::string& array, int axis, const std::string& iname) {
+    Collect c;
+    c.mutate(insn.rhs);
+    if (insn.lhs.defined()) c.mutate(insn.lhs);
+    for (auto& e : c.subscripts) {
+      const Subscript& s = *e.as<Subscript>();
+      if (s.name == array && size_t(axis) < s.indices.size() && mentions_var(s.indices[size_t(axis)], iname)) return true;
+    }
+    return false;
+  }
+
   const LoopKernel& k_;
   std::map<std::string, int64_t>& alignment_;
   std::map<std::pair<std::string, int64_t>, int64_t> divisors_;
@@ -285,7 +328,15 @@ class Vectorizer {
 }  // namespace
 
 StmtPtr vectorize_loops(const LoopKernel& k, const StmtPtr& body, std::map<std::string, int64_t>& alignment) {
-  return Vectorizer(k, alignment).visit(body);
+  StmtPtr out = Vectorizer(k, alignment).visit(body);
+  check_vector_axes(k, out);
+  return out;
+}
+
+void check_vector_axes(const LoopKernel& k, const StmtPtr& body) {
+  if (std::none_of(k.arguments.begin(), k.arguments.end(), [](const Argument& a) { return a.vector_axis >= 0; })) return;
+  std::map<std::string, int64_t> unused;
+  Vectorizer(k, unused).check_vector_axes(body);
 }
 
 }  // namespace loom::codegen

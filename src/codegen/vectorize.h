@@ -16,4 +16,9 @@ namespace loom::codegen {
 // receives the bytes each array argument's pointer must then be aligned to.
 StmtPtr vectorize_loops(const LoopKernel& k, const StmtPtr& body, std::map<std::string, int64_t>& alignment);
 
+// Arrays with a vec axis (tag_array_axes) promise vectors: KernelError when
+// an access whose vec-axis index runs over a `vec` iname does not move as one
+// vector in `body` (vectorize_loops calls it; isl's loop nests too).
+void check_vector_axes(const LoopKernel& k, const StmtPtr& body);
+
 }  // namespace loom::codegen

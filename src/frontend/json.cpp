@@ -44,6 +44,7 @@ ojson argument_to_json(const Argument& a) {
   if (a.kind == Argument::Array) j["shape"] = exprs_to_json(a.shape);
   if (!a.strides.empty()) j["strides"] = exprs_to_json(a.strides);
   if (a.offset.defined()) j["offset"] = a.offset.exact_str();
+  if (a.vector_axis >= 0) j["vector_axis"] = a.vector_axis;
   if (a.shape_inferred) j["shape_inferred"] = true;
   if (a.dtype_inferred) j["dtype_inferred"] = true;
   return j;
@@ -132,7 +133,7 @@ std::vector<Expr> read_exprs(const JsonValue& v, const std::set<std::string>& in
 }
 
 Argument read_argument(const JsonValue& v, const std::set<std::string>& inames) {
-  v.allow_fields({"name", "kind", "dtype", "shape", "strides", "offset", "shape_inferred", "dtype_inferred"});
+  v.allow_fields({"name", "kind", "dtype", "shape", "strides", "offset", "vector_axis", "shape_inferred", "dtype_inferred"});
   Argument a;
   a.name = v.field("name").identifier();
   std::string kind = v.has("kind") ? v.field("kind").string() : "array";
@@ -148,8 +149,15 @@ Argument read_argument(const JsonValue& v, const std::set<std::string>& inames) 
                                 std::to_string(a.shape.size()));
     }
     if (v.has("offset")) a.offset = v.field("offset").expr(inames);
+    if (v.has("vector_axis")) {
+      a.vector_axis = int(v.field("vector_axis").integer(0, int64_t(a.shape.size()) - 1));
+      if (a.dtype.known()) {
+        std::string problem = vector_axis_problem(a, a.vector_axis);
+        if (!problem.empty()) v.field("vector_axis").fail(problem);
+      }
+    }
   } else {
-    for (const char* f : {"shape", "strides", "offset"})
+    for (const char* f : {"shape", "strides", "offset", "vector_axis"})
       if (v.has(f)) v.field(f).fail("a value argument has no " + std::string(f));
   }
   a.shape_inferred = v.has("shape_inferred") && v.field("shape_inferred").boolean();

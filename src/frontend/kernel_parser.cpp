@@ -174,8 +174,13 @@ class KernelBuilder {
                              std::to_string(a.strides.size()) + " stride(s)");
       } else if (key == "offset") {
         a.offset = p.parse_expr();
+      } else if (key == "vector_axis") {
+        if (p.peek().kind != Tok::Int) p.fail_here("the index of the vec axis (an integer)");
+        a.vector_axis = int(std::min<long long>(std::strtoll(p.next().text.c_str(), nullptr, 10), 1 << 20));
+        std::string problem = vector_axis_problem(a, a.vector_axis);
+        if (!problem.empty()) src_.fail(off, "'" + a.name + "': " + problem);
       } else {
-        src_.fail(off, "unknown array attribute '" + key + "' (known: order, strides, offset)");
+        src_.fail(off, "unknown array attribute '" + key + "' (known: order, strides, offset, vector_axis)");
       }
     }
   }

@@ -114,6 +114,7 @@ std::string Argument::str() const {
       s += " strides=(" + join(st, ", ") + (st.size() == 1 ? ",)" : ")");
     }
     if (offset.defined()) s += " offset=" + offset.str();
+    if (vector_axis >= 0) s += " vector_axis=" + std::to_string(vector_axis);
   }
   return s;
 }
@@ -141,6 +142,23 @@ std::vector<Expr> column_major_strides(const std::vector<Expr>& shape) {
   std::vector<size_t> order;
   for (size_t d = 0; d < shape.size(); ++d) order.push_back(d);
   return strides_in_order(shape, order);
+}
+
+std::string vector_axis_problem(const Argument& a, int d) {
+  if (d < 0 || size_t(d) >= a.shape.size())
+    return "axis " + std::to_string(d) + " is not an axis of '" + a.name + "' (" + std::to_string(a.shape.size()) + " axes)";
+  auto extent = a.shape[size_t(d)].as<IntImm>();
+  if (!extent) return "the vec axis " + std::to_string(d) + " has extent " + a.shape[size_t(d)].str() + ", not a constant";
+  if (!has_vector_type(a.dtype, extent->value))
+    return "a vec axis of " + std::to_string(extent->value) + " " + a.dtype.name() +
+           " elements is no vector type (float2/float4, int2/int4, double2 and kin: 8 or 16 bytes of 4- or 8-byte elements)";
+  auto strides = a.element_strides();
+  auto one = strides[size_t(d)].as<IntImm>();
+  if (!one || one->value != 1) return "the vec axis " + std::to_string(d) + " has stride " + strides[size_t(d)].str() + ", not 1";
+  if (a.offset.defined() && !(a.offset.as<IntImm>() && a.offset.as<IntImm>()->value % extent->value == 0))
+    return "offset=" + a.offset.str() + " is not a multiple of the vec axis' " + std::to_string(extent->value) +
+           " lanes, so its vectors would not be aligned";
+  return "";
 }
 
 std::vector<Expr> Argument::element_strides() const { return strides.empty() ? row_major_strides(shape) : strides; }

@@ -65,6 +65,13 @@ std::optional<Type> Type::parse(std::string_view s) {
   return std::nullopt;
 }
 
+bool has_vector_type(Type t, int64_t lanes) {
+  bool ok_kind = t.kind == ScalarKind::Float32 || t.kind == ScalarKind::Int32 || t.kind == ScalarKind::UInt32 ||
+                 t.kind == ScalarKind::Float64 || t.kind == ScalarKind::Int64 || t.kind == ScalarKind::UInt64;
+  int64_t bytes = lanes * t.bytes();
+  return ok_kind && t.lanes == 1 && (bytes == 8 || bytes == 16);
+}
+
 Type promote(Type a, Type b) {
   if (!a.known()) return b;
   if (!b.known()) return a;

@@ -87,3 +87,30 @@ instructions:
     EXPECT_NE(std::string(e.what()).find("array 'a' must start at a multiple of 16 bytes"), std::string::npos) << e.what();
   }
 }
+
+TEST(GpuVectorize, ArraysWithAVecAxis) {
+  REQUIRE_GPU();
+  // loopy's form: the lanes are an axis of the array (tag_array_axes c,vec), a vec iname runs over them
+  LoopKernel k = kernel_of(R"(kernel vadd4
+domains:
+  {[i, j]: 0 <= i < n and 0 <= j < 4}
+arguments:
+  a: float32[n, 4], b: float32[n, 4], out: float32[n, 4]
+instructions:
+  out[i, j] = a[i, j] + 2 * b[i, j]
+)");
+  LoopKernel d = kernel_of(R"(kernel scale2
+domains:
+  {[i, j]: 0 <= i < n and 0 <= j < 2}
+arguments:
+  x: float64[n, 2], y: float64[n, 2]
+instructions:
+  y[i, j] = x[i, j] * 3 - j
+)");
+  LoopKernel v4 = transformed(k, "tag_array_axes a,b,out c,vec\nsplit_iname i 64 outer_tag=g.0 inner_tag=l.0\ntag_inames j:vec\n");
+  LoopKernel v2 = transformed(d, "tag_array_axes x,y c,vec\nsplit_iname i 128 outer_tag=g.0 inner_tag=l.0\ntag_inames j:vec\n");
+  for (int64_t n : {1, 63, 64, 100001}) {
+    EXPECT_EQ(gpu_vs_reference(k, v4, {{"n", n}}), "") << n;
+    EXPECT_EQ(gpu_vs_reference(d, v2, {{"n", n}}), "") << n;
+  }
+}

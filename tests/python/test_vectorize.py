@@ -46,3 +46,31 @@ def test_misaligned_tensor_views_run_unvectorized():
     (res,) = k(a=a, out=out)  # the cached binding of the aligned call does not hide the misalignment
     torch.cuda.synchronize()
     assert torch.allclose(res, 2 * a + 1)
+
+
+def test_tag_array_axes_layouts_and_vec_axes():
+    # loopy's spelling: a tuple of tags or one string; Fortran-ordered arrays then bind as NumPy F arrays
+    k = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < m}", "out[i, j] = 2 * a[i, j] + j",
+                       ["a: float32[n, m]", "out: float32[n, m]"])
+    f = lp.tag_array_axes(k, "a,out", ("N0", "N1"))
+    a = np.asfortranarray(np.random.rand(7, 5).astype(np.float32))
+    (out,) = f(a=a, out=np.asfortranarray(np.full((7, 5), np.nan, np.float32)))
+    np.testing.assert_allclose(out, 2 * a + np.arange(5), rtol=1e-6)
+    with pytest.raises(lp.ArgumentError, match="Fortran-contiguous"):
+        f(a=np.ascontiguousarray(a), out=np.asfortranarray(out))
+    v = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < 4}", "out[i, j] = a[i, j] * 3",
+                       ["a: float32[n, 4]", "out: float32[n, 4]"])
+    v = lp.tag_inames(lp.tag_array_axes(v, "a, out", "c,vec"), "j:vec")
+    v = lp.split_iname(v, "i", 64, outer_tag="g.0", inner_tag="l.0")
+    a4 = np.random.rand(101, 4).astype(np.float32)
+    (o4,) = v(a=a4, out=np.full((101, 4), np.nan, np.float32))
+    np.testing.assert_allclose(o4, 3 * a4, rtol=1e-6)
+    assert "vector_axis=1" in str(v)
+    with pytest.raises(lp.TransformError, match="a vec axis of 3 float32 elements is no vector type"):
+        lp.tag_array_axes(lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < 3}", "out[i, j] = a[i, j]",
+                                         ["a: float32[n, 3]", "out: float32[n, 3]"]), "a", "c,vec")
+    try:
+        src = lp.generate_code_v2(v).device_code()
+    except lp.CudaError:
+        return
+    assert "reinterpret_cast<const float4 *>" in src, src
