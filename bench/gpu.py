@@ -165,6 +165,19 @@ def main():
         ok = check(out, a + b)
         row(f"vector add fp32 n={n}", sched, median_ms(lambda: k(a=a, b=b, out=out)), peers, nbytes=12 * n,
             ceiling=copy_gbs, ok=ok)
+
+    # the sum of a whole array: a reduction across blocks (two launches, loopy's global barrier)
+    total = torch.empty(1, device=dev)
+    peers = {"torch.sum": median_ms(lambda: torch.sum(a, 0, out=total[0]))}
+    if cp is not None:
+        ca, ct = cp.asarray(a), cp.empty((), dtype=cp.float32)
+        peers["cupy.sum (CUB)"] = median_ms(lambda: cp.sum(ca, out=ct))
+    k = loom_kernel("sum_all")
+    total.fill_(float("nan"))
+    k(a=a, total=total)
+    ok = check(total, a.double().sum().float().reshape(1), rtol=1e-4, atol=1e-2)
+    row(f"sum of a whole array fp32 n={n}", "sum_all", median_ms(lambda: k(a=a, total=total)), peers, nbytes=4 * n,
+        ceiling=copy_gbs, ok=ok)
     del a, b, out
 
     # row sums

@@ -52,6 +52,20 @@ std::string step_text(const TransformStep& step) {
   return s;
 }
 
+namespace {
+// The preprocessed kernel or the schedule of each launch (a kernel with
+// global barriers runs as several).
+std::string per_launch(const GeneratedKernel& g, std::string (*text)(const GeneratedKernel&)) {
+  if (!g.is_program()) return text(g);
+  std::string out;
+  for (size_t i = 0; i < g.launches.size(); ++i)
+    out += "# launch " + std::to_string(i + 1) + " of " + std::to_string(g.launches.size()) + "\n" + text(g.launches[i]);
+  return out;
+}
+std::string preprocessed_text(const GeneratedKernel& g) { return per_launch(g, [](const GeneratedKernel& l) { return l.kernel.str(); }); }
+std::string schedule_text(const GeneratedKernel& g) { return per_launch(g, [](const GeneratedKernel& l) { return l.linearization.str(); }); }
+}  // namespace
+
 CompileStages compile_stages(const LoopKernel& input, const std::vector<TransformStep>& steps, const StageOptions& options) {
   if (options.target != "cuda" && options.target != "cpu")
     throw KernelError("unknown target '" + options.target + "' (cuda or cpu)");
@@ -68,8 +82,8 @@ CompileStages compile_stages(const LoopKernel& input, const std::vector<Transfor
   auto want = [&](const char* stage) { return options.wanted.empty() || options.wanted.count(stage); };
   if (s.target == "cuda") {
     GeneratedKernel g = generate(k);
-    s.preprocessed = g.kernel.str();
-    s.schedule = g.linearization.str();
+    s.preprocessed = preprocessed_text(g);
+    s.schedule = schedule_text(g);
     s.shared_bytes = g.local_bytes();
     s.cuda = cuda::print_source(g);
     s.arch = !options.arch.empty() ? options.arch : cuda::gpu_available() ? cuda::device().arch() : "sm_90";
@@ -86,14 +100,14 @@ CompileStages compile_stages(const LoopKernel& input, const std::vector<Transfor
 #ifdef LOOM_HAS_CPU_TARGET
   if (want("llvm")) {
     cpu::CpuKernel ck(k);
-    s.preprocessed = ck.generated().kernel.str();
-    s.schedule = ck.generated().linearization.str();
+    s.preprocessed = preprocessed_text(ck.generated());
+    s.schedule = schedule_text(ck.generated());
     s.llvm = ck.ir();
     return s;
   }
   GeneratedKernel g = generate(k);
-  s.preprocessed = g.kernel.str();
-  s.schedule = g.linearization.str();
+  s.preprocessed = preprocessed_text(g);
+  s.schedule = schedule_text(g);
   return s;
 #else
   throw KernelError("this build of Loom has no CPU target (configure with -DLOOM_WITH_LLVM=ON and llvm-19-dev installed)");

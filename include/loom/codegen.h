@@ -38,6 +38,14 @@ struct GeneratedKernel {
   // Bytes each array argument's address must be a multiple of: the vector
   // width of its vector accesses (`vec` inames); checked at launch.
   std::map<std::string, int64_t> argument_alignment;
+  // A kernel with global barriers or global temporaries runs as several
+  // launches in order (split_global_barriers): each generated on its own and
+  // listed here, with the global temporaries as extra array arguments that
+  // the runtimes allocate for each call. Such a kernel's own body is empty
+  // and `kernel` is the kernel as given (its arguments are the call's).
+  std::vector<GeneratedKernel> launches;
+  std::vector<Argument> global_temporaries;
+  bool is_program() const { return !launches.empty(); }
   bool fast_path = false;     // loops read from constraints (else isl's AST generator)
   std::string isl_reason;     // why the fast path did not apply
   int64_t threads_per_block() const { return block[0] * block[1] * block[2]; }

@@ -90,7 +90,8 @@ class CudaKernel {
   const CompileResult& binary() const { return bin_; }
 
   // Launches on device arrays (ArrayRef::data are device pointers);
-  // parameters are inferred from shapes. Returns the launch geometry used.
+  // parameters are inferred from shapes. Returns the launch geometry used
+  // (a kernel with global barriers: its launches in order, and the first's).
   // stream: a CUstream (nullptr: the legacy default stream).
   LaunchDims launch(const ArgMap& device_args, void* stream = nullptr);
   // The launch itself, for callers that bound these arguments before (the
@@ -102,7 +103,8 @@ class CudaKernel {
   // Python per-call path): the parameters as cuLaunchKernel takes them, one
   // 8-byte slot per argument in signature order (array pointers checked for
   // the alignment vector accesses need), and a launch from such slots, whose
-  // array pointers the caller may replace (keeping that alignment).
+  // array pointers the caller may replace (keeping that alignment). One
+  // launch only: a kernel with global barriers refuses them (Error).
   std::vector<uint64_t> pack_arguments(const ArgMap& device_args, const std::map<std::string, int64_t>& params) const;
   void launch_slots(void** slot_pointers, const LaunchDims& dims, void* stream);
   // What the driver reports for the loaded function (loads it; needs a GPU).
@@ -117,12 +119,18 @@ class CudaKernel {
 
  private:
   void load();
+  // One function per launch of a kernel with global barriers: its
+  // temporaries allocated on the stream, the launches in order.
+  void launch_program(const ArgMap& args, const std::map<std::string, int64_t>& params, void* stream);
   GeneratedKernel gen_;
   std::string source_;
   CompileResult bin_;
   void* module_ = nullptr;
   void* function_ = nullptr;
   int64_t shared_bytes_ = 0;  // dynamic shared memory per launch
+  // a kernel with global barriers: each launch's function and dynamic shared memory
+  std::vector<void*> launch_functions_;
+  std::vector<int64_t> launch_shared_bytes_;
 };
 
 }  // namespace loom::cuda

@@ -36,7 +36,10 @@ struct InameTag {
 };
 
 struct Instruction {
-  enum Kind : uint8_t { Assign, Barrier, NoOp };
+  // GlobalBarrier (`... gbarrier`, loopy's global barrier): the kernel runs
+  // as several launches in order, split where these stand (top level only;
+  // src/preprocess/global_barriers.cpp).
+  enum Kind : uint8_t { Assign, Barrier, NoOp, GlobalBarrier };
   Kind kind = Assign;
   std::string id;
   Expr lhs;  // Var or Subscript (Assign only)

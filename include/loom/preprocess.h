@@ -57,4 +57,14 @@ GlobalConflict global_conflict(const LoopKernel& k, const Instruction& a, const 
 
 LoopKernel preprocess(const LoopKernel& k);
 
+// A kernel with global barriers (`... gbarrier`) or global temporaries as the
+// launches it runs as, in order (global_barriers.cpp): the instructions
+// between two global barriers form one launch (named <kernel>, <kernel>_1,
+// ...), whose dependencies on earlier launches are met by the order; global
+// temporaries become array arguments of every launch (listed in
+// *global_temporaries). Any other kernel: {k}. KernelError for a global
+// barrier inside a loop or under a condition, a dependency on a later launch,
+// or a private or local value that crosses one.
+std::vector<LoopKernel> split_global_barriers(const LoopKernel& k, std::vector<Argument>* global_temporaries);
+
 }  // namespace loom

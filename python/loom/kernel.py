@@ -26,11 +26,33 @@ def _dtype_name(dtype):
         raise _loom.ArgumentError(f"unsupported dtype {dtype!r}") from None
 
 
+def _split_top_level(text):
+    """"(n, m)" or "n, (m + 1) // 2" -> the comma-separated parts outside parentheses."""
+    text = text.strip()
+    depth, outer = 0, text.startswith("(") and text.endswith(")")
+    for i, c in enumerate(text):  # one pair of parentheses around the whole text is a tuple's
+        depth += (c == "(") - (c == ")")
+        if depth == 0 and i < len(text) - 1:
+            outer = False
+    if outer:
+        text = text[1:-1]
+    parts, depth, cur = [], 0, ""
+    for c in text:
+        depth += (c == "(") - (c == ")")
+        if c == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += c
+    parts.append(cur)
+    return [p.strip() for p in parts if p.strip()]
+
+
 def _shape_text(shape):
     if shape is None:
         return None
     if isinstance(shape, str):
-        shape = [s.strip() for s in shape.strip("()").split(",") if s.strip()]
+        shape = _split_top_level(shape)
     if not isinstance(shape, (tuple, list)):
         shape = (shape,)
     return ", ".join(str(s) for s in shape)

@@ -1,6 +1,7 @@
 // generate: the whole path from a transformed kernel to a GeneratedKernel:
 // preprocess, linearize, hardware axes, loop nest. launch_dims evaluates the
 // launch geometry for parameter values.
+#include <algorithm>
 #include <chrono>
 
 #include "fast_path.h"
@@ -21,6 +22,7 @@ double lap(std::chrono::steady_clock::time_point& t) {
 
 int64_t GeneratedKernel::local_bytes() const {
   int64_t total = 0;
+  for (auto& l : launches) total = std::max(total, l.local_bytes());  // (several launches: the largest)
   for (auto& [n, t] : kernel.temporaries) {
     if (t.space != AddressSpace::Local) continue;
     int64_t elems = 1;
@@ -33,6 +35,27 @@ int64_t GeneratedKernel::local_bytes() const {
 GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath path) {
   StageTimes local;
   StageTimes& st = times ? *times : local;
+  std::vector<Argument> globals;
+  std::vector<LoopKernel> launches = split_global_barriers(k, &globals);
+  if (launches.size() > 1 || !globals.empty()) {
+    GeneratedKernel g;
+    g.kernel = k;
+    g.global_temporaries = std::move(globals);
+    g.body = make_block({});
+    g.grid = {make_int(1), make_int(1), make_int(1)};
+    st = StageTimes{};
+    for (auto& l : launches) {
+      StageTimes one;
+      g.launches.push_back(generate(l, &one, path));
+      st.preprocess += one.preprocess;
+      st.linearize += one.linearize;
+      st.hardware_axes += one.hardware_axes;
+      st.loop_nest += one.loop_nest;
+      st.legality += one.legality;
+    }
+    g.fast_path = std::all_of(g.launches.begin(), g.launches.end(), [](auto& l) { return l.fast_path; });
+    return g;
+  }
   auto t = std::chrono::steady_clock::now();
   GeneratedKernel g;
   g.kernel = preprocess(k);

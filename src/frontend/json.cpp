@@ -55,6 +55,7 @@ const char* instruction_kind_name(Instruction::Kind k) {
     case Instruction::Assign: return "assign";
     case Instruction::Barrier: return "barrier";
     case Instruction::NoOp: return "nop";
+    case Instruction::GlobalBarrier: return "global_barrier";
   }
   return "assign";
 }
@@ -191,7 +192,8 @@ Instruction read_instruction(const JsonValue& v, const std::set<std::string>& in
   if (kind == "assign") i.kind = Instruction::Assign;
   else if (kind == "barrier") i.kind = Instruction::Barrier;
   else if (kind == "nop") i.kind = Instruction::NoOp;
-  else v.field("kind").fail("kind is assign, barrier or nop, not '" + kind + "'");
+  else if (kind == "global_barrier") i.kind = Instruction::GlobalBarrier;
+  else v.field("kind").fail("kind is assign, barrier, global_barrier or nop, not '" + kind + "'");
   if (i.kind == Instruction::Assign) {
     i.lhs = v.field("assignee").expr(inames);
     if (!i.lhs.as<Var>() && !i.lhs.as<Subscript>())

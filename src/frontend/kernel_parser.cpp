@@ -374,7 +374,7 @@ class KernelBuilder {
       size_t off = p.peek().offset;
       std::string what = p.expect_ident("'lbarrier', 'gbarrier' or 'nop' after '...'");
       if (what == "lbarrier" || what == "barrier") insn.kind = Instruction::Barrier;
-      else if (what == "gbarrier") src_.fail(off, "global barriers are not supported yet");
+      else if (what == "gbarrier") insn.kind = Instruction::GlobalBarrier;
       else if (what == "nop") insn.kind = Instruction::NoOp;
       else src_.fail(off, "expected 'lbarrier', 'gbarrier' or 'nop' after '...'");
     } else {

@@ -85,6 +85,7 @@ std::string Instruction::str() const {
   std::ostringstream os;
   if (kind == Barrier) os << "... lbarrier";
   else if (kind == NoOp) os << "... nop";
+  else if (kind == GlobalBarrier) os << "... gbarrier";
   else os << lhs.str() << " = " << rhs.str();
   std::vector<std::string> opts{"id=" + id};
   if (!depends_on.empty()) opts.push_back("dep=" + join(depends_on, ":"));

@@ -174,11 +174,26 @@ std::string content_key(const GeneratedKernel& g) {
 
 struct CpuKernel::Impl {
   std::shared_ptr<Compiled> compiled;
+  // a kernel with global barriers: one kernel per launch, run in order
+  std::vector<std::unique_ptr<CpuKernel>> launches;
+  std::string ir;  // theirs, one after the other
 };
 
 CpuKernel::CpuKernel(const LoopKernel& k) : CpuKernel(generate(k)) {}
 
 CpuKernel::CpuKernel(GeneratedKernel g) : gen_(std::move(g)), impl_(std::make_shared<Impl>()) {
+  if (gen_.is_program()) {
+    for (auto& l : gen_.launches) {
+      impl_->launches.push_back(std::make_unique<CpuKernel>(l));
+      const CompileStats& s = impl_->launches.back()->stats();
+      stats_.lower_seconds += s.lower_seconds;
+      stats_.optimize_seconds += s.optimize_seconds;
+      stats_.jit_seconds += s.jit_seconds;
+      impl_->ir += "; launch " + std::to_string(impl_->launches.size()) + " of " + std::to_string(gen_.launches.size()) + "\n" +
+                   impl_->launches.back()->ir();
+    }
+    return;
+  }
   impl_->compiled = Jit::get().compile(gen_, content_key(gen_), stats_);
 }
 
@@ -188,11 +203,23 @@ std::string target_cpu() { return Jit::get().cpu(); }
 
 std::vector<std::string> runtime_helpers() { return runtime_helper_names(); }
 
-const std::string& CpuKernel::ir() const { return impl_->compiled->ir; }
+const std::string& CpuKernel::ir() const { return impl_->compiled ? impl_->compiled->ir : impl_->ir; }
 
 void CpuKernel::call(const ArgMap& args, int threads) {
   const LoopKernel& k = gen_.kernel;
   auto params = bind_parameters(k, args);
+  if (gen_.is_program()) {
+    // the global temporaries for this call, then the launches in order
+    ArgMap all = args;
+    std::vector<std::vector<uint64_t>> scratch;  // (8-byte aligned, as any element type needs)
+    for (auto& t : gen_.global_temporaries) {
+      int64_t bytes = std::max<int64_t>(1, storage_elements(t, params)) * t.dtype.bytes();
+      scratch.emplace_back(size_t((bytes + 7) / 8));
+      all[t.name] = ArgValue::of(ArrayRef{scratch.back().data(), t.dtype, expected_shape(t, params)});
+    }
+    for (auto& l : impl_->launches) l->call(all, threads);
+    return;
+  }
   LaunchDims dims = launch_dims(gen_, params);
   if (dims.empty()) return;
   // args[i] points at argument i's value, as CUDA kernel parameters do

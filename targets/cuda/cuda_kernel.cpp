@@ -31,18 +31,31 @@ void CudaKernel::load() {
   CUmodule m = nullptr;
   check(d.cuModuleLoadData(&m, bin_.cubin.data()), "cuModuleLoadData");
   module_ = m;
-  CUfunction f = nullptr;
-  check(d.cuModuleGetFunction(&f, m, gen_.kernel.name.c_str()), "cuModuleGetFunction");
-  shared_bytes_ = gen_.local_bytes() > kStaticSharedBytes ? gen_.local_bytes() : 0;
-  if (shared_bytes_ > 0) {
-    // dynamic shared memory above 48 KiB needs the device's opt-in
-    int optin = device().max_shared_optin;
-    if (shared_bytes_ > optin)
-      throw CudaError("kernel '" + gen_.kernel.name + "' needs " + std::to_string(shared_bytes_) + " bytes of shared memory per block; " +
-                      device().name + " allows at most " + std::to_string(optin));
-    check(d.cuFuncSetAttribute(f, 8, int(shared_bytes_)), "cuFuncSetAttribute");  // ..._MAX_DYNAMIC_SHARED_SIZE_BYTES
+  // the function of a GeneratedKernel and the dynamic shared memory it needs
+  auto function_of = [&](const GeneratedKernel& g, int64_t& shared) {
+    CUfunction f = nullptr;
+    check(d.cuModuleGetFunction(&f, m, g.kernel.name.c_str()), "cuModuleGetFunction");
+    shared = g.local_bytes() > kStaticSharedBytes ? g.local_bytes() : 0;
+    if (shared > 0) {
+      // dynamic shared memory above 48 KiB needs the device's opt-in
+      int optin = device().max_shared_optin;
+      if (shared > optin)
+        throw CudaError("kernel '" + g.kernel.name + "' needs " + std::to_string(shared) + " bytes of shared memory per block; " +
+                        device().name + " allows at most " + std::to_string(optin));
+      check(d.cuFuncSetAttribute(f, 8, int(shared)), "cuFuncSetAttribute");  // ..._MAX_DYNAMIC_SHARED_SIZE_BYTES
+    }
+    return f;
+  };
+  if (gen_.is_program()) {
+    for (auto& l : gen_.launches) {
+      int64_t shared = 0;
+      launch_functions_.push_back(function_of(l, shared));
+      launch_shared_bytes_.push_back(shared);
+    }
+    function_ = launch_functions_[0];  // attributes() reports the first
+    return;
   }
-  function_ = f;
+  function_ = function_of(gen_, shared_bytes_);
 }
 
 CudaKernel::Attributes CudaKernel::attributes() {
@@ -117,16 +130,57 @@ void synchronize() { check(driver_api().cuCtxSynchronize(), "kernel execution");
 
 LaunchDims CudaKernel::launch(const ArgMap& args, void* stream) {
   auto params = bind_parameters(gen_.kernel, args);
+  if (gen_.is_program()) {
+    launch_program(args, params, stream);
+    return launch_dims(gen_.launches[0], params);
+  }
   LaunchDims dims = launch_dims(gen_, params);
   launch_bound(args, params, dims, stream);
   return dims;
 }
 
+void CudaKernel::launch_program(const ArgMap& args, const std::map<std::string, int64_t>& params, void* stream) {
+  load();
+  const DriverApi& d = driver_api();
+  auto s = static_cast<CUstream>(stream);
+  ArgMap all = args;
+  std::vector<CUdeviceptr> scratch;
+  auto release = [&] {
+    for (CUdeviceptr p : scratch) d.cuMemFreeAsync(p, s);  // after the launches, in stream order
+  };
+  try {
+    for (auto& t : gen_.global_temporaries) {
+      size_t bytes = size_t(std::max<int64_t>(1, storage_elements(t, params))) * size_t(t.dtype.bytes());
+      CUdeviceptr p = 0;
+      check(d.cuMemAllocAsync(&p, bytes, s), "cuMemAllocAsync (a global temporary)");
+      scratch.push_back(p);
+      all[t.name] = ArgValue::of(ArrayRef{reinterpret_cast<void*>(p), t.dtype, expected_shape(t, params)});
+    }
+    for (size_t i = 0; i < gen_.launches.size(); ++i) {
+      const GeneratedKernel& l = gen_.launches[i];
+      LaunchDims dims = launch_dims(l, params);
+      if (dims.empty()) continue;
+      check_grid(l.kernel.name, dims);
+      KernelParams kp = pack(l, all, params);
+      check(d.cuLaunchKernel(static_cast<CUfunction>(launch_functions_[i]), unsigned(dims.grid[0]), unsigned(dims.grid[1]),
+                             unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),
+                             unsigned(launch_shared_bytes_[i]), s, kp.ptrs.data(), nullptr),
+            "cuLaunchKernel");
+    }
+  } catch (...) {
+    release();
+    throw;
+  }
+  release();
+}
+
 std::vector<uint64_t> CudaKernel::pack_arguments(const ArgMap& args, const std::map<std::string, int64_t>& params) const {
+  if (gen_.is_program()) throw Error("kernel '" + gen_.kernel.name + "' runs as several launches (global barriers); launch() it");
   return pack(gen_, args, params).slots;
 }
 
 void CudaKernel::launch_slots(void** slot_pointers, const LaunchDims& dims, void* stream) {
+  if (gen_.is_program()) throw Error("kernel '" + gen_.kernel.name + "' runs as several launches (global barriers); launch() it");
   if (dims.empty()) return;
   check_grid(gen_.kernel.name, dims);
   load();
@@ -138,6 +192,7 @@ void CudaKernel::launch_slots(void** slot_pointers, const LaunchDims& dims, void
 }
 
 void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, int64_t>& params, const LaunchDims& dims, void* stream) {
+  if (gen_.is_program()) return launch_program(args, params, stream);
   if (dims.empty()) return;
   check_grid(gen_.kernel.name, dims);
   load();

@@ -140,9 +140,11 @@ class Printer {
  public:
   explicit Printer(const GeneratedKernel& g) : g_(g), k_(g.kernel) {}
 
-  std::string run() {
+  // The prelude and the kernel function (prelude=false: the function only,
+  // for the later launches of a kernel with global barriers).
+  std::string run(bool prelude = true) {
     std::ostringstream os;
-    os << kPrelude << "\n";  // (headers for 16-bit floats go first, once the code is known)
+    if (prelude) os << kPrelude << "\n";  // (headers for 16-bit floats go first, once the code is known)
     os << "extern \"C\" __global__ void __launch_bounds__(" << g_.threads_per_block() << ") " << k_.name << "(";
     bool first = true;
     for (auto& a : k_.arguments) {
@@ -459,6 +461,25 @@ class Printer {
 
 }  // namespace
 
-std::string print_source(const GeneratedKernel& g) { return Printer(g).run(); }
+std::string print_source(const GeneratedKernel& g) {
+  if (!g.is_program()) return Printer(g).run();
+  // one launch after another: one module with a function each
+  std::string code;
+  for (size_t i = 0; i < g.launches.size(); ++i) {
+    std::string one = Printer(g.launches[i]).run(i == 0);
+    if (i > 0) {
+      // the headers the first function's text chose: once, at the top
+      one.erase(0, one.find('\n') + 1);
+      for (const char* h : {"#include <cuda_fp16.h>\n", "#include <cuda_bf16.h>\n"})
+        if (auto at = one.find(h); at != std::string::npos) {
+          one.erase(at, std::string(h).size());
+          if (code.find(h) == std::string::npos) code = h + code;
+        }
+      one = "\n// launch " + std::to_string(i + 1) + " of " + std::to_string(g.launches.size()) + ", after a global barrier\n" + one;
+    }
+    code += one;
+  }
+  return code;
+}
 
 }  // namespace loom::cuda

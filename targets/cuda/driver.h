@@ -30,6 +30,8 @@ using CUevent = struct CUevent_st*;
   X(CUresult, cuCtxSynchronize, ())                                                                    \
   X(CUresult, cuMemAlloc, (CUdeviceptr*, size_t))                                                      \
   X(CUresult, cuMemFree, (CUdeviceptr))                                                                \
+  X(CUresult, cuMemAllocAsync, (CUdeviceptr*, size_t, CUstream))                                     \
+  X(CUresult, cuMemFreeAsync, (CUdeviceptr, CUstream))                                                 \
   X(CUresult, cuMemcpyHtoD, (CUdeviceptr, const void*, size_t))                                        \
   X(CUresult, cuMemcpyDtoH, (void*, CUdeviceptr, size_t))                                              \
   X(CUresult, cuModuleLoadData, (CUmodule*, const void*))                                              \

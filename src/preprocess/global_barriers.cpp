@@ -1,0 +1,158 @@
+// split_global_barriers: a kernel with global barriers (`... gbarrier`,
+// loopy's) or global temporaries runs as several launches in order. The
+// instructions between two global barriers (in the order of the kernel's
+// instruction list, where transformations insert what they add beside the
+// instructions it serves) form one launch; each launch is an ordinary kernel,
+// generated, checked and scheduled on its own, so every block of one launch
+// has finished before the next starts: that is what lets one array's
+// reduction use the whole GPU (blocks reduce into a global temporary, the next
+// launch reduces those). Global temporaries become array arguments of every
+// launch; the runtimes allocate them for each call.
+#include <algorithm>
+#include <set>
+
+#include "loom/preprocess.h"
+
+namespace loom {
+
+namespace {
+
+bool needs_launches(const LoopKernel& k) {
+  for (auto& insn : k.instructions)
+    if (insn.kind == Instruction::GlobalBarrier) return true;
+  for (auto& [n, t] : k.temporaries)
+    if (t.space == AddressSpace::Global) return true;
+  return false;
+}
+
+// The inames an instruction runs in or reduces over.
+class InamesUsed : public ExprVisitor {
+ public:
+  std::set<std::string> names;
+
+ protected:
+  void visit_reduce(const Reduce& n) override {
+    names.insert(n.inames.begin(), n.inames.end());
+    ExprVisitor::visit_reduce(n);
+  }
+  void visit_var(const Var& v) override { names.insert(v.name); }
+};
+
+// Section of each instruction (by index): the global barriers before it.
+std::vector<int> sections_of(const LoopKernel& k) {
+  std::vector<int> s;
+  int section = 0;
+  for (auto& insn : k.instructions) {
+    if (insn.kind == Instruction::GlobalBarrier) {
+      if (!insn.within_inames.empty())
+        throw KernelError("kernel '" + k.name + "': global barrier '" + insn.id + "' stands inside the loops of " +
+                          [&] {
+                            std::string r;
+                            for (auto& i : insn.within_inames) r += (r.empty() ? "'" : ", '") + i + "'";
+                            return r;
+                          }() +
+                          "; a global barrier ends a launch, so it stands outside every loop");
+      if (!insn.predicates.empty())
+        throw KernelError("kernel '" + k.name + "': global barrier '" + insn.id + "' has a condition; it ends a launch for every block");
+      ++section;
+    }
+    s.push_back(section);
+  }
+  return s;
+}
+
+std::vector<LoopKernel> split(const LoopKernel& k, std::vector<Argument>& globals) {
+  std::vector<int> section = sections_of(k);
+  int count = section.empty() ? 1 : section.back() + 1;
+  std::map<std::string, int> section_of_id;
+  for (size_t i = 0; i < k.instructions.size(); ++i) section_of_id[k.instructions[i].id] = section[i];
+  // a dependency on a later launch cannot hold
+  for (size_t i = 0; i < k.instructions.size(); ++i)
+    for (auto& dep : k.instructions[i].depends_on) {
+      auto it = section_of_id.find(dep);
+      if (it != section_of_id.end() && it->second > section[i])
+        throw KernelError("kernel '" + k.name + "': instruction '" + k.instructions[i].id + "' depends on '" + dep +
+                          "', which comes after a global barrier that '" + k.instructions[i].id + "' precedes");
+    }
+  // private and local values do not outlive a launch
+  for (auto& [name, t] : k.temporaries) {
+    if (t.space == AddressSpace::Global) continue;
+    int writer = -1;
+    for (size_t i = 0; i < k.instructions.size(); ++i) {
+      const Instruction& insn = k.instructions[i];
+      if (insn.kind != Instruction::Assign) continue;
+      if (insn.assignee_name() == name) writer = std::max(writer, section[i]);
+      if (writer >= 0 && writer < section[i] && insn.read_names().count(name))
+        throw KernelError("kernel '" + k.name + "': temporary '" + name + "' (" + to_string(t.space == AddressSpace::Auto ? AddressSpace::Private : t.space) +
+                          ") is written before a global barrier and read after it by '" + insn.id +
+                          "'; a value that crosses launches lives in global memory (declare it 'global')");
+    }
+  }
+  globals.clear();
+  for (auto& [name, t] : k.temporaries) {
+    if (t.space != AddressSpace::Global) continue;
+    if (!t.dtype.known()) throw KernelError("kernel '" + k.name + "': global temporary '" + name + "' needs a dtype");
+    Argument a;
+    a.name = name;
+    a.dtype = t.dtype;
+    a.shape = t.shape;
+    globals.push_back(a);
+  }
+  std::vector<LoopKernel> out;
+  for (int s = 0; s < count; ++s) {
+    LoopKernel sk = k;
+    sk.name = s == 0 ? k.name : k.name + "_" + std::to_string(s);
+    sk.original = nullptr;
+    sk.instructions.clear();
+    for (size_t i = 0; i < k.instructions.size(); ++i) {
+      if (section[i] != s || k.instructions[i].kind == Instruction::GlobalBarrier) continue;
+      Instruction insn = k.instructions[i];
+      for (auto it = insn.depends_on.begin(); it != insn.depends_on.end();) {
+        auto sec = section_of_id.find(*it);
+        bool here = sec != section_of_id.end() && sec->second == s &&
+                    k.instruction(*it).kind != Instruction::GlobalBarrier;
+        it = here || sec == section_of_id.end() ? std::next(it) : insn.depends_on.erase(it);  // earlier launches have finished
+      }
+      sk.instructions.push_back(std::move(insn));
+    }
+    // another launch's inames keep no tag here (a block axis no instruction of this launch uses would widen its grid)
+    InamesUsed used;
+    for (auto& insn : sk.instructions) {
+      used.names.insert(insn.within_inames.begin(), insn.within_inames.end());
+      if (insn.rhs.defined()) used.visit(insn.rhs);
+      if (insn.lhs.defined()) used.visit(insn.lhs);
+      for (auto& p : insn.predicates) used.visit(p);
+    }
+    for (auto it = sk.iname_tags.begin(); it != sk.iname_tags.end();)
+      it = used.names.count(it->first) ? std::next(it) : sk.iname_tags.erase(it);
+    for (auto it = sk.temporaries.begin(); it != sk.temporaries.end();)
+      it = it->second.space == AddressSpace::Global ? sk.temporaries.erase(it) : std::next(it);
+    for (auto& g : globals) sk.arguments.push_back(g);
+    out.push_back(std::move(sk));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<LoopKernel> split_global_barriers(const LoopKernel& k, std::vector<Argument>* global_temporaries) {
+  std::vector<Argument> globals;
+  if (!needs_launches(k)) {
+    if (global_temporaries) global_temporaries->clear();
+    return {k};
+  }
+  std::vector<LoopKernel> launches = split(k, globals);
+  if (k.original) {
+    // each launch answers to the same launch of the kernel as written
+    std::vector<Argument> unused;
+    std::vector<LoopKernel> written = needs_launches(*k.original) ? split(*k.original, unused) : std::vector<LoopKernel>{*k.original};
+    if (written.size() != launches.size())
+      throw KernelError("kernel '" + k.name + "' runs as " + std::to_string(launches.size()) + " launches, but as written it ran as " +
+                        std::to_string(written.size()) + "; transformations may not add or remove global barriers");
+    for (size_t s = 0; s < launches.size(); ++s) launches[s].original = std::make_shared<const LoopKernel>(written[s]);
+  }
+  if (global_temporaries) *global_temporaries = globals;
+  return launches;
+}
+
+}  // namespace loom
