@@ -307,10 +307,22 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
     bufs.emplace(n, std::move(b));
   }
   double ms = ck.time(dev, o.reps);
-  LaunchDims d = launch_dims(ck.generated(), params);
-  std::printf("grid %lldx%lldx%lld, block %lldx%lldx%lld: %.3f us per launch (median of %d), %.1f GB/s (arrays read + written once)\n",
-              (long long)d.grid[0], (long long)d.grid[1], (long long)d.grid[2], (long long)d.block[0], (long long)d.block[1],
-              (long long)d.block[2], ms * 1e3, o.reps, bytes / (ms * 1e-3) / 1e9);
+  // the geometry of each launch (several for a kernel with global barriers)
+  std::string geometry;
+  const GeneratedKernel& g = ck.generated();
+  for (const GeneratedKernel* l : g.is_program() ? [&] {
+         std::vector<const GeneratedKernel*> v;
+         for (auto& x : g.launches) v.push_back(&x);
+         return v;
+       }()
+                                                 : std::vector<const GeneratedKernel*>{&g}) {
+    LaunchDims d = launch_dims(*l, params);
+    geometry += (geometry.empty() ? "" : ", then ") + std::string("grid ") + std::to_string(d.grid[0]) + "x" + std::to_string(d.grid[1]) + "x" +
+                std::to_string(d.grid[2]) + ", block " + std::to_string(d.block[0]) + "x" + std::to_string(d.block[1]) + "x" +
+                std::to_string(d.block[2]);
+  }
+  std::printf("%s: %.3f us per call (median of %d), %.1f GB/s (arrays read + written once)\n", geometry.c_str(), ms * 1e3, o.reps,
+              bytes / (ms * 1e-3) / 1e9);
   if (!ok) {
     std::printf("FAILED: the GPU result differs from the reference\n");
     return 1;

@@ -61,7 +61,9 @@ std::vector<int> sections_of(const LoopKernel& k) {
   return s;
 }
 
-std::vector<LoopKernel> split(const LoopKernel& k, std::vector<Argument>& globals) {
+std::vector<LoopKernel> split(const LoopKernel& given, std::vector<Argument>& globals) {
+  // rules expanded first: what an instruction reads, and in which inames, shows only then
+  LoopKernel k = expand_substitutions(given);
   std::vector<int> section = sections_of(k);
   int count = section.empty() ? 1 : section.back() + 1;
   std::map<std::string, int> section_of_id;

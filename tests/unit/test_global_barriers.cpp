@@ -132,4 +132,11 @@ instructions:
   a[i] = 1  {id=second}
 )",
           "instruction 'first' depends on 'second', which comes after a global barrier");
+  // found by the GPU random schedules: the global temporary made a rule, whose body reads a private
+  // prefetch of the first launch in the second (it computed wrong sums before the rule was expanded first)
+  std::string e = error_of([] {
+    generate(apply_transforms(kernel_of(kTwoStageSum), parse_transform_script("add_prefetch a t temporary_address_space=private default_tag=for\n"
+                                                                              "assignment_to_subst partial\n")));
+  });
+  EXPECT_NE(e.find("temporary 'a_fetch' (private) is written before a global barrier and read after it by 'final'"), std::string::npos) << e;
 }
