@@ -3,7 +3,10 @@
 #include <isl/constraint.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <mutex>
 #include <set>
+#include <unordered_map>
 
 #include "loom/isl_util.h"
 #include "loom/kernel.h"
@@ -81,6 +84,24 @@ isl::set coupled_part(isl::set s, const std::set<std::string>& keep) {
   return isl::manage(check(isl_set_from_basic_set(bs), "coupled_part"));
 }
 
+// a and b intersected. Two sets of one basic set each (what domains are)
+// intersect as basic sets: isl_set_intersect would also test the result for
+// emptiness (a rational sample), which is most of the cost and not needed here.
+isl::set intersect_sets(const isl::set& a, const isl::set& b) {
+  if (isl_set_n_basic_set(a.get()) != 1 || isl_set_n_basic_set(b.get()) != 1) return a.intersect(b);
+  auto only = [](const isl::set& s) {
+    isl_basic_set_list* l = isl_set_get_basic_set_list(s.get());
+    isl_basic_set* bs = isl_basic_set_list_get_at(l, 0);
+    isl_basic_set_list_free(l);
+    return bs;
+  };
+  isl_basic_set* x = only(a);
+  isl_basic_set* y = only(b);
+  x = isl_basic_set_align_params(x, isl_basic_set_get_space(y));
+  y = isl_basic_set_align_params(y, isl_basic_set_get_space(x));
+  return isl::manage(check(isl_set_from_basic_set(isl_basic_set_intersect(x, y)), "intersect_sets"));
+}
+
 }  // namespace
 
 isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& inames) {
@@ -101,19 +122,47 @@ isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& i
       }
   }
   std::sort(needed.begin(), needed.end());
+  // Memoized: the answer depends on the needed domains' sets, `keep` and the
+  // order asked for. Domains are immutable isl sets shared by every copy of a
+  // kernel, so transformations and passes that ask again about unchanged
+  // domains find their sets by address; the entry holds a reference to each,
+  // so an address cannot be reused by another set while it is cached.
+  std::string key;
+  for (int d : needed) key += std::to_string(reinterpret_cast<uintptr_t>(k.domains[d].get())) + ",";
+  key += "|";
+  for (auto& n : keep) key += n + ",";
+  key += "|";
+  for (auto& n : inames) key += n + ",";
+  struct Entry {
+    std::vector<Domain> held;
+    isl::set result;
+  };
+  static std::mutex mu;
+  static std::unordered_map<std::string, Entry> memo;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo.find(key); it != memo.end()) return it->second.result;
+  }
   std::vector<std::string> all;
   for (int d : needed)
     for (auto& n : k.domains[d].inames()) all.push_back(n);
   isl::set r;
   for (int d : needed) {
     isl::set s = arrange_dims(coupled_part(to_isl(k.domains[d]), keep), all);
-    r = r.is_null() ? s : r.intersect(s);
+    r = r.is_null() ? s : intersect_sets(r, s);
   }
   if (r.is_null()) {  // no inames: the universe of the parameters
     isl_space* sp = isl_space_set_alloc(isl_context(), 0, 0);
     r = isl::manage(isl_set_universe(sp));
   }
-  return arrange_dims(r, inames);
+  r = arrange_dims(r, inames);
+  std::lock_guard<std::mutex> lock(mu);
+  if (memo.size() >= 4096) memo.clear();  // bounded: an auto-scheduler's thousands of variants come and go
+  Entry e;
+  for (int d : needed) e.held.push_back(k.domains[d]);
+  e.result = r;
+  memo.emplace(std::move(key), std::move(e));
+  return r;
 }
 
 std::optional<std::pair<int64_t, int64_t>> constant_range(const LoopKernel& k, const std::string& iname) {

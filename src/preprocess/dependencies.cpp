@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <optional>
 
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
@@ -68,8 +70,20 @@ class Overlap {
     return !empty;
   }
 
-  // The elements an access reaches over its instruction's iteration domain; null if not affine.
+  // The elements an access reaches over its instruction's iteration domain;
+  // null if not affine. Each access is asked about against several others:
+  // computed once (an image through isl is the cost here).
   isl::set elements(const Instruction& insn, const Subscript& s) {
+    auto key = std::make_pair(insn.id, &s);
+    auto it = elements_.find(key);
+    if (it == elements_.end()) {
+      isl::set e = compute_elements(insn, s);
+      it = elements_.emplace(key, e.is_null() ? std::nullopt : std::optional<isl::set>(e)).first;
+    }
+    return it->second ? *it->second : isl::set();  // (a null isl object cannot be copied)
+  }
+
+  isl::set compute_elements(const Instruction& insn, const Subscript& s) {
     std::vector<std::string> inames;
     for (auto& n : k_.all_inames())
       if (insn.within_inames.count(n)) inames.push_back(n);
@@ -92,6 +106,7 @@ class Overlap {
   }
 
   const LoopKernel& k_;
+  std::map<std::pair<std::string, const Subscript*>, std::optional<isl::set>> elements_;
 };
 
 bool intersects(const std::set<std::string>& a, const std::set<std::string>& b) {
