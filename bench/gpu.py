@@ -251,7 +251,7 @@ def main():
     A, X = torch.rand(nb, 16, 16, device=dev), torch.rand(nb, 16, 16, device=dev)
     C = torch.empty(nb, 16, 16, device=dev)
     peers = {"torch.bmm": median_ms(lambda: torch.bmm(A, X, out=C))}
-    for sched in ("bmm16", "bmm16_direct"):
+    for sched in ("bmm16", "bmm16_direct", "bmm16_vec"):
         k = loom_kernel(sched)
         C.fill_(float("nan"))
         k(a=A, x=X, c=C)
