@@ -66,7 +66,9 @@ struct Instruction {
   // subexpression computed just before its user) the user's id.
   std::string origin_of;
 
-  std::string assignee_name() const;  // "a" for a[i] = ..., "acc" for acc = ...
+  // "a" for a[i] = ..., "acc" for acc = ..., "" otherwise (the name lives in
+  // the left-hand side's node: no copy, since lookups ask it in loops)
+  const std::string& assignee_name() const;
   // Names the right-hand side and the predicates read: arrays, temporaries,
   // scalars, inames and parameters.
   std::set<std::string> read_names() const;

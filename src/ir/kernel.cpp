@@ -49,10 +49,11 @@ const char* to_string(AddressSpace s) {
   return "?";
 }
 
-std::string Instruction::assignee_name() const {
+const std::string& Instruction::assignee_name() const {
+  static const std::string none;
   if (auto s = lhs.as<Subscript>()) return s->name;
   if (auto v = lhs.as<Var>()) return v->name;
-  return "";
+  return none;
 }
 
 std::set<std::string> Instruction::read_names() const {
