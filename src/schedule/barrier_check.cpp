@@ -131,12 +131,16 @@ std::optional<Missing> find_missing(const LoopKernel& k, const std::vector<Event
   std::vector<std::vector<const Subscript*>> writes(ev.size()), reads(ev.size());
   std::set<std::string> globals = written_global_arrays(k);
   for (size_t i = 0; i < ev.size(); ++i) accesses(*ev[i].insn, k, globals, writes[i], reads[i]);
+  // the reads of each name, in event order (a write meets only reads of its own name: an index keeps this linear)
+  std::map<std::string, std::vector<std::pair<size_t, const Subscript*>>> reads_of;
+  for (size_t ri = 0; ri < ev.size(); ++ri)
+    for (auto* r : reads[ri]) reads_of[r->name].push_back({ri, r});
   for (size_t wi = 0; wi < ev.size(); ++wi)
-    for (auto* w : writes[wi])
-      for (size_t ri = 0; ri < ev.size(); ++ri) {
+    for (auto* w : writes[wi]) {
+      auto same_name = reads_of.find(w->name);
+      if (same_name == reads_of.end()) continue;
+      for (auto [ri, r] : same_name->second) {
         if (ri == wi) continue;
-        for (auto* r : reads[ri]) {
-          if (r->name != w->name) continue;
           const Instruction& W = *ev[wi].insn;
           const Instruction& R = *ev[ri].insn;
           if (W.no_sync_with.count(R.id) || R.no_sync_with.count(W.id)) continue;
