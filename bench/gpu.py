@@ -181,7 +181,7 @@ def main():
     del a, b, out
 
     # row sums
-    shapes = ((65536, 1024, ("row_sums_warp", "row_sums_warp_vec")), (8192, 8192, ("row_sums_long", "row_sums_long_vec")),
+    shapes = ((65536, 1024, ("row_sums_warp", "row_sums_warp_vec", "row_sums_2warps_vec")), (8192, 8192, ("row_sums_long", "row_sums_long_vec")),
               (1024, 262144, ("row_sums_long", "row_sums_long_vec")), (1048576, 256, ("row_sums_warp", "row_sums_warp_vec")),
               (1048576, 32, ("row_sums_short", "row_sums_short_vec")))
     for rows_, cols, scheds in shapes:
