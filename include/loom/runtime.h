@@ -53,6 +53,13 @@ int64_t element_count(const std::vector<int64_t>& shape);
 // contiguous C-order array). Negative strides are refused.
 int64_t storage_elements(const Argument& a, const std::map<std::string, int64_t>& params);
 
+// The global temporaries of a kernel that runs as several launches (global
+// barriers), allocated in host memory for one call and added to `args` as
+// arrays; the storage lives as long as the returned value (the CPU target
+// and the interpreter use it; the CUDA target allocates on the device).
+using HostScratch = std::vector<std::vector<uint64_t>>;
+HostScratch bind_host_global_temporaries(const GeneratedKernel& g, const std::map<std::string, int64_t>& params, ArgMap& args);
+
 // An owned host array.
 struct HostArray {
   Type dtype;

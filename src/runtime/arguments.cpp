@@ -1,5 +1,6 @@
 // Argument binding (parameters from shapes, dtype/shape checks) and host
 // arrays: random inputs, poisoned outputs, tolerance-aware comparison.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -157,6 +158,17 @@ bool assumptions_hold(const LoopKernel& k, const std::map<std::string, int64_t>&
 HostArray::HostArray(Type t, std::vector<int64_t> s, int64_t storage) : dtype(t), shape(std::move(s)) {
   elements = std::max<int64_t>(storage >= 0 ? storage : element_count(shape), 0);
   bytes.assign(size_t(elements) * size_t(t.bytes()), 0);
+}
+
+HostScratch bind_host_global_temporaries(const GeneratedKernel& g, const std::map<std::string, int64_t>& params, ArgMap& args) {
+  HostScratch scratch;
+  scratch.reserve(g.global_temporaries.size());  // (the arrays' pointers must not move)
+  for (auto& t : g.global_temporaries) {
+    int64_t bytes = std::max<int64_t>(1, storage_elements(t, params)) * t.dtype.bytes();
+    scratch.emplace_back(size_t((bytes + 7) / 8));  // 8-byte words: aligned for any element type
+    args[t.name] = ArgValue::of(ArrayRef{scratch.back().data(), t.dtype, expected_shape(t, params)});
+  }
+  return scratch;
 }
 
 int64_t storage_elements(const Argument& a, const std::map<std::string, int64_t>& params) {

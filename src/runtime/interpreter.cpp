@@ -618,14 +618,8 @@ class Interpreter {
 void interpret(const GeneratedKernel& g, const ArgMap& host_args) {
   if (!g.is_program()) return Interpreter(g, host_args).run();
   // a kernel with global barriers: its global temporaries, then the launches in order
-  auto params = bind_parameters(g.kernel, host_args);
   ArgMap all = host_args;
-  std::vector<std::vector<uint64_t>> scratch;
-  for (auto& t : g.global_temporaries) {
-    int64_t bytes = std::max<int64_t>(1, storage_elements(t, params)) * t.dtype.bytes();
-    scratch.emplace_back(size_t((bytes + 7) / 8));
-    all[t.name] = ArgValue::of(ArrayRef{scratch.back().data(), t.dtype, expected_shape(t, params)});
-  }
+  HostScratch scratch = bind_host_global_temporaries(g, bind_parameters(g.kernel, host_args), all);
   for (auto& l : g.launches) Interpreter(l, all).run();
 }
 

@@ -211,12 +211,7 @@ void CpuKernel::call(const ArgMap& args, int threads) {
   if (gen_.is_program()) {
     // the global temporaries for this call, then the launches in order
     ArgMap all = args;
-    std::vector<std::vector<uint64_t>> scratch;  // (8-byte aligned, as any element type needs)
-    for (auto& t : gen_.global_temporaries) {
-      int64_t bytes = std::max<int64_t>(1, storage_elements(t, params)) * t.dtype.bytes();
-      scratch.emplace_back(size_t((bytes + 7) / 8));
-      all[t.name] = ArgValue::of(ArrayRef{scratch.back().data(), t.dtype, expected_shape(t, params)});
-    }
+    HostScratch scratch = bind_host_global_temporaries(gen_, params, all);
     for (auto& l : impl_->launches) l->call(all, threads);
     return;
   }
