@@ -254,15 +254,8 @@ class DeviceDispatcher {
       slots = heap_slots.data();
       pointers = heap_pointers.data();
     }
-    std::memcpy(slots, b->slots.data(), n * sizeof(uint64_t));
     for (size_t s = 0; s < n; ++s) pointers[s] = &slots[s];
-    for (size_t i = 0; i < b->array_slot.size(); ++i) {
-      int slot = b->array_slot[i];
-      if (slot < 0) continue;
-      uintptr_t p = ptr_[i];
-      if (b->alignment[i] > 1 && p % uintptr_t(b->alignment[i])) return nullptr;  // the general path falls back
-      std::memcpy(&slots[size_t(slot)], &p, sizeof p);
-    }
+    if (!fill_slots(*b, slots)) return nullptr;  // a pointer without the alignment: the general path falls back
     void* stream = current_stream();
     if (!stream && PyErr_Occurred()) {
       PyErr_Clear();
@@ -326,9 +319,8 @@ class DeviceDispatcher {
     if (!read_dict(kwargs)) throw ArgumentError("launch_floor: the arguments are not CUDA tensors of a bound signature");
     const Binding* b = find_binding();
     if (!b) throw ArgumentError("launch_floor: call the kernel with these arguments first");
-    std::vector<uint64_t> slots = b->slots;
-    for (size_t i = 0; i < b->array_slot.size(); ++i)
-      if (b->array_slot[i] >= 0) std::memcpy(&slots[size_t(b->array_slot[i])], &ptr_[i], sizeof(uint64_t));
+    std::vector<uint64_t> slots(b->slots.size());
+    if (!fill_slots(*b, slots.data())) throw ArgumentError("launch_floor: an array is not aligned as the kernel's vector accesses need");
     std::vector<void*> pointers;
     for (auto& s : slots) pointers.push_back(&s);
     void* stream = current_stream();
@@ -350,6 +342,21 @@ class DeviceDispatcher {
     std::vector<int> array_slot;     // per array: its slot, or -1
     std::vector<int64_t> alignment;  // per array: the bytes its pointer must be a multiple of
   };
+
+  // The binding's packed arguments with this call's array pointers (ptr_)
+  // in `slots` (as many as the binding has); false when a pointer lacks the
+  // alignment the binding's vector accesses need.
+  bool fill_slots(const Binding& b, uint64_t* slots) const {
+    std::memcpy(slots, b.slots.data(), b.slots.size() * sizeof(uint64_t));
+    for (size_t i = 0; i < b.array_slot.size(); ++i) {
+      int slot = b.array_slot[i];
+      if (slot < 0) continue;
+      uintptr_t p = ptr_[i];
+      if (b.alignment[i] > 1 && p % uintptr_t(b.alignment[i])) return false;
+      std::memcpy(&slots[size_t(slot)], &p, sizeof p);
+    }
+    return true;
+  }
 
   // The binding of key_: the last one found first (a loop calls with one signature).
   const Binding* find_binding() {

@@ -310,12 +310,12 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
   // the geometry of each launch (several for a kernel with global barriers)
   std::string geometry;
   const GeneratedKernel& g = ck.generated();
-  for (const GeneratedKernel* l : g.is_program() ? [&] {
-         std::vector<const GeneratedKernel*> v;
-         for (auto& x : g.launches) v.push_back(&x);
-         return v;
-       }()
-                                                 : std::vector<const GeneratedKernel*>{&g}) {
+  std::vector<const GeneratedKernel*> launches{&g};
+  if (g.is_program()) {
+    launches.clear();
+    for (auto& l : g.launches) launches.push_back(&l);
+  }
+  for (const GeneratedKernel* l : launches) {
     LaunchDims d = launch_dims(*l, params);
     geometry += (geometry.empty() ? "" : ", then ") + std::string("grid ") + std::to_string(d.grid[0]) + "x" + std::to_string(d.grid[1]) + "x" +
                 std::to_string(d.grid[2]) + ", block " + std::to_string(d.block[0]) + "x" + std::to_string(d.block[1]) + "x" +

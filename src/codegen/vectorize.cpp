@@ -268,14 +268,23 @@ class Vectorizer {
     return divisors_[key] = best;
   }
 
-  public:
-  // Arrays with a vec axis (tag_array_axes) promise vectors: every access
-  // whose vec-axis index runs over a `vec` iname must move as one vector in
-  // the final loop nest; KernelError naming the access and why otherwise.
-  void check_vector_axes(const StmtPtr& s, const Stmt* vector_loop = nullptr) {
+  const LoopKernel& k_;
+  std::map<std::string, int64_t>& alignment_;
+  std::map<std::pair<std::string, int64_t>, int64_t> divisors_;
+};
+
+// Arrays with a vec axis (tag_array_axes) promise vectors: every access whose
+// vec-axis index runs over a `vec` iname must move as one vector in the final
+// loop nest (a vector loop lists it among its vector accesses); KernelError
+// naming the access and why otherwise.
+class VectorAxisCheck {
+ public:
+  explicit VectorAxisCheck(const LoopKernel& k) : k_(k) {}
+
+  void visit(const StmtPtr& s, const Stmt* vector_loop = nullptr) {
     if (s->kind == Stmt::For && s->vector_lanes && !s->vector_accesses.empty()) vector_loop = s.get();
     if (s->kind == Stmt::Assign && !s->insn_id.empty()) check_assignment(*s, vector_loop);
-    for (auto& c : s->children) check_vector_axes(c, vector_loop);
+    for (auto& c : s->children) visit(c, vector_loop);
   }
 
  private:
@@ -321,8 +330,6 @@ class Vectorizer {
   }
 
   const LoopKernel& k_;
-  std::map<std::string, int64_t>& alignment_;
-  std::map<std::pair<std::string, int64_t>, int64_t> divisors_;
 };
 
 }  // namespace
@@ -335,8 +342,7 @@ StmtPtr vectorize_loops(const LoopKernel& k, const StmtPtr& body, std::map<std::
 
 void check_vector_axes(const LoopKernel& k, const StmtPtr& body) {
   if (std::none_of(k.arguments.begin(), k.arguments.end(), [](const Argument& a) { return a.vector_axis >= 0; })) return;
-  std::map<std::string, int64_t> unused;
-  Vectorizer(k, unused).check_vector_axes(body);
+  VectorAxisCheck(k).visit(body);
 }
 
 }  // namespace loom::codegen

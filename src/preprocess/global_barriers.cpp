@@ -44,14 +44,12 @@ std::vector<int> sections_of(const LoopKernel& k) {
   int section = 0;
   for (auto& insn : k.instructions) {
     if (insn.kind == Instruction::GlobalBarrier) {
-      if (!insn.within_inames.empty())
-        throw KernelError("kernel '" + k.name + "': global barrier '" + insn.id + "' stands inside the loops of " +
-                          [&] {
-                            std::string r;
-                            for (auto& i : insn.within_inames) r += (r.empty() ? "'" : ", '") + i + "'";
-                            return r;
-                          }() +
+      if (!insn.within_inames.empty()) {
+        std::string loops;
+        for (auto& i : insn.within_inames) loops += (loops.empty() ? "'" : ", '") + i + "'";
+        throw KernelError("kernel '" + k.name + "': global barrier '" + insn.id + "' stands inside the loops of " + loops +
                           "; a global barrier ends a launch, so it stands outside every loop");
+      }
       if (!insn.predicates.empty())
         throw KernelError("kernel '" + k.name + "': global barrier '" + insn.id + "' has a condition; it ends a launch for every block");
       ++section;

@@ -124,6 +124,16 @@ KernelParams pack(const GeneratedKernel& g, const ArgMap& args, const std::map<s
   return p;
 }
 
+// One launch of a loaded function: the grid checked against CUDA's limits, then cuLaunchKernel.
+void launch_function(const std::string& kernel, void* function, const LaunchDims& dims, int64_t shared_bytes, void* stream,
+                     void** slot_pointers) {
+  check_grid(kernel, dims);
+  check(driver_api().cuLaunchKernel(static_cast<CUfunction>(function), unsigned(dims.grid[0]), unsigned(dims.grid[1]),
+                                    unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),
+                                    unsigned(shared_bytes), static_cast<CUstream>(stream), slot_pointers, nullptr),
+        "cuLaunchKernel");
+}
+
 }  // namespace
 
 void synchronize() { check(driver_api().cuCtxSynchronize(), "kernel execution"); }
@@ -160,12 +170,8 @@ void CudaKernel::launch_program(const ArgMap& args, const std::map<std::string, 
       const GeneratedKernel& l = gen_.launches[i];
       LaunchDims dims = launch_dims(l, params);
       if (dims.empty()) continue;
-      check_grid(l.kernel.name, dims);
       KernelParams kp = pack(l, all, params);
-      check(d.cuLaunchKernel(static_cast<CUfunction>(launch_functions_[i]), unsigned(dims.grid[0]), unsigned(dims.grid[1]),
-                             unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),
-                             unsigned(launch_shared_bytes_[i]), s, kp.ptrs.data(), nullptr),
-            "cuLaunchKernel");
+      launch_function(l.kernel.name, launch_functions_[i], dims, launch_shared_bytes_[i], stream, kp.ptrs.data());
     }
   } catch (...) {
     release();
@@ -184,11 +190,7 @@ void CudaKernel::launch_slots(void** slot_pointers, const LaunchDims& dims, void
   if (dims.empty()) return;
   check_grid(gen_.kernel.name, dims);
   load();
-  const DriverApi& d = driver_api();
-  check(d.cuLaunchKernel(static_cast<CUfunction>(function_), unsigned(dims.grid[0]), unsigned(dims.grid[1]),
-                         unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),
-                         unsigned(shared_bytes_), static_cast<CUstream>(stream), slot_pointers, nullptr),
-        "cuLaunchKernel");
+  launch_function(gen_.kernel.name, function_, dims, shared_bytes_, stream, slot_pointers);
 }
 
 void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, int64_t>& params, const LaunchDims& dims, void* stream) {
@@ -203,7 +205,7 @@ void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, in
 double CudaKernel::time(const ArgMap& args, int reps) {
   const DriverApi& d = driver_api();
   for (int i = 0; i < 3; ++i) launch(args);
-  check(d.cuCtxSynchronize(), "kernel execution");
+  synchronize();
   CUevent start, stop;
   check(d.cuEventCreate(&start, 0), "cuEventCreate");
   check(d.cuEventCreate(&stop, 0), "cuEventCreate");
@@ -237,7 +239,7 @@ void CudaKernel::call_host(const ArgMap& host_args) {
     buffers.emplace(a.name, std::move(b));
   }
   launch(dev);
-  check(driver_api().cuCtxSynchronize(), "kernel execution");
+  synchronize();
   for (auto& a : gen_.kernel.arguments) {
     if (a.kind != Argument::Array || !gen_.kernel.is_written(a.name)) continue;
     const ArrayRef& h = host_args.at(a.name).array;
