@@ -32,6 +32,7 @@ const TransformRegistry& transform_registry() {
     register_buffer_array_transforms(t);
     register_dtype_transforms(t);
     register_layout_transforms(t);
+    register_double_buffer_transforms(t);
     return t;
   }();
   return r;

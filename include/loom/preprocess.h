@@ -55,6 +55,19 @@ struct GlobalConflict {
 };
 GlobalConflict global_conflict(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb);
 
+// Within one block (local memory, or a global array the kernel writes): the
+// instances of a (through sa) and b (through sb) that touch one element on
+// different threads, or on any threads when same_thread_too (an async copy's
+// own thread must wait for it too), sorted by the iterations of the loops
+// enclosing both (`common`, outermost first): in the same iteration, with
+// a's instance in an earlier one, or with b's in an earlier one. An index isl
+// cannot analyse gives all three.
+struct BlockConflict {
+  bool same_iteration = false, a_earlier = false, b_earlier = false;
+};
+BlockConflict block_conflict(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb,
+                             const std::vector<std::string>& common, bool same_thread_too);
+
 LoopKernel preprocess(const LoopKernel& k);
 
 // A kernel with global barriers (`... gbarrier`) or global temporaries as the

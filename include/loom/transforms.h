@@ -141,6 +141,13 @@ LoopKernel unprivatize_temporaries_with_inames(const LoopKernel& k, const std::s
                                                const std::string& only_var_names = "");
 LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, const std::string& new_name);
 
+// ---- double buffering (transforms/double_buffer.cpp) ----
+// A local temporary that one instruction fills in every iteration of the
+// sequential loop `iname` gets two copies; the fill moves one iteration
+// ahead (into the other copy) and a first fill runs before the loop. With
+// async, the fill is tagged `async` (cp.async on the CUDA target, sm_80+).
+LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, const std::string& iname, bool async = true);
+
 // ---- buffer_array (transforms/buffer_array.cpp) ----
 struct BufferOptions {
   std::string init_expression;   // default: the array's element ("base")
@@ -231,5 +238,6 @@ void register_privatize_transforms(TransformRegistry& r);
 void register_buffer_array_transforms(TransformRegistry& r);
 void register_dtype_transforms(TransformRegistry& r);
 void register_layout_transforms(TransformRegistry& r);
+void register_double_buffer_transforms(TransformRegistry& r);
 
 }  // namespace loom

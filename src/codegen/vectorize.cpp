@@ -33,10 +33,20 @@ namespace loom::codegen {
 namespace {
 
 // A polynomial over variables: monomial (sorted variable names, repeated for
-// powers) -> coefficient.
+// powers) -> coefficient. An integer subterm that is no polynomial (a floor
+// division or modulo, e.g. of a joined fetch iname) and does not mention the
+// vector loop's variable is an opaque atom, named by its text after '#' so it
+// never meets a variable's name: it is the same for every lane, and a
+// multiple of nothing more than its coefficient says.
 using Poly = std::map<std::vector<std::string>, int64_t>;
 
-std::optional<Poly> polynomial(const Expr& e) {
+bool is_atom(const std::string& v) { return !v.empty() && v[0] == '#'; }
+
+std::optional<Poly> polynomial(const Expr& e, const std::string& lane) {
+  auto atom = [&]() -> std::optional<Poly> {
+    if (!e.type().is_int() || mentions_var(e, lane)) return std::nullopt;
+    return Poly{{{"#" + e.str()}, 1}};
+  };
   switch (e.kind()) {
     case ExprKind::Int: {
       int64_t v = e.as<IntImm>()->value;
@@ -45,19 +55,19 @@ std::optional<Poly> polynomial(const Expr& e) {
     case ExprKind::Var: return Poly{{{e.as<Var>()->name}, 1}};
     case ExprKind::Cast:
       if (!e.type().is_int()) return std::nullopt;
-      return polynomial(e.as<Cast>()->value);
+      return polynomial(e.as<Cast>()->value, lane);
     case ExprKind::Unary: {
       auto u = e.as<Unary>();
-      if (u->op != UnOp::Neg) return std::nullopt;
-      auto p = polynomial(u->a);
+      if (u->op != UnOp::Neg) return atom();
+      auto p = polynomial(u->a, lane);
       if (p)
         for (auto& [m, c] : *p) c = -c;
       return p;
     }
     case ExprKind::Binary: {
       auto b = e.as<Binary>();
-      if (b->op != BinOp::Add && b->op != BinOp::Sub && b->op != BinOp::Mul) return std::nullopt;
-      auto x = polynomial(b->a), y = polynomial(b->b);
+      if (b->op != BinOp::Add && b->op != BinOp::Sub && b->op != BinOp::Mul) return atom();
+      auto x = polynomial(b->a, lane), y = polynomial(b->b, lane);
       if (!x || !y) return std::nullopt;
       Poly r;
       if (b->op == BinOp::Mul) {
@@ -75,7 +85,7 @@ std::optional<Poly> polynomial(const Expr& e) {
       for (auto it = r.begin(); it != r.end();) it = it->second == 0 ? r.erase(it) : std::next(it);
       return r;
     }
-    default: return std::nullopt;
+    default: return atom();
   }
 }
 
@@ -114,10 +124,11 @@ class Vectorizer {
     // mention the vec iname) goes around the loop
     StmtPtr body = loop->children[0];
     while (body->kind == Stmt::Block && body->children.size() == 1) body = body->children[0];
-    if (body->kind == Stmt::If && body->children.size() == 1 && !mentions_var(body->cond, loop->var)) {
+    if (body->kind == Stmt::If && body->children.size() == 1 && lanes_agree(*loop, body->cond)) {
       auto inner = std::make_shared<Stmt>(*loop);
       inner->children = {body->children[0]};
-      return make_if(body->cond, vector_loop(inner));
+      int64_t lo = loop->init.as<IntImm>()->value;
+      return make_if(simplify(substitute(body->cond, {{loop->var, make_int(lo, loop->init.type())}})), vector_loop(inner));
     }
     std::vector<const Stmt*> assigns;
     std::vector<Expr> accesses;
@@ -130,6 +141,44 @@ class Vectorizer {
     n->children = {visit(loop->children[0])};
     n->vector_accesses = std::move(accesses);
     return n;
+  }
+
+  // Whether a guard holds for all lanes or for none: it does not mention the
+  // lane, or (a conjunction of) comparisons `lane + X < Y` whose Y - X is a
+  // multiple of the lane count (lanes from a multiple of it): the edge of an
+  // array whose size the assumptions make a multiple of the vector, say.
+  bool lanes_agree(const Stmt& loop, const Expr& c) {
+    if (!mentions_var(c, loop.var)) return true;
+    auto b = c.as<Binary>();
+    if (!b) return false;
+    if (b->op == BinOp::And) return lanes_agree(loop, b->a) && lanes_agree(loop, b->b);
+    bool strict = b->op == BinOp::Lt || b->op == BinOp::Gt;
+    if (!strict && b->op != BinOp::Le && b->op != BinOp::Ge) return false;
+    // small < big (or <=): the lane on the small side, once, with coefficient 1
+    bool less = b->op == BinOp::Lt || b->op == BinOp::Le;
+    auto d = polynomial(less ? b->b - b->a : b->a - b->b, loop.var);
+    int64_t lanes = loop.vector_lanes, lo = loop.init.as<IntImm>()->value;
+    if (!d || !d->count({loop.var}) || d->at({loop.var}) != -1 || lo % lanes != 0) return false;
+    // big - small = R - lane: lane < R (strict) or lane < R + 1, alike for all lanes when that bound is a multiple of lanes
+    for (auto& [m, coeff] : *d)
+      if (std::count(m.begin(), m.end(), loop.var) && m.size() != 1) return false;
+    return multiple_of_lanes(*d, loop.var, lanes, strict ? 0 : 1);
+  }
+
+  // Whether the polynomial without the lane's term, plus `constant`, is a
+  // multiple of the lane count for every value the assumptions allow.
+  bool multiple_of_lanes(const Poly& p, const std::string& lane, int64_t lanes, int64_t constant) {
+    for (auto& [m, c] : p) {
+      if (m.size() == 1 && m[0] == lane) continue;
+      if (m.empty()) {
+        constant += c;
+        continue;
+      }
+      int64_t multiple = c;
+      for (auto& v : m) multiple *= divisor(v, lanes);
+      if (multiple % lanes != 0) return false;
+    }
+    return constant % lanes == 0;
   }
 
   // The assignments of a vec loop's body, which must hold nothing else.
@@ -179,7 +228,7 @@ class Vectorizer {
   // Some index is the loop variable plus terms without it.
   static bool one_element_per_lane(const Stmt& loop, const Expr& access) {
     for (auto& idx : access.as<Subscript>()->indices) {
-      auto p = polynomial(idx);
+      auto p = polynomial(idx, loop.var);
       if (!p || !p->count({loop.var}) || std::abs(p->at({loop.var})) != 1) continue;
       if (std::all_of(p->begin(), p->end(), [&](auto& t) { return t.first == std::vector<std::string>{loop.var} ||
                                                                    !std::count(t.first.begin(), t.first.end(), loop.var); }))
@@ -225,27 +274,17 @@ class Vectorizer {
     if (!global && !(temp && temp->space == AddressSpace::Local)) return false;
     int64_t lanes = loop.vector_lanes;
     if (!has_vector_type(access.type(), lanes)) return false;
-    auto poly = polynomial(k_.flat_index(s));
+    auto poly = polynomial(k_.flat_index(s), loop.var);
     if (!poly) return false;
     // contiguous: the loop variable appears exactly as "+ 1 * var"
-    int64_t lo = loop.init.as<IntImm>()->value, constant = lo;
+    int64_t lo = loop.init.as<IntImm>()->value;
     for (auto& [m, c] : *poly) {
       bool has_var = std::count(m.begin(), m.end(), loop.var) > 0;
       if (has_var && !(m.size() == 1 && c == 1)) return false;
     }
     if (!poly->count({loop.var})) return false;
     // aligned: every other term a multiple of the lane count
-    for (auto& [m, c] : *poly) {
-      if (m.size() == 1 && m[0] == loop.var) continue;
-      if (m.empty()) {
-        constant += c;
-        continue;
-      }
-      int64_t multiple = c;
-      for (auto& v : m) multiple *= divisor(v, lanes);
-      if (multiple % lanes != 0) return false;
-    }
-    if (constant % lanes != 0) return false;
+    if (!multiple_of_lanes(*poly, loop.var, lanes, lo)) return false;
     if (global) alignment_[s.name] = std::max(alignment_[s.name], lanes * access.type().bytes());
     return true;
   }
@@ -253,7 +292,7 @@ class Vectorizer {
   // The largest power of two up to `lanes` that the assumptions prove
   // divides parameter v (1 for inames and unconstrained parameters).
   int64_t divisor(const std::string& v, int64_t lanes) {
-    if (!k_.assumptions.defined() || k_.has_iname(v)) return 1;
+    if (!k_.assumptions.defined() || k_.has_iname(v) || is_atom(v)) return 1;
     auto key = std::make_pair(v, lanes);
     if (auto it = divisors_.find(key); it != divisors_.end()) return it->second;
     isl::set assumed = islu::to_isl(k_.assumptions);

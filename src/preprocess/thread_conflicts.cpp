@@ -72,50 +72,93 @@ std::string witness_of(const isl::set& s) {
 
 }  // namespace
 
-GlobalConflict global_conflict(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb) {
-  GlobalConflict r;
+namespace {
+
+// The pairs of instances (a's at src:, b's at dst:) that touch one element
+// through sa and sb; a null set when an index is not affine.
+isl::set element_pairs(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb) {
   isl::set da = renamed(islu::iteration_domain(k, inames_in_order(k, a)), "src:");
   isl::set db = renamed(islu::iteration_domain(k, inames_in_order(k, b)), "dst:");
   isl_set* prod = isl_set_flat_product(isl_set_align_params(da.copy(), isl_set_get_space(db.get())),
                                        isl_set_align_params(db.copy(), isl_set_get_space(da.get())));
   isl::set pairs = isl::manage(islu::check(prod, "global_conflict"));
   if (k.assumptions.defined()) pairs = isl::manage(isl_set_intersect_params(pairs.release(), k.assumptions.copy()));
-  if (sa.indices.size() != sb.indices.size()) return r;
+  if (sa.indices.size() != sb.indices.size()) return isl::manage(isl_set_empty(isl_set_get_space(pairs.get())));
   isl::space sp = pairs.space();
   for (size_t d = 0; d < sa.indices.size(); ++d) {
     isl::pw_aff ia = islu::pw_aff_from_expr(renamed(sa.indices[d], a, "src:"), sp);
     isl::pw_aff ib = islu::pw_aff_from_expr(renamed(sb.indices[d], b, "dst:"), sp);
-    if (ia.is_null() || ib.is_null()) {  // not analysable: may conflict anywhere
-      r.unknown = true;
-      r.across_blocks = r.across_threads = true;
-      return r;
-    }
+    if (ia.is_null() || ib.is_null()) return isl::set();  // not analysable: may conflict anywhere
     pairs = pairs.intersect(relation(ia, ib, false));
   }
-  if (pairs.is_empty()) return r;
-  auto var = [&](const std::string& n) {
-    return islu::pw_aff_from_expr(make_var(n), sp);
-  };
-  // the coordinates of the two instances on each axis: differ (some axis) / same (all axes)
-  auto differ_on = [&](InameTag::Kind kind, isl::set base, isl::set& same) {
-    isl::set differ = isl::manage(isl_set_empty(isl_set_get_space(base.get())));
-    same = base;
-    for (int axis = 0; axis < 3; ++axis) {
-      std::string ha = axis_iname(k, a, kind, axis), hb = axis_iname(k, b, kind, axis);
-      if (ha.empty() && hb.empty()) continue;  // both run on every index: a copy of each on the same one exists
-      if (!ha.empty() && !hb.empty()) {
-        isl::pw_aff pa = var("src:" + ha), pb = var("dst:" + hb);
-        differ = differ.unite(base.intersect(relation(pa, pb, true))).unite(base.intersect(relation(pb, pa, true)));
-        same = same.intersect(relation(pa, pb, false));
-        continue;
-      }
-      // one runs on every index of the axis: it meets the other on another index too when the axis has more than one
-      const std::string& h = ha.empty() ? hb : ha;
-      auto range = islu::constant_range(k, h);
-      if (!range || range->second > range->first) differ = differ.unite(base);
+  return pairs;
+}
+
+// The pairs of `base` whose coordinates on the hardware axes of `kind`
+// differ (some axis); `same` gets those that agree on all of them.
+isl::set differ_on(const LoopKernel& k, const Instruction& a, const Instruction& b, InameTag::Kind kind, const isl::set& base,
+                   isl::set& same) {
+  isl::space sp = base.space();
+  isl::set differ = isl::manage(isl_set_empty(isl_set_get_space(base.get())));
+  same = base;
+  for (int axis = 0; axis < 3; ++axis) {
+    std::string ha = axis_iname(k, a, kind, axis), hb = axis_iname(k, b, kind, axis);
+    if (ha.empty() && hb.empty()) continue;  // both run on every index: a copy of each on the same one exists
+    if (!ha.empty() && !hb.empty()) {
+      isl::pw_aff pa = islu::pw_aff_from_expr(make_var("src:" + ha), sp), pb = islu::pw_aff_from_expr(make_var("dst:" + hb), sp);
+      differ = differ.unite(base.intersect(relation(pa, pb, true))).unite(base.intersect(relation(pb, pa, true)));
+      same = same.intersect(relation(pa, pb, false));
+      continue;
     }
-    return differ;
-  };
+    // one runs on every index of the axis: it meets the other on another index too when the axis has more than one
+    const std::string& h = ha.empty() ? hb : ha;
+    auto range = islu::constant_range(k, h);
+    if (!range || range->second > range->first) differ = differ.unite(base);
+  }
+  return differ;
+}
+
+}  // namespace
+
+BlockConflict block_conflict(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb,
+                             const std::vector<std::string>& common, bool same_thread_too) {
+  BlockConflict r;
+  isl::set pairs = element_pairs(k, a, sa, b, sb);
+  if (pairs.is_null()) return {true, true, true};
+  if (pairs.is_empty()) return r;
+  isl::set same_block, same_thread;
+  differ_on(k, a, b, InameTag::Group, pairs, same_block);
+  isl::set threads = differ_on(k, a, b, InameTag::Local, same_block, same_thread);
+  if (same_thread_too) threads = same_block;
+  if (threads.is_empty()) return r;
+  // lexicographic order of the two instances on the common loops
+  isl::space sp = threads.space();
+  isl::set equal = threads;
+  isl::set a_first = isl::manage(isl_set_empty(isl_set_get_space(threads.get())));
+  isl::set b_first = a_first;
+  for (auto& n : common) {
+    isl::pw_aff pa = islu::pw_aff_from_expr(make_var("src:" + n), sp), pb = islu::pw_aff_from_expr(make_var("dst:" + n), sp);
+    if (pa.is_null() || pb.is_null()) return {true, true, true};
+    a_first = a_first.unite(equal.intersect(relation(pa, pb, true)));
+    b_first = b_first.unite(equal.intersect(relation(pb, pa, true)));
+    equal = equal.intersect(relation(pa, pb, false));
+  }
+  r.same_iteration = !equal.is_empty();
+  r.a_earlier = !a_first.is_empty();
+  r.b_earlier = !b_first.is_empty();
+  return r;
+}
+
+GlobalConflict global_conflict(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb) {
+  GlobalConflict r;
+  isl::set pairs = element_pairs(k, a, sa, b, sb);
+  if (pairs.is_null()) {  // not analysable: may conflict anywhere
+    r.unknown = true;
+    r.across_blocks = r.across_threads = true;
+    return r;
+  }
+  if (pairs.is_empty()) return r;
+  auto differ_on = [&](InameTag::Kind kind, const isl::set& base, isl::set& same) { return loom::differ_on(k, a, b, kind, base, same); };
   isl::set same_block;
   isl::set blocks = differ_on(InameTag::Group, pairs, same_block);
   if (!blocks.is_empty()) {

@@ -1,11 +1,15 @@
 // Barriers for local memory, and for global memory within a block, in one
-// place: memory that one thread writes and another reads needs a barrier between the two in the
-// linearized order (read-after-write, or write-after-read), and an access
-// followed, in a later iteration of an enclosing loop, by a conflicting one
-// needs a barrier inside that loop outside the pair (loop-carried).
-// Threads read their own writes without one: when the write and the read use
-// the same index in the same local inames (for global arrays: when isl shows
-// no other thread of the block touches the element), no barrier is asked for. nosync=
+// place: memory that one thread writes and another reads needs a barrier
+// between the two (read-after-write, or write-after-read). Which instances
+// conflict is exact (isl, block_conflict): in the same iteration of the loops
+// around both, the pair needs a barrier between them in the linearized order;
+// the later one's instance in an earlier iteration (loop-carried) needs one
+// inside that loop outside the pair; the earlier one's instance in an earlier
+// iteration, any barrier in the loop. So two copies of a tile told apart by
+// the loop's parity (double_buffer) need one barrier per iteration, not two.
+// Threads read their own writes without one (the same index in the same local
+// inames, or isl shows no other thread touches the element), except through
+// an async copy, which its own thread must wait for at a barrier too. nosync=
 // (add_nosync) waives a pair.
 //
 // find_missing_barrier names the first pair that lacks one; place_local_barriers
@@ -91,23 +95,33 @@ bool same_thread_access(const Subscript& w, const Subscript& r, const Instructio
   return true;
 }
 
-// Whether another thread of the block may access what this write touches
-// (exact for global arrays, with isl; memoized across placement rounds).
-using ConflictCache = std::map<std::string, bool>;
-bool other_thread_conflict(const LoopKernel& k, const Subscript& w, const Subscript& r, const Instruction& W, const Instruction& R,
-                           ConflictCache& cache) {
-  if (!is_global(k, w.name)) return !same_thread_access(w, r, W, R, k);
-  std::string key = W.id + "|" + R.id + "|" + w.name;
-  for (auto& i : w.indices) key += "|" + i.str();
+// Which instances of the earlier event's and the later event's accesses
+// conflict within a block (exact, with isl; memoized across placement rounds).
+using ConflictCache = std::map<std::string, BlockConflict>;
+BlockConflict conflict_of(const LoopKernel& k, const Instruction& A, const Subscript& sa, const Instruction& B, const Subscript& sb,
+                          const std::vector<std::string>& common, bool same_thread_too, ConflictCache& cache) {
+  std::string key = A.id + "|" + B.id + "|" + sa.name + (same_thread_too ? "|async" : "");
+  for (auto& i : sa.indices) key += "|" + i.str();
   key += "|";
-  for (auto& i : r.indices) key += "|" + i.str();
+  for (auto& i : sb.indices) key += "|" + i.str();
+  for (auto& c : common) key += "|" + c;
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  bool c = global_conflict(k, W, w, R, r).across_threads;
-  cache[key] = c;
-  return c;
+  // Indices that do not mention the common loops touch the same elements in
+  // every iteration: a conflict is one in the same iteration and across
+  // iterations alike, and what the cheap test says (local memory: the
+  // indices differ) is exact enough; only accesses that move with the loops
+  // (double_buffer's copies by parity) are worth isl's time.
+  bool moves = false;
+  for (auto* s : {&sa, &sb})
+    for (auto& i : s->indices)
+      for (auto& c : common) moves |= mentions_var(i, c);
+  if (!moves) {
+    bool c = same_thread_too || !is_global(k, sa.name) || global_conflict(k, A, sa, B, sb).across_threads;
+    return cache[key] = BlockConflict{c, c, c};
+  }
+  return cache[key] = block_conflict(k, A, sa, B, sb, common, same_thread_too);
 }
-
 
 // Loops shared by two events: the same loop items, not only the same inames.
 size_t common_loops(const Event& a, const Event& b) {
@@ -144,34 +158,44 @@ std::optional<Missing> find_missing(const LoopKernel& k, const std::vector<Event
           const Instruction& W = *ev[wi].insn;
           const Instruction& R = *ev[ri].insn;
           if (W.no_sync_with.count(R.id) || R.no_sync_with.count(W.id)) continue;
-          if (!other_thread_conflict(k, *w, *r, W, R, cache)) continue;
+          // an async copy (cp.async) is waited for at a barrier: its own thread needs one too
+          bool async = W.tags.count("async") != 0;
+          if (!async && same_thread_access(*w, *r, W, R, k)) continue;
           const char* memory = is_local(k, w->name) ? "local memory" : "global memory";
           size_t lo = std::min(wi, ri), hi = std::max(wi, ri);
+          size_t common = common_loops(ev[wi], ev[ri]);
+          // the barriers there are: between the two, and in their innermost common loop outside them
+          bool between = barrier_between(lo, hi);
+          bool wrapped = false;
+          for (size_t e = 0; common > 0 && e < ev.size() && !wrapped; ++e) {
+            if ((e >= lo && e <= hi) || ev[e].insn->kind != Instruction::Barrier) continue;
+            wrapped = ev[e].loops.size() >= common &&
+                      std::equal(ev[e].path.begin(), ev[e].path.begin() + long(common), ev[wi].path.begin());
+          }
+          if (between && (common == 0 || wrapped)) continue;  // ordered whichever instances conflict: no isl work
+          std::vector<std::string> loops(ev[wi].loops.begin(), ev[wi].loops.begin() + long(common));
+          BlockConflict c = wi < ri ? conflict_of(k, W, *w, R, *r, loops, async, cache) : conflict_of(k, R, *r, W, *w, loops, async, cache);
           const std::string pre = "kernel '" + k.name + "': ";
           // in the same iteration: a barrier between the earlier and the later one
-          if (!barrier_between(lo, hi)) {
+          if (c.same_iteration && !between) {
             std::string msg = wi < ri ? pre + "instruction '" + R.id + "' reads " + memory + " '" + w->name +
                                             "' that other threads write in '" + W.id + "' with no barrier in between"
                                       : pre + "instruction '" + W.id + "' overwrites " + memory + " '" + w->name +
                                             "' that other threads read in '" + R.id + "' before it, with no barrier in between";
             return Missing{lo, hi, 0, msg};
           }
-          // across iterations of a common loop: a barrier in that loop, outside [lo, hi]
-          size_t common = common_loops(ev[wi], ev[ri]);
-          if (common == 0) continue;
-          bool wrapped = false;
-          for (size_t e = 0; e < ev.size() && !wrapped; ++e) {
-            if ((e >= lo && e <= hi) || ev[e].insn->kind != Instruction::Barrier) continue;
-            wrapped = ev[e].loops.size() >= common &&
-                      std::equal(ev[e].path.begin(), ev[e].path.begin() + long(common), ev[wi].path.begin());
-          }
+          // across iterations of a common loop: the later event's instance in an
+          // earlier iteration needs a barrier in that loop outside [lo, hi]; the
+          // earlier event's in an earlier iteration, any barrier in the loop
+          if (common == 0 || !(c.b_earlier || (c.a_earlier && !between))) continue;
           if (!wrapped) {
             const std::string& loop = ev[wi].loops[common - 1];
-            std::string msg = wi < ri ? pre + "instruction '" + W.id + "' overwrites " + memory + " '" + w->name +
-                                            "' in the next iteration of loop '" + loop + "' while other threads may still read it in '" +
-                                            R.id + "'"
-                                      : pre + "instruction '" + R.id + "' reads " + memory + " '" + w->name + "' that other threads wrote in '" +
-                                            W.id + "' in the previous iteration of loop '" + loop + "' with no barrier in between";
+            bool write_first = c.b_earlier ? wi > ri : wi < ri;  // the write's instance in the earlier iteration
+            std::string msg = !write_first ? pre + "instruction '" + W.id + "' overwrites " + memory + " '" + w->name +
+                                                 "' in the next iteration of loop '" + loop + "' while other threads may still read it in '" +
+                                                 R.id + "'"
+                                           : pre + "instruction '" + R.id + "' reads " + memory + " '" + w->name + "' that other threads wrote in '" +
+                                                 W.id + "' in the previous iteration of loop '" + loop + "' with no barrier in between";
             return Missing{lo, hi, common, msg};
           }
         }

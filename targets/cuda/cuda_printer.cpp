@@ -57,6 +57,28 @@ template <class T> __device__ __forceinline__ T loom_ipow(T a, T b) {
 }
 )";
 
+// Global to shared memory copies that do not wait for the data (cp.async,
+// sm_80+; double_buffer's fills), and the wait every barrier of such a kernel
+// does first. Older architectures copy through registers.
+const char* kAsyncPrelude = R"(// Asynchronous copies global -> shared (cp.async on sm_80+)
+template <int N> __device__ __forceinline__ void loom_cp_async(void *dst, const void *src) {
+#if __CUDA_ARCH__ >= 800
+  unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  if (N == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(d), "l"(src) : "memory");
+  else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" :: "r"(d), "l"(src), "n"(N) : "memory");
+#else
+  if (N == 16) *static_cast<int4 *>(dst) = *static_cast<const int4 *>(src);
+  else if (N == 8) *static_cast<int2 *>(dst) = *static_cast<const int2 *>(src);
+  else *static_cast<int *>(dst) = *static_cast<const int *>(src);
+#endif
+}
+__device__ __forceinline__ void loom_cp_async_wait_all() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+)";
+
 std::string c_type(Type t, const std::string& context) {
   if (t.lanes != 1) throw KernelError(context + ": vector types are not supported by the cuda target yet");
   switch (t.kind) {
@@ -138,7 +160,11 @@ int c_precedence(const Expr& e) {
 
 class Printer {
  public:
-  explicit Printer(const GeneratedKernel& g) : g_(g), k_(g.kernel) {}
+  explicit Printer(const GeneratedKernel& g) : g_(g), k_(g.kernel) {
+    for (auto& insn : k_.instructions)
+      if (insn.tags.count("async")) async_ids_.insert(insn.id);
+    has_async_ = !async_ids_.empty();
+  }
 
   // The kernel function (print_source puts the prelude and headers before it).
   std::string function() {
@@ -361,9 +387,16 @@ class Printer {
           print_atomic_add(os, pad, *insn, *s);
           break;
         }
+        if (int bytes = async_copy_bytes(*s, s->lhs.type())) {
+          os << pad << "loom_cp_async<" << bytes << ">(&" << expr(s->lhs, 13) << ", &" << expr(s->rhs, 13) << ");\n";
+          break;
+        }
         os << pad << expr(s->lhs, 0) << " = " << expr(s->rhs, 0) << ";\n";
         break;
-      case Stmt::Barrier: os << pad << "__syncthreads();\n"; break;
+      case Stmt::Barrier:
+        if (has_async_) os << pad << "loom_cp_async_wait_all();\n";
+        os << pad << "__syncthreads();\n";
+        break;
     }
   }
 
@@ -372,6 +405,22 @@ class Printer {
   // and each lane is the assignment with those accesses replaced by the
   // vector's component, in lane order, so private values (a reduction's
   // accumulator) see the same sequence as the plain loop.
+  // The size of an assignment's copy when it is printed as cp.async: an
+  // instruction tagged async that copies one element (or `bytes`, a vector)
+  // of a global array into local memory, 4, 8 or 16 bytes; 0 otherwise.
+  int async_copy_bytes(const Stmt& s, Type t, int64_t bytes = 0) const {
+    if (!has_async_) return 0;
+    if (!async_ids_.count(s.insn_id)) return 0;
+    auto dst = s.lhs.as<Subscript>();
+    auto src = s.rhs.as<Subscript>();
+    if (!dst || !src || s.rhs.type() != t) return 0;
+    const Temporary* tv = k_.find_temporary(dst->name);
+    const Argument* arg = k_.find_argument(src->name);
+    if (!tv || tv->space != AddressSpace::Local || !arg || arg->kind != Argument::Array) return 0;
+    if (!bytes) bytes = t.bytes();
+    return bytes == 4 || bytes == 8 || bytes == 16 ? int(bytes) : 0;
+  }
+
   void vector_loop(std::ostream& os, const Stmt& loop, int ind) {
     os << std::string(ind * 2, ' ') << "{  // vec " << loop.var << ": " << loop.vector_lanes << " lanes\n";
     vector_assignments(os, loop, loop.children[0], ind + 1);
@@ -391,6 +440,17 @@ class Printer {
     Type it = k_.options.index_dtype;
     int64_t lo = loop.init.as<IntImm>()->value;
     std::map<std::string, Expr> first{{loop.var, make_int(lo, it)}};
+    // an async copy of whole vectors: one cp.async each
+    if (accesses.size() == 2) {
+      const Expr& st = accesses[0].same_as(a->lhs) ? accesses[0] : accesses[1];
+      const Expr& ld = accesses[0].same_as(a->lhs) ? accesses[1] : accesses[0];
+      int64_t bytes = loop.vector_lanes * a->lhs.type().bytes();
+      if (st.same_as(a->lhs) && a->rhs.same_as(ld) && async_copy_bytes(*a, a->lhs.type(), bytes)) {
+        os << pad << "loom_cp_async<" << bytes << ">(&" << expr(simplify(substitute(st, first)), 13) << ", &"
+           << expr(simplify(substitute(ld, first)), 13) << ");\n";
+        return;
+      }
+    }
     std::vector<std::string> names;
     int store = -1;
     for (size_t i = 0; i < accesses.size(); ++i) {
@@ -451,6 +511,8 @@ class Printer {
 
   const GeneratedKernel& g_;
   const LoopKernel& k_;
+  std::set<std::string> async_ids_;  // instructions tagged async
+  bool has_async_ = false;
   int vector_count_ = 0;
 };
 
@@ -470,6 +532,7 @@ std::string print_source(const GeneratedKernel& g) {
   std::string headers;
   if (code.find("half") != std::string::npos) headers += "#include <cuda_fp16.h>\n";
   if (code.find("bfloat16") != std::string::npos) headers += "#include <cuda_bf16.h>\n";
+  if (code.find("loom_cp_async") != std::string::npos) code = std::string(kAsyncPrelude) + code;
   return "// Generated by Loom from kernel '" + g.kernel.name + "'.\n" + headers + code;
 }
 

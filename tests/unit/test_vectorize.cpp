@@ -293,3 +293,64 @@ instructions:
   EXPECT_EQ(count(src, "if (m"), 0) << src;
   check_transformed(k, t, {{{"n", 32}, {"m", 64}, {"l", 8}}, {{"n", 64}, {"m", 32}, {"l", 24}}});
 }
+
+// A fetch spread over a block's threads by joining a row split with the
+// vector groups of a row: the offsets hold x // 8 and x % 8 of the joined
+// iname, which are no polynomial but the same for every lane, so they stay
+// opaque terms whose coefficients (a multiple of the row and of 4) prove the
+// alignment.
+TEST(Vectorize, FloorDivisionsAndModuloOfOtherInamesKeepTheVector) {
+  LoopKernel k = kernel_of(R"(kernel rows
+domains:
+  {[r, c]: 0 <= r < n and 0 <= c < 32}
+arguments:
+  a: float32[n, 32], out: float32[n, 32]
+instructions:
+  out[r, c] = 3 * a[r, c]
+)");
+  LoopKernel t = transformed(k, "assume n mod 32 = 0\nsplit_iname c 4 inner_tag=vec\nsplit_iname r 2\n"
+                                "join_inames r_inner,c_outer new_iname=x\ntag_inames x:l.0\n"
+                                "split_iname r_outer 16 outer_tag=g.0 inner_tag=l.1\n");
+  std::string src = cuda_of(t);
+  EXPECT_EQ(count(src, "*reinterpret_cast<const float4 *>"), 1) << src;
+  EXPECT_EQ(count(src, "*reinterpret_cast<float4 *>"), 1) << src;
+  check_transformed(k, t, {{{"n", 32}}, {{"n", 96}}});
+  // with rows of an odd length the same split cannot be proven aligned
+  LoopKernel odd = kernel_of(R"(kernel rows
+domains:
+  {[r, c]: 0 <= r < n and 0 <= c < 32}
+arguments:
+  a: float32[n, 33], out: float32[n, 32]
+instructions:
+  out[r, c] = 3 * a[r, c]
+)");
+  std::string scalar = cuda_of(transformed(odd, "assume n mod 32 = 0\nsplit_iname c 4 inner_tag=vec\nsplit_iname r 2\n"
+                                               "join_inames r_inner,c_outer new_iname=x\ntag_inames x:l.0\n"
+                                               "split_iname r_outer 16 outer_tag=g.0 inner_tag=l.1\n"));
+  EXPECT_EQ(count(scalar, "*reinterpret_cast<const float4 *>"), 0) << scalar;
+  EXPECT_EQ(count(scalar, "*reinterpret_cast<float4 *>"), 1) << scalar;
+}
+
+// A fetch guarded at the array's end: `64*i_outer + 4*f + lane < n` holds for
+// all four lanes or for none when n is a multiple of 4, so the guard goes
+// around one float4 copy; without that assumption the lanes are copied one
+// by one, each under its own guard.
+TEST(Vectorize, AGuardAtAnEdgeTheLanesAgreeOnGoesAroundTheVector) {
+  LoopKernel k = kernel_of(R"(kernel scale
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = 2 * a[i]
+)");
+  const char* schedule = "split_iname i 64 outer_tag=g.0 inner_tag=l.0\nadd_prefetch a i_inner vector_width=4\n";
+  LoopKernel t = transformed(k, std::string("assume n mod 4 = 0\n") + schedule);
+  std::string src = cuda_of(t);
+  EXPECT_EQ(count(src, "*reinterpret_cast<const float4 *>(&(a["), 1) << src;
+  check_transformed(k, t, {{{"n", 4}}, {{"n", 68}}, {{"n", 200}}});
+  LoopKernel u = transformed(k, schedule);
+  std::string scalar = cuda_of(u);
+  EXPECT_EQ(count(scalar, "float4"), 0) << scalar;
+  check_transformed(k, u, {{{"n", 5}}, {{"n", 67}}});
+}

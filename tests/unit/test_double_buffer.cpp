@@ -1,0 +1,179 @@
+// double_buffer: the effect (two copies of the tile, the fill one iteration
+// ahead tagged async, a first fill before the loop, one barrier per
+// iteration from the exact barrier placement), the CPU oracle against the
+// untransformed kernel at multiple and non-multiple sizes (an odd and an even
+// number of k tiles, a single tile), cp.async in the CUDA C and NVRTC
+// compiling it, and every refusal with its reason.
+#include <gtest/gtest.h>
+
+#include "loom/codegen.h"
+#include "loom/cuda.h"
+#include "loom/parser.h"
+#include "loom/transforms.h"
+#include "oracle.h"
+#include "transform_check.h"
+
+using namespace loom;
+using loom::testing::error_of;
+
+namespace {
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+LoopKernel matmul() {
+  return make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                     {"a: float32[n, l], b: float32[l, m], c: float32[n, m]", "..."}, "mm");
+}
+
+LoopKernel prefetched_matmul(const std::string& extra = "") {
+  return apply_transforms(matmul(), parse_transform_script("split_iname i 16 outer_tag=g.1 inner_tag=l.1\n"
+                                                           "split_iname j 16 outer_tag=g.0 inner_tag=l.0\n"
+                                                           "split_iname k 16\n"
+                                                           "add_prefetch a i_inner,k_inner\n"
+                                                           "add_prefetch b k_inner,j_inner\n" +
+                                                           extra));
+}
+
+const std::vector<std::map<std::string, int64_t>> kSizes = {
+    {{"n", 32}, {"m", 16}, {"l", 64}},   // four k tiles
+    {{"n", 33}, {"m", 17}, {"l", 45}},   // three, the last partial
+    {{"n", 5}, {"m", 21}, {"l", 3}},     // one
+    {{"n", 16}, {"m", 16}, {"l", 0}}};   // none: the first fill must not run
+
+}  // namespace
+
+TEST(DoubleBuffer, TwoCopiesFillAheadAndOneBarrierPerIteration) {
+  LoopKernel k = prefetched_matmul("double_buffer a_fetch k_outer\ndouble_buffer b_fetch k_outer\n");
+  const Temporary* at = k.find_temporary("a_fetch");
+  ASSERT_NE(at, nullptr);
+  ASSERT_EQ(at->shape.size(), 3u);
+  EXPECT_EQ(at->shape[0].str(), "2");
+  EXPECT_TRUE(k.instruction("fetch_a").tags.count("async"));
+  EXPECT_EQ(k.instruction("fetch_a").lhs.str().rfind("a_fetch[(k_outer + 1) % 2", 0), 0u) << k.instruction("fetch_a").str();
+  ASSERT_TRUE(k.instruction("fetch_a_first").lhs.defined());
+  EXPECT_FALSE(k.instruction("fetch_a_first").within_inames.count("k_outer"));
+  EXPECT_TRUE(k.instruction("fetch_a_first").tags.count("async"));
+
+  std::string cuda = cuda::print_source(generate(k));
+  // the first fills, one barrier, then per k tile: the next fills, the products, one barrier
+  EXPECT_EQ(count(cuda, "__syncthreads()"), 2u) << cuda;
+  EXPECT_EQ(count(cuda, "loom_cp_async_wait_all();\n"), 2u) << cuda;  // before each barrier
+  size_t loop = cuda.find("for (int k_outer");
+  ASSERT_NE(loop, std::string::npos) << cuda;
+  size_t product = cuda.find("a_fetch[", cuda.find("acc_c", loop));
+  EXPECT_LT(cuda.find("loom_cp_async<4>", loop), product) << cuda;
+  EXPECT_GT(cuda.find("__syncthreads()", loop), product) << cuda;
+  EXPECT_NE(cuda.find("cp.async.ca.shared.global"), std::string::npos);
+  for (auto& p : kSizes) EXPECT_SAME_RESULTS(matmul(), k, p);
+}
+
+TEST(DoubleBuffer, PlainCopiesWhenAsyncIsOff) {
+  LoopKernel k = prefetched_matmul("double_buffer a_fetch k_outer async_copy=false\n");
+  EXPECT_FALSE(k.instruction("fetch_a").tags.count("async"));
+  std::string cuda = cuda::print_source(generate(k));
+  EXPECT_EQ(cuda.find("loom_cp_async"), std::string::npos) << cuda;
+  // a_fetch needs one barrier per k tile; b_fetch (single) still two
+  for (auto& p : kSizes) EXPECT_SAME_RESULTS(matmul(), k, p);
+  EXPECT_NE(error_of([&] { prefetched_matmul("double_buffer a_fetch k_outer async_copy=maybe\n"); }).find("must be true or false"),
+            std::string::npos);
+}
+
+TEST(DoubleBuffer, VectorFillsBecomeSixteenByteCopies) {
+  // 16x64 tiles of b fetched as float4 on 16x16 threads
+  LoopKernel k = apply_transforms(
+      matmul(), parse_transform_script("assume m mod 64 = 0\n"
+                                       "split_iname i 16 outer_tag=g.1 inner_tag=l.1\n"
+                                       "split_iname j 64 outer_tag=g.0\n"
+                                       "split_iname j_inner 4 inner_tag=vec\n"
+                                       "split_iname j_inner_outer 16 outer_tag=ilp inner_tag=l.0\n"
+                                       "split_iname k 16\n"
+                                       "add_prefetch b k_inner,j_inner_outer_inner,j_inner_inner,j_inner_outer_outer vector_width=4 padding=0\n"
+                                       "double_buffer b_fetch k_outer\n"));
+  std::string cuda = cuda::print_source(generate(k));
+  EXPECT_NE(cuda.find("loom_cp_async<16>"), std::string::npos) << cuda;
+  EXPECT_SAME_RESULTS(matmul(), k, {{"n", 20}, {"m", 128}, {"l", 40}});
+  EXPECT_SAME_RESULTS(matmul(), k, {{"n", 3}, {"m", 64}, {"l", 16}});
+}
+
+TEST(DoubleBuffer, CudaWithAsyncCopiesCompilesWithNvrtc) {
+  if (!cuda::nvrtc_available()) GTEST_SKIP() << "NVRTC not found";
+  LoopKernel k = prefetched_matmul("double_buffer a_fetch k_outer\ndouble_buffer b_fetch k_outer\n");
+  std::string src = cuda::print_source(generate(k));
+  for (const char* arch : {"sm_90", "sm_75"}) {  // cp.async, and the plain copies before sm_80
+    auto r = cuda::compile(src, arch);
+    EXPECT_GT(r.cubin.size(), 0u) << arch;
+  }
+}
+
+TEST(DoubleBuffer, RefusalsNameTheTemporaryAndTheReason) {
+  LoopKernel k = prefetched_matmul();
+  auto refusal = [&](const LoopKernel& kk, const std::string& temp, const std::string& iname) {
+    return error_of([&] { double_buffer(kk, temp, iname); });
+  };
+  EXPECT_NE(refusal(k, "zz", "k_outer").find("no temporary 'zz'"), std::string::npos);
+  EXPECT_NE(refusal(k, "a_fetch", "zz").find("no iname 'zz'"), std::string::npos);
+  std::string e = refusal(k, "a_fetch", "i_inner");
+  EXPECT_NE(e.find("iname 'i_inner' is tagged l.1"), std::string::npos) << e;
+  EXPECT_NE(e.find("double_buffer('a_fetch', 'i_inner') on kernel 'mm'"), std::string::npos) << e;
+  e = refusal(k, "a_fetch", "k_inner");
+  EXPECT_NE(e.find("does not run within 'k_inner'"), std::string::npos) << e;
+  // a private temporary
+  LoopKernel p = apply_transforms(matmul(), parse_transform_script("split_iname k 4\n"
+                                                                   "add_prefetch a k_inner temporary_address_space=private\n"));
+  e = refusal(p, "a_fetch", "k_outer");
+  EXPECT_NE(e.find("is not in local memory"), std::string::npos) << e;
+  // two writers; a fill that reads what the kernel writes (one iteration
+  // early it would read an old value)
+  auto staged = [](const std::string& body) {
+    KernelFile f = parse_kernel_text(R"(kernel staged
+domains:
+  {[t, k]: 0 <= t < 16 and 0 <= k < n}
+arguments:
+  x: float32[n, 16], y: float32[n, 16]
+temporaries:
+  s: float32[16] local
+instructions:
+)" + body + R"(
+transforms:
+  tag_inames t:l.0
+)");
+    return apply_transforms(f.kernel, f.transforms);
+  };
+  e = refusal(staged("  s[t] = x[k, t] {id=w1}\n  s[t] = s[t] + 1 {id=w2, dep=w1}\n  y[k, t] = s[15 - t] {dep=w2}"), "s", "k");
+  EXPECT_NE(e.find("both write 's'"), std::string::npos) << e;
+  e = refusal(staged("  s[t] = y[k, t] {id=w}\n  y[k, t] = 2 * s[15 - t] {dep=w}"), "s", "k");
+  EXPECT_NE(e.find("reads 'y', which the kernel writes"), std::string::npos) << e;
+}
+
+// The exact barrier placement on its own: a tile written in one slot and
+// read in the other (told apart by the loop's parity) needs one barrier per
+// iteration; written and read in the same slot, two (one between the write
+// and the read, one before the next iteration's write).
+TEST(DoubleBuffer, BarrierPlacementTellsParityCopiesApart) {
+  auto barriers = [](const std::string& write_slot) {
+    std::string text = R"(kernel parity
+domains:
+  {[g, t, k]: 0 <= g < n and 0 <= t < 32 and 0 <= k < 5}
+arguments:
+  a: float32[n, 6, 32], out: float32[n, 32]
+temporaries:
+  tile: float32[2, 32] local
+instructions:
+  <float32> acc = 0 {id=init, inames=g:t}
+  tile[)" + write_slot + R"(, t] = a[g, k + 1, t] {id=load, dep=init}
+  acc = acc + tile[k % 2, 31 - t] {id=use, dep=load, inames=g:t:k}
+  out[g, t] = acc {dep=use}
+transforms:
+  tag_inames g:g.0 t:l.0
+)";
+    KernelFile f = parse_kernel_text(text);
+    std::string cuda = cuda::print_source(generate(apply_transforms(f.kernel, f.transforms)));
+    return count(cuda, "__syncthreads()");
+  };
+  EXPECT_EQ(barriers("(k + 1) % 2"), 1u);
+  EXPECT_EQ(barriers("k % 2"), 2u);
+}

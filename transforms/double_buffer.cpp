@@ -1,0 +1,275 @@
+// double_buffer: a local temporary that one instruction fills in every
+// iteration of a sequential loop (a prefetch's tile in the k loop of a matrix
+// product) gets two copies, and the fill moves one iteration ahead: while
+// iteration ko computes from copy ko mod 2, the fill for ko + 1 goes into the
+// other copy. A first fill (for the loop's first iteration) runs before the
+// loop. TVM calls this double_buffer; loopy has no equivalent.
+//
+// The fill is tagged `async` (unless async_copy=false): on sm_80 and newer the
+// CUDA target copies global to shared memory with cp.async, which needs no
+// register and lets the copy run while the threads compute; every barrier
+// then waits for the thread's outstanding copies first. Other targets copy
+// as before. Barriers come from the barrier pass as always: with the copies
+// told apart by the loop's parity, the one the fill and the compute need is
+// a single barrier at the end of the loop body.
+//
+// Refused, with the reason: a temporary that is not local or that several
+// instructions write; a fill outside the loop, or reading what the kernel
+// writes (moving it an iteration ahead would read too early); a reader
+// outside the loop; a loop that is not sequential or whose range depends on
+// other inames; an iname the fill shares with its readers that is nested
+// inside the loop.
+#include <algorithm>
+
+#include <isl/set.h>
+
+#include "common.h"
+#include "loom/isl_util.h"
+#include "loom/transforms.h"
+
+namespace loom {
+
+using transforms::refuse;
+
+namespace {
+
+// Rewrites every access of temporary t: the index list gets `lead` in front
+// (lead may use the instruction's own variables, so it is given per call).
+class LeadAxis : public ExprMutator {
+ public:
+  LeadAxis(const std::string& t, Expr lead) : t_(t), lead_(std::move(lead)) {}
+
+ protected:
+  Expr mutate_subscript(const Subscript& n, const Expr& self) override {
+    if (n.name != t_) return ExprMutator::mutate_subscript(n, self);
+    std::vector<Expr> idx{lead_};
+    for (auto& i : n.indices) idx.push_back(mutate(i));
+    return make_subscript(t_, idx, n.type);
+  }
+
+ private:
+  const std::string& t_;
+  Expr lead_;
+};
+
+bool reads_name(const Instruction& insn, const std::string& name) {
+  if (insn.kind != Instruction::Assign) return false;
+  if (insn.read_names().count(name)) return true;
+  bool found = false;
+  if (auto s = insn.lhs.as<Subscript>())
+    for (auto& i : s->indices) for_each_subscript(i, [&](const Subscript& x) { found |= x.name == name; });
+  return found;
+}
+
+// The inames an instruction's reads of `name` run within: its loops and the
+// inames of the reductions around each read (a matrix product's k loop is the
+// sum's iname, not a loop of the instruction).
+class ReadScope : public ExprVisitor {
+ public:
+  ReadScope(const std::string& name, std::set<std::string> outer) : name_(name), scope_(std::move(outer)) {}
+  std::optional<std::set<std::string>> common;  // inames around every read
+
+ protected:
+  void visit_reduce(const Reduce& n) override {
+    auto saved = scope_;
+    scope_.insert(n.inames.begin(), n.inames.end());
+    ExprVisitor::visit_reduce(n);
+    scope_ = saved;
+  }
+  void visit_subscript(const Subscript& n) override {
+    if (n.name == name_) {
+      if (!common) common = scope_;
+      else {
+        std::set<std::string> c;
+        for (auto& x : *common)
+          if (scope_.count(x)) c.insert(x);
+        common = c;
+      }
+    }
+    ExprVisitor::visit_subscript(n);
+  }
+
+ private:
+  const std::string& name_;
+  std::set<std::string> scope_;
+};
+
+std::set<std::string> read_scope(const Instruction& insn, const std::string& name) {
+  ReadScope v(name, insn.within_inames);
+  v.visit(insn.rhs);
+  for (auto& p : insn.predicates) v.visit(p);
+  if (insn.lhs.defined()) v.visit(insn.lhs);
+  return v.common ? *v.common : insn.within_inames;
+}
+
+std::vector<std::string> ordered(const LoopKernel& k, const std::set<std::string>& inames) {
+  std::vector<std::string> v;
+  for (auto& n : k.all_inames())
+    if (inames.count(n)) v.push_back(n);
+  return v;
+}
+
+Instruction with_values(Instruction insn, const std::map<std::string, Expr>& values) {
+  auto sub = [&](const Expr& e) { return e.defined() ? simplify(substitute(e, values)) : e; };
+  insn.lhs = sub(insn.lhs);
+  insn.rhs = sub(insn.rhs);
+  for (auto& p : insn.predicates) p = sub(p);
+  transforms::update_origin(insn, sub);
+  return insn;
+}
+
+}  // namespace
+
+LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, const std::string& iname, bool async) {
+  const std::string what = "double_buffer('" + temporary + "', '" + iname + "')";
+  const Temporary* t = k.find_temporary(temporary);
+  if (!t) refuse(k, what, "no temporary '" + temporary + "'");
+  if (t->space != AddressSpace::Local)
+    refuse(k, what, "temporary '" + temporary + "' is not in local memory; double buffering overlaps filling a local tile with computing from the other one");
+  if (!k.has_iname(iname)) refuse(k, what, "no iname '" + iname + "'");
+  if (k.tag_of(iname).kind != InameTag::Seq)
+    refuse(k, what, "iname '" + iname + "' is tagged " + k.tag_of(iname).str() + "; the fill moves one iteration ahead of a sequential loop");
+
+  // the fill and the readers
+  const Instruction* fill = nullptr;
+  std::vector<const Instruction*> readers;
+  for (auto& insn : k.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    if (insn.assignee_name() == temporary) {
+      if (fill) refuse(k, what, "instructions '" + fill->id + "' and '" + insn.id + "' both write '" + temporary + "'; double buffering needs one fill");
+      fill = &insn;
+    } else if (reads_name(insn, temporary)) {
+      readers.push_back(&insn);
+    }
+  }
+  if (!fill) refuse(k, what, "no instruction writes '" + temporary + "'");
+  if (readers.empty()) refuse(k, what, "no instruction reads '" + temporary + "'");
+  if (reads_name(*fill, temporary)) refuse(k, what, "the fill '" + fill->id + "' reads '" + temporary + "' itself");
+  if (!fill->within_inames.count(iname))
+    refuse(k, what, "the fill '" + fill->id + "' does not run within '" + iname + "', so there is nothing to fill ahead");
+  std::vector<std::set<std::string>> scopes;
+  for (auto* r : readers) {
+    scopes.push_back(read_scope(*r, temporary));
+    if (!scopes.back().count(iname))
+      refuse(k, what, "instruction '" + r->id + "' reads '" + temporary + "' outside '" + iname + "'");
+  }
+  for (auto& name : fill->read_names()) {
+    bool written = k.find_temporary(name) || (k.find_argument(name) && k.is_written(name));
+    if (written && !k.has_iname(name))
+      refuse(k, what, "the fill '" + fill->id + "' reads '" + name + "', which the kernel writes; reading it one iteration early could read an old value");
+  }
+
+  // the loop's range, the same for every instance of the fill's other inames
+  std::vector<std::string> fill_inames = ordered(k, fill->within_inames);
+  isl::set range = islu::iteration_domain(k, {iname});
+  isl::set all = islu::iteration_domain(k, fill_inames);
+  std::vector<std::string> others;
+  for (auto& n : fill_inames)
+    if (n != iname) others.push_back(n);
+  isl::set product = islu::arrange_dims(islu::arrange_dims(all, others), fill_inames).intersect(islu::arrange_dims(range, fill_inames));
+  if (!product.is_equal(all))
+    refuse(k, what, "the range of '" + iname + "' depends on the fill's other inames; the first fill could not run before the loop");
+  isl::set context = k.assumptions.defined() ? islu::to_isl(k.assumptions) : isl::set::universe(range.params().space());
+  Type it = k.options.index_dtype;
+  isl::pw_aff lo = islu::min_over(range, make_var(iname)), hi = islu::max_over(range, make_var(iname));
+  if (lo.is_null() || hi.is_null()) refuse(k, what, "the range of '" + iname + "' is not bounded");
+  Expr first = islu::expr_from_pw_aff(lo, context, it), last = islu::expr_from_pw_aff(hi, context, it);
+
+  // inames the fill shares with every reader stay (outer loops); its own
+  // sequential loops get copies for the first fill, outside the loop
+  std::set<std::string> shared = fill->within_inames;
+  for (auto& scope : scopes) {
+    std::set<std::string> s;
+    for (auto& n : shared)
+      if (scope.count(n)) s.insert(n);
+    shared = s;
+  }
+  std::vector<std::string> own;
+  for (auto& n : fill_inames) {
+    if (n == iname || k.tag_of(n).is_hardware()) continue;
+    if (!shared.count(n)) {
+      own.push_back(n);
+      continue;
+    }
+    for (auto& chain : k.loop_priority) {
+      auto pi = std::find(chain.begin(), chain.end(), iname), pn = std::find(chain.begin(), chain.end(), n);
+      if (pi != chain.end() && pn != chain.end() && pi < pn)
+        refuse(k, what, "iname '" + n + "' of the fill and its readers is nested inside '" + iname + "'");
+    }
+  }
+
+  LoopKernel r = k;
+  Temporary& tv = r.temporaries.at(temporary);
+  tv.shape.insert(tv.shape.begin(), make_int(2));
+  Expr ko = make_var(iname, it);
+  auto slot = [&](Expr at) {  // (at - first) mod 2
+    bool zero = first.as<IntImm>() && first.as<IntImm>()->value == 0;
+    return make_binary(BinOp::Mod, zero ? at : simplify(at - first), make_int(2, it), it);
+  };
+  Expr parity = slot(ko), next_parity = slot(ko + make_int(1, it));
+
+  const std::string fill_id = fill->id;
+  std::string first_id = transforms::unique_instruction_id(k, fill_id + "_first");
+  Instruction head;
+  for (auto& insn : r.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    if (insn.id == fill_id) {
+      // the fill for the next iteration, into the other copy, while there is one
+      head = with_values(insn, {{iname, first}});
+      insn = with_values(insn, {{iname, ko + make_int(1, it)}});
+      insn.lhs = LeadAxis(temporary, next_parity).mutate(insn.lhs);
+      insn.predicates.push_back(make_binary(BinOp::Le, simplify(ko + make_int(1, it)), last, types::boolean));
+      if (async) insn.tags.insert("async");
+      continue;
+    }
+    LeadAxis lead(temporary, parity);
+    insn.rhs = lead.mutate(insn.rhs);
+    for (auto& p : insn.predicates) p = lead.mutate(p);
+    if (insn.lhs.defined()) insn.lhs = lead.mutate(insn.lhs);
+    if (insn.depends_on.count(fill_id)) insn.depends_on.insert(first_id);
+    if (insn.no_sync_with.count(fill_id)) insn.no_sync_with.insert(first_id);
+  }
+  // the first fill: the loop's first iteration, into copy 0, before the loop
+  head.id = first_id;
+  head.within_inames.erase(iname);
+  head.inames_given = true;
+  head.lhs = LeadAxis(temporary, make_int(0, it)).mutate(head.lhs);
+  head.predicates.push_back(make_binary(BinOp::Le, first, last, types::boolean));
+  if (async) head.tags.insert("async");
+  transforms::drop_proven_predicates(r, head);
+  // before the fill in the list: the order of the instructions is the order
+  // of their writes for the dependence analysis
+  auto at = std::find_if(r.instructions.begin(), r.instructions.end(), [&](const Instruction& i) { return i.id == fill_id; });
+  r.instructions.insert(at, head);
+  for (auto& n : shared)
+    if (n != iname && !k.tag_of(n).is_hardware()) r.loop_priority.push_back({n, iname});
+  if (!own.empty()) {
+    std::string names, tags;
+    for (auto& n : own) {
+      names += (names.empty() ? "" : ",") + n;
+      tags += (tags.empty() ? "" : ",") + k.tag_of(n).str();
+    }
+    r = duplicate_inames(r, names, "id:" + first_id, "", tags);
+  }
+  for (auto& insn : r.instructions)
+    if (insn.id == fill_id) transforms::drop_proven_predicates(r, insn);
+  return r;
+}
+
+void register_double_buffer_transforms(TransformRegistry& reg) {
+  using P = TransformParam;
+  reg.add({"double_buffer",
+           "Give a local temporary filled in every iteration of a loop two copies, and fill the next iteration's copy while this one's is read.",
+           {{"temporary", P::String, true, "the local temporary (a prefetch's tile)"},
+            {"iname", P::String, true, "the sequential loop the fill runs in (a k-tile loop)"},
+            {"async_copy", P::String, false, "true (default): copy global to shared memory with cp.async on sm_80+; false: plain copies"}},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             std::string v = a.str_or("async_copy", "true");
+             bool async = v == "true" || v == "True" || v == "1";
+             if (!async && v != "false" && v != "False" && v != "0")
+               throw TransformError("double_buffer: argument 'async_copy' must be true or false, got '" + v + "'");
+             return double_buffer(k, a.str("temporary"), a.str("iname"), async);
+           }});
+}
+
+}  // namespace loom
