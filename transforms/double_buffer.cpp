@@ -102,6 +102,20 @@ std::set<std::string> read_scope(const Instruction& insn, const std::string& nam
   return v.common ? *v.common : insn.within_inames;
 }
 
+// isl's bounds may use C division of non-negative values (TruncDiv, internal
+// to codegen); a kernel's own expressions say the same with // and %, which
+// the kernel language and JSON can write back.
+class WritableDivisions : public ExprMutator {
+ protected:
+  Expr mutate_binary(const Binary& n, const Expr& self) override {
+    Expr e = ExprMutator::mutate_binary(n, self);
+    auto b = e.as<Binary>();
+    if (b && (b->op == BinOp::TruncDiv || b->op == BinOp::TruncRem))
+      return make_binary(b->op == BinOp::TruncDiv ? BinOp::FloorDiv : BinOp::Mod, b->a, b->b, e.type());
+    return e;
+  }
+};
+
 std::vector<std::string> ordered(const LoopKernel& k, const std::set<std::string>& inames) {
   std::vector<std::string> v;
   for (auto& n : k.all_inames())
@@ -173,7 +187,8 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
   Type it = k.options.index_dtype;
   isl::pw_aff lo = islu::min_over(range, make_var(iname)), hi = islu::max_over(range, make_var(iname));
   if (lo.is_null() || hi.is_null()) refuse(k, what, "the range of '" + iname + "' is not bounded");
-  Expr first = islu::expr_from_pw_aff(lo, context, it), last = islu::expr_from_pw_aff(hi, context, it);
+  Expr first = WritableDivisions().mutate(islu::expr_from_pw_aff(lo, context, it));
+  Expr last = WritableDivisions().mutate(islu::expr_from_pw_aff(hi, context, it));
 
   // inames the fill shares with every reader stay (outer loops); its own
   // sequential loops get copies for the first fill, outside the loop
