@@ -9,6 +9,55 @@
 
 namespace loom::transforms {
 
+namespace {
+
+class AccessMapper : public ExprMutator {
+ public:
+  AccessMapper(const std::string& t, const std::function<Expr(std::vector<Expr>, Type)>& fn) : t_(t), fn_(fn) {}
+
+ protected:
+  Expr mutate_subscript(const Subscript& n, const Expr& self) override {
+    if (n.name != t_) return ExprMutator::mutate_subscript(n, self);
+    std::vector<Expr> idx;
+    for (auto& i : n.indices) idx.push_back(mutate(i));
+    return fn_(idx, n.type);
+  }
+  Expr mutate_var(const Var& n, const Expr& self) override { return n.name == t_ ? fn_({}, n.type) : self; }
+
+ private:
+  const std::string& t_;
+  const std::function<Expr(std::vector<Expr>, Type)>& fn_;
+};
+
+}  // namespace
+
+Expr map_temporary_accesses(const Expr& e, const std::string& t, const std::function<Expr(std::vector<Expr>, Type)>& fn) {
+  return AccessMapper(t, fn).mutate(e);
+}
+
+void map_temporary_accesses(Instruction& insn, const std::string& t, const std::function<Expr(std::vector<Expr>, Type)>& fn) {
+  AccessMapper m(t, fn);
+  insn.lhs = m.mutate(insn.lhs);
+  insn.rhs = m.mutate(insn.rhs);
+  for (auto& p : insn.predicates) p = m.mutate(p);
+}
+
+bool reads_temporary(const Instruction& insn, const std::string& t) {
+  bool found = false;
+  auto look = [&](const Expr& e) {
+    if (!e.defined()) return;
+    std::set<std::string> vars;
+    collect_free_vars(e, vars);
+    found |= vars.count(t) != 0;
+    for_each_subscript(e, [&](const Subscript& s) { found |= s.name == t; });
+  };
+  look(insn.rhs);
+  if (auto s = insn.lhs.as<Subscript>())
+    for (auto& i : s->indices) look(i);
+  for (auto& p : insn.predicates) look(p);
+  return found;
+}
+
 void refuse(const LoopKernel& k, const std::string& what, const std::string& why) {
   throw TransformError(what + " on kernel '" + k.name + "': " + why);
 }

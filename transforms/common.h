@@ -2,6 +2,7 @@
 // to refuse (TransformError naming the transformation, the kernel and the
 // reason), fresh names, and comma-separated name lists.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,16 @@ std::vector<std::string> name_list(const std::string& spec);
 // array when sizes are multiples of the tile needs no guard (and its vec
 // loops stay whole).
 void drop_proven_predicates(const LoopKernel& r, Instruction& insn);
+
+// Rewrites the instruction's accesses of temporary t (reads, its write, the
+// indices of other accesses; a scalar read by name too) through fn, given the
+// access's indices (already rewritten) and its type.
+void map_temporary_accesses(Instruction& insn, const std::string& t, const std::function<Expr(std::vector<Expr>, Type)>& fn);
+Expr map_temporary_accesses(const Expr& e, const std::string& t, const std::function<Expr(std::vector<Expr>, Type)>& fn);
+
+// Whether the instruction reads temporary t: in its right-hand side, its
+// predicates or the indices of its left-hand side.
+bool reads_temporary(const Instruction& insn, const std::string& t);
 
 // Applies f (an iname substitution or renaming) to the instruction's origin
 // too, so it keeps naming the original inames in the current ones.

@@ -33,32 +33,12 @@ using transforms::refuse;
 
 namespace {
 
-// Rewrites every access of temporary t: the index list gets `lead` in front
-// (lead may use the instruction's own variables, so it is given per call).
-class LeadAxis : public ExprMutator {
- public:
-  LeadAxis(const std::string& t, Expr lead) : t_(t), lead_(std::move(lead)) {}
-
- protected:
-  Expr mutate_subscript(const Subscript& n, const Expr& self) override {
-    if (n.name != t_) return ExprMutator::mutate_subscript(n, self);
-    std::vector<Expr> idx{lead_};
-    for (auto& i : n.indices) idx.push_back(mutate(i));
-    return make_subscript(t_, idx, n.type);
-  }
-
- private:
-  const std::string& t_;
-  Expr lead_;
-};
-
-bool reads_name(const Instruction& insn, const std::string& name) {
-  if (insn.kind != Instruction::Assign) return false;
-  if (insn.read_names().count(name)) return true;
-  bool found = false;
-  if (auto s = insn.lhs.as<Subscript>())
-    for (auto& i : s->indices) for_each_subscript(i, [&](const Subscript& x) { found |= x.name == name; });
-  return found;
+// The instruction's accesses of temporary t with `lead` as a new first index.
+void lead_with(Instruction& insn, const std::string& t, const Expr& lead) {
+  transforms::map_temporary_accesses(insn, t, [&](std::vector<Expr> idx, Type type) {
+    idx.insert(idx.begin(), lead);
+    return make_subscript(t, idx, type);
+  });
 }
 
 // The inames an instruction's reads of `name` run within: its loops and the
@@ -152,13 +132,13 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
     if (insn.assignee_name() == temporary) {
       if (fill) refuse(k, what, "instructions '" + fill->id + "' and '" + insn.id + "' both write '" + temporary + "'; double buffering needs one fill");
       fill = &insn;
-    } else if (reads_name(insn, temporary)) {
+    } else if (transforms::reads_temporary(insn, temporary)) {
       readers.push_back(&insn);
     }
   }
   if (!fill) refuse(k, what, "no instruction writes '" + temporary + "'");
   if (readers.empty()) refuse(k, what, "no instruction reads '" + temporary + "'");
-  if (reads_name(*fill, temporary)) refuse(k, what, "the fill '" + fill->id + "' reads '" + temporary + "' itself");
+  if (transforms::reads_temporary(*fill, temporary)) refuse(k, what, "the fill '" + fill->id + "' reads '" + temporary + "' itself");
   if (!fill->within_inames.count(iname))
     refuse(k, what, "the fill '" + fill->id + "' does not run within '" + iname + "', so there is nothing to fill ahead");
   std::vector<std::set<std::string>> scopes;
@@ -232,15 +212,12 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
       // the fill for the next iteration, into the other copy, while there is one
       head = with_values(insn, {{iname, first}});
       insn = with_values(insn, {{iname, ko + make_int(1, it)}});
-      insn.lhs = LeadAxis(temporary, next_parity).mutate(insn.lhs);
+      lead_with(insn, temporary, next_parity);
       insn.predicates.push_back(make_binary(BinOp::Le, simplify(ko + make_int(1, it)), last, types::boolean));
       if (async) insn.tags.insert("async");
       continue;
     }
-    LeadAxis lead(temporary, parity);
-    insn.rhs = lead.mutate(insn.rhs);
-    for (auto& p : insn.predicates) p = lead.mutate(p);
-    if (insn.lhs.defined()) insn.lhs = lead.mutate(insn.lhs);
+    lead_with(insn, temporary, parity);
     if (insn.depends_on.count(fill_id)) insn.depends_on.insert(first_id);
     if (insn.no_sync_with.count(fill_id)) insn.no_sync_with.insert(first_id);
   }
@@ -248,7 +225,7 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
   head.id = first_id;
   head.within_inames.erase(iname);
   head.inames_given = true;
-  head.lhs = LeadAxis(temporary, make_int(0, it)).mutate(head.lhs);
+  lead_with(head, temporary, make_int(0, it));
   head.predicates.push_back(make_binary(BinOp::Le, first, last, types::boolean));
   if (async) head.tags.insert("async");
   transforms::drop_proven_predicates(r, head);

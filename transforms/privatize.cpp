@@ -18,50 +18,13 @@ using transforms::refuse;
 
 namespace {
 
-// Rewrites every access to one temporary (reads, writes, indices of others).
-class AccessMapper : public ExprMutator {
- public:
-  AccessMapper(const std::string& t, std::function<Expr(std::vector<Expr>, Type)> fn) : t_(t), fn_(std::move(fn)) {}
-
- protected:
-  Expr mutate_subscript(const Subscript& n, const Expr& self) override {
-    if (n.name != t_) return ExprMutator::mutate_subscript(n, self);
-    std::vector<Expr> idx;
-    for (auto& i : n.indices) idx.push_back(mutate(i));
-    return fn_(idx, n.type);
-  }
-  Expr mutate_var(const Var& n, const Expr& self) override { return n.name == t_ ? fn_({}, n.type) : self; }
-
- private:
-  const std::string& t_;
-  std::function<Expr(std::vector<Expr>, Type)> fn_;
-};
-
 void map_accesses(LoopKernel& r, const std::string& t, const std::function<Expr(std::vector<Expr>, Type)>& fn) {
-  for (auto& insn : r.instructions) {
-    if (insn.kind != Instruction::Assign) continue;
-    AccessMapper m(t, fn);
-    insn.lhs = m.mutate(insn.lhs);
-    insn.rhs = m.mutate(insn.rhs);
-    for (auto& p : insn.predicates) p = m.mutate(p);
-  }
+  for (auto& insn : r.instructions)
+    if (insn.kind == Instruction::Assign) transforms::map_temporary_accesses(insn, t, fn);
 }
 
 bool accesses(const Instruction& insn, const std::string& t) {
-  if (insn.kind != Instruction::Assign) return false;
-  if (insn.assignee_name() == t) return true;
-  bool found = false;
-  auto look = [&](const Expr& e) {
-    std::set<std::string> vars;
-    collect_free_vars(e, vars);
-    found |= vars.count(t) != 0;
-    for_each_subscript(e, [&](const Subscript& s) { found |= s.name == t; });
-  };
-  look(insn.rhs);
-  if (auto s = insn.lhs.as<Subscript>())
-    for (auto& i : s->indices) look(i);
-  for (auto& p : insn.predicates) look(p);
-  return found;
+  return insn.kind == Instruction::Assign && (insn.assignee_name() == t || transforms::reads_temporary(insn, t));
 }
 
 // The temporaries a transformation applies to: only_var_names, or those written within one of `inames`.
@@ -209,13 +172,10 @@ LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, co
   r.temporaries.erase(old_name);
   t.name = new_name;
   r.temporaries[new_name] = t;
-  map_accesses(r, old_name, [&](std::vector<Expr> idx, Type type) {
-    return k.temporaries.at(old_name).shape.empty() ? make_var(new_name, type) : make_subscript(new_name, idx, type);
-  });
-  for (auto& [n, rule] : r.substitutions) rule.body = AccessMapper(old_name, [&](std::vector<Expr> idx, Type type) {
-                                                       return k.temporaries.at(old_name).shape.empty() ? make_var(new_name, type)
-                                                                                                      : make_subscript(new_name, idx, type);
-                                                     }).mutate(rule.body);
+  bool scalar = k.temporaries.at(old_name).shape.empty();
+  auto renamed = [&](std::vector<Expr> idx, Type type) { return scalar ? make_var(new_name, type) : make_subscript(new_name, idx, type); };
+  map_accesses(r, old_name, renamed);
+  for (auto& [n, rule] : r.substitutions) rule.body = transforms::map_temporary_accesses(rule.body, old_name, renamed);
   return r;
 }
 

@@ -158,15 +158,14 @@ GlobalConflict global_conflict(const LoopKernel& k, const Instruction& a, const 
     return r;
   }
   if (pairs.is_empty()) return r;
-  auto differ_on = [&](InameTag::Kind kind, const isl::set& base, isl::set& same) { return loom::differ_on(k, a, b, kind, base, same); };
   isl::set same_block;
-  isl::set blocks = differ_on(InameTag::Group, pairs, same_block);
+  isl::set blocks = differ_on(k, a, b, InameTag::Group, pairs, same_block);
   if (!blocks.is_empty()) {
     r.across_blocks = true;
     r.witness = witness_of(blocks);
   }
   isl::set same_thread;
-  isl::set threads = differ_on(InameTag::Local, same_block, same_thread);
+  isl::set threads = differ_on(k, a, b, InameTag::Local, same_block, same_thread);
   if (!threads.is_empty()) {
     r.across_threads = true;
     if (r.witness.empty()) r.witness = witness_of(threads);
