@@ -3,7 +3,7 @@
 // tags, loop priorities, reduction splits, chunks, joins, renames,
 // assumptions, prefetches (local or private, random sweeps and tags) and the
 // other memory transformations (precompute, buffer_array, privatize,
-// assignment_to_subst, expand_subst);
+// double_buffer, assignment_to_subst, expand_subst);
 // `log` is the applied steps as a transformation script (one per line), so a
 // failing case replays (and shrinks) through apply_transforms. steps a transform refuses are skipped. Used by the CPU and GPU
 // random-schedule tests; `log` records what was applied.
@@ -16,6 +16,18 @@
 #include "loom/transforms.h"
 
 namespace loom::testing {
+
+// A sequential loop the instruction that writes temporary tv runs in (a
+// random one), or "".
+template <class Pick>
+std::string filler_loop(const LoopKernel& t, const std::string& tv, Pick& pick) {
+  std::vector<std::string> loops;
+  for (auto& insn : t.instructions)
+    if (insn.kind == Instruction::Assign && insn.assignee_name() == tv)
+      for (auto& i : insn.within_inames)
+        if (t.tag_of(i).kind == InameTag::Seq) loops.push_back(i);
+  return loops.empty() ? "" : loops[size_t(pick(int(loops.size())))];
+}
 
 inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::string& log) {
   LoopKernel t = k;
@@ -86,6 +98,15 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
           t = add_prefetch(t, array, names, po);
           log += "add_prefetch " + array + " " + names + " temporary_address_space=" + to_string(po.temporary_address_space) +
                  " default_tag=" + po.default_tag + "\n";
+          // a local tile fetched in a sequential loop: double-buffered in that loop, sometimes
+          std::string fetched = array + "_fetch", loop = filler_loop(t, fetched, pick);
+          if (po.temporary_address_space == AddressSpace::Local && !loop.empty() && pick(2)) {
+            try {
+              t = double_buffer(t, fetched, loop);
+              log += "double_buffer " + fetched + " " + loop + "\n";
+            } catch (const TransformError&) {
+            }
+          }
         }
       } else if (what >= 11) {
         // the memory transformations: precompute a rule, buffer a written array,
@@ -122,6 +143,10 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
           if (pick(2) && !sweep.empty()) {
             t = privatize_temporaries_with_inames(t, sweep[0], tv);
             log += "privatize_temporaries_with_inames " + sweep[0] + " only_var_names=" + tv + "\n";
+          } else if (pick(2)) {
+            std::string loop = filler_loop(t, tv, pick);
+            t = double_buffer(t, tv, loop.empty() ? n : loop);
+            log += "double_buffer " + tv + " " + (loop.empty() ? n : loop) + "\n";
           } else {
             t = assignment_to_subst(t, tv);
             log += "assignment_to_subst " + tv + "\n";
