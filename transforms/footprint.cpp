@@ -283,11 +283,13 @@ StorageLoops add_storage_loops(LoopKernel& r, const LoopKernel& k, const Footpri
   return loops;
 }
 
-void rewrite_uses(LoopKernel& r, const FootprintRequest& rq, const Footprint& fp, const std::string& temp) {
+void rewrite_uses(LoopKernel& r, const FootprintRequest& rq, const Footprint& fp, const std::string& temp,
+                  const std::string& producer_id) {
   std::set<size_t> touched;
   for (auto& u : fp.uses) touched.insert(u.insn);
   for (size_t i : touched) {
     Instruction& insn = r.instructions[i];
+    if (!producer_id.empty()) insn.depends_on.insert(producer_id);
     auto rewriter = [&] { return UseRewriter(rq, fp, temp, insn.within_inames); };
     insn.rhs = rewriter().mutate(insn.rhs);
     for (auto& p : insn.predicates) p = rewriter().mutate(p);

@@ -61,7 +61,11 @@ StorageLoops add_storage_loops(LoopKernel& r, const LoopKernel& k, const Footpri
 
 // Rewrites every use the footprint covers (the instructions in fp.uses) to
 // temp[index - base] (or the scalar temp when there are no storage axes).
-void rewrite_uses(LoopKernel& r, const FootprintRequest& rq, const Footprint& fp, const std::string& temp);
+// A producer (the fetch or compute instruction) becomes a dependency of each
+// rewritten instruction, as in loopy: the readers wait for what fills the
+// temporary, and add_dependencies need not ask isl whether they meet.
+void rewrite_uses(LoopKernel& r, const FootprintRequest& rq, const Footprint& fp, const std::string& temp,
+                  const std::string& producer_id = "");
 
 // Tags the storage loops: "l.auto" puts them onto the local axes the block
 // already has (contiguous last axis on l.0, split by the axis' extent where the

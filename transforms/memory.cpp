@@ -88,7 +88,7 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
     fetch.predicates.push_back(make_binary(BinOp::Lt, loops.source[d], arg->shape[d]));
   }
   transforms::drop_proven_predicates(r, fetch);
-  transforms::rewrite_uses(r, rq, fp, temp);
+  transforms::rewrite_uses(r, rq, fp, temp, fetch.id);
   r.instructions.insert(r.instructions.begin() + long(fp.uses[0].insn), fetch);
   return transforms::tag_storage_loops(r, k, rq, fp, loops, o.default_tag.empty() ? "l.auto" : o.default_tag, fetch.id,
                                        o.vector_width);

@@ -201,7 +201,7 @@ LoopKernel precompute(const LoopKernel& k_in, const std::string& subst_use, cons
   compute.loc = k.instructions[fp.uses[0].insn].loc;
   compute.predicates = transforms::footprint_conditions(k, rq, fp, loops);
   transforms::drop_proven_predicates(r, compute);
-  transforms::rewrite_uses(r, rq, fp, temp);
+  transforms::rewrite_uses(r, rq, fp, temp, compute.id);
   transforms::order_outer_before_sweep(r, rq, fp);
   r.instructions.insert(r.instructions.begin() + long(fp.uses[0].insn), compute);
   return transforms::tag_storage_loops(r, k, rq, fp, loops, o.default_tag.empty() ? "l.auto" : o.default_tag, compute.id);

@@ -3,8 +3,10 @@
 // reference and return a new kernel; Exprs and Domains inside are shared and
 // immutable, so a copy is cheap and an auto-scheduler can hold many variants.
 #pragma once
+#include <atomic>
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <optional>
 #include <set>
 #include <string>
@@ -124,12 +126,42 @@ struct KernelOptions {
   Type index_dtype = types::int32;  // type of inames and parameters
 };
 
+namespace detail {
+// An index by name of the kernel's arguments or instructions, built on first
+// lookup. A copy of a kernel starts without one (its vectors live
+// elsewhere), so a pass that copies the kernel and looks names up stays
+// linear in the kernel's size. Atomic: kernels (and the `original` they
+// share) are read from several threads at once by the tuner and by Python.
+struct NameIndex {
+  const void* data = nullptr;  // the vector it was built from
+  size_t size = 0;
+  std::unordered_map<std::string, size_t> at;
+};
+class NameIndexCache {
+ public:
+  NameIndexCache() = default;
+  NameIndexCache(const NameIndexCache&) {}
+  NameIndexCache& operator=(const NameIndexCache&) {
+    p_.store(nullptr);
+    return *this;
+  }
+  std::shared_ptr<const NameIndex> get() const { return p_.load(); }
+  void set(std::shared_ptr<const NameIndex> x) const { p_.store(std::move(x)); }
+
+ private:
+  mutable std::atomic<std::shared_ptr<const NameIndex>> p_;
+};
+}  // namespace detail
+
 class LoopKernel {
  public:
   std::string name = "loom_kernel";
   std::vector<Domain> domains;       // in order; later ones may use earlier inames as parameters
   std::vector<Instruction> instructions;
-  std::vector<Argument> arguments;   // in signature order
+  // In signature order. Add, remove or replace arguments; do not rename one
+  // in place (find_argument's index is rebuilt when the vector is
+  // reallocated or resized, not when a name changes).
+  std::vector<Argument> arguments;
   std::map<std::string, Temporary> temporaries;
   std::map<std::string, SubstitutionRule> substitutions;
   std::map<std::string, InameTag> iname_tags;  // absent: Seq
@@ -166,6 +198,9 @@ class LoopKernel {
   std::vector<std::string> parameters() const;
 
   std::string str() const;  // human-readable dump (kernel language)
+
+ private:
+  detail::NameIndexCache argument_index_, instruction_index_;
 };
 
 }  // namespace loom

@@ -41,8 +41,9 @@ void check_loop_instances(const LoopKernel& k, const Linearization& L);
 // Local memory one thread writes and another reads needs a barrier between
 // them (src/schedule/barrier_check.cpp). place_local_barriers inserts the
 // barriers that are missing (into L, and as barrier instructions into the
-// returned kernel); check_local_barriers throws KernelError when one is
-// still missing.
+// returned kernel) until none is missing, or throws KernelError; code
+// generation relies on that and does not check again. check_local_barriers
+// throws KernelError when one is missing from a given schedule.
 LoopKernel place_local_barriers(const LoopKernel& k, Linearization& L);
 void check_local_barriers(const LoopKernel& k, const Linearization& L);
 

@@ -122,8 +122,8 @@ class FastPath {
   // register tiles run whole. A bound is dropped for it when
   //  - it involves a parameter (a partial tile's edge, not the tile's shape),
   //  - its inames are hardware inames (each thread or block has its own
-  //    registers) or ILP inames that index the written value (each extra
-  //    iteration has its own slot), so no iteration inside the domain reads
+  //    registers) or ILP or vector-lane inames that index the written value
+  //    (each extra iteration has its own slot), so no iteration inside the domain reads
   //    what an extra one wrote: reductions keep their bounds;
   //  - the instruction writes a private temporary, reads only temporaries at
   //    indices inside their shapes over the whole box (no global memory, no
@@ -146,7 +146,7 @@ class FastPath {
           }
           InameTag t = k_.tag_of(v);
           if (hw_.count(v)) continue;
-          if (t.kind == InameTag::Ilp && slot_inames.count(v)) continue;
+          if ((t.kind == InameTag::Ilp || t.kind == InameTag::Vec) && slot_inames.count(v)) continue;
           droppable = false;
         }
         if (!(has_param && droppable)) kept.push_back(c);
@@ -174,17 +174,9 @@ class FastPath {
       const Temporary* tv = k_.find_temporary(s.name);
       if (!tv || tv->space == AddressSpace::Global || tv->shape.size() != s.indices.size()) return false;
       for (size_t d = 0; d < s.indices.size(); ++d) {
-        auto f = affine_form(s.indices[d]);
-        if (!f) return false;
-        int64_t lo = f->constant, hi = f->constant;
-        for (auto& [v, a] : f->coef) {
-          auto it = box.find(v);
-          if (it == box.end() || it->second.first == INT64_MIN || it->second.second == INT64_MAX) return false;
-          lo += a > 0 ? a * it->second.first : a * it->second.second;
-          hi += a > 0 ? a * it->second.second : a * it->second.first;
-        }
+        auto range = index_range(s.indices[d], box);
         auto size = constant_int(tv->shape[d]);
-        if (!size || lo < 0 || hi >= *size) return false;
+        if (!range || !size || range->first < 0 || range->second >= *size) return false;
       }
       return true;
     };
@@ -209,6 +201,58 @@ class FastPath {
     if (auto s = insn.lhs.as<Subscript>()) ok = ok && in_shape(*s);
     if (as_warp_reduce(insn.rhs)) ok = false;
     return ok;
+  }
+
+  // The values an index takes over a box of constant iname ranges: exact for
+  // an affine index (terms counted once), else by intervals through
+  // constant multiples, floor division and modulo by a positive constant
+  // (double_buffer's copy by parity, (k - k0) % 2).
+  static std::optional<std::pair<int64_t, int64_t>> index_range(const Expr& e, const Ranges& box) {
+    using R = std::optional<std::pair<int64_t, int64_t>>;
+    auto known = [](int64_t lo, int64_t hi) { return lo > INT64_MIN / 4 && hi < INT64_MAX / 4; };
+    if (auto f = affine_form(e)) {
+      int64_t lo = f->constant, hi = f->constant;
+      for (auto& [v, a] : f->coef) {
+        auto it = box.find(v);
+        if (it == box.end() || !known(it->second.first, it->second.second)) return std::nullopt;
+        lo += a > 0 ? a * it->second.first : a * it->second.second;
+        hi += a > 0 ? a * it->second.second : a * it->second.first;
+      }
+      return R{{lo, hi}};
+    }
+    auto b = e.as<Binary>();
+    if (!b) return std::nullopt;
+    R x = index_range(b->a, box), y = index_range(b->b, box);
+    auto positive_constant = [&]() -> std::optional<int64_t> {
+      auto c = constant_int(b->b);
+      return c && *c > 0 ? c : std::nullopt;
+    };
+    auto fd = [](int64_t p, int64_t q) { return p / q - ((p % q != 0) && (p < 0)); };
+    switch (b->op) {
+      case BinOp::Add:
+        if (x && y) return R{{x->first + y->first, x->second + y->second}};
+        return std::nullopt;
+      case BinOp::Sub:
+        if (x && y) return R{{x->first - y->second, x->second - y->first}};
+        return std::nullopt;
+      case BinOp::Mul:
+        if (x && y) {
+          int64_t c[4] = {x->first * y->first, x->first * y->second, x->second * y->first, x->second * y->second};
+          return R{{*std::min_element(c, c + 4), *std::max_element(c, c + 4)}};
+        }
+        return std::nullopt;
+      case BinOp::FloorDiv:
+        if (auto q = positive_constant(); q && x) return R{{fd(x->first, *q), fd(x->second, *q)}};
+        return std::nullopt;
+      case BinOp::Mod:
+        if (auto q = positive_constant()) {
+          if (x && x->first >= 0 && x->second < *q) return x;
+          return R{{0, *q - 1}};
+        }
+        return std::nullopt;
+      default:
+        return std::nullopt;
+    }
   }
 
   // Position of c's innermost variable in insn's loop order; -1 when it has

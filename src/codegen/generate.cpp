@@ -6,6 +6,7 @@
 
 #include "fast_path.h"
 #include "hardware_axes.h"
+#include "unswitch.h"
 #include "vectorize.h"
 #include "loom/preprocess.h"
 
@@ -61,8 +62,9 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   g.kernel = preprocess(k);
   st.preprocess = lap(t);
   g.linearization = linearize(g.kernel);
+  // (placement ends only when no conflicting pair lacks a barrier: what
+  // check_local_barriers would ask again)
   g.kernel = place_local_barriers(g.kernel, g.linearization);
-  check_local_barriers(g.kernel, g.linearization);
   for (auto& [iname, tag] : g.kernel.iname_tags)  // full unrolling needs a known trip count
     if (tag.is_unrolled() && g.kernel.has_iname(iname)) {
       auto r = islu::constant_range(g.kernel, iname);
@@ -80,7 +82,8 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
       g.hardware_inames = fast->inames;
       g.grid = fast->grid;
       g.block = fast->block;
-      g.body = codegen::vectorize_loops(g.kernel, fast->body, g.argument_alignment);
+      g.body = codegen::unswitch_partial_tiles(g.kernel, fast->body);
+      g.body = codegen::vectorize_loops(g.kernel, g.body, g.argument_alignment);
       g.fast_path = true;
       codegen::check_synchronization(g.kernel, g);
       st.loop_nest = lap(t);

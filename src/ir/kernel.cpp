@@ -216,16 +216,49 @@ Expr LoopKernel::flat_index(const Subscript& s) const {
   return flat.defined() ? simplify(flat) : make_int(0, it);
 }
 
+namespace {
+// v[i] whose name(v[i]) is n, through the cached index (rebuilt when v was
+// reallocated or resized). A hit is checked against the element; a miss is
+// believed when `trust_misses` (arguments are replaced, never renamed in
+// place, and a miss is an everyday question: "is this name an argument?"),
+// else confirmed by a scan (instruction ids may be edited in place; a miss
+// there is an error anyway).
+template <class T, class Name>
+const T* find_by_name(const std::vector<T>& v, const std::string& n, const detail::NameIndexCache& cache, Name name,
+                      bool trust_misses) {
+  auto scan = [&]() -> const T* {
+    for (auto& x : v)
+      if (name(x) == n) return &x;
+    return nullptr;
+  };
+  if (v.size() <= 8) return scan();  // cheaper than hashing
+  auto index = cache.get();
+  auto build = [&] {
+    auto fresh = std::make_shared<detail::NameIndex>();
+    fresh->data = v.data();
+    fresh->size = v.size();
+    for (size_t i = 0; i < v.size(); ++i) fresh->at.emplace(name(v[i]), i);
+    cache.set(fresh);
+    index = fresh;
+  };
+  if (!index || index->data != v.data() || index->size != v.size()) build();
+  auto it = index->at.find(n);
+  if (it != index->at.end() && name(v[it->second]) == n) return &v[it->second];
+  if (trust_misses && it == index->at.end()) return nullptr;
+  const T* found = scan();
+  if (found) build();  // the index was stale: names changed in place
+  return found;
+}
+}  // namespace
+
 const Instruction& LoopKernel::instruction(const std::string& id) const {
-  for (auto& i : instructions)
-    if (i.id == id) return i;
+  if (auto* i = find_by_name(instructions, id, instruction_index_, [](const Instruction& x) -> const std::string& { return x.id; }, false))
+    return *i;
   throw KernelError("kernel '" + name + "': no instruction with id '" + id + "'");
 }
 
 const Argument* LoopKernel::find_argument(const std::string& n) const {
-  for (auto& a : arguments)
-    if (a.name == n) return &a;
-  return nullptr;
+  return find_by_name(arguments, n, argument_index_, [](const Argument& x) -> const std::string& { return x.name; }, true);
 }
 
 const Temporary* LoopKernel::find_temporary(const std::string& n) const {

@@ -4,11 +4,15 @@
 // atomically (float32, float64, int32, uint32, int64, uint64); each target
 // emits one atomic add of e (CUDA atomicAdd, LLVM atomicrmw), the reference
 // interpreter a plain update (it runs threads one after another).
+#include <algorithm>
+
 #include "loom/preprocess.h"
 
 namespace loom {
 
 const Instruction* atomic_instruction(const LoopKernel& k, const std::string& id) {
+  // (asked for every statement: kernels without atomics answer without comparing ids)
+  if (std::none_of(k.instructions.begin(), k.instructions.end(), [](const Instruction& i) { return i.atomic; })) return nullptr;
   for (auto& i : k.instructions)
     if (i.id == id && i.atomic) return &i;
   return nullptr;

@@ -101,7 +101,7 @@ std::vector<LoopKernel> split(const LoopKernel& given, std::vector<Argument>& gl
   std::vector<LoopKernel> out;
   for (int s = 0; s < count; ++s) {
     LoopKernel sk = k;
-    sk.name = s == 0 ? k.name : k.name + "_" + std::to_string(s);
+    sk.name = out.empty() ? k.name : k.name + "_" + std::to_string(out.size());
     sk.original = nullptr;
     sk.instructions.clear();
     for (size_t i = 0; i < k.instructions.size(); ++i) {
@@ -115,6 +115,9 @@ std::vector<LoopKernel> split(const LoopKernel& given, std::vector<Argument>& gl
       }
       sk.instructions.push_back(std::move(insn));
     }
+    // a global barrier first, last or after another: no launch of its own (one
+    // that does nothing would still cost a launch)
+    if (sk.instructions.empty() && (s + 1 < count || !out.empty())) continue;
     // another launch's inames keep no tag here (a block axis no instruction of this launch uses would widen its grid)
     InamesUsed used;
     for (auto& insn : sk.instructions) {

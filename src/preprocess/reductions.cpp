@@ -84,6 +84,29 @@ class Realizer : public ExprMutator {
   bool in_sequential_loop = false;
   Partial last_sequential;  // the accumulators of the last sequential reduction realized
 
+  // Whether instruction `id` runs inside a loop this instruction reduces over
+  // that a part running in `inames` is outside of.
+  bool runs_in_other_loop(const std::string& id, const std::set<std::string>& inames) {
+    if (!reduced_known_) {
+      struct Collect : ExprVisitor {
+        std::set<std::string>* out;
+        void visit_reduce(const Reduce& n) override {
+          out->insert(n.inames.begin(), n.inames.end());
+          ExprVisitor::visit_reduce(n);
+        }
+      } c;
+      c.out = &reduced_;
+      c.visit(insn_.rhs);
+      reduced_known_ = true;
+    }
+    for (auto& other : k_.instructions) {
+      if (other.id != id) continue;
+      for (auto& n : other.within_inames)
+        if (reduced_.count(n) && !inames.count(n)) return true;
+    }
+    return false;
+  }
+
  protected:
   Expr mutate_reduce(const Reduce& r, const Expr&) override {
     std::vector<std::string> local, seq;
@@ -137,7 +160,12 @@ class Realizer : public ExprMutator {
     i.rhs = std::move(rhs);
     i.within_inames = std::move(inames);
     i.inames_given = true;
-    i.depends_on = insn_.depends_on;
+    // The instruction's own dependencies, except those on instructions inside
+    // a reduction loop that this part is outside of: a fetch inside the
+    // reduction loop feeds the update, and the accumulator's init before
+    // that loop cannot wait for it (the wait would be a cycle).
+    for (auto& d : insn_.depends_on)
+      if (!runs_in_other_loop(d, i.within_inames)) i.depends_on.insert(d);
     i.depends_on.insert(deps.begin(), deps.end());
     i.predicates = insn_.predicates;
     i.predicates.insert(i.predicates.end(), extra_predicates.begin(), extra_predicates.end());
@@ -402,6 +430,8 @@ class Realizer : public ExprMutator {
   }
 
   LoopKernel& k_;
+  std::set<std::string> reduced_;  // the inames the instruction reduces over (runs_in_other_loop)
+  bool reduced_known_ = false;
   const Instruction& insn_;
   std::vector<Instruction>& out_;
   std::set<std::string> scope_;
@@ -458,6 +488,9 @@ LoopKernel realize_reductions(const LoopKernel& k) {
     Instruction copy = insn;
     copy.rhs = rz.mutate(insn.rhs);
     for (auto& p : copy.predicates) p = rz.mutate(p);
+    // (it waits for the final updates, and they for what feeds the reduction loop)
+    for (auto d = copy.depends_on.begin(); d != copy.depends_on.end();)
+      d = rz.runs_in_other_loop(*d, copy.within_inames) ? copy.depends_on.erase(d) : std::next(d);
     copy.depends_on.insert(rz.final_updates.begin(), rz.final_updates.end());
     // a parallel result stored to memory: one writer, the thread at p's lower bound
     bool to_memory = copy.lhs.as<Subscript>() != nullptr;

@@ -241,7 +241,9 @@ LoopKernel place_local_barriers(const LoopKernel& k, Linearization& L) {
     std::vector<Event> ev = events_of(r, L);
     auto m = find_missing(r, ev, cache);
     if (!m) return r;
-    if (round > int(ev.size()) + 8) throw KernelError(m->message + " (internal error: barrier placement did not converge)");
+    if (round > int(ev.size()) + 8)
+      throw KernelError(m->message + "; Loom could not place a barrier there itself (is the access under a condition that "
+                                     "not every thread of the block meets?)");
     const Event& a = ev[m->lo];
     const Event& b = ev[m->hi];
     Instruction bar;

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "loom/cuda.h"
@@ -171,11 +172,14 @@ class Printer {
     std::ostringstream os;
     os << "extern \"C\" __global__ void __launch_bounds__(" << g_.threads_per_block() << ") " << k_.name << "(";
     bool first = true;
+    std::set<std::string> written;  // (one pass: is_written per argument would be quadratic)
+    for (auto& insn : k_.instructions)
+      if (insn.kind == Instruction::Assign) written.insert(insn.assignee_name());
     for (auto& a : k_.arguments) {
       os << (first ? "" : ", ");
       first = false;
       std::string t = c_type(a.dtype, "argument '" + a.name + "'");
-      if (a.kind == Argument::Array) os << t << (k_.is_written(a.name) ? "" : " const") << " *__restrict__ " << a.name;
+      if (a.kind == Argument::Array) os << t << (written.count(a.name) ? "" : " const") << " *__restrict__ " << a.name;
       else os << t << " const " << a.name;
     }
     os << ")\n{\n";

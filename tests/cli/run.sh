@@ -73,6 +73,10 @@ if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1;
   printf 'kernel sc\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  out: float32[n]\n  idx: int32[n]\n  a: float32[n]\ninstructions:\n  out[idx[i]] = a[i]\ndefaults:\n  n=1000\n' >"$tmp/sc.loom"
   expect "a scatter runs on index arrays inside the range" 0 'check out: match' -- "$LOOM" run "$tmp/sc.loom" --target cpu
 fi
+# sizes beyond 2^31 - 1 elements: the command line generates 64-bit index arithmetic by itself
+expect "more than 2^31 elements get 64-bit indices" 0 'long long const i_outer' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=3000000000
+expect "and says so" 0 'beyond 2\^31 - 1: 64-bit index arithmetic' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=3000000000
+expect "small sizes keep 32-bit indices" 0 'int const i_outer' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=1000
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

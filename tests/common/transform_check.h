@@ -34,4 +34,18 @@ inline std::string error_of(const std::function<void()>& f) {
   return "no error";
 }
 
+// How often `what` occurs in `text` (barriers, guards in generated code).
+inline size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// c[i, j] = sum(k, a[i, k] * b[k, j]) over n x m x l, the kernel every
+// memory-transformation test schedules.
+inline LoopKernel matmul_kernel() {
+  return make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                     {"a: float32[n, l], b: float32[l, m], c: float32[n, m]", "..."}, "mm");
+}
+
 }  // namespace loom::testing

@@ -18,16 +18,9 @@ using loom::testing::error_of;
 
 namespace {
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
+size_t count(const std::string& text, const std::string& what) { return loom::testing::count_of(text, what); }
 
-LoopKernel matmul() {
-  return make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
-                     {"a: float32[n, l], b: float32[l, m], c: float32[n, m]", "..."}, "mm");
-}
+LoopKernel matmul() { return loom::testing::matmul_kernel(); }
 
 LoopKernel prefetched_matmul(const std::string& extra = "") {
   return apply_transforms(matmul(), parse_transform_script("split_iname i 16 outer_tag=g.1 inner_tag=l.1\n"

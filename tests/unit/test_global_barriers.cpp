@@ -84,6 +84,25 @@ transforms:
   check_transformed(plain, k, {{{"n", 1}}, {{"n", 33}}, {{"n", 1000}}});
 }
 
+TEST(GlobalBarriers, BarriersFirstLastOrTwiceMakeNoEmptyLaunch) {
+  std::string text = kTwoStageSum;
+  // a global barrier at the end, one at the start, and a second one right after the first
+  std::string trailing = text + "  ... gbarrier  {id=gb_end}\n";
+  std::string leading = text;
+  leading.replace(leading.find("  partial[b] ="), 0, "  ... gbarrier  {id=gb_start}\n");
+  std::string doubled = text;
+  doubled.replace(doubled.find("  total[0] ="), 0, "  ... gbarrier  {id=gb_again}\n");
+  LoopKernel plain = make_kernel({"{[i]: 0 <= i < n}"}, "total[0] = sum(i, a[i])", {"a: float32[n], total: float32[1], n: int32"}, "sum2");
+  for (auto& t : {trailing, leading, doubled}) {
+    GeneratedKernel g = generate(kernel_of(t));
+    ASSERT_EQ(g.launches.size(), 2u) << t;
+    EXPECT_EQ(g.launches[0].kernel.name, "sum2");
+    EXPECT_EQ(g.launches[1].kernel.name, "sum2_1");
+    for (auto& l : g.launches) EXPECT_FALSE(l.kernel.instructions.empty());
+    check_transformed(plain, kernel_of(t), {{{"n", 65}}, {{"n", 0}}});
+  }
+}
+
 TEST(GlobalBarriers, RoundTrips) {
   LoopKernel k = kernel_of(kTwoStageSum);
   EXPECT_NE(k.str().find("... gbarrier"), std::string::npos) << k.str();

@@ -8,8 +8,10 @@
 #include "loom/codegen.h"
 #include "loom/cuda.h"
 #include "loom/parser.h"
+#include "loom/preprocess.h"
 #include "loom/transforms.h"
 #include "oracle.h"
+#include "transform_check.h"
 
 using namespace loom;
 
@@ -24,16 +26,9 @@ std::string error_of(const std::function<void()>& f) {
   return "no error";
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
+size_t count(const std::string& text, const std::string& what) { return loom::testing::count_of(text, what); }
 
-LoopKernel matmul() {
-  return make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
-                     {"a: float32[n, l], b: float32[l, m], c: float32[n, m]", "..."}, "mm");
-}
+LoopKernel matmul() { return loom::testing::matmul_kernel(); }
 
 LoopKernel tiled_matmul(int64_t t = 16) {
   LoopKernel k = matmul();
@@ -66,6 +61,23 @@ TEST(Prefetch, MatmulTilesInLocalMemoryWithBarriersPlacedByLoom) {
                                                            {{"n", 33}, {"m", 17}, {"l", 45}},
                                                            {{"n", 1}, {"m", 5}, {"l", 3}}})
     EXPECT_SAME_RESULTS(matmul(), k, p);
+}
+
+TEST(Prefetch, ReadersWaitForTheFetchAndTheAccumulatorsInitDoesNot) {
+  // as in loopy, the rewritten instruction depends on the fetch; once the
+  // reduction is realized, its update waits for the fetch inside the k loop
+  // and the accumulator's init, before that loop, does not (a wait there
+  // would be a cycle)
+  LoopKernel k = add_prefetch(add_prefetch(tiled_matmul(), "a", "i_inner, k_inner"), "b", "k_inner, j_inner");
+  EXPECT_TRUE(k.instruction("insn_0").depends_on.count("fetch_a"));
+  EXPECT_TRUE(k.instruction("insn_0").depends_on.count("fetch_b"));
+  LoopKernel p = preprocess(k);
+  for (auto& insn : p.instructions) {
+    bool update = insn.within_inames.count("k_outer") && insn.id != "fetch_a" && insn.id != "fetch_b";
+    if (update) EXPECT_TRUE(insn.depends_on.count("fetch_a")) << insn.str();
+    if (!insn.within_inames.count("k_outer")) EXPECT_FALSE(insn.depends_on.count("fetch_a")) << insn.str();
+  }
+  for (auto q : std::vector<std::map<std::string, int64_t>>{{{"n", 33}, {"m", 17}, {"l", 45}}}) EXPECT_SAME_RESULTS(matmul(), k, q);
 }
 
 TEST(Prefetch, RectangularTilesLargerThanTheBlockLoopOverIt) {

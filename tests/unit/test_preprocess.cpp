@@ -159,3 +159,27 @@ TEST(Cse, RepeatedSubexpressionsAreComputedOnce) {
   EXPECT_TRUE(c.instructions[1].depends_on.count(c.instructions[0].id));
   EXPECT_SAME_RESULTS(k, tag_inames(split_iname(k, "i", 16), "i_outer:g.0, i_inner:l.0"), {{"n", 37}});
 }
+
+// find_argument and instruction() look names up through an index built on
+// first use: it must follow arguments added later, kernels copied, and
+// instruction ids edited in place.
+TEST(KernelLookups, IndexFollowsChangesToTheKernel) {
+  std::string text = "kernel many\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n]\n";
+  for (int q = 0; q < 20; ++q) text += "  out" + std::to_string(q) + ": float32[n]\n";
+  text += "instructions:\n";
+  for (int q = 0; q < 20; ++q) text += "  out" + std::to_string(q) + "[i] = a[i] * " + std::to_string(q + 1) + "  {id=w" + std::to_string(q) + "}\n";
+  LoopKernel k = parse_kernel_text(text, "many").kernel;
+  ASSERT_NE(k.find_argument("out7"), nullptr);
+  EXPECT_EQ(k.find_argument("out7")->name, "out7");
+  EXPECT_EQ(k.find_argument("nothing"), nullptr);
+  EXPECT_EQ(k.instruction("w13").id, "w13");
+  LoopKernel c = k;  // a copy answers from its own vectors
+  c.arguments.push_back(Argument{Argument::Array, "extra", types::float32, {make_var("n")}, {}, false, false});
+  ASSERT_NE(c.find_argument("extra"), nullptr);
+  EXPECT_EQ(c.find_argument("out3"), &c.arguments[3 + 1]);  // (a first, then out0...)
+  EXPECT_EQ(k.find_argument("extra"), nullptr);
+  c.instructions[5].id = "renamed";
+  EXPECT_EQ(c.instruction("renamed").id, "renamed");
+  EXPECT_THROW(c.instruction("w5"), KernelError);
+  EXPECT_EQ(c.instruction("w6").id, "w6");
+}
