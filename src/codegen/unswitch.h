@@ -14,7 +14,7 @@ namespace loom::codegen {
 // if (all those guards hold) { the body without them } else { the body }.
 // The condition is the same for every thread of a block, so barriers inside
 // stay reached by all of them. At most one level per loop nest (the body is
-// copied once), and not for a single guard around the whole body.
+// copied once), and only where two different guards or more are saved.
 StmtPtr unswitch_partial_tiles(const LoopKernel& k, const StmtPtr& body);
 
 }  // namespace loom::codegen

@@ -21,8 +21,8 @@ size_t count(const std::string& text, const std::string& what) { return loom::te
 LoopKernel matmul() { return loom::testing::matmul_kernel(); }
 
 // sgemm_any's schedule, smaller: 32x64 block tiles of c on 8x8 threads, each
-// a 4x8 register tile (two float4 along j, 32 apart), k tiles of 8 unrolled
-// whole.
+// a 4x8 register tile (two float4 along j, 32 apart), k tiles of 16
+// unrolled whole.
 LoopKernel register_tiled(const std::string& extra = "") {
   return apply_transforms(matmul(), parse_transform_script("assume m mod 4 = 0 and l mod 4 = 0\n"
                                                            "split_iname i 32 outer_tag=g.1\n"
@@ -30,7 +30,7 @@ LoopKernel register_tiled(const std::string& extra = "") {
                                                            "split_iname i_inner 8 outer_tag=ilp inner_tag=l.1\n"
                                                            "split_iname j_inner 4 inner_tag=vec\n"
                                                            "split_iname j_inner_outer 8 outer_tag=ilp inner_tag=l.0\n"
-                                                           "split_iname k 8\n"
+                                                           "split_iname k 16\n"
                                                            "prioritize_loops k_outer,k_inner,i_inner_outer,j_inner_outer_outer,j_inner_inner\n"
                                                            "add_prefetch a i_inner_outer,i_inner_inner,k_inner\n"
                                                            "add_prefetch b k_inner,j_inner_outer_outer,j_inner_outer_inner,j_inner_inner vector_width=4 padding=0\n"
@@ -49,18 +49,19 @@ const std::vector<std::map<std::string, int64_t>> kSizes = {
 TEST(Unswitch, FullKTilesRunWithoutTheirGuards) {
   LoopKernel k = register_tiled();
   std::string cuda = cuda::print_source(generate(k));
-  // the k tile's two groups of four k are guarded by l >= 8 * k_outer + 1 and + 5
-  // in the partial tile only: the full one tests the stronger once
+  // the k tile's groups of four k are guarded by l >= 16 * k_outer + 5, + 9
+  // and + 13 in the partial tile only: the full one tests the strongest once
   size_t loop = cuda.find("for (int k_outer");
   ASSERT_NE(loop, std::string::npos) << cuda;
-  size_t full = cuda.find("if (l >= 8 * k_outer + 5)", loop);
+  size_t full = cuda.find("if (l >= 16 * k_outer + 13)", loop);
   ASSERT_NE(full, std::string::npos) << cuda;
   size_t partial = cuda.find("else", full);
   ASSERT_NE(partial, std::string::npos) << cuda;
   std::string full_body = cuda.substr(full + 1, partial - full);
-  EXPECT_EQ(full_body.find("k_outer + 1)"), std::string::npos) << full_body;
-  EXPECT_EQ(count(full_body, "if (l >= 8 * k_outer"), 0u) << full_body;
-  EXPECT_EQ(count(cuda.substr(partial), "if (l >= 8 * k_outer + 5)"), 1u) << cuda;
+  EXPECT_EQ(count(full_body, "if (l >= 16 * k_outer"), 0u) << full_body;
+  std::string rest = cuda.substr(partial);
+  for (const char* g : {"if (l >= 16 * k_outer + 5)", "if (l >= 16 * k_outer + 9)", "if (l >= 16 * k_outer + 13)"})
+    EXPECT_EQ(count(rest, g), 1u) << g << "\n" << cuda;
   for (auto& p : kSizes) EXPECT_SAME_RESULTS(matmul(), k, p);
 }
 
@@ -78,6 +79,24 @@ TEST(Unswitch, DoubleBufferedRegisterTileRunsWholeAndGuardsOnlyItsStores) {
   EXPECT_EQ(between.find("if (m >="), std::string::npos) << between;
   EXPECT_NE(cuda.find("if (n >= ", stores), std::string::npos) << cuda;
   for (auto& p : kSizes) EXPECT_SAME_RESULTS(matmul(), k, p);
+}
+
+TEST(Unswitch, OneConditionInSeveralPlacesIsNotSeparated) {
+  // a double-buffered fill's `k_outer + 1 <= last` guards the a and the b
+  // fetch: one condition, not the steps of a tile; the body is not copied
+  LoopKernel k = apply_transforms(matmul(), parse_transform_script("split_iname i 16 outer_tag=g.1 inner_tag=l.1\n"
+                                                                   "split_iname j 16 outer_tag=g.0 inner_tag=l.0\n"
+                                                                   "split_iname k 16\n"
+                                                                   "assume n mod 16 = 0 and m mod 16 = 0 and l mod 16 = 0\n"
+                                                                   "add_prefetch a i_inner,k_inner\n"
+                                                                   "add_prefetch b k_inner,j_inner\n"
+                                                                   "double_buffer a_fetch k_outer\n"
+                                                                   "double_buffer b_fetch k_outer\n"));
+  std::string cuda = cuda::print_source(generate(k));
+  EXPECT_EQ(count(cuda, "if (k_outer + 1 <="), 2u) << cuda;
+  EXPECT_EQ(cuda.find("    else"), std::string::npos) << cuda;
+  for (auto& p : std::vector<std::map<std::string, int64_t>>{{{"n", 32}, {"m", 48}, {"l", 64}}, {{"n", 16}, {"m", 16}, {"l", 16}}})
+    EXPECT_SAME_RESULTS(matmul(), k, p);
 }
 
 TEST(Unswitch, GuardsOfThreadsOrOneGuardStayAsTheyAre) {
