@@ -2,6 +2,7 @@
 // target-neutral: blocks, for loops, ifs, assignments and barriers, with
 // Exprs for bounds, conditions and values (all typed).
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,6 +38,10 @@ StmtPtr make_for(std::string var, Expr init, Expr cond, int64_t step, StmtPtr bo
 StmtPtr make_if(Expr cond, StmtPtr then_branch, StmtPtr else_branch = nullptr);
 StmtPtr make_assign(std::string insn_id, Expr lhs, Expr rhs);
 StmtPtr make_barrier();
+
+// s with each child replaced by f(child); s itself when no child changed
+// (passes that rewrite a few nodes share the rest of the tree).
+StmtPtr map_children(const StmtPtr& s, const std::function<StmtPtr(const StmtPtr&)>& f);
 
 // s with variables replaced by expressions (simplified): an unrolled copy.
 StmtPtr substitute_stmt(const StmtPtr& s, const std::map<std::string, Expr>& values);

@@ -53,6 +53,11 @@ int64_t element_count(const std::vector<int64_t>& shape);
 // contiguous C-order array). Negative strides are refused.
 int64_t storage_elements(const Argument& a, const std::map<std::string, int64_t>& params);
 
+// What 32-bit index arithmetic cannot address for these parameters ("array
+// 'a' has 3000000000 elements", a parameter beyond the int32 range); "" when
+// the kernel's indices are 64-bit or everything fits.
+std::string beyond_32_bit_indices(const LoopKernel& k, const std::map<std::string, int64_t>& params);
+
 // The global temporaries of a kernel that runs as several launches (global
 // barriers), allocated in host memory for one call and added to `args` as
 // arrays; the storage lives as long as the returned value (the CPU target

@@ -337,20 +337,11 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
 // file's defaults are looked at; sizes taken from --in files alone still meet
 // bind_parameters' refusal, which names set_index_dtype int64.
 void widen_index_if_needed(const Options& o, Loaded& l) {
-  if (l.kernel.options.index_dtype.bytes() >= 8) return;
   std::map<std::string, int64_t> params = l.file.defaults;
   for (auto& [name, v] : o.params) params[name] = v;
-  std::string why;
-  for (auto& [p, v] : params)
-    if (why.empty() && (v > INT32_MAX || v < INT32_MIN)) why = "parameter '" + p + "' = " + std::to_string(v);
-  for (auto& a : l.kernel.arguments) {
-    if (!why.empty() || a.kind != Argument::Array) continue;
-    bool known = true;
-    for (auto& p : l.kernel.parameters()) known &= params.count(p) > 0;
-    if (!known) return;
-    int64_t n = storage_elements(a, params);
-    if (n > INT32_MAX) why = "array '" + a.name + "' has " + std::to_string(n) + " elements";
-  }
+  for (auto& p : l.kernel.parameters())
+    if (!params.count(p)) return;  // (sizes from --in files: bind_parameters decides)
+  std::string why = beyond_32_bit_indices(l.kernel, params);
   if (why.empty()) return;
   std::fprintf(stderr, "loom: note: %s, beyond 2^31 - 1: 64-bit index arithmetic (set_index_dtype int64)\n", why.c_str());
   l.kernel = apply_transforms(l.kernel, parse_transform_script("set_index_dtype int64"));

@@ -52,6 +52,19 @@ bool has_sync(const StmtPtr& s) {
   return false;
 }
 
+StmtPtr map_children(const StmtPtr& s, const std::function<StmtPtr(const StmtPtr&)>& f) {
+  std::vector<StmtPtr> children;
+  bool changed = false;
+  for (auto& c : s->children) {
+    children.push_back(f(c));
+    changed |= children.back() != c;
+  }
+  if (!changed) return s;
+  auto n = std::make_shared<Stmt>(*s);
+  n->children = std::move(children);
+  return n;
+}
+
 StmtPtr substitute_stmt(const StmtPtr& s, const std::map<std::string, Expr>& values) {
   auto n = std::make_shared<Stmt>(*s);
   if (n->init.defined()) n->init = simplify(substitute(n->init, values));

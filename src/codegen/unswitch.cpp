@@ -45,24 +45,10 @@ class Unswitcher {
       n->children = {body};
       return n;
     }
-    return with_children(s, [&](const StmtPtr& c) { return run(c, uniform); });
+    return map_children(s, [&](const StmtPtr& c) { return run(c, uniform); });
   }
 
  private:
-  template <class F>
-  static StmtPtr with_children(const StmtPtr& s, F f) {
-    std::vector<StmtPtr> kids;
-    bool changed = false;
-    for (auto& c : s->children) {
-      kids.push_back(f(c));
-      changed |= kids.back() != c;
-    }
-    if (!changed) return s;
-    auto n = std::make_shared<Stmt>(*s);
-    n->children = std::move(kids);
-    return n;
-  }
-
   // Whether e is the same for every thread of a block: integer arithmetic of
   // parameters, block inames and uniform loop variables (no memory).
   bool is_uniform(const Expr& e, const std::set<std::string>& uniform) const {
@@ -97,14 +83,11 @@ class Unswitcher {
     for (auto& c : s->children) collect(c, var, uniform, out);
   }
 
-  StmtPtr without(const StmtPtr& s, const std::vector<Expr>& guards, int& removed) const {
+  StmtPtr without(const StmtPtr& s, const std::vector<Expr>& guards) const {
     if (s->kind == Stmt::If && s->children.size() == 1)
       for (auto& g : guards)
-        if (ExprEqual()(g, s->cond)) {
-          ++removed;
-          return without(s->children[0], guards, removed);
-        }
-    return with_children(s, [&](const StmtPtr& c) { return without(c, guards, removed); });
+        if (ExprEqual()(g, s->cond)) return without(s->children[0], guards);
+    return map_children(s, [&](const StmtPtr& c) { return without(c, guards); });
   }
 
   // The conjunction of the guards, keeping of conditions that differ only in
@@ -159,10 +142,8 @@ class Unswitcher {
     // sgemm_vec (3152 -> 3295 us, H200), a code size cost with no branch to
     // save inside the products.
     if (guards.size() < 2) return body;
-    int removed = 0;
-    StmtPtr full = without(body, guards, removed);
     if (count_stmts(body) > 200000) return body;  // (bounded code size)
-    StmtPtr r = make_if(conjunction(guards), full, body);
+    StmtPtr r = make_if(conjunction(guards), without(body, guards), body);
     made_.insert(r.get());
     return r;
   }

@@ -106,16 +106,7 @@ class Vectorizer {
 
   StmtPtr visit(const StmtPtr& s) {
     if (s->kind == Stmt::For && s->vector_lanes) return vector_loop(s);
-    bool changed = false;
-    std::vector<StmtPtr> children;
-    for (auto& c : s->children) {
-      children.push_back(visit(c));
-      changed |= children.back() != c;
-    }
-    if (!changed) return s;
-    auto n = std::make_shared<Stmt>(*s);
-    n->children = std::move(children);
-    return n;
+    return map_children(s, [&](const StmtPtr& c) { return visit(c); });
   }
 
  private:

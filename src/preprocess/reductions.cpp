@@ -103,6 +103,7 @@ class Realizer : public ExprMutator {
       if (other.id != id) continue;
       for (auto& n : other.within_inames)
         if (reduced_.count(n) && !inames.count(n)) return true;
+      return false;  // (ids are unique)
     }
     return false;
   }

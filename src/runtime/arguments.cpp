@@ -83,22 +83,28 @@ void check_assumptions(const LoopKernel& k, const std::map<std::string, int64_t>
 
 }  // namespace
 
+std::string beyond_32_bit_indices(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
+  if (k.options.index_dtype.bytes() >= 8) return "";
+  for (auto& [p, v] : params)
+    if (v > INT32_MAX || v < INT32_MIN) return "parameter '" + p + "' = " + std::to_string(v);
+  for (auto& a : k.arguments) {
+    if (a.kind != Argument::Array) continue;
+    int64_t n = storage_elements(a, params);
+    if (n > INT32_MAX) return "array '" + a.name + "' has " + std::to_string(n) + " elements";
+  }
+  return "";
+}
+
 namespace {
 
 // With 32-bit index arithmetic (the default index dtype), a parameter or an
 // array's element offsets beyond 2^31 - 1 would wrap around: refused, with
 // the way out, never a silent wrong answer.
 void check_index_range(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
-  if (k.options.index_dtype.bytes() >= 8) return;
-  const int64_t limit = INT32_MAX;
-  const std::string fix = "; index arithmetic is 32-bit: set_index_dtype int64 (loopy's index_dtype=np.int64) to go beyond 2^31 - 1";
-  for (auto& [p, v] : params)
-    if (v > limit || v < INT32_MIN) throw ArgumentError("kernel '" + k.name + "': parameter '" + p + "' = " + std::to_string(v) + fix);
-  for (auto& a : k.arguments) {
-    if (a.kind != Argument::Array) continue;
-    int64_t n = storage_elements(a, params);
-    if (n > limit) throw ArgumentError("kernel '" + k.name + "': array '" + a.name + "' has " + std::to_string(n) + " elements" + fix);
-  }
+  std::string what = beyond_32_bit_indices(k, params);
+  if (!what.empty())
+    throw ArgumentError("kernel '" + k.name + "': " + what +
+                        "; index arithmetic is 32-bit: set_index_dtype int64 (loopy's index_dtype=np.int64) to go beyond 2^31 - 1");
 }
 
 }  // namespace

@@ -98,6 +98,9 @@ bool same_thread_access(const Subscript& w, const Subscript& r, const Instructio
 // Which instances of the earlier event's and the later event's accesses
 // conflict within a block (exact, with isl; memoized across placement rounds).
 using ConflictCache = std::map<std::string, BlockConflict>;
+
+const char* const kCannotPlace =
+    "; Loom could not place a barrier there itself (is the access under a condition that not every thread of the block meets?)";
 BlockConflict conflict_of(const LoopKernel& k, const Instruction& A, const Subscript& sa, const Instruction& B, const Subscript& sb,
                           const std::vector<std::string>& common, bool same_thread_too, ConflictCache& cache) {
   std::string key = A.id + "|" + B.id + "|" + sa.name + (same_thread_too ? "|async" : "");
@@ -223,8 +226,7 @@ std::vector<ScheduleItem>& body_at(Linearization& L, const std::vector<size_t>& 
 void check_local_barriers(const LoopKernel& k, const Linearization& L) {
   ConflictCache cache;
   if (auto m = find_missing(k, events_of(k, L), cache))
-    throw KernelError(m->message + "; Loom could not place a barrier there itself (is the access under a condition that "
-                                   "not every thread of the block meets?)");
+    throw KernelError(m->message + kCannotPlace);
 }
 
 LoopKernel place_local_barriers(const LoopKernel& k, Linearization& L) {
@@ -242,8 +244,7 @@ LoopKernel place_local_barriers(const LoopKernel& k, Linearization& L) {
     auto m = find_missing(r, ev, cache);
     if (!m) return r;
     if (round > int(ev.size()) + 8)
-      throw KernelError(m->message + "; Loom could not place a barrier there itself (is the access under a condition that "
-                                     "not every thread of the block meets?)");
+      throw KernelError(m->message + kCannotPlace);
     const Event& a = ev[m->lo];
     const Event& b = ev[m->hi];
     Instruction bar;

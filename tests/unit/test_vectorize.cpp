@@ -300,33 +300,21 @@ instructions:
 // opaque terms whose coefficients (a multiple of the row and of 4) prove the
 // alignment.
 TEST(Vectorize, FloorDivisionsAndModuloOfOtherInamesKeepTheVector) {
-  LoopKernel k = kernel_of(R"(kernel rows
-domains:
-  {[r, c]: 0 <= r < n and 0 <= c < 32}
-arguments:
-  a: float32[n, 32], out: float32[n, 32]
-instructions:
-  out[r, c] = 3 * a[r, c]
-)");
-  LoopKernel t = transformed(k, "assume n mod 32 = 0\nsplit_iname c 4 inner_tag=vec\nsplit_iname r 2\n"
-                                "join_inames r_inner,c_outer new_iname=x\ntag_inames x:l.0\n"
-                                "split_iname r_outer 16 outer_tag=g.0 inner_tag=l.1\n");
+  auto rows = [](const std::string& row_length) {
+    return kernel_of("kernel rows\ndomains:\n  {[r, c]: 0 <= r < n and 0 <= c < 32}\narguments:\n  a: float32[n, " + row_length +
+                     "], out: float32[n, 32]\ninstructions:\n  out[r, c] = 3 * a[r, c]\n");
+  };
+  const char* schedule = "assume n mod 32 = 0\nsplit_iname c 4 inner_tag=vec\nsplit_iname r 2\n"
+                         "join_inames r_inner,c_outer new_iname=x\ntag_inames x:l.0\n"
+                         "split_iname r_outer 16 outer_tag=g.0 inner_tag=l.1\n";
+  LoopKernel k = rows("32");
+  LoopKernel t = transformed(k, schedule);
   std::string src = cuda_of(t);
   EXPECT_EQ(count(src, "*reinterpret_cast<const float4 *>"), 1) << src;
   EXPECT_EQ(count(src, "*reinterpret_cast<float4 *>"), 1) << src;
   check_transformed(k, t, {{{"n", 32}}, {{"n", 96}}});
   // with rows of an odd length the same split cannot be proven aligned
-  LoopKernel odd = kernel_of(R"(kernel rows
-domains:
-  {[r, c]: 0 <= r < n and 0 <= c < 32}
-arguments:
-  a: float32[n, 33], out: float32[n, 32]
-instructions:
-  out[r, c] = 3 * a[r, c]
-)");
-  std::string scalar = cuda_of(transformed(odd, "assume n mod 32 = 0\nsplit_iname c 4 inner_tag=vec\nsplit_iname r 2\n"
-                                               "join_inames r_inner,c_outer new_iname=x\ntag_inames x:l.0\n"
-                                               "split_iname r_outer 16 outer_tag=g.0 inner_tag=l.1\n"));
+  std::string scalar = cuda_of(transformed(rows("33"), schedule));
   EXPECT_EQ(count(scalar, "*reinterpret_cast<const float4 *>"), 0) << scalar;
   EXPECT_EQ(count(scalar, "*reinterpret_cast<float4 *>"), 1) << scalar;
 }
