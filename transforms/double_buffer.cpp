@@ -17,7 +17,7 @@
 // instructions write; a fill outside the loop, or reading what the kernel
 // writes (moving it an iteration ahead would read too early); a reader
 // outside the loop; a loop that is not sequential or whose range depends on
-// other inames; an iname the fill shares with its readers that is nested
+// inames inside the block (it may depend on block inames); an iname the fill shares with its readers that is nested
 // inside the loop.
 #include <algorithm>
 
@@ -153,16 +153,24 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
       refuse(k, what, "the fill '" + fill->id + "' reads '" + name + "', which the kernel writes; reading it one iteration early could read an old value");
   }
 
-  // the loop's range, the same for every instance of the fill's other inames
+  // the loop's range: the same for every instance of the fill's inames
+  // inside the block (its thread axes and its own loops). It may change from
+  // block to block (a chunk of row tiles whose last chunk is partial): block
+  // inames are uniform, so first and last become expressions of them.
   std::vector<std::string> fill_inames = ordered(k, fill->within_inames);
-  isl::set range = islu::iteration_domain(k, {iname});
-  isl::set all = islu::iteration_domain(k, fill_inames);
-  std::vector<std::string> others;
-  for (auto& n : fill_inames)
+  std::vector<std::string> blocks, keyed, others;  // keyed: the block inames and the loop
+  for (auto& n : fill_inames) {
+    bool block = k.tag_of(n).kind == InameTag::Group;
+    if (block) blocks.push_back(n);
+    if (block || n == iname) keyed.push_back(n);
     if (n != iname) others.push_back(n);
-  isl::set product = islu::arrange_dims(islu::arrange_dims(all, others), fill_inames).intersect(islu::arrange_dims(range, fill_inames));
+  }
+  isl::set all = islu::iteration_domain(k, fill_inames);
+  isl::set keyed_range = islu::iteration_domain(k, keyed);
+  isl::set product = islu::arrange_dims(islu::arrange_dims(all, others), fill_inames).intersect(islu::arrange_dims(keyed_range, fill_inames));
   if (!product.is_equal(all))
-    refuse(k, what, "the range of '" + iname + "' depends on the fill's other inames; the first fill could not run before the loop");
+    refuse(k, what, "the range of '" + iname + "' depends on the fill's inames inside the block; the first fill could not run before the loop");
+  isl::set range = islu::dims_to_params(keyed_range, blocks);
   isl::set context = k.assumptions.defined() ? islu::to_isl(k.assumptions) : isl::set::universe(range.params().space());
   Type it = k.options.index_dtype;
   isl::pw_aff lo = islu::min_over(range, make_var(iname)), hi = islu::max_over(range, make_var(iname));
@@ -256,10 +264,7 @@ void register_double_buffer_transforms(TransformRegistry& reg) {
             {"iname", P::String, true, "the sequential loop the fill runs in (a k-tile loop)"},
             {"async_copy", P::String, false, "true (default): copy global to shared memory with cp.async on sm_80+; false: plain copies"}},
            [](const LoopKernel& k, const TransformArgs& a) {
-             std::string v = a.str_or("async_copy", "true");
-             bool async = v == "true" || v == "True" || v == "1";
-             if (!async && v != "false" && v != "False" && v != "0")
-               throw TransformError("double_buffer: argument 'async_copy' must be true or false, got '" + v + "'");
+             bool async = a.flag("async_copy", true);
              return double_buffer(k, a.str("temporary"), a.str("iname"), async);
            }});
 }

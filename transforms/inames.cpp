@@ -4,6 +4,8 @@
 #include <isl/constraint.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "loom/isl_util.h"
@@ -365,37 +367,67 @@ LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, cons
   auto tag_list = name_list(tags);
   if (!tag_list.empty() && tag_list.size() != names.size()) refuse(k, what, "give as many tags as inames");
   InstructionMatch m = InstructionMatch::parse(within.empty() ? "*" : within);
+  // whether an instruction uses iname n: as a loop, in an expression or as a reduction's iname
+  auto uses = [](const Instruction& insn, const std::string& n) {
+    if (insn.within_inames.count(n) || mentions_var(insn.rhs, n)) return true;
+    struct V : ExprVisitor {
+      std::string n;
+      bool found = false;
+      void visit_reduce(const Reduce& rd) override {
+        for (auto& x : rd.inames) found |= x == n;
+        ExprVisitor::visit_reduce(rd);
+      }
+    } v;
+    v.n = n;
+    if (insn.rhs.defined()) v.visit(insn.rhs);
+    return v.found;
+  };
   LoopKernel r = k;
+  std::vector<std::string> copies;
+  for (auto& old : names) {
+    std::string nw = fresh.empty() ? unique_iname(r, old + "_dup") : fresh[copies.size()];
+    check_fresh(r, what, nw);
+    if (std::find(copies.begin(), copies.end(), nw) != copies.end()) refuse(k, what, "the name '" + nw + "' is given twice");
+    copies.push_back(nw);
+  }
+  // The loops around every instruction that gets the copies: the copies keep
+  // their constraints against those (a fetch's remainder loop 128*o + t <= 129
+  // stays tied to the thread t); inames of the same domain that are not
+  // around are projected out, and copies of one domain keep their relations.
+  std::optional<std::set<std::string>> around;
+  for (auto& insn : k.instructions) {
+    if (!m(insn) || std::none_of(names.begin(), names.end(), [&](const std::string& n) { return uses(insn, n); })) continue;
+    if (!around) {
+      around = insn.within_inames;
+      continue;
+    }
+    std::set<std::string> both;
+    for (auto& n : *around)
+      if (insn.within_inames.count(n)) both.insert(n);
+    around = both;
+  }
+  std::map<int, std::vector<size_t>> by_domain;  // the copies' domains, one per domain copied from
+  for (size_t i = 0; i < names.size(); ++i) by_domain[k.domain_of(names[i])].push_back(i);
+  for (auto& [d, which] : by_domain) {
+    std::vector<std::string> kept, copied;
+    for (size_t i : which) copied.push_back(names[i]);
+    for (auto& n : k.domains[size_t(d)].inames())
+      if (around && around->count(n) && std::find(copied.begin(), copied.end(), n) == copied.end()) kept.push_back(n);
+    isl::set s = islu::arrange_dims(islu::dims_to_params(islu::to_isl(k.domains[size_t(d)]), kept), copied);
+    isl_set* c = s.release();
+    for (size_t i : which) c = rename_dim(c, names[i], copies[i]);
+    r.domains.push_back(Domain(c));
+  }
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string& old = names[i];
-    std::string nw = fresh.empty() ? unique_iname(r, old + "_dup") : fresh[i];
-    check_fresh(r, what, nw);
-    // the copy's domain: the old iname's own constraints (parent inames stay parameters)
-    Domain src = r.domains[size_t(r.domain_of(old))];
-    isl::set d = islu::arrange_dims(islu::to_isl(src), {old});
-    r.domains.push_back(Domain(rename_dim(d.release(), old, nw)));
+    const std::string& nw = copies[i];
     std::set<const Instruction*> moved;
     for (auto& insn : r.instructions)
       if (m(insn) && insn.within_inames.count(old)) moved.insert(&insn);
     check_temporaries_stay_together(r, what, old, moved);
     bool any = false;
     for (auto& insn : r.instructions) {
-      if (!m(insn)) continue;
-      bool uses = insn.within_inames.count(old) > 0 || mentions_var(insn.rhs, old);
-      if (!uses) {
-        struct V : ExprVisitor {
-          std::string n;
-          bool found = false;
-          void visit_reduce(const Reduce& rd) override {
-            for (auto& x : rd.inames) found |= x == n;
-            ExprVisitor::visit_reduce(rd);
-          }
-        } v;
-        v.n = old;
-        if (insn.rhs.defined()) v.visit(insn.rhs);
-        uses = v.found;
-      }
-      if (!uses) continue;
+      if (!m(insn) || !uses(insn, old)) continue;
       rename_in_instruction(insn, old, nw);
       any = true;
     }

@@ -36,6 +36,8 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   AddressSpace space = o.temporary_address_space;
   if (space != AddressSpace::Local && space != AddressSpace::Private)
     refuse(k, what, "a prefetch goes into local or private memory, not " + std::string(to_string(space)));
+  if (o.async_copy && space != AddressSpace::Local)
+    refuse(k, what, "async_copy copies into local (shared) memory; this temporary is private");
   transforms::FootprintRequest rq;
   rq.what = what;
   rq.name = array;
@@ -87,6 +89,7 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
     if (may_be_negative) fetch.predicates.push_back(make_binary(BinOp::Ge, loops.source[d], make_int(0)));
     fetch.predicates.push_back(make_binary(BinOp::Lt, loops.source[d], arg->shape[d]));
   }
+  if (o.async_copy) fetch.tags.insert("async");
   transforms::drop_proven_predicates(r, fetch);
   transforms::rewrite_uses(r, rq, fp, temp, fetch.id);
   r.instructions.insert(r.instructions.begin() + long(fp.uses[0].insn), fetch);
@@ -135,7 +138,8 @@ void register_memory_transforms(TransformRegistry& reg) {
             {"fetch_outer_inames", P::String, false, "inames around the fetch (default: those the footprint depends on)"},
             {"fetch_bounding_box", P::String, false, "accepted for loopy's scripts: the bounding box is always fetched"},
             {"padding", P::Int, false, "Loom: elements added to each row of a local temporary (default: 1 when rows are a multiple of 128 bytes, the vector width for a vectorized fetch)"},
-            {"vector_width", P::Int, false, "Loom: with l.auto, split the contiguous fetch iname by this and tag the inner part vec (4: float4 copies)"}},
+            {"vector_width", P::Int, false, "Loom: with l.auto, split the contiguous fetch iname by this and tag the inner part vec (4: float4 copies)"},
+            {"async_copy", P::String, false, "Loom: true: copy with cp.async (sm_80+), so a thread's guarded loads are in flight together; false (default)"}},
            [](const LoopKernel& k, const TransformArgs& a) {
              PrefetchOptions o;
              o.temporary_name = a.str_or("temporary_name", "");
@@ -148,6 +152,7 @@ void register_memory_transforms(TransformRegistry& reg) {
              if (a.has("fetch_outer_inames")) o.fetch_outer_inames = a.str("fetch_outer_inames");
              o.padding = a.has("padding") ? a.integer("padding") : -1;
              o.vector_width = a.has("vector_width") ? a.integer("vector_width") : 1;
+             o.async_copy = a.flag("async_copy", false);
              if (o.vector_width < 1 || o.padding < -1)
                throw TransformError("add_prefetch on kernel '" + k.name + "': vector_width must be >= 1 and padding >= 0");
              return add_prefetch(k, a.str("var_name"), a.str("sweep_inames"), o);

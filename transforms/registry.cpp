@@ -44,6 +44,14 @@ std::string TransformArgs::str(const std::string& name) const {
   return it->second;
 }
 
+bool TransformArgs::flag(const std::string& name, bool absent) const {
+  if (!has(name)) return absent;
+  std::string s = str(name);
+  if (s == "true" || s == "True" || s == "1") return true;
+  if (s == "false" || s == "False" || s == "0") return false;
+  throw TransformError(transform_ + ": argument '" + name + "' must be true or false, got '" + s + "'");
+}
+
 int64_t TransformArgs::integer(const std::string& name) const {
   std::string s = str(name);
   size_t used = 0;

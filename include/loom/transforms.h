@@ -95,6 +95,10 @@ struct PrefetchOptions {
   // vector_width with the inner part tagged vec (float4 copies for 4).
   int64_t padding = -1;
   int64_t vector_width = 1;
+  // Loom's own: copy global to local memory with cp.async (sm_80+; the fetch
+  // is tagged `async`). The loads of a guarded fetch then stay in flight
+  // together instead of each waiting before its store to shared memory.
+  bool async_copy = false;
 };
 // loopy's add_prefetch: the box the sweep inames' accesses to `array` cover,
 // copied into a temporary by a fetch instruction; those accesses read it.
@@ -192,6 +196,7 @@ class TransformArgs {
   std::string str(const std::string& name) const;
   std::string str_or(const std::string& name, const std::string& absent) const { return has(name) ? str(name) : absent; }
   int64_t integer(const std::string& name) const;
+  bool flag(const std::string& name, bool absent) const;  // true/True/1 or false/False/0
   std::optional<InameTag> tag(const std::string& name) const;  // nullopt when absent
 
  private:

@@ -271,7 +271,11 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
               kernel.name.c_str(), arch.c_str(), cuda::nvrtc_version().c_str(), bin.cubin.size(), regs.c_str(), local.c_str(),
               (long long)ck.generated().local_bytes(), bin.seconds * 1e3,
               bin.disk_cache.empty() ? (bin.cached ? " (in memory)" : "") : ("; disk cache: " + bin.disk_cache).c_str());
-  if (o.verbose) std::printf("NVRTC log:\n%s\n", bin.log.c_str());
+  if (o.verbose) {
+    const auto& g = ck.generated();
+    std::printf("loop nests: %s\n", g.fast_path ? "Loom's direct generator" : ("isl's AST generator (" + g.isl_reason + ")").c_str());
+    std::printf("NVRTC log:\n%s\n", bin.log.c_str());
+  }
   if (!o.emit.empty()) {
     Options at_arch = o;
     at_arch.arch = arch;

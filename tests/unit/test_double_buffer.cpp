@@ -170,3 +170,52 @@ transforms:
   EXPECT_EQ(barriers("(k + 1) % 2"), 1u);
   EXPECT_EQ(barriers("k % 2"), 2u);
 }
+
+// A halo stencil whose blocks walk a chunk of row tiles: the loop's range
+// depends on the block (the last chunk is partial), which is allowed since
+// block inames are uniform; the first fill's copy of the remainder loop over
+// the halo columns (128*o + t <= 129) stays tied to the thread t.
+TEST(DoubleBuffer, HaloTilesInChunksOfRowsPerBlock) {
+  KernelFile f = parse_kernel_text(R"(kernel stencil
+domains:
+  {[i, j]: 1 <= i < n - 1 and 1 <= j < m - 1}
+arguments:
+  u: float32[n, m]
+  out: float32[n, m]
+instructions:
+  out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4 * u[i, j]
+transforms:
+  split_iname j 32 outer_tag=g.0 inner_tag=l.0
+  split_iname i 8
+  split_iname i_outer 3 outer_tag=g.1
+  split_iname i_inner 4 outer_tag=l.1 inner_tag=unr
+  add_prefetch u i_inner_outer,i_inner_inner,j_inner default_tag=l.auto
+  tag_inames u_dim_0_outer:unr u_dim_1_outer:unr
+  double_buffer u_fetch i_outer_inner
+)");
+  LoopKernel k = apply_transforms(f.kernel, f.transforms);
+  std::string cuda = cuda::print_source(generate(k));
+  EXPECT_NE(cuda.find("for (int i_outer_inner"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("loom_cp_async<4>"), std::string::npos) << cuda;
+  for (auto& p : std::vector<std::map<std::string, int64_t>>{{{"n", 61}, {"m", 77}},   // partial chunk, partial tiles
+                                                              {{"n", 50}, {"m", 66}},   // whole chunks, two halo columns
+                                                              {{"n", 3}, {"m", 3}},     // one point
+                                                              {{"n", 2}, {"m", 40}}})   // nothing to compute
+    EXPECT_SAME_RESULTS(f.kernel, k, p);
+  // the loop's range may not depend on a thread's inames (a triangle)
+  KernelFile t = parse_kernel_text(R"(kernel tri
+domains:
+  {[t, k]: 0 <= t < 16 and 0 <= k <= t}
+arguments:
+  x: float32[16, 16], y: float32[16, 16]
+temporaries:
+  s: float32[16] local
+instructions:
+  s[t] = x[k, t] {id=w}
+  y[k, t] = 2 * s[15 - t] {dep=w}
+transforms:
+  tag_inames t:l.0
+)");
+  std::string e = error_of([&] { double_buffer(apply_transforms(t.kernel, t.transforms), "s", "k"); });
+  EXPECT_NE(e.find("the range of 'k' depends on the fill's inames inside the block"), std::string::npos) << e;
+}

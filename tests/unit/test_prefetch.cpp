@@ -109,6 +109,41 @@ TEST(Prefetch, StencilHaloIsFetchedAndGuardedAtTheEdges) {
   EXPECT_SAME_RESULTS(k, p, {{"n", 3}, {"m", 3}});
 }
 
+// async_copy=true: the halo's guarded copies become cp.async (no register,
+// so a thread's loads are in flight together), the barrier waits for them
+// first. Refused for private memory.
+TEST(Prefetch, AsyncCopiesOfAHaloAreWaitedForAtTheBarrier) {
+  LoopKernel k = make_kernel({"{[i, j]: 1 <= i < n - 1 and 1 <= j < m - 1}"},
+                             "out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4 * u[i, j]",
+                             {"u: float32[n, m], out: float32[n, m]"}, "stencil");
+  LoopKernel t = apply_transforms(k, parse_transform_script("split_iname j 32 outer_tag=g.0 inner_tag=l.0\n"
+                                                            "split_iname i 8 outer_tag=g.1\n"
+                                                            "split_iname i_inner 4 outer_tag=l.1 inner_tag=unr\n"
+                                                            "add_prefetch u i_inner_outer,i_inner_inner,j_inner async_copy=true\n"
+                                                            "tag_inames u_dim_0_outer:unr u_dim_1_outer:unr\n"));
+  EXPECT_TRUE(t.instruction("fetch_u").tags.count("async"));
+  std::string cuda = cuda::print_source(generate(t));
+  EXPECT_EQ(count(cuda, "loom_cp_async<4>("), 10u) << cuda;  // 5 rows of 2 (l.1) x 2 column chunks
+  EXPECT_EQ(count(cuda, "loom_cp_async_wait_all();\n  __syncthreads();"), 1u) << cuda;
+  EXPECT_SAME_RESULTS(k, t, {{"n", 37}, {"m", 70}});
+  EXPECT_SAME_RESULTS(k, t, {{"n", 34}, {"m", 66}});
+  EXPECT_SAME_RESULTS(k, t, {{"n", 3}, {"m", 3}});
+  if (cuda::nvrtc_available()) EXPECT_GT(cuda::compile(cuda, "sm_90").cubin.size(), 0u);
+  // a fetch of a row: the async copy is waited for before it is read
+  LoopKernel own = make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = 2 * a[i]", {"a: float32[n], out: float32[n]"}, "own");
+  own = apply_transforms(own, parse_transform_script("split_iname i 64 outer_tag=g.0 inner_tag=l.0"));
+  PrefetchOptions ao;
+  ao.async_copy = true;
+  std::string waited = cuda::print_source(generate(add_prefetch(own, "a", "i_inner", ao)));
+  EXPECT_EQ(count(waited, "loom_cp_async_wait_all();\n  __syncthreads();"), 1u) << waited;
+  EXPECT_SAME_RESULTS(own, add_prefetch(own, "a", "i_inner", ao), {{"n", 100}});
+  ao.temporary_address_space = AddressSpace::Private;
+  std::string e = error_of([&] { add_prefetch(own, "a", "i_inner", ao); });
+  EXPECT_NE(e.find("async_copy copies into local (shared) memory"), std::string::npos) << e;
+  e = error_of([&] { apply_transforms(own, parse_transform_script("add_prefetch a i_inner async_copy=perhaps")); });
+  EXPECT_NE(e.find("argument 'async_copy' must be true or false, got 'perhaps'"), std::string::npos) << e;
+}
+
 // loopy's test_rank_one: a fetch of a[i] on a 16x16 block needs only l.0; the
 // l.1 threads would all store the same elements. A loop still sequential
 // goes onto the unused axis; with none left, only the axis' first thread stores.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "loom/cuda.h"
+#include "loom/isl_util.h"
 #include "loom/match.h"
 #include "loom/preprocess.h"
 #include "loom/schedule.h"
@@ -138,6 +139,19 @@ TEST(InameTransforms, RemoveUnusedAndDuplicate) {
   LoopKernel dt = duplicate_inames(k, "j", "id:s2", "", "g.0");  // blocks along g.0 run s2, and s1 below
   check(k, tag_inames(split_iname(dt, "i", 4), "i_outer:g.0"), {{{"n", 9}}});
   EXPECT_NE(error_of([&] { duplicate_inames(k, "i", "id:s2"); }).find("uses 'i'"), std::string::npos);
+  // A copy keeps its constraints against the loops around it: a split's
+  // remainder iname (4*o + t <= 9, t a thread) duplicated for one
+  // instruction still stops at 9 for each thread; projecting t out used to
+  // let every thread run o = 2 and write past the end.
+  LoopKernel rem = make_kernel({"{[c]: 0 <= c < 10}"}, "x[c] = a[c] {id=w1}\ny[c] = 2 * a[c] {id=w2}",
+                               {"a: float32[10], x: float32[10], y: float32[10]", "..."});
+  LoopKernel rs = split_iname(rem, "c", 4, {std::nullopt, InameTag{InameTag::Local, 0}});
+  LoopKernel rd = duplicate_inames(rs, "c_outer", "id:w1", "o2", "");
+  Type it = rd.options.index_dtype;
+  isl::set copies = islu::iteration_domain(rd, {"o2", "c_inner"});
+  Expr last = islu::expr_from_pw_aff(islu::max_over(copies, make_var("o2", it) * make_int(4, it) + make_var("c_inner", it)), copies.params(), it);
+  EXPECT_EQ(last.str(), "9");
+  check(rem, rd, {{}});
   // loopy's split_iname(..., within=): s1 runs in i_outer/i_inner, s2 keeps j (and i stays for nobody else)
   SplitOptions w;
   w.within = "id:s1";
