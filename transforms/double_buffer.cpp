@@ -17,8 +17,9 @@
 // instructions write; a fill outside the loop, or reading what the kernel
 // writes (moving it an iteration ahead would read too early); a reader
 // outside the loop; a loop that is not sequential or whose range depends on
-// inames inside the block (it may depend on block inames); an iname the fill shares with its readers that is nested
-// inside the loop.
+// inames inside the block (block inames are uniform: a range that changes
+// from block to block is fine); an iname the fill shares with its readers
+// that is nested inside the loop.
 #include <algorithm>
 
 #include <isl/set.h>

@@ -51,6 +51,7 @@ expect "emit schedule shows the barriers" 0 'lbarrier' -- "$LOOM" show "$SRC/exa
 expect "emit ptx" 0 '\.entry' -- "$LOOM" compile "$SRC/examples/matmul_prefetch.loom" --arch sm_90 --emit ptx
 expect "emit cubin to a file" 0 'wrote the cubin stage' -- "$LOOM" compile "$SRC/examples/vector_add.loom" --arch sm_90 --emit cubin -o "$tmp/k.cubin"
 expect "cubin is an ELF file" 0 'ELF' -- head -c 4 "$tmp/k.cubin"
+expect "compile -v names the loop-nest generator" 0 "loop nests: Loom's direct generator" -- "$LOOM" compile "$SRC/examples/stencil_prefetch.loom" --arch sm_90 -v
 # JSON: a kernel file written as JSON shows the same CUDA C; a JSON script transforms like a text one
 for n in matmul_prefetch sgemm_tiled row_sums_parallel stencil_prefetch; do
   "$LOOM" show "$SRC/examples/$n.loom" --emit json -o "$tmp/$n.json" 2>/dev/null

@@ -122,6 +122,23 @@ def test_double_buffered_matmul_from_python():
         lp.double_buffer(knl, "a_fetch", "i_inner")
 
 
+def test_async_prefetch_of_a_halo_from_python():
+    knl = lp.make_kernel("{[i, j]: 1 <= i < n - 1 and 1 <= j < m - 1}",
+                         "out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4 * u[i, j]")
+    knl = lp.split_iname(knl, "j", 32, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.split_iname(knl, "i", 8, outer_tag="g.1", inner_tag="l.1")
+    knl = lp.add_prefetch(knl, "u", "i_inner,j_inner", async_copy=True)
+    code = lp.generate_code_v2(knl).device_code()
+    assert "loom_cp_async<4>" in code and "loom_cp_async_wait_all();" in code
+    rng = np.random.default_rng(7)
+    u = rng.standard_normal((37, 70)).astype(np.float32)
+    (out,) = knl(u=u, out=np.full((36, 69), np.nan, np.float32), target=HOST_TARGETS[0])  # shape inferred from the writes
+    ref = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4 * u[1:-1, 1:-1]
+    np.testing.assert_allclose(out[1:, 1:], ref, rtol=1e-5, atol=1e-5)
+    with pytest.raises(lp.TransformError, match="must be true or false"):
+        lp.add_prefetch(knl, "u", "i_inner,j_inner", async_copy="sometimes")
+
+
 def test_errors_are_python_exceptions_with_loom_messages():
     with pytest.raises(lp.ParseError, match=r"<instructions>:2:16: expected an expression, found '\*'"):
         lp.make_kernel("{[i]: 0 <= i < n}", ["x[i] = 1", "out[i] = a[i] +* 2"])
