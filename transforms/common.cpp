@@ -42,21 +42,6 @@ void map_temporary_accesses(Instruction& insn, const std::string& t, const std::
   for (auto& p : insn.predicates) p = m.mutate(p);
 }
 
-bool reads_temporary(const Instruction& insn, const std::string& t) {
-  bool found = false;
-  auto look = [&](const Expr& e) {
-    if (!e.defined()) return;
-    std::set<std::string> vars;
-    collect_free_vars(e, vars);
-    found |= vars.count(t) != 0;
-    for_each_subscript(e, [&](const Subscript& s) { found |= s.name == t; });
-  };
-  look(insn.rhs);
-  if (auto s = insn.lhs.as<Subscript>())
-    for (auto& i : s->indices) look(i);
-  for (auto& p : insn.predicates) look(p);
-  return found;
-}
 
 void refuse(const LoopKernel& k, const std::string& what, const std::string& why) {
   throw TransformError(what + " on kernel '" + k.name + "': " + why);

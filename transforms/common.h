@@ -34,10 +34,6 @@ void drop_proven_predicates(const LoopKernel& r, Instruction& insn);
 void map_temporary_accesses(Instruction& insn, const std::string& t, const std::function<Expr(std::vector<Expr>, Type)>& fn);
 Expr map_temporary_accesses(const Expr& e, const std::string& t, const std::function<Expr(std::vector<Expr>, Type)>& fn);
 
-// Whether the instruction reads temporary t: in its right-hand side, its
-// predicates or the indices of its left-hand side.
-bool reads_temporary(const Instruction& insn, const std::string& t);
-
 // Applies f (an iname substitution or renaming) to the instruction's origin
 // too, so it keeps naming the original inames in the current ones.
 template <class F>

@@ -133,13 +133,13 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
     if (insn.assignee_name() == temporary) {
       if (fill) refuse(k, what, "instructions '" + fill->id + "' and '" + insn.id + "' both write '" + temporary + "'; double buffering needs one fill");
       fill = &insn;
-    } else if (transforms::reads_temporary(insn, temporary)) {
+    } else if (insn.reads(temporary)) {
       readers.push_back(&insn);
     }
   }
   if (!fill) refuse(k, what, "no instruction writes '" + temporary + "'");
   if (readers.empty()) refuse(k, what, "no instruction reads '" + temporary + "'");
-  if (transforms::reads_temporary(*fill, temporary)) refuse(k, what, "the fill '" + fill->id + "' reads '" + temporary + "' itself");
+  if (fill->reads(temporary)) refuse(k, what, "the fill '" + fill->id + "' reads '" + temporary + "' itself");
   if (!fill->within_inames.count(iname))
     refuse(k, what, "the fill '" + fill->id + "' does not run within '" + iname + "', so there is nothing to fill ahead");
   std::vector<std::set<std::string>> scopes;

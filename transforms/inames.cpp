@@ -295,17 +295,8 @@ LoopKernel remove_unused_inames(const LoopKernel& k) {
   std::set<std::string> used;
   for (auto& insn : k.instructions) {
     used.insert(insn.within_inames.begin(), insn.within_inames.end());
-    for (const Expr* e : {&insn.lhs, &insn.rhs}) {
-      struct V : ExprVisitor {
-        std::set<std::string>* u;
-        void visit_reduce(const Reduce& r) override {
-          u->insert(r.inames.begin(), r.inames.end());
-          ExprVisitor::visit_reduce(r);
-        }
-      } v;
-      v.u = &used;
-      if (e->defined()) v.visit(*e);
-    }
+    collect_reduction_inames(insn.lhs, used);
+    collect_reduction_inames(insn.rhs, used);
   }
   for (auto& d : k.domains)  // inames other domains depend on stay
     for (auto& p : d.params())
@@ -370,17 +361,9 @@ LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, cons
   // whether an instruction uses iname n: as a loop, in an expression or as a reduction's iname
   auto uses = [](const Instruction& insn, const std::string& n) {
     if (insn.within_inames.count(n) || mentions_var(insn.rhs, n)) return true;
-    struct V : ExprVisitor {
-      std::string n;
-      bool found = false;
-      void visit_reduce(const Reduce& rd) override {
-        for (auto& x : rd.inames) found |= x == n;
-        ExprVisitor::visit_reduce(rd);
-      }
-    } v;
-    v.n = n;
-    if (insn.rhs.defined()) v.visit(insn.rhs);
-    return v.found;
+    std::set<std::string> reduced;
+    collect_reduction_inames(insn.rhs, reduced);
+    return reduced.count(n) != 0;
   };
   LoopKernel r = k;
   std::vector<std::string> copies;

@@ -24,7 +24,7 @@ void map_accesses(LoopKernel& r, const std::string& t, const std::function<Expr(
 }
 
 bool accesses(const Instruction& insn, const std::string& t) {
-  return insn.kind == Instruction::Assign && (insn.assignee_name() == t || transforms::reads_temporary(insn, t));
+  return insn.kind == Instruction::Assign && (insn.assignee_name() == t || insn.reads(t));
 }
 
 // The temporaries a transformation applies to: only_var_names, or those written within one of `inames`.

@@ -242,6 +242,8 @@ void for_each_subscript(const Expr& e, const std::function<void(const Subscript&
 
 // Variables referenced and not bound by an enclosing reduction over them.
 void collect_free_vars(const Expr& e, std::set<std::string>& out);
+// The inames of every reduction in e (sum(k, ...) adds k), nested ones too.
+void collect_reduction_inames(const Expr& e, std::set<std::string>& out);
 
 // Folds integer constants and drops neutral terms (x + 0, 1 * x, x // 1);
 // everything else is kept as it is. Types are preserved.

@@ -74,6 +74,10 @@ struct Instruction {
   // Names the right-hand side and the predicates read: arrays, temporaries,
   // scalars, inames and parameters.
   std::set<std::string> read_names() const;
+  // Whether the instruction reads `name` (an array, temporary, scalar or
+  // iname): on its right-hand side, in a predicate or in an index of its
+  // left-hand side.
+  bool reads(const std::string& name) const;
   std::string str() const;            // one line in the kernel language
 };
 

@@ -507,6 +507,19 @@ class FreeVarCollector : public ExprVisitor {
 
 }  // namespace
 
+void collect_reduction_inames(const Expr& e, std::set<std::string>& out) {
+  if (!e.defined()) return;
+  struct Collect : ExprVisitor {
+    std::set<std::string>& out;
+    explicit Collect(std::set<std::string>& o) : out(o) {}
+    void visit_reduce(const Reduce& r) override {
+      out.insert(r.inames.begin(), r.inames.end());
+      ExprVisitor::visit_reduce(r);
+    }
+  } c(out);
+  c.visit(e);
+}
+
 void collect_free_vars(const Expr& e, std::set<std::string>& out) {
   if (!e.defined()) return;
   FreeVarCollector c(out);

@@ -70,6 +70,22 @@ std::set<std::string> Instruction::read_names() const {
   return r;
 }
 
+bool Instruction::reads(const std::string& name) const {
+  bool found = false;
+  auto look = [&](const Expr& e) {
+    if (!e.defined()) return;
+    std::set<std::string> vars;
+    collect_free_vars(e, vars);
+    found |= vars.count(name) != 0;
+    for_each_subscript(e, [&](const Subscript& s) { found |= s.name == name; });
+  };
+  look(rhs);
+  for (auto& p : predicates) look(p);
+  if (auto s = lhs.as<Subscript>())
+    for (auto& i : s->indices) look(i);
+  return found;
+}
+
 namespace {
 template <class C>
 std::string join(const C& xs, const char* sep) {

@@ -12,23 +12,6 @@ namespace loom {
 
 namespace {
 
-// Whether insn reads var: on its right-hand side, in a predicate or in an index of its left-hand side.
-bool reads_variable(const Instruction& insn, const std::string& var) {
-  bool found = false;
-  auto look = [&](const Expr& e) {
-    if (!e.defined()) return;
-    std::set<std::string> vars;
-    collect_free_vars(e, vars);
-    found |= vars.count(var) != 0;
-    for_each_subscript(e, [&](const Subscript& s) { found |= s.name == var; });
-  };
-  look(insn.rhs);
-  for (auto& p : insn.predicates) look(p);
-  if (auto s = insn.lhs.as<Subscript>())
-    for (auto& i : s->indices) look(i);
-  return found;
-}
-
 bool uses_var(const Expr& e, const std::string& v) {
   std::set<std::string> vars;
   collect_free_vars(e, vars);
@@ -116,7 +99,7 @@ void check_kernel(const LoopKernel& k) {
         InameTag tag = k.tag_of(h);
         if (!tag.is_hardware()) continue;
         for (auto& r : k.instructions) {
-          if (r.kind != Instruction::Assign || !reads_variable(r, n)) continue;
+          if (r.kind != Instruction::Assign || !r.reads(n)) continue;
           auto refuse = [&](const std::string& why) {
             fail("private temporary '" + n + "' is written by '" + w.id + "' within iname '" + h + "' (" + tag.str() + ") and read by '" + r.id +
                  "', " + why + ": private memory belongs to one thread (make the temporary local, or do not tag '" + h + "')");

@@ -88,15 +88,7 @@ class Realizer : public ExprMutator {
   // that a part running in `inames` is outside of.
   bool runs_in_other_loop(const std::string& id, const std::set<std::string>& inames) {
     if (!reduced_known_) {
-      struct Collect : ExprVisitor {
-        std::set<std::string>* out;
-        void visit_reduce(const Reduce& n) override {
-          out->insert(n.inames.begin(), n.inames.end());
-          ExprVisitor::visit_reduce(n);
-        }
-      } c;
-      c.out = &reduced_;
-      c.visit(insn_.rhs);
+      collect_reduction_inames(insn_.rhs, reduced_);
       reduced_known_ = true;
     }
     for (auto& other : k_.instructions) {

@@ -85,39 +85,41 @@ def test_argument_declarations_and_temporaries():
     np.testing.assert_allclose(out, 0.5 * (x @ w), rtol=1e-5)
 
 
-def test_prefetched_matmul_from_python():
+def _matmul_in_16x16_tiles():
     knl = lp.make_kernel("{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}", "c[i, j] = sum(k, a[i, k] * b[k, j])")
     knl = lp.split_iname(knl, "i", 16, outer_tag="g.1", inner_tag="l.1")
     knl = lp.split_iname(knl, "j", 16, outer_tag="g.0", inner_tag="l.0")
-    knl = lp.split_iname(knl, "k", 16)
+    return lp.split_iname(knl, "k", 16)
+
+
+def _check_matmul(knl, seed, l):
+    """Runs knl on a 33 x l by l x 17 product (partial tiles) against NumPy."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((33, l)).astype(np.float32)
+    b = rng.standard_normal((l, 17)).astype(np.float32)
+    (c,) = knl(a=a, b=b, target=HOST_TARGETS[0])
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_prefetched_matmul_from_python():
+    knl = _matmul_in_16x16_tiles()
     knl = lp.add_prefetch(knl, "a", "i_inner,k_inner", default_tag="l.auto")
     knl = lp.add_prefetch(knl, "b", ["k_inner", "j_inner"])
     assert "a_fetch" in knl.temporary_variables
     code = lp.generate_code_v2(knl).device_code()
     assert "__shared__ __align__(16) float a_fetch[256]" in code and code.count("__syncthreads()") == 2
-    rng = np.random.default_rng(3)
-    a = rng.standard_normal((33, 45)).astype(np.float32)
-    b = rng.standard_normal((45, 17)).astype(np.float32)
-    (c,) = knl(a=a, b=b, target=HOST_TARGETS[0])
-    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    _check_matmul(knl, seed=3, l=45)
 
 
 def test_double_buffered_matmul_from_python():
-    knl = lp.make_kernel("{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}", "c[i, j] = sum(k, a[i, k] * b[k, j])")
-    knl = lp.split_iname(knl, "i", 16, outer_tag="g.1", inner_tag="l.1")
-    knl = lp.split_iname(knl, "j", 16, outer_tag="g.0", inner_tag="l.0")
-    knl = lp.split_iname(knl, "k", 16)
+    knl = _matmul_in_16x16_tiles()
     knl = lp.add_prefetch(knl, "a", "i_inner,k_inner")
     knl = lp.add_prefetch(knl, "b", "k_inner,j_inner")
     knl = lp.double_buffer(knl, "a_fetch", "k_outer")
     knl = lp.double_buffer(knl, "b_fetch", "k_outer", async_copy=True)
     code = lp.generate_code_v2(knl).device_code()
     assert "loom_cp_async<4>" in code and code.count("__syncthreads()") == 2
-    rng = np.random.default_rng(5)
-    a = rng.standard_normal((33, 61)).astype(np.float32)
-    b = rng.standard_normal((61, 17)).astype(np.float32)
-    (c,) = knl(a=a, b=b, target=HOST_TARGETS[0])
-    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    _check_matmul(knl, seed=5, l=61)
     with pytest.raises(lp.TransformError, match="is tagged l.1"):
         lp.double_buffer(knl, "a_fetch", "i_inner")
 
