@@ -1,7 +1,8 @@
 // A random schedule for a kernel: 1 to 4 steps among splits (random
 // lengths, outer/inner tags for blocks, threads, unrolling, ILP, slabs),
 // tags, loop priorities, reduction splits, chunks, joins, renames,
-// assumptions, prefetches (local or private, random sweeps and tags) and the
+// assumptions, prefetches (local or private, random sweeps and tags, async
+// copies) and the
 // other memory transformations (precompute, buffer_array, privatize,
 // double_buffer, assignment_to_subst, expand_subst);
 // `log` is the applied steps as a transformation script (one per line), so a
@@ -95,9 +96,10 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
           po.temporary_address_space = pick(2) ? AddressSpace::Local : AddressSpace::Private;
           static const char* tags[] = {"l.auto", "for", "unr"};
           po.default_tag = tags[pick(3)];
+          po.async_copy = po.temporary_address_space == AddressSpace::Local && pick(3) == 0;  // cp.async on the GPU
           t = add_prefetch(t, array, names, po);
           log += "add_prefetch " + array + " " + names + " temporary_address_space=" + to_string(po.temporary_address_space) +
-                 " default_tag=" + po.default_tag + "\n";
+                 " default_tag=" + po.default_tag + (po.async_copy ? " async_copy=true" : "") + "\n";
           // a local tile fetched in a sequential loop: double-buffered in that loop, sometimes
           std::string fetched = array + "_fetch", loop = filler_loop(t, fetched, pick);
           if (po.temporary_address_space == AddressSpace::Local && !loop.empty() && pick(2)) {
