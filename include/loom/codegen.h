@@ -78,4 +78,18 @@ struct LaunchDims {
 };
 LaunchDims launch_dims(const GeneratedKernel& g, const std::map<std::string, int64_t>& params);
 
+// Index width (codegen/index_width.cpp): whether 32-bit index arithmetic is
+// exact, by interval arithmetic over the generated loop nest. Each returns
+// the first integer the code computes that may leave the index dtype's
+// range ("`128*i_outer + i_inner` can reach 2147483699"), "" when none can:
+// for one call's parameter values, or for every value the kernel's
+// assumptions allow (isl bounds each parameter; "" proves every call safe).
+std::string index_overflow(const GeneratedKernel& g, const std::map<std::string, int64_t>& params);
+std::string index_overflow_under_assumptions(const GeneratedKernel& g);
+// For a launch: throws ArgumentError naming the expression, the values and
+// set_index_dtype int64 when 32-bit indices could wrap around. Remembered
+// per kernel: a kernel proven for all sizes, or values checked before, cost
+// a lookup.
+void check_index_width(const GeneratedKernel& g, const std::map<std::string, int64_t>& params);
+
 }  // namespace loom

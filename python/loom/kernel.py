@@ -305,7 +305,9 @@ class LoopKernel:
                     if shape[ax] > 0 and shape[ax] % self.DIVISIBILITY == 0:
                         divisible.append(p)
                     break
-        # arrays of more than 2^31 - 1 elements need 64-bit index arithmetic
+        # arrays of more than 2^31 - 1 elements need 64-bit index arithmetic (known
+        # from the shapes, before compiling; other sizes near 2^31 are caught by
+        # the launch's check on the generated code: _run_widening)
         wide = self._core.index_dtype() == "int32" and any(
             _element_count(getattr(kwargs.get(a), "shape", None)) > _INT32_MAX for a in self._watch)
         if not dtypes and not divisible and not wide:
@@ -376,19 +378,34 @@ class LoopKernel:
                 knl = self._variant_for(kwargs)
             if knl is not self:
                 try:
-                    outputs = knl._run(queue, target, kwargs)
+                    knl, outputs = knl._run_widening(queue, target, kwargs)
                 except _loom.ArgumentError as e:
                     # the divisible variant moves arrays as vectors; an array view that
                     # is not 16-byte aligned runs the variant without that assumption
                     fallback = getattr(knl, "_unaligned_fallback", None)
                     if fallback is None or "must start at a multiple of" not in str(e):
                         raise
-                    return fallback._run(queue, target, kwargs)
+                    return fallback._run_widening(queue, target, kwargs)[1]
                 self._remember(knl, queue, target, kwargs)
                 return outputs
-        outputs = self._run(queue, target, kwargs)
-        self._remember(self, queue, target, kwargs)
+        knl, outputs = self._run_widening(queue, target, kwargs)
+        self._remember(knl, queue, target, kwargs)
         return outputs
+
+    def _run_widening(self, queue, target, kwargs):
+        """(kernel that ran, outputs): this kernel, or its 64-bit-index variant when
+        the launch proves that 32-bit index arithmetic could wrap around for
+        these sizes (the check runs before anything is launched)."""
+        try:
+            return self, self._run(queue, target, kwargs)
+        except _loom.ArgumentError as e:
+            if "index arithmetic is 32-bit" not in str(e) or self._core.index_dtype() != "int32":
+                raise
+        wide = getattr(self, "_wide_variant", None)
+        if wide is None:
+            wide = self._wide_variant = self._derived(
+                _loom.apply_transform(self._core, "set_index_dtype", ["int64"], {}), "set_index_dtype int64", True)
+        return wide, wide._run(queue, target, kwargs)
 
     def _remember(self, knl, queue, target, kwargs):
         """After a call on PyTorch CUDA tensors: the next call with the same

@@ -274,6 +274,10 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
   if (o.verbose) {
     const auto& g = ck.generated();
     std::printf("loop nests: %s\n", g.fast_path ? "Loom's direct generator" : ("isl's AST generator (" + g.isl_reason + ")").c_str());
+    std::string unproven = g.kernel.options.index_dtype.bytes() >= 8 ? "" : index_overflow_under_assumptions(g);
+    std::printf("index arithmetic: %s\n", g.kernel.options.index_dtype.bytes() >= 8 ? "64-bit"
+                                          : unproven.empty() ? "32-bit, proven for every size the assumptions allow"
+                                                             : ("32-bit, checked at each launch (for some sizes " + unproven + ")").c_str());
     std::printf("NVRTC log:\n%s\n", bin.log.c_str());
   }
   if (!o.emit.empty()) {
@@ -337,17 +341,26 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
 
 // 32-bit index arithmetic (the default) cannot address this call's sizes:
 // the kernel is generated with 64-bit indices instead (as Python's per-call
-// variants do), with a note, rather than refused. Only the -D values and the
-// file's defaults are looked at; sizes taken from --in files alone still meet
-// bind_parameters' refusal, which names set_index_dtype int64.
+// variants do), with a note, rather than refused. The sizes alone say so for
+// arrays beyond 2^31 - 1 elements; otherwise the generated code is checked
+// (index_overflow: a split loop's tail near 2^31, say). Only the -D values
+// and the file's defaults are looked at; sizes taken from --in files alone
+// meet the launch's refusal, which names set_index_dtype int64.
 void widen_index_if_needed(const Options& o, Loaded& l) {
   std::map<std::string, int64_t> params = l.file.defaults;
   for (auto& [name, v] : o.params) params[name] = v;
   for (auto& p : l.kernel.parameters())
-    if (!params.count(p)) return;  // (sizes from --in files: bind_parameters decides)
+    if (!params.count(p)) return;  // (sizes from --in files: the launch decides)
+  if (l.kernel.options.index_dtype.bytes() >= 8) return;
   std::string why = beyond_32_bit_indices(l.kernel, params);
-  if (why.empty()) return;
-  std::fprintf(stderr, "loom: note: %s, beyond 2^31 - 1: 64-bit index arithmetic (set_index_dtype int64)\n", why.c_str());
+  if (!why.empty()) {
+    why += ", beyond 2^31 - 1";
+  } else {
+    if (!assumptions_hold(l.kernel, params)) return;  // (refused later, with the reason)
+    why = index_overflow(generate(l.kernel), params);
+    if (why.empty()) return;
+  }
+  std::fprintf(stderr, "loom: note: %s: 64-bit index arithmetic (set_index_dtype int64)\n", why.c_str());
   l.kernel = apply_transforms(l.kernel, parse_transform_script("set_index_dtype int64"));
 }
 

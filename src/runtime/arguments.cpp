@@ -97,11 +97,16 @@ std::string beyond_32_bit_indices(const LoopKernel& k, const std::map<std::strin
 
 namespace {
 
-// With 32-bit index arithmetic (the default index dtype), a parameter or an
-// array's element offsets beyond 2^31 - 1 would wrap around: refused, with
-// the way out, never a silent wrong answer.
+// With 32-bit index arithmetic (the default index dtype), a parameter beyond
+// 2^31 - 1 cannot even be passed: refused, with the way out. Whether the
+// offsets of this call fit is proven on the generated code when a compiled
+// kernel is launched (check_index_width); the interpreter's arithmetic is
+// 64-bit.
 void check_index_range(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
-  std::string what = beyond_32_bit_indices(k, params);
+  std::string what;
+  if (k.options.index_dtype.bytes() < 8)
+    for (auto& [p, v] : params)
+      if (v > INT32_MAX || v < INT32_MIN) what = "parameter '" + p + "' = " + std::to_string(v);
   if (!what.empty())
     throw ArgumentError("kernel '" + k.name + "': " + what +
                         "; index arithmetic is 32-bit: set_index_dtype int64 (loopy's index_dtype=np.int64) to go beyond 2^31 - 1");

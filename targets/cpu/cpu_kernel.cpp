@@ -208,6 +208,7 @@ const std::string& CpuKernel::ir() const { return impl_->compiled ? impl_->compi
 void CpuKernel::call(const ArgMap& args, int threads) {
   const LoopKernel& k = gen_.kernel;
   auto params = bind_parameters(k, args);
+  check_index_width(gen_, params);
   if (gen_.is_program()) {
     // the global temporaries for this call, then the launches in order
     ArgMap all = args;

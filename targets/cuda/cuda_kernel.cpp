@@ -140,6 +140,7 @@ void synchronize() { check(driver_api().cuCtxSynchronize(), "kernel execution");
 
 LaunchDims CudaKernel::launch(const ArgMap& args, void* stream) {
   auto params = bind_parameters(gen_.kernel, args);
+  check_index_width(gen_, params);
   if (gen_.is_program()) {
     launch_program(args, params, stream);
     return launch_dims(gen_.launches[0], params);
@@ -182,6 +183,7 @@ void CudaKernel::launch_program(const ArgMap& args, const std::map<std::string, 
 
 std::vector<uint64_t> CudaKernel::pack_arguments(const ArgMap& args, const std::map<std::string, int64_t>& params) const {
   if (gen_.is_program()) throw Error("kernel '" + gen_.kernel.name + "' runs as several launches (global barriers); launch() it");
+  check_index_width(gen_, params);
   return pack(gen_, args, params).slots;
 }
 
@@ -227,6 +229,7 @@ double CudaKernel::time(const ArgMap& args, int reps) {
 
 void CudaKernel::call_host(const ArgMap& host_args) {
   auto params = bind_parameters(gen_.kernel, host_args);
+  check_index_width(gen_, params);
   std::map<std::string, DeviceBuffer> buffers;
   ArgMap dev = host_args;
   for (auto& a : gen_.kernel.arguments) {

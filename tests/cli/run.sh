@@ -78,6 +78,10 @@ fi
 expect "more than 2^31 elements get 64-bit indices" 0 'long long const i_outer' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=3000000000
 expect "and says so" 0 'beyond 2\^31 - 1: 64-bit index arithmetic' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=3000000000
 expect "small sizes keep 32-bit indices" 0 'int const i_outer' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=1000
+# arrays that fit, but the last block's guard (256*o + t + 1) would wrap: the generated code is checked
+expect "a guard that would wrap gets 64-bit indices" 0 'long long const i_outer' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=2147483600
+expect "naming the expression" 0 '256 \* i_outer \+ i_inner \+ 1` can reach 2147483648: 64-bit' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=2147483600
+expect "compile -v says how the index width is decided" 0 'index arithmetic: 32-bit, checked at each launch' -- "$LOOM" compile "$SRC/examples/vector_add.loom" --arch sm_90 -v
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -293,3 +293,14 @@ def test_arrays_beyond_32_bit_indices_select_a_64_bit_variant():
     narrow = knl.compiled(target="interpreter", a=np.zeros(100, np.float32))
     assert wide.kernel._core.index_dtype() == "int64" and narrow.kernel._core.index_dtype() == "int32"
     assert ("set_index_dtype int64", ) == tuple(step for step, _ in wide.asm["transforms"][1:] if "index" in step)
+
+
+def test_a_call_whose_index_arithmetic_would_wrap_runs_with_64_bit_indices():
+    # i * m is index arithmetic (inames and parameters): in 32 bits it wraps for
+    # m = 10**9; the launch's check on the generated code sees it first
+    knl = lp.make_kernel("{[i]: 0 <= i < 4}", "out[i] = i * m", [lp.GlobalArg("out", np.int64, shape=(4,)), lp.ValueArg("m", np.int32)])
+    target = "cpu" if lp._loom.has_cpu_target() else "interpreter"
+    (small,) = knl(m=1000, target=target)
+    np.testing.assert_array_equal(small, [0, 1000, 2000, 3000])
+    (big,) = knl(m=10**9, target=target)
+    np.testing.assert_array_equal(big, [0, 10**9, 2 * 10**9, 3 * 10**9])
