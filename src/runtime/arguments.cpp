@@ -99,9 +99,8 @@ namespace {
 
 // With 32-bit index arithmetic (the default index dtype), a parameter beyond
 // 2^31 - 1 cannot even be passed: refused, with the way out. Whether the
-// offsets of this call fit is proven on the generated code when a compiled
-// kernel is launched (check_index_width); the interpreter's arithmetic is
-// 64-bit.
+// offsets of this call fit is proven on the generated code when a kernel
+// is launched or interpreted (check_index_width).
 void check_index_range(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
   std::string what;
   if (k.options.index_dtype.bytes() < 8)

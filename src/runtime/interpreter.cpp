@@ -77,6 +77,7 @@ class Interpreter {
  public:
   Interpreter(const GeneratedKernel& g, const ArgMap& args) : g_(g), k_(g.kernel) {
     params_ = bind_parameters(k_, args);
+    check_index_width(g, params_);  // (index arithmetic wraps at the index dtype's width here too)
     auto slot = [&](const std::string& n) {
       if (!slots_.count(n)) slots_[n] = int(slots_.size());
     };

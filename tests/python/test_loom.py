@@ -304,3 +304,26 @@ def test_a_call_whose_index_arithmetic_would_wrap_runs_with_64_bit_indices():
     np.testing.assert_array_equal(small, [0, 1000, 2000, 3000])
     (big,) = knl(m=10**9, target=target)
     np.testing.assert_array_equal(big, [0, 10**9, 2 * 10**9, 3 * 10**9])
+
+
+@pytest.mark.skipif(not lp._loom.gpu_available(), reason="no GPU")
+def test_sizes_near_and_beyond_2_to_31_on_the_gpu():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.get_device_properties(0).total_memory < 16 * 2**30:
+        pytest.skip("needs 9 GiB of GPU memory")
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = a[i] + 1",
+                         [lp.GlobalArg("a", np.int8, shape=("n",)), lp.GlobalArg("out", np.int8, shape=("n",))])
+    knl = lp.split_iname(knl, "i", 256, outer_tag="g.0", inner_tag="l.0")
+    # 2147483600 elements fit 32 bits, but the last block's guard (256*o + t + 1)
+    # reaches 2^31: the launch's check refuses the 32-bit kernel and the call runs
+    # the 64-bit one; 2^31 + 100 elements are known to need 64 bits from the shape
+    for n in (2147483600, 2**31 + 100):
+        a = torch.empty(n, device="cuda", dtype=torch.int8).random_(-100, 100)
+        out = torch.full_like(a, -128)
+        knl(a=a, out=out)
+        torch.cuda.synchronize()
+        assert torch.equal(out, a + 1), n
+        if n >= 2**31:
+            assert knl.compiled(a=a, out=out).kernel._core.index_dtype() == "int64"
+        del a, out
+        torch.cuda.empty_cache()

@@ -43,8 +43,8 @@ LoopKernel vector_add_in_blocks_of(int64_t threads) {
 }  // namespace
 
 // An array of 2^32 elements: its offsets need 64 bits. Binding accepts it
-// (the interpreter's arithmetic is 64-bit); a compiled kernel's launch is
-// refused with the offset that would wrap; set_index_dtype int64 takes it.
+// (an access may touch only part of an array); the launch is refused with
+// the offset that would wrap; set_index_dtype int64 takes it.
 TEST(IndexWidth, ArraysBeyond2To31ElementsNeed64BitIndices) {
   LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i, j] = 2 * a[i, j]",
                              {"a: float32[n, m], out: float32[n, m]"}, "big");
@@ -139,5 +139,26 @@ TEST(IndexWidth, TiledLoopsFromBothGenerators) {
     EXPECT_EQ(index_overflow(g, {{"n", 4000}, {"m", 4000}, {"l", 4000}}), "");
     std::string why = index_overflow(g, {{"n", 50000}, {"m", 50000}, {"l", 50000}});
     EXPECT_NE(why.find("can reach"), std::string::npos) << why;
+  }
+}
+
+// i * m is index arithmetic too (inames and parameters), wherever it is
+// used: in 32 bits it wraps for m = 10^9, in the interpreter as on the
+// targets. The call is refused; with 64-bit indices it is right.
+TEST(IndexWidth, IndexArithmeticInAValueIsChecked) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < 4}"}, "out[i] = i * m", {"out: int64[4], m: int32"}, "scaled");
+  for (int64_t m : {int64_t(1000), int64_t(1000000000)}) {
+    for (bool wide : {false, true}) {
+      LoopKernel kk = wide ? set_index_dtype(k, "int64") : k;
+      std::map<std::string, int64_t> params{{"m", m}};
+      auto arrays = make_host_arrays(kk, params, 1);
+      ArgMap args = loom::testing::args_of(kk, arrays, params);
+      if (!wide && m > 1000) {
+        EXPECT_THROW(interpret(generate(kk), args), ArgumentError);
+        continue;
+      }
+      interpret(generate(kk), args);
+      for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(arrays.at("out").get(i), double(i * m)) << i << " m=" << m;
+    }
   }
 }
