@@ -78,9 +78,12 @@ fi
 expect "more than 2^31 elements get 64-bit indices" 0 'long long const i_outer' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=3000000000
 expect "and says so" 0 'beyond 2\^31 - 1: 64-bit index arithmetic' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=3000000000
 expect "small sizes keep 32-bit indices" 0 'int const i_outer' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=1000
-# arrays that fit, but the last block's guard (256*o + t + 1) would wrap: the generated code is checked
-expect "a guard that would wrap gets 64-bit indices" 0 'long long const i_outer' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=2147483600
-expect "naming the expression" 0 '256 \* i_outer \+ i_inner \+ 1` can reach 2147483648: 64-bit' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=2147483600
+# arrays that fit, but the last block of 100 threads computes 100*o + t past 2^31 - 1 before its guard:
+# the generated code is checked, not just the sizes
+sed 's/split_iname i 256/split_iname i 100/' "$SRC/examples/vector_add.loom" >"$tmp/va100.loom"
+expect "a tail that would wrap gets 64-bit indices" 0 'long long const i_outer' -- "$LOOM" show "$tmp/va100.loom" -D n=2147483601
+expect "naming the expression" 0 '100 \* i_outer \+ i_inner` can reach 2147483699: 64-bit' -- "$LOOM" show "$tmp/va100.loom" -D n=2147483601
+expect "one element fewer fits 32 bits" 0 'int const i_outer' -- "$LOOM" show "$tmp/va100.loom" -D n=2147483600
 expect "compile -v says how the index width is decided" 0 'index arithmetic: 32-bit, checked at each launch' -- "$LOOM" compile "$SRC/examples/vector_add.loom" --arch sm_90 -v
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"
