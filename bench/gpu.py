@@ -205,7 +205,7 @@ def main():
         del A, r
 
     # SGEMM
-    for size, sched in ((4096, "sgemm_tiled"), (4096, "sgemm_vec"), (4000, "sgemm_any")):
+    for size, sched in ((4096, "sgemm_tiled"), (4096, "sgemm_vec"), (4000, "sgemm_any"), (4000, "sgemm_zfill")):
         A, B = torch.rand(size, size, device=dev), torch.rand(size, size, device=dev)
         C = torch.empty(size, size, device=dev)
         k = loom_kernel(sched)

@@ -10,10 +10,12 @@
 // of the index (outer inames and parameters) must be the same in every
 // prefetched access, so it becomes the box's base and the sweep part spans
 // the box. The box is fetched whole (loopy's fetch_bounding_box), guarded
-// where it leaves the array (partial tiles, halos at the edges).
+// where it leaves the array (partial tiles, halos at the edges), or, with
+// fill_value, copied whole with that value where it leaves the array.
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cstdlib>
 
 #include "common.h"
 #include "footprint.h"
@@ -91,6 +93,19 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   }
   if (o.async_copy) fetch.tags.insert("async");
   transforms::drop_proven_predicates(r, fetch);
+  if (o.fill_value && !fetch.predicates.empty()) {
+    // the whole box, unguarded: the array's element where the box is inside it, the fill value elsewhere
+    Expr inside;
+    for (auto& p : fetch.predicates) inside = inside.defined() ? make_binary(BinOp::And, inside, p, types::boolean) : p;
+    bool integral = double(int64_t(*o.fill_value)) == *o.fill_value;
+    if (arg->dtype.is_int() && !integral) refuse(k, what, "fill_value " + std::to_string(*o.fill_value) + " is not a value of " + arg->dtype.name());
+    // an array whose dtype is still to be inferred gets an untyped literal
+    Expr fill = arg->dtype.is_float() || (!arg->dtype.known() && !integral) ? make_float(*o.fill_value, arg->dtype)
+                                                                            : make_int(int64_t(*o.fill_value), arg->dtype);
+    fetch.rhs = make_select(inside, fetch.rhs, fill, arg->dtype);
+    fetch.predicates.clear();
+  }
+  if (o.fill_value && *o.fill_value == 0) r.temporaries[temp].zero_fill_of = array;
   transforms::rewrite_uses(r, rq, fp, temp, fetch.id);
   r.instructions.insert(r.instructions.begin() + long(fp.uses[0].insn), fetch);
   return transforms::tag_storage_loops(r, k, rq, fp, loops, o.default_tag.empty() ? "l.auto" : o.default_tag, fetch.id,
@@ -139,7 +154,8 @@ void register_memory_transforms(TransformRegistry& reg) {
             {"fetch_bounding_box", P::String, false, "accepted for loopy's scripts: the bounding box is always fetched"},
             {"padding", P::Int, false, "Loom: elements added to each row of a local temporary (default: 1 when rows are a multiple of 128 bytes, the vector width for a vectorized fetch)"},
             {"vector_width", P::Int, false, "Loom: with l.auto, split the contiguous fetch iname by this and tag the inner part vec (4: float4 copies)"},
-            {"async_copy", P::String, false, "Loom: true: copy with cp.async (sm_80+), so a thread's guarded loads are in flight together; false (default)"}},
+            {"async_copy", P::String, false, "Loom: true: copy with cp.async (sm_80+), so a thread's guarded loads are in flight together; false (default)"},
+            {"fill_value", P::String, false, "Loom: write this number (e.g. 0) where the box leaves the array, so the whole box is copied unguarded (round_up_reduction needs 0)"}},
            [](const LoopKernel& k, const TransformArgs& a) {
              PrefetchOptions o;
              o.temporary_name = a.str_or("temporary_name", "");
@@ -153,6 +169,13 @@ void register_memory_transforms(TransformRegistry& reg) {
              o.padding = a.has("padding") ? a.integer("padding") : -1;
              o.vector_width = a.has("vector_width") ? a.integer("vector_width") : 1;
              o.async_copy = a.flag("async_copy", false);
+             if (a.has("fill_value")) {
+               std::string v = a.str("fill_value");
+               char* end = nullptr;
+               double x = std::strtod(v.c_str(), &end);
+               if (v.empty() || *end != 0) throw TransformError("add_prefetch on kernel '" + k.name + "': fill_value '" + v + "' is not a number");
+               o.fill_value = x;
+             }
              if (o.vector_width < 1 || o.padding < -1)
                throw TransformError("add_prefetch on kernel '" + k.name + "': vector_width must be >= 1 and padding >= 0");
              return add_prefetch(k, a.str("var_name"), a.str("sweep_inames"), o);

@@ -33,6 +33,7 @@ const TransformRegistry& transform_registry() {
     register_dtype_transforms(t);
     register_layout_transforms(t);
     register_double_buffer_transforms(t);
+    register_round_up_reduction_transforms(t);
     return t;
   }();
   return r;

@@ -118,6 +118,11 @@ struct Temporary {
   Type dtype;  // unknown until type inference when declared with <>
   std::vector<Expr> shape;  // empty: scalar
   AddressSpace space = AddressSpace::Auto;
+  // The array this temporary is a zero-filled copy of (add_prefetch with
+  // fill_value=0: the box is written whole, 0 where it leaves the array), or
+  // "". round_up_reduction relies on it: a read of such a temporary at a
+  // point whose original access is outside the array yields 0.
+  std::string zero_fill_of;
 };
 
 struct SubstitutionRule {

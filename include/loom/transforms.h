@@ -99,6 +99,12 @@ struct PrefetchOptions {
   // is tagged `async`). The loads of a guarded fetch then stay in flight
   // together instead of each waiting before its store to shared memory.
   bool async_copy = false;
+  // Loom's own (Triton's masked load with `other=`): write this value where
+  // the box leaves the array instead of leaving those elements unwritten, so
+  // the fetch is one unguarded copy of the whole box (a select per element,
+  // cp.async's zero-fill form for 0). With 0 the temporary is marked as a
+  // zero-filled copy (Temporary::zero_fill_of), which round_up_reduction needs.
+  std::optional<double> fill_value;
 };
 // loopy's add_prefetch: the box the sweep inames' accesses to `array` cover,
 // copied into a temporary by a fetch instruction; those accesses read it.
@@ -106,6 +112,12 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
                         const PrefetchOptions& opts = {});
 // "a, b" into "private", "local" or "auto" memory.
 LoopKernel set_temporary_address_space(const LoopKernel& k, const std::string& temporaries, const std::string& space);
+
+// ---- round_up_reduction (transforms/round_up_reduction.cpp) ----
+// A sum's partial last tile over `inames` run whole: their parametric bounds
+// dropped, legal where every extra term is a product of zero-filled
+// temporaries read outside their arrays (add_prefetch with fill_value=0).
+LoopKernel round_up_reduction(const LoopKernel& k, const std::string& inames);
 
 // ---- precompute (transforms/precompute.cpp) ----
 struct PrecomputeOptions {
@@ -244,5 +256,6 @@ void register_buffer_array_transforms(TransformRegistry& r);
 void register_dtype_transforms(TransformRegistry& r);
 void register_layout_transforms(TransformRegistry& r);
 void register_double_buffer_transforms(TransformRegistry& r);
+void register_round_up_reduction_transforms(TransformRegistry& r);
 
 }  // namespace loom

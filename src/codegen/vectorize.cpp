@@ -91,6 +91,10 @@ std::optional<Poly> polynomial(const Expr& e, const std::string& lane) {
 
 class Collect : public ExprMutator {
  public:
+  // only_unconditional: leave out the accesses in a select's branches,
+  // which run for the lanes whose condition picks them only (a vector load
+  // hoisted out of one could read past the array's end)
+  explicit Collect(bool only_unconditional = false) : only_unconditional_(only_unconditional) {}
   std::vector<Expr> subscripts;
 
  protected:
@@ -98,6 +102,17 @@ class Collect : public ExprMutator {
     subscripts.push_back(self);
     return ExprMutator::mutate_subscript(s, self);
   }
+  Expr mutate_select(const Select& s, const Expr& self) override {
+    if (!only_unconditional_) return ExprMutator::mutate_select(s, self);
+    mutate(s.cond);
+    return self;
+  }
+  Expr mutate_binary(const Binary& b, const Expr& self) override {
+    if (!only_unconditional_ || (b.op != BinOp::And && b.op != BinOp::Or)) return ExprMutator::mutate_binary(b, self);
+    mutate(b.a);  // b.b runs only when b.a does not decide
+    return self;
+  }
+  bool only_unconditional_;
 };
 
 class Vectorizer {
@@ -123,7 +138,12 @@ class Vectorizer {
     }
     std::vector<const Stmt*> assigns;
     std::vector<Expr> accesses;
-    if (vector_assignments(loop->children[0], assigns) && lanes_independent(*loop, assigns))
+    // `x = c ? a[...] : value` whose lanes disagree on c stays scalar (the
+    // CUDA printer loads a guarded vector under the first lane's c)
+    bool only_assignments = vector_assignments(loop->children[0], assigns);
+    for (auto* a : assigns)
+      if (auto sel = a->rhs.as<Select>(); sel && !lanes_agree(*loop, sel->cond)) return unrolled(loop);
+    if (only_assignments && lanes_independent(*loop, assigns))
       for (auto* a : assigns)
         for (auto& e : vector_accesses(*loop, *a))
           if (std::none_of(accesses.begin(), accesses.end(), [&](const Expr& o) { return o.same_as(e); })) accesses.push_back(e);
@@ -237,9 +257,14 @@ class Vectorizer {
     return make_block(std::move(copies));
   }
 
+  // The accesses that may move as vectors: those every lane runs, and the
+  // load of a guarded copy `x = c ? a[...] : value` (c alike for all lanes:
+  // checked by vector_loop), which the printer loads under c.
   std::vector<Expr> vector_accesses(const Stmt& loop, const Stmt& assign) {
-    Collect reads;
+    Collect reads(true);
     reads.mutate(assign.rhs);
+    if (auto sel = assign.rhs.as<Select>(); sel && sel->t.as<Subscript>() && (sel->f.as<IntImm>() || sel->f.as<FloatImm>()))
+      reads.subscripts.push_back(sel->t);
     if (assign.lhs.as<Subscript>()) reads.mutate(assign.lhs);  // the store, and reads in its subscript
     std::string written;
     if (auto s = assign.lhs.as<Subscript>()) written = s->name;

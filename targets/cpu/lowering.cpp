@@ -413,15 +413,27 @@ class Lowering {
     std::vector<std::pair<Expr, Expr>> placeholders;  // access -> its lane's value, by name
     std::vector<std::string> names;
     bool store = false;
+    // `x = c ? v[...] : value` with v[...] a vector access: the vector is
+    // loaded under the first lane's c (the lanes agree on it), as on CUDA
+    Expr rhs_of_lanes = a->rhs;
+    const Select* guarded = nullptr;
+    if (auto sel = a->rhs.as<Select>(); sel && (sel->f.as<IntImm>() || sel->f.as<FloatImm>()))
+      for (auto& acc : loop.vector_accesses)
+        if (acc.same_as(sel->t)) guarded = sel;
+    if (guarded) rhs_of_lanes = guarded->t;
     for (size_t i = 0; i < loop.vector_accesses.size(); ++i) {
       const Expr& acc = loop.vector_accesses[i];
-      bool read = !replace_subscripts(a->rhs, {{acc, make_int(0)}}).same_as(a->rhs);
+      bool read = !replace_subscripts(rhs_of_lanes, {{acc, make_int(0)}}).same_as(rhs_of_lanes);
       if (acc.same_as(a->lhs)) store = true;
       if (!read) continue;  // (another assignment's, or only stored: nothing to load)
       std::string name = "loom_vector_" + std::to_string(i) + "_";
       placeholders.emplace_back(acc, make_var(name, acc.type()));
-      for (int64_t l = 0; l < loop.vector_lanes; ++l)
-        vars_[name + std::to_string(l)] = Slot{nullptr, expr(at_lane(acc, l)), acc.type()};
+      for (int64_t l = 0; l < loop.vector_lanes; ++l) {
+        Expr value = at_lane(acc, l);
+        if (guarded && acc.same_as(guarded->t))
+          value = make_select(at_lane(guarded->cond, 0), value, make_cast(acc.type(), guarded->f), acc.type());
+        vars_[name + std::to_string(l)] = Slot{nullptr, expr(value), acc.type()};
+      }
       names.push_back(name);
     }
     std::vector<Value*> stored;
@@ -431,7 +443,7 @@ class Lowering {
         const std::string& n = var.as<Var>()->name;
         lane_names[n] = make_var(n + std::to_string(l), acc.type());
       }
-      Expr rhs = substitute(at_lane(replace_subscripts(a->rhs, placeholders), l), lane_names);
+      Expr rhs = substitute(at_lane(replace_subscripts(rhs_of_lanes, placeholders), l), lane_names);
       Value* v = expr(rhs);
       if (store) {
         stored.push_back(v);

@@ -73,6 +73,20 @@ template <int N> __device__ __forceinline__ void loom_cp_async(void *dst, const 
   else *static_cast<int *>(dst) = *static_cast<const int *>(src);
 #endif
 }
+// The zero-fill form: copies N bytes when `full`, else writes N zero bytes
+// and reads nothing (a prefetch's fill_value=0 where the box leaves the array).
+template <int N> __device__ __forceinline__ void loom_cp_async_zfill(void *dst, const void *src, bool full) {
+#if __CUDA_ARCH__ >= 800
+  unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  int n = full ? N : 0;
+  if (N == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(d), "l"(src), "r"(n) : "memory");
+  else asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(d), "l"(src), "n"(N), "r"(n) : "memory");
+#else
+  if (N == 16) *static_cast<int4 *>(dst) = full ? *static_cast<const int4 *>(src) : int4{0, 0, 0, 0};
+  else if (N == 8) *static_cast<int2 *>(dst) = full ? *static_cast<const int2 *>(src) : int2{0, 0};
+  else *static_cast<int *>(dst) = full ? *static_cast<const int *>(src) : 0;
+#endif
+}
 __device__ __forceinline__ void loom_cp_async_wait_all() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -392,7 +406,11 @@ class Printer {
           break;
         }
         if (int bytes = async_copy_bytes(*s, s->lhs.type())) {
-          os << pad << "loom_cp_async<" << bytes << ">(&" << expr(s->lhs, 13) << ", &" << expr(s->rhs, 13) << ");\n";
+          auto [src, full] = copy_source(s->rhs);
+          if (full.defined())
+            os << pad << "loom_cp_async_zfill<" << bytes << ">(&" << expr(s->lhs, 13) << ", &" << expr(src, 13) << ", " << expr(full, 0) << ");\n";
+          else
+            os << pad << "loom_cp_async<" << bytes << ">(&" << expr(s->lhs, 13) << ", &" << expr(src, 13) << ");\n";
           break;
         }
         os << pad << expr(s->lhs, 0) << " = " << expr(s->rhs, 0) << ";\n";
@@ -416,13 +434,27 @@ class Printer {
     if (!has_async_) return 0;
     if (!async_ids_.count(s.insn_id)) return 0;
     auto dst = s.lhs.as<Subscript>();
-    auto src = s.rhs.as<Subscript>();
+    auto src = copy_source(s.rhs).first.as<Subscript>();
     if (!dst || !src || s.rhs.type() != t) return 0;
     const Temporary* tv = k_.find_temporary(dst->name);
     const Argument* arg = k_.find_argument(src->name);
     if (!tv || tv->space != AddressSpace::Local || !arg || arg->kind != Argument::Array) return 0;
     if (!bytes) bytes = t.bytes();
     return bytes == 4 || bytes == 8 || bytes == 16 ? int(bytes) : 0;
+  }
+
+  // What a copy reads: the access itself, or for `c ? a[...] : 0` (a
+  // zero-filled fetch) the access and c, under which it is read; undefined
+  // Exprs when the right-hand side is neither.
+  static std::pair<Expr, Expr> copy_source(const Expr& rhs) {
+    if (rhs.as<Subscript>()) return {rhs, Expr()};
+    if (auto sel = rhs.as<Select>(); sel && sel->t.as<Subscript>() && is_zero(sel->f)) return {sel->t, sel->cond};
+    return {Expr(), Expr()};
+  }
+  static bool is_zero(const Expr& e) {
+    if (auto i = e.as<IntImm>()) return i->value == 0;
+    if (auto f = e.as<FloatImm>()) return f->value == 0 && !std::signbit(f->value);
+    return false;
   }
 
   void vector_loop(std::ostream& os, const Stmt& loop, int ind) {
@@ -449,11 +481,25 @@ class Printer {
       const Expr& st = accesses[0].same_as(a->lhs) ? accesses[0] : accesses[1];
       const Expr& ld = accesses[0].same_as(a->lhs) ? accesses[1] : accesses[0];
       int64_t bytes = loop.vector_lanes * a->lhs.type().bytes();
-      if (st.same_as(a->lhs) && a->rhs.same_as(ld) && async_copy_bytes(*a, a->lhs.type(), bytes)) {
-        os << pad << "loom_cp_async<" << bytes << ">(&" << expr(simplify(substitute(st, first)), 13) << ", &"
-           << expr(simplify(substitute(ld, first)), 13) << ");\n";
+      auto [src, full] = copy_source(a->rhs);
+      if (st.same_as(a->lhs) && src.same_as(ld) && async_copy_bytes(*a, a->lhs.type(), bytes)) {
+        os << pad << (full.defined() ? "loom_cp_async_zfill<" : "loom_cp_async<") << bytes << ">(&"
+           << expr(simplify(substitute(st, first)), 13) << ", &" << expr(simplify(substitute(ld, first)), 13);
+        if (full.defined()) os << ", " << expr(simplify(substitute(full, first)), 0);  // the lanes agree on it (vectorize.cpp)
+        os << ");\n";
         return;
       }
+    }
+    // `x = c ? v[...] : value` with v[...] a vector access: the vector is
+    // loaded under c (the lanes agree on it: vectorize.cpp), each lane takes
+    // its component
+    Expr rhs_of_lanes = a->rhs;
+    Expr guard, fill;
+    if (auto sel = a->rhs.as<Select>(); sel && (sel->f.as<IntImm>() || sel->f.as<FloatImm>()) &&
+                                        std::any_of(accesses.begin(), accesses.end(), [&](const Expr& e) { return e.same_as(sel->t); })) {
+      guard = simplify(substitute(sel->cond, first));
+      fill = sel->f;
+      rhs_of_lanes = sel->t;
     }
     std::vector<std::string> names;
     int store = -1;
@@ -468,6 +514,11 @@ class Printer {
         os << pad << vt << " " << names.back();
         if (read) os << " = *reinterpret_cast<const " << vt << " *>(" << at << ")";
         os << ";\n";
+      } else if (guard.defined() && acc.same_as(rhs_of_lanes)) {
+        std::string f = expr(make_cast(acc.type(), fill), 0), fills = f;
+        for (int64_t l = 1; l < loop.vector_lanes; ++l) fills += ", " + f;
+        os << pad << vt << " const " << names.back() << " = (" << expr(guard, 0) << ") ? *reinterpret_cast<const " << vt << " *>(" << at
+           << ") : " << vt << "{" << fills << "};\n";
       } else {
         os << pad << vt << " const " << names.back() << " = *reinterpret_cast<const " << vt << " *>(" << at << ");\n";
       }
@@ -477,7 +528,7 @@ class Printer {
       std::vector<std::pair<Expr, Expr>> lane;
       for (size_t i = 0; i < accesses.size(); ++i) lane.emplace_back(accesses[i], make_var(names[i] + comp[l], accesses[i].type()));
       std::map<std::string, Expr> at{{loop.var, make_int(lo + l, it)}};
-      Expr rhs = simplify(substitute(replace_subscripts(a->rhs, lane), at));
+      Expr rhs = simplify(substitute(replace_subscripts(rhs_of_lanes, lane), at));
       std::string lhs = store >= 0 ? names[store] + comp[l] : expr(simplify(substitute(a->lhs, at)), 0);
       os << pad << lhs << " = " << expr(rhs, 0) << ";\n";
     }

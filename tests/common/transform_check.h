@@ -48,4 +48,20 @@ inline LoopKernel matmul_kernel() {
                      {"a: float32[n, l], b: float32[l, m], c: float32[n, m]", "..."}, "mm");
 }
 
+// sgemm_any's schedule of matmul_kernel(), smaller: 32x64 block tiles of c
+// on 8x8 threads, each a 4x8 register tile (two float4 along j, 32 apart), k
+// tiles of 16, both tiles prefetched (with `fetch_options` added to each).
+inline std::string register_tiles_script(const std::string& fetch_options = "") {
+  return "assume m mod 4 = 0 and l mod 4 = 0\n"
+         "split_iname i 32 outer_tag=g.1\n"
+         "split_iname j 64 outer_tag=g.0\n"
+         "split_iname i_inner 8 outer_tag=ilp inner_tag=l.1\n"
+         "split_iname j_inner 4 inner_tag=vec\n"
+         "split_iname j_inner_outer 8 outer_tag=ilp inner_tag=l.0\n"
+         "split_iname k 16\n"
+         "prioritize_loops k_outer,k_inner,i_inner_outer,j_inner_outer_outer,j_inner_inner\n"
+         "add_prefetch a i_inner_outer,i_inner_inner,k_inner " + fetch_options + "\n"
+         "add_prefetch b k_inner,j_inner_outer_outer,j_inner_outer_inner,j_inner_inner vector_width=4 padding=0 " + fetch_options + "\n";
+}
+
 }  // namespace loom::testing

@@ -124,6 +124,19 @@ def test_double_buffered_matmul_from_python():
         lp.double_buffer(knl, "a_fetch", "i_inner")
 
 
+def test_zero_filled_tiles_and_a_rounded_up_reduction_from_python():
+    knl = _matmul_in_16x16_tiles()
+    knl = lp.add_prefetch(knl, "a", "i_inner,k_inner", fill_value=0)
+    knl = lp.add_prefetch(knl, "b", "k_inner,j_inner", fill_value=0)
+    knl = lp.round_up_reduction(knl, "k_inner")
+    knl = lp.double_buffer(knl, "b_fetch", "k_outer", async_copy=True)
+    code = lp.generate_code_v2(knl).device_code()
+    assert "loom_cp_async_zfill<4>" in code and "if (l >= 16 * k_outer" not in code
+    _check_matmul(knl, seed=9, l=45)
+    with pytest.raises(lp.TransformError, match="prefetched with fill_value=0"):
+        lp.round_up_reduction(lp.add_prefetch(_matmul_in_16x16_tiles(), "a", "i_inner,k_inner"), "k_inner")
+
+
 def test_async_prefetch_of_a_halo_from_python():
     knl = lp.make_kernel("{[i, j]: 1 <= i < n - 1 and 1 <= j < m - 1}",
                          "out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4 * u[i, j]")

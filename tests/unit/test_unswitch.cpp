@@ -20,22 +20,10 @@ size_t count(const std::string& text, const std::string& what) { return loom::te
 
 LoopKernel matmul() { return loom::testing::matmul_kernel(); }
 
-// sgemm_any's schedule, smaller: 32x64 block tiles of c on 8x8 threads, each
-// a 4x8 register tile (two float4 along j, 32 apart), k tiles of 16
-// unrolled whole.
+// sgemm_any's schedule, smaller, with the k tile unrolled whole.
 LoopKernel register_tiled(const std::string& extra = "") {
-  return apply_transforms(matmul(), parse_transform_script("assume m mod 4 = 0 and l mod 4 = 0\n"
-                                                           "split_iname i 32 outer_tag=g.1\n"
-                                                           "split_iname j 64 outer_tag=g.0\n"
-                                                           "split_iname i_inner 8 outer_tag=ilp inner_tag=l.1\n"
-                                                           "split_iname j_inner 4 inner_tag=vec\n"
-                                                           "split_iname j_inner_outer 8 outer_tag=ilp inner_tag=l.0\n"
-                                                           "split_iname k 16\n"
-                                                           "prioritize_loops k_outer,k_inner,i_inner_outer,j_inner_outer_outer,j_inner_inner\n"
-                                                           "add_prefetch a i_inner_outer,i_inner_inner,k_inner\n"
-                                                           "add_prefetch b k_inner,j_inner_outer_outer,j_inner_outer_inner,j_inner_inner vector_width=4 padding=0\n"
-                                                           "split_iname k_inner 4 inner_tag=unr outer_tag=unr\n" +
-                                                           extra));
+  return apply_transforms(matmul(), parse_transform_script(loom::testing::register_tiles_script() +
+                                                           "split_iname k_inner 4 inner_tag=unr outer_tag=unr\n" + extra));
 }
 
 const std::vector<std::map<std::string, int64_t>> kSizes = {

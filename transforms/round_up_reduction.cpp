@@ -1,0 +1,204 @@
+// round_up_reduction: a sum's last, partial tile computed whole (Halide's
+// RoundUp tail strategy, Triton's masked loads with `other=0`). The bounds
+// that cut the given reduction inames short (constraints with a parameter,
+// e.g. `32*k_outer + k_inner < l`) are dropped from their domain, keeping
+// the tile's own shape (`0 <= k_inner < 32`) and every other iname's range,
+// so code generation sees full tiles only: no guarded copy of the unrolled
+// body, fewer registers.
+//
+// Legal when every extra term is exactly zero: each reduction over these
+// inames is a sum whose body is a product of reads of zero-filled
+// temporaries (add_prefetch with fill_value=0), and at every extra point the
+// access each factor replaced (the instruction as written, through its
+// origin) lies outside its array, where the temporary holds 0. Then each
+// extra term is 0 * ... * 0 = +0 and the sums are unchanged (a sum that is
+// exactly -0.0 becomes +0.0). Anything else is refused with the reason; the
+// check is exact (isl, over the extra points under the assumptions).
+#include <isl/set.h>
+
+#include "common.h"
+#include "loom/isl_util.h"
+#include "loom/transforms.h"
+
+namespace loom {
+
+using transforms::name_list;
+using transforms::refuse;
+
+namespace {
+
+// The factors of a product (a * b * c -> a, b, c).
+void factors_of(const Expr& e, std::vector<Expr>& out) {
+  if (auto b = e.as<Binary>(); b && b->op == BinOp::Mul) {
+    factors_of(b->a, out);
+    factors_of(b->b, out);
+    return;
+  }
+  out.push_back(e);
+}
+
+// The reductions of an expression that run over any of `names`.
+class ReductionsOver : public ExprVisitor {
+ public:
+  explicit ReductionsOver(const std::set<std::string>& names) : names_(names) {}
+  std::vector<const Reduce*> found;
+
+ protected:
+  void visit_reduce(const Reduce& r) override {
+    for (auto& n : r.inames)
+      if (names_.count(n)) {
+        found.push_back(&r);
+        break;
+      }
+    ExprVisitor::visit_reduce(r);
+  }
+
+ private:
+  const std::set<std::string>& names_;
+};
+
+// The reads of `array` in an expression.
+class ReadsOf : public ExprVisitor {
+ public:
+  explicit ReadsOf(const std::string& array) : array_(array) {}
+  std::vector<const Subscript*> found;
+
+ protected:
+  void visit_subscript(const Subscript& s) override {
+    if (s.name == array_) found.push_back(&s);
+    ExprVisitor::visit_subscript(s);
+  }
+
+ private:
+  const std::string& array_;
+};
+
+// The domain with iname x's parametric bounds dropped: x keeps the
+// constraints without parameters (its tile), every other iname the range it
+// had (x eliminated).
+isl::set without_parametric_bounds(const isl::set& d, const std::string& x) {
+  int pos = islu::find_dim(d.get(), isl_dim_set, x);
+  isl_set* others = isl_set_eliminate(d.copy(), isl_dim_set, unsigned(pos), 1);
+  unsigned nparam = unsigned(isl_set_dim(d.get(), isl_dim_param));
+  isl_set* tile = isl_set_drop_constraints_involving_dims(d.copy(), isl_dim_param, 0, nparam);
+  return isl::manage(isl_set_coalesce(isl_set_intersect(others, tile)));
+}
+
+}  // namespace
+
+LoopKernel round_up_reduction(const LoopKernel& k, const std::string& inames) {
+  const std::string what = "round_up_reduction('" + inames + "')";
+  std::vector<std::string> list = name_list(inames);
+  if (list.empty()) refuse(k, what, "no inames given");
+  std::set<std::string> names(list.begin(), list.end());
+  for (auto& n : list)
+    if (!k.has_iname(n)) refuse(k, what, "no iname '" + n + "'");
+
+  // ---- the instructions: sums of products of zero-filled temporaries ----
+  std::vector<size_t> affected;
+  for (size_t i = 0; i < k.instructions.size(); ++i) {
+    const Instruction& insn = k.instructions[i];
+    for (auto& n : list)
+      if (insn.within_inames.count(n))
+        refuse(k, what, "instruction '" + insn.id + "' runs in loop '" + n + "'; only a reduction's inames can be rounded up");
+    if (insn.kind != Instruction::Assign) continue;
+    ReductionsOver over(names);
+    over.visit(insn.rhs);
+    for (auto& p : insn.predicates) over.visit(p);
+    if (over.found.empty()) continue;
+    for (const Reduce* r : over.found) {
+      if (r->op != ReduceOp::Sum)
+        refuse(k, what, "the reduction over " + r->body.str() + " in instruction '" + insn.id + "' is not a sum; extra terms change it");
+      std::vector<Expr> fs;
+      factors_of(r->body, fs);
+      for (auto& f : fs) {
+        auto s = f.as<Subscript>();
+        const Temporary* t = s ? k.find_temporary(s->name) : nullptr;
+        if (!t || t->zero_fill_of.empty())
+          refuse(k, what, "factor " + f.str() + " of the sum in instruction '" + insn.id +
+                              "' is not a read of a temporary prefetched with fill_value=0, so an extra term need not be zero");
+      }
+    }
+    affected.push_back(i);
+  }
+  if (affected.empty()) refuse(k, what, "no reduction runs over " + inames);
+
+  // ---- the new domains ----
+  LoopKernel r = k;
+  for (auto& n : list) {
+    for (auto& d : r.domains) {
+      if (!d.has_iname(n)) continue;
+      d = islu::from_isl(without_parametric_bounds(islu::to_isl(d), n));
+      break;
+    }
+    if (!islu::constant_range(r, n)) refuse(k, what, "iname '" + n + "' has no range without the parameters");
+  }
+
+  // ---- every extra term reads outside the arrays ----
+  for (size_t i : affected) {
+    const Instruction& insn = k.instructions[i];
+    std::set<std::string> all = insn.within_inames;
+    collect_reduction_inames(insn.rhs, all);
+    std::vector<std::string> dims(all.begin(), all.end());
+    isl::set before = islu::iteration_domain(k, dims), after = islu::iteration_domain(r, dims);
+    if (k.assumptions.defined()) {
+      isl::set assumed = islu::to_isl(k.assumptions);
+      before = before.intersect_params(assumed);
+      after = after.intersect_params(assumed);
+    }
+    isl::set extra = after.subtract(before);
+    {
+      // every parameter, so that the arrays' extents can be compared too
+      std::string ps;
+      for (auto& p : k.parameters()) ps += (ps.empty() ? "" : ", ") + p;
+      extra = extra.intersect_params(isl::set(extra.ctx(), "[" + ps + "] -> { : }"));
+    }
+    if (extra.is_empty()) continue;
+    if (!insn.origin || !k.original)
+      refuse(k, what, "instruction '" + insn.id + "' was added by a transformation, so its reads cannot be traced to the arrays");
+    const std::string& origin_id = insn.origin_of.empty() ? insn.id : insn.origin_of;
+    const Instruction* orig = nullptr;
+    for (auto& o : k.original->instructions)
+      if (o.id == origin_id) orig = &o;
+    if (!orig) refuse(k, what, "instruction '" + insn.id + "' has no instruction as written to compare with");
+    std::vector<Expr> fs;
+    ReductionsOver over(names);
+    over.visit(insn.rhs);
+    for (const Reduce* red : over.found) factors_of(red->body, fs);
+    for (auto& f : fs) {
+      const std::string& array = k.find_temporary(f.as<Subscript>()->name)->zero_fill_of;
+      const Argument* arg = k.find_argument(array);
+      ReadsOf reads(array);
+      reads.visit(orig->rhs);
+      if (!arg || reads.found.empty())
+        refuse(k, what, "instruction '" + insn.id + "' as written does not read '" + array + "', of which " + f.str() + " is a copy");
+      for (const Subscript* s : reads.found) {
+        // where the access as written is inside the array, at the extra points
+        Expr cond;
+        for (size_t d = 0; d < s->indices.size() && d < arg->shape.size(); ++d) {
+          Expr ix = substitute(s->indices[d], *insn.origin);
+          Expr c = make_binary(BinOp::And, make_binary(BinOp::Ge, ix, make_int(0)), make_binary(BinOp::Lt, ix, arg->shape[d]));
+          cond = cond.defined() ? make_binary(BinOp::And, cond, c) : c;
+        }
+        isl::set holds = cond.defined() ? islu::condition_set(cond, extra.space()) : extra;
+        if (holds.is_null())
+          refuse(k, what, "the indices of " + s->name + " in instruction '" + insn.id + "' (through its origin) are not affine");
+        isl::set inside = extra.intersect(holds);
+        if (!inside.is_empty())
+          refuse(k, what, "an extra term of instruction '" + insn.id + "' would read " + s->name + " inside the array (" +
+                              islu::witness(inside) + "), where " + f.str() + " is not zero");
+      }
+    }
+  }
+  return r;
+}
+
+void register_round_up_reduction_transforms(TransformRegistry& reg) {
+  using P = TransformParam;
+  reg.add({"round_up_reduction",
+           "Run a sum's partial last tile whole: drop the parametric bounds of its inames, where every extra term reads zero-filled temporaries.",
+           {{"inames", P::String, true, "the reduction inames whose tile is run whole ('k_inner')"}},
+           [](const LoopKernel& k, const TransformArgs& a) { return round_up_reduction(k, a.str("inames")); }});
+}
+
+}  // namespace loom
