@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <array>
 #include <climits>
-#include <cstdlib>
 
 #include "common.h"
 #include "footprint.h"
@@ -93,12 +92,13 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   }
   if (o.async_copy) fetch.tags.insert("async");
   transforms::drop_proven_predicates(r, fetch);
+  bool integral = o.fill_value && double(int64_t(*o.fill_value)) == *o.fill_value;
+  if (o.fill_value && arg->dtype.is_int() && !integral)
+    refuse(k, what, "fill_value " + std::to_string(*o.fill_value) + " is not a value of " + arg->dtype.name());
   if (o.fill_value && !fetch.predicates.empty()) {
     // the whole box, unguarded: the array's element where the box is inside it, the fill value elsewhere
     Expr inside;
     for (auto& p : fetch.predicates) inside = inside.defined() ? make_binary(BinOp::And, inside, p, types::boolean) : p;
-    bool integral = double(int64_t(*o.fill_value)) == *o.fill_value;
-    if (arg->dtype.is_int() && !integral) refuse(k, what, "fill_value " + std::to_string(*o.fill_value) + " is not a value of " + arg->dtype.name());
     // an array whose dtype is still to be inferred gets an untyped literal
     Expr fill = arg->dtype.is_float() || (!arg->dtype.known() && !integral) ? make_float(*o.fill_value, arg->dtype)
                                                                             : make_int(int64_t(*o.fill_value), arg->dtype);
@@ -169,13 +169,7 @@ void register_memory_transforms(TransformRegistry& reg) {
              o.padding = a.has("padding") ? a.integer("padding") : -1;
              o.vector_width = a.has("vector_width") ? a.integer("vector_width") : 1;
              o.async_copy = a.flag("async_copy", false);
-             if (a.has("fill_value")) {
-               std::string v = a.str("fill_value");
-               char* end = nullptr;
-               double x = std::strtod(v.c_str(), &end);
-               if (v.empty() || *end != 0) throw TransformError("add_prefetch on kernel '" + k.name + "': fill_value '" + v + "' is not a number");
-               o.fill_value = x;
-             }
+             if (a.has("fill_value")) o.fill_value = a.number("fill_value");
              if (o.vector_width < 1 || o.padding < -1)
                throw TransformError("add_prefetch on kernel '" + k.name + "': vector_width must be >= 1 and padding >= 0");
              return add_prefetch(k, a.str("var_name"), a.str("sweep_inames"), o);

@@ -2,6 +2,7 @@
 // their schemas. Each transforms/ file contributes through its register_*
 // function, listed once here.
 #include <algorithm>
+#include <cstdlib>
 
 #include "loom/transforms.h"
 
@@ -64,6 +65,14 @@ int64_t TransformArgs::integer(const std::string& name) const {
   }
   if (used != s.size() || s.empty())
     throw TransformError(transform_ + ": argument '" + name + "' must be an integer, got '" + s + "'");
+  return v;
+}
+
+double TransformArgs::number(const std::string& name) const {
+  std::string s = str(name);
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != 0) throw TransformError(transform_ + ": argument '" + name + "' must be a number, got '" + s + "'");
   return v;
 }
 
@@ -139,7 +148,8 @@ LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step) {
   const TransformInfo* info = transform_registry().find(step.name);
   auto where = step.loc.file.empty() && step.loc.line == 0 ? std::string() : step.loc.str() + ": ";
   try {
-    return info->apply(k, TransformArgs(step.name, std::move(values)));
+    // (an argument's error names the kernel, as the transformations' own do)
+    return info->apply(k, TransformArgs(step.name + " on kernel '" + k.name + "'", std::move(values)));
   } catch (const TransformError& e) {
     throw TransformError(where + e.what());
   }

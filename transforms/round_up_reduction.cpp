@@ -57,22 +57,6 @@ class ReductionsOver : public ExprVisitor {
   const std::set<std::string>& names_;
 };
 
-// The reads of `array` in an expression.
-class ReadsOf : public ExprVisitor {
- public:
-  explicit ReadsOf(const std::string& array) : array_(array) {}
-  std::vector<const Subscript*> found;
-
- protected:
-  void visit_subscript(const Subscript& s) override {
-    if (s.name == array_) found.push_back(&s);
-    ExprVisitor::visit_subscript(s);
-  }
-
- private:
-  const std::string& array_;
-};
-
 // The domain with iname x's parametric bounds dropped: x keeps the
 // constraints without parameters (its tile), every other iname the range it
 // had (x eliminated).
@@ -95,7 +79,11 @@ LoopKernel round_up_reduction(const LoopKernel& k, const std::string& inames) {
     if (!k.has_iname(n)) refuse(k, what, "no iname '" + n + "'");
 
   // ---- the instructions: sums of products of zero-filled temporaries ----
-  std::vector<size_t> affected;
+  struct Affected {
+    size_t insn;
+    std::vector<Expr> factors;  // of its sums over the inames
+  };
+  std::vector<Affected> affected;
   for (size_t i = 0; i < k.instructions.size(); ++i) {
     const Instruction& insn = k.instructions[i];
     for (auto& n : list)
@@ -106,20 +94,20 @@ LoopKernel round_up_reduction(const LoopKernel& k, const std::string& inames) {
     over.visit(insn.rhs);
     for (auto& p : insn.predicates) over.visit(p);
     if (over.found.empty()) continue;
+    Affected a{i, {}};
     for (const Reduce* r : over.found) {
       if (r->op != ReduceOp::Sum)
         refuse(k, what, "the reduction over " + r->body.str() + " in instruction '" + insn.id + "' is not a sum; extra terms change it");
-      std::vector<Expr> fs;
-      factors_of(r->body, fs);
-      for (auto& f : fs) {
-        auto s = f.as<Subscript>();
-        const Temporary* t = s ? k.find_temporary(s->name) : nullptr;
-        if (!t || t->zero_fill_of.empty())
-          refuse(k, what, "factor " + f.str() + " of the sum in instruction '" + insn.id +
-                              "' is not a read of a temporary prefetched with fill_value=0, so an extra term need not be zero");
-      }
+      factors_of(r->body, a.factors);
     }
-    affected.push_back(i);
+    for (auto& f : a.factors) {
+      auto s = f.as<Subscript>();
+      const Temporary* t = s ? k.find_temporary(s->name) : nullptr;
+      if (!t || t->zero_fill_of.empty())
+        refuse(k, what, "factor " + f.str() + " of the sum in instruction '" + insn.id +
+                            "' is not a read of a temporary prefetched with fill_value=0, so an extra term need not be zero");
+    }
+    affected.push_back(std::move(a));
   }
   if (affected.empty()) refuse(k, what, "no reduction runs over " + inames);
 
@@ -135,8 +123,10 @@ LoopKernel round_up_reduction(const LoopKernel& k, const std::string& inames) {
   }
 
   // ---- every extra term reads outside the arrays ----
-  for (size_t i : affected) {
-    const Instruction& insn = k.instructions[i];
+  std::string params;  // every parameter, so that the arrays' extents can be compared too
+  for (auto& p : k.parameters()) params += (params.empty() ? "" : ", ") + p;
+  for (const Affected& a : affected) {
+    const Instruction& insn = k.instructions[a.insn];
     std::set<std::string> all = insn.within_inames;
     collect_reduction_inames(insn.rhs, all);
     std::vector<std::string> dims(all.begin(), all.end());
@@ -146,13 +136,7 @@ LoopKernel round_up_reduction(const LoopKernel& k, const std::string& inames) {
       before = before.intersect_params(assumed);
       after = after.intersect_params(assumed);
     }
-    isl::set extra = after.subtract(before);
-    {
-      // every parameter, so that the arrays' extents can be compared too
-      std::string ps;
-      for (auto& p : k.parameters()) ps += (ps.empty() ? "" : ", ") + p;
-      extra = extra.intersect_params(isl::set(extra.ctx(), "[" + ps + "] -> { : }"));
-    }
+    isl::set extra = after.subtract(before).intersect_params(isl::set(after.ctx(), "[" + params + "] -> { : }"));
     if (extra.is_empty()) continue;
     if (!insn.origin || !k.original)
       refuse(k, what, "instruction '" + insn.id + "' was added by a transformation, so its reads cannot be traced to the arrays");
@@ -161,18 +145,16 @@ LoopKernel round_up_reduction(const LoopKernel& k, const std::string& inames) {
     for (auto& o : k.original->instructions)
       if (o.id == origin_id) orig = &o;
     if (!orig) refuse(k, what, "instruction '" + insn.id + "' has no instruction as written to compare with");
-    std::vector<Expr> fs;
-    ReductionsOver over(names);
-    over.visit(insn.rhs);
-    for (const Reduce* red : over.found) factors_of(red->body, fs);
-    for (auto& f : fs) {
+    for (auto& f : a.factors) {
       const std::string& array = k.find_temporary(f.as<Subscript>()->name)->zero_fill_of;
       const Argument* arg = k.find_argument(array);
-      ReadsOf reads(array);
-      reads.visit(orig->rhs);
-      if (!arg || reads.found.empty())
+      std::vector<const Subscript*> reads;
+      for_each_subscript(orig->rhs, [&](const Subscript& s) {
+        if (s.name == array) reads.push_back(&s);
+      });
+      if (!arg || reads.empty())
         refuse(k, what, "instruction '" + insn.id + "' as written does not read '" + array + "', of which " + f.str() + " is a copy");
-      for (const Subscript* s : reads.found) {
+      for (const Subscript* s : reads) {
         // where the access as written is inside the array, at the extra points
         Expr cond;
         for (size_t d = 0; d < s->indices.size() && d < arg->shape.size(); ++d) {

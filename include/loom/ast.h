@@ -50,6 +50,12 @@ std::string to_string(const StmtPtr& s, int indent = 0);  // pseudo-code for deb
 
 // An assignment whose value is a warp reduction (lhs = __warp_<op>(v, width)).
 bool is_collective(const Stmt& s);
+// `c ? v[...] : constant`, a copy under a condition (a prefetch's
+// fill_value): the select, or null. In a vec loop whose vector accesses hold
+// v[...] (guarded_vector_load), the lanes agree on c (codegen/vectorize.cpp
+// checks it), so the targets load the vector under the first lane's c.
+const Select* guarded_copy(const Expr& rhs);
+const Select* guarded_vector_load(const Stmt& vector_loop, const Expr& rhs);
 // Whether s holds a barrier or a collective: all threads of a block (or
 // warp) must reach it together.
 bool has_sync(const StmtPtr& s);

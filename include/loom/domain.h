@@ -7,6 +7,7 @@
 // isl contexts are not thread-safe; Loom's entry points are therefore not
 // re-entrant across threads yet (the tuner will compile in processes).
 #pragma once
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +18,10 @@ struct isl_ctx;
 namespace loom {
 
 isl_ctx* isl_context();
+// Launching compiled kernels from several threads at once is supported, and
+// a launch may ask isl (the assumptions of a call, the index width): those
+// checks hold this one lock while they use the shared context.
+std::mutex& isl_launch_mutex();
 
 // A domain string isl could not read; line/column are 1-based within the text.
 struct DomainSyntaxError : std::runtime_error {

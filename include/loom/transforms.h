@@ -208,6 +208,7 @@ class TransformArgs {
   std::string str(const std::string& name) const;
   std::string str_or(const std::string& name, const std::string& absent) const { return has(name) ? str(name) : absent; }
   int64_t integer(const std::string& name) const;
+  double number(const std::string& name) const;  // an integer or a decimal number
   bool flag(const std::string& name, bool absent) const;  // true/True/1 or false/False/0
   std::optional<InameTag> tag(const std::string& name) const;  // nullopt when absent
 

@@ -45,6 +45,19 @@ StmtPtr make_barrier() {
 
 bool is_collective(const Stmt& s) { return s.kind == Stmt::Assign && as_warp_reduce(s.rhs).has_value(); }
 
+const Select* guarded_copy(const Expr& rhs) {
+  auto sel = rhs.as<Select>();
+  return sel && sel->t.as<Subscript>() && (sel->f.as<IntImm>() || sel->f.as<FloatImm>()) ? sel : nullptr;
+}
+
+const Select* guarded_vector_load(const Stmt& vector_loop, const Expr& rhs) {
+  const Select* sel = guarded_copy(rhs);
+  if (!sel) return nullptr;
+  for (auto& acc : vector_loop.vector_accesses)
+    if (acc.same_as(sel->t)) return sel;
+  return nullptr;
+}
+
 bool has_sync(const StmtPtr& s) {
   if (s->kind == Stmt::Barrier || is_collective(*s)) return true;
   for (auto& c : s->children)

@@ -333,12 +333,6 @@ std::string call_str(const std::map<std::string, int64_t>& params) {
   return s;
 }
 
-// isl is not thread-safe on a shared context (launches from several threads are)
-std::mutex& isl_mutex() {
-  static std::mutex m;
-  return m;
-}
-
 }  // namespace
 
 std::string index_overflow(const GeneratedKernel& g, const std::map<std::string, int64_t>& params) {
@@ -355,7 +349,7 @@ std::string index_overflow_under_assumptions(const GeneratedKernel& g) {
     for (auto& d : a.shape)
       if (auto v = d.as<Var>(); v && ranges.count(v->name)) ranges[v->name].lo = std::max<Wide>(ranges[v->name].lo, 0);
   if (k.assumptions.defined()) {
-    std::lock_guard<std::mutex> lock(isl_mutex());
+    std::lock_guard<std::mutex> lock(isl_launch_mutex());
     std::vector<std::string> names = k.assumptions.params();
     for (size_t i = 0; i < names.size(); ++i) {
       if (!ranges.count(names[i])) continue;

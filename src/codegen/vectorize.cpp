@@ -263,8 +263,7 @@ class Vectorizer {
   std::vector<Expr> vector_accesses(const Stmt& loop, const Stmt& assign) {
     Collect reads(true);
     reads.mutate(assign.rhs);
-    if (auto sel = assign.rhs.as<Select>(); sel && sel->t.as<Subscript>() && (sel->f.as<IntImm>() || sel->f.as<FloatImm>()))
-      reads.subscripts.push_back(sel->t);
+    if (const Select* sel = guarded_copy(assign.rhs)) reads.subscripts.push_back(sel->t);
     if (assign.lhs.as<Subscript>()) reads.mutate(assign.lhs);  // the store, and reads in its subscript
     std::string written;
     if (auto s = assign.lhs.as<Subscript>()) written = s->name;

@@ -26,6 +26,11 @@ isl_ctx* isl_context() {
   return ctx;
 }
 
+std::mutex& isl_launch_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 Domain::Domain(isl_set* take) : set_(take) {}
 Domain::Domain(const Domain& o) : set_(o.set_ ? isl_set_copy(o.set_) : nullptr) {}
 Domain::~Domain() {

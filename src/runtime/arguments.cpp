@@ -61,8 +61,7 @@ void check_assumptions(const LoopKernel& k, const std::map<std::string, int64_t>
     if (e.held.get() == set && e.values == values) return;
   // Launching compiled kernels from several threads is expected to work
   // (compiling is not yet: isl's context is shared), so the isl test is serialized.
-  static std::mutex isl_mutex;
-  std::lock_guard<std::mutex> lock(isl_mutex);
+  std::lock_guard<std::mutex> lock(isl_launch_mutex());
   isl_set* s = isl_set_copy(set);
   for (size_t i = 0; i < names.size(); ++i)
     if (params.count(names[i]))
@@ -83,10 +82,22 @@ void check_assumptions(const LoopKernel& k, const std::map<std::string, int64_t>
 
 }  // namespace
 
-std::string beyond_32_bit_indices(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
+namespace {
+
+// The first parameter value a 32-bit index dtype cannot hold, "" when none
+// (or when the index dtype is 64-bit).
+std::string parameter_beyond_32_bits(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
   if (k.options.index_dtype.bytes() >= 8) return "";
   for (auto& [p, v] : params)
     if (v > INT32_MAX || v < INT32_MIN) return "parameter '" + p + "' = " + std::to_string(v);
+  return "";
+}
+
+}  // namespace
+
+std::string beyond_32_bit_indices(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
+  if (k.options.index_dtype.bytes() >= 8) return "";
+  if (std::string p = parameter_beyond_32_bits(k, params); !p.empty()) return p;
   for (auto& a : k.arguments) {
     if (a.kind != Argument::Array) continue;
     int64_t n = storage_elements(a, params);
@@ -102,10 +113,7 @@ namespace {
 // offsets of this call fit is proven on the generated code when a kernel
 // is launched or interpreted (check_index_width).
 void check_index_range(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
-  std::string what;
-  if (k.options.index_dtype.bytes() < 8)
-    for (auto& [p, v] : params)
-      if (v > INT32_MAX || v < INT32_MIN) what = "parameter '" + p + "' = " + std::to_string(v);
+  std::string what = parameter_beyond_32_bits(k, params);
   if (!what.empty())
     throw ArgumentError("kernel '" + k.name + "': " + what +
                         "; index arithmetic is 32-bit: set_index_dtype int64 (loopy's index_dtype=np.int64) to go beyond 2^31 - 1");

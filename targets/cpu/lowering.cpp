@@ -415,12 +415,8 @@ class Lowering {
     bool store = false;
     // `x = c ? v[...] : value` with v[...] a vector access: the vector is
     // loaded under the first lane's c (the lanes agree on it), as on CUDA
-    Expr rhs_of_lanes = a->rhs;
-    const Select* guarded = nullptr;
-    if (auto sel = a->rhs.as<Select>(); sel && (sel->f.as<IntImm>() || sel->f.as<FloatImm>()))
-      for (auto& acc : loop.vector_accesses)
-        if (acc.same_as(sel->t)) guarded = sel;
-    if (guarded) rhs_of_lanes = guarded->t;
+    const Select* guarded = guarded_vector_load(loop, a->rhs);
+    Expr rhs_of_lanes = guarded ? guarded->t : a->rhs;
     for (size_t i = 0; i < loop.vector_accesses.size(); ++i) {
       const Expr& acc = loop.vector_accesses[i];
       bool read = !replace_subscripts(rhs_of_lanes, {{acc, make_int(0)}}).same_as(rhs_of_lanes);

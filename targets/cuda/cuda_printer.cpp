@@ -448,7 +448,7 @@ class Printer {
   // Exprs when the right-hand side is neither.
   static std::pair<Expr, Expr> copy_source(const Expr& rhs) {
     if (rhs.as<Subscript>()) return {rhs, Expr()};
-    if (auto sel = rhs.as<Select>(); sel && sel->t.as<Subscript>() && is_zero(sel->f)) return {sel->t, sel->cond};
+    if (const Select* sel = guarded_copy(rhs); sel && is_zero(sel->f)) return {sel->t, sel->cond};
     return {Expr(), Expr()};
   }
   static bool is_zero(const Expr& e) {
@@ -493,14 +493,9 @@ class Printer {
     // `x = c ? v[...] : value` with v[...] a vector access: the vector is
     // loaded under c (the lanes agree on it: vectorize.cpp), each lane takes
     // its component
-    Expr rhs_of_lanes = a->rhs;
-    Expr guard, fill;
-    if (auto sel = a->rhs.as<Select>(); sel && (sel->f.as<IntImm>() || sel->f.as<FloatImm>()) &&
-                                        std::any_of(accesses.begin(), accesses.end(), [&](const Expr& e) { return e.same_as(sel->t); })) {
-      guard = simplify(substitute(sel->cond, first));
-      fill = sel->f;
-      rhs_of_lanes = sel->t;
-    }
+    const Select* guarded = guarded_vector_load(loop, a->rhs);
+    Expr rhs_of_lanes = guarded ? guarded->t : a->rhs;
+    Expr guard = guarded ? simplify(substitute(guarded->cond, first)) : Expr();
     std::vector<std::string> names;
     int store = -1;
     for (size_t i = 0; i < accesses.size(); ++i) {
@@ -514,8 +509,8 @@ class Printer {
         os << pad << vt << " " << names.back();
         if (read) os << " = *reinterpret_cast<const " << vt << " *>(" << at << ")";
         os << ";\n";
-      } else if (guard.defined() && acc.same_as(rhs_of_lanes)) {
-        std::string f = expr(make_cast(acc.type(), fill), 0), fills = f;
+      } else if (guarded && acc.same_as(rhs_of_lanes)) {
+        std::string f = expr(make_cast(acc.type(), guarded->f), 0), fills = f;
         for (int64_t l = 1; l < loop.vector_lanes; ++l) fills += ", " + f;
         os << pad << vt << " const " << names.back() << " = (" << expr(guard, 0) << ") ? *reinterpret_cast<const " << vt << " *>(" << at
            << ") : " << vt << "{" << fills << "};\n";

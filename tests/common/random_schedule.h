@@ -2,7 +2,7 @@
 // lengths, outer/inner tags for blocks, threads, unrolling, ILP, slabs),
 // tags, loop priorities, reduction splits, chunks, joins, renames,
 // assumptions, prefetches (local or private, random sweeps and tags, async
-// copies) and the
+// copies, zero fills and the sums over their tiles rounded up) and the
 // other memory transformations (precompute, buffer_array, privatize,
 // double_buffer, assignment_to_subst, expand_subst);
 // `log` is the applied steps as a transformation script (one per line), so a
@@ -97,9 +97,19 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
           static const char* tags[] = {"l.auto", "for", "unr"};
           po.default_tag = tags[pick(3)];
           po.async_copy = po.temporary_address_space == AddressSpace::Local && pick(3) == 0;  // cp.async on the GPU
+          if (pick(3) == 0) po.fill_value = 0;  // the whole box, zeros outside the array
           t = add_prefetch(t, array, names, po);
           log += "add_prefetch " + array + " " + names + " temporary_address_space=" + to_string(po.temporary_address_space) +
-                 " default_tag=" + po.default_tag + (po.async_copy ? " async_copy=true" : "") + "\n";
+                 " default_tag=" + po.default_tag + (po.async_copy ? " async_copy=true" : "") + (po.fill_value ? " fill_value=0" : "") + "\n";
+          // a sum over the zero-filled tile run whole in a swept iname (refused unless every factor reads zeros there)
+          if (po.fill_value && pick(2)) {
+            const std::string& i = sweep[size_t(pick(int(sweep.size())))];
+            try {
+              t = round_up_reduction(t, i);
+              log += "round_up_reduction " + i + "\n";
+            } catch (const TransformError&) {
+            }
+          }
           // a local tile fetched in a sequential loop: double-buffered in that loop, sometimes
           std::string fetched = array + "_fetch", loop = filler_loop(t, fetched, pick);
           if (po.temporary_address_space == AddressSpace::Local && !loop.empty() && pick(2)) {

@@ -69,7 +69,7 @@ TEST(FillValue, OtherValuesAndBadOnes) {
                            "add_prefetch a i_inner,k_inner fill_value=-2.5\n");
   EXPECT_EQ(k.find_temporary("a_fetch")->zero_fill_of, "") << "only a zero fill is marked";
   check_transformed(matmul(), k, kSizes);
-  EXPECT_NE(error_of([] { scheduled("split_iname k 8\nadd_prefetch a k_inner fill_value=zero\n"); }).find("fill_value 'zero' is not a number"),
+  EXPECT_NE(error_of([] { scheduled("split_iname k 8\nadd_prefetch a k_inner fill_value=zero\n"); }).find("argument 'fill_value' must be a number, got 'zero'"),
             std::string::npos);
   LoopKernel ints = make_kernel({"{[i]: 0 <= i < n}"}, "y[i] = 2 * x[i]", {"x: int32[n], y: int32[n]"}, "ints");
   std::string e = error_of([&] { apply_transforms(ints, parse_transform_script("split_iname i 16 outer_tag=g.0\nadd_prefetch x i_inner fill_value=0.5\n")); });
