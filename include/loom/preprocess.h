@@ -19,6 +19,8 @@
 // Each pass is a pure function in src/preprocess/<pass>.cpp (the two proofs
 // share access_checks.cpp).
 #pragma once
+#include <isl/cpp.h>
+
 #include <string>
 #include <vector>
 
@@ -67,6 +69,14 @@ struct BlockConflict {
 };
 BlockConflict block_conflict(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb,
                              const std::vector<std::string>& common, bool same_thread_too);
+
+// The pairs of instances, a's with its inames prefixed "src:" and b's with
+// "dst:", that touch one element through sa and sb (the kernel's assumptions
+// applied); a null set when an index is not affine.
+isl::set element_pairs(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb);
+// A point of such a set with the two instances' inames told apart:
+// "i (first) = 3, i (second) = 5".
+std::string pair_witness(const isl::set& pairs);
 
 LoopKernel preprocess(const LoopKernel& k);
 

@@ -38,6 +38,12 @@ Linearization linearize(const LoopKernel& preprocessed);
 // refused with KernelError otherwise. linearize() checks it.
 void check_loop_instances(const LoopKernel& k, const Linearization& L);
 
+// An ILP or vec iname opened as several loops (one instruction's instances
+// all before another's) must not reverse the order of two accesses to one
+// element from different iterations (split_loop_check.cpp); refused with
+// KernelError otherwise. linearize() checks it.
+void check_split_ilp_loops(const LoopKernel& k, const Linearization& L);
+
 // Local memory one thread writes and another reads needs a barrier between
 // them (src/schedule/barrier_check.cpp). place_local_barriers inserts the
 // barriers that are missing (into L, and as barrier instructions into the

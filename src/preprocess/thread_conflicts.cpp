@@ -63,16 +63,13 @@ isl::set relation(isl::pw_aff p, isl::pw_aff q, bool less) {
   return isl::manage(less ? isl_pw_aff_lt_set(p.release(), q.release()) : isl_pw_aff_eq_set(p.release(), q.release()));
 }
 
-// A witness with the two instances' inames told apart: "i (first) = 3".
-std::string witness_of(const isl::set& s) {
+}  // namespace
+
+std::string pair_witness(const isl::set& s) {
   std::string w = islu::witness(s);
   w = std::regex_replace(w, std::regex(R"(src:(\w+))"), "$1 (first)");
   return std::regex_replace(w, std::regex(R"(dst:(\w+))"), "$1 (second)");
 }
-
-}  // namespace
-
-namespace {
 
 // The pairs of instances (a's at src:, b's at dst:) that touch one element
 // through sa and sb; a null set when an index is not affine.
@@ -93,6 +90,8 @@ isl::set element_pairs(const LoopKernel& k, const Instruction& a, const Subscrip
   }
   return pairs;
 }
+
+namespace {
 
 // The pairs of `base` whose coordinates on the hardware axes of `kind`
 // differ (some axis); `same` gets those that agree on all of them.
@@ -162,13 +161,13 @@ GlobalConflict global_conflict(const LoopKernel& k, const Instruction& a, const 
   isl::set blocks = differ_on(k, a, b, InameTag::Group, pairs, same_block);
   if (!blocks.is_empty()) {
     r.across_blocks = true;
-    r.witness = witness_of(blocks);
+    r.witness = pair_witness(blocks);
   }
   isl::set same_thread;
   isl::set threads = differ_on(k, a, b, InameTag::Local, same_block, same_thread);
   if (!threads.is_empty()) {
     r.across_threads = true;
-    if (r.witness.empty()) r.witness = witness_of(threads);
+    if (r.witness.empty()) r.witness = pair_witness(threads);
   }
   return r;
 }

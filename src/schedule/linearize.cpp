@@ -6,9 +6,16 @@
 // dependents in that loop can go in too.
 #include "loom/schedule.h"
 
+#include <isl/aff.h>
+#include <isl/set.h>
+
 #include <algorithm>
 #include <exception>
 #include <sstream>
+
+#include "loom/constraints.h"
+#include "loom/isl_util.h"
+#include "loom/preprocess.h"
 
 namespace loom {
 
@@ -278,6 +285,7 @@ Linearization linearize(const LoopKernel& k) {
     }
   }
   check_loop_instances(k, L);
+  check_split_ilp_loops(k, L);
   return L;
 }
 
@@ -295,12 +303,58 @@ void loop_instances(const std::vector<ScheduleItem>& items, std::vector<std::pai
     stack.pop_back();
   }
 }
+// Whether two iterations of loop x (in one instance of the loops around it
+// in the writer's nest, on one block, and one thread for a private
+// temporary) write one element of t: "" when none do, else a witness, or
+// "scalar" when every iteration writes the whole of t (no index mentions x,
+// the common case of a tile refetched each iteration), or the reason isl could
+// not tell. A double-buffered tile's index (x + 1) mod 2 repeats every other
+// iteration: overwritten.
+std::string overwritten_across(const LoopKernel& k, const Instruction& w, const Temporary& t, const std::string& x,
+                               const std::vector<std::pair<std::string, const ScheduleItem*>>& outer) {
+  auto s = w.lhs.as<Subscript>();
+  if (!s || std::none_of(s->indices.begin(), s->indices.end(), [&](const Expr& i) { return mentions_var(i, x); }))
+    return "scalar";
+  // Fixed through both instances: the loops around x, the block, and for a
+  // private temporary the thread.
+  std::set<std::string> fixed;
+  for (auto& [n, item] : outer) {
+    if (n == x) break;
+    fixed.insert(n);
+  }
+  for (auto& n : w.within_inames) {
+    InameTag tag = k.tag_of(n);
+    if (tag.kind == InameTag::Group || (t.space == AddressSpace::Private && tag.is_hardware())) fixed.insert(n);
+  }
+  // Without isl: an index affine in x and fixed values alone (acc[4 * i + x])
+  // differs between any two iterations.
+  for (auto& i : s->indices) {
+    auto f = affine_form(i);
+    if (f && f->coef.count(x) && std::all_of(f->coef.begin(), f->coef.end(), [&](auto& c) {
+          return c.first == x || fixed.count(c.first) || !k.has_iname(c.first);
+        }))
+      return "";
+  }
+  isl::set pairs = element_pairs(k, w, *s, w, *s);
+  if (pairs.is_null()) return "its indices are not affine, so isl cannot tell the iterations' elements apart";
+  isl::space sp = pairs.space();
+  auto var = [&](const std::string& side, const std::string& n) { return islu::pw_aff_from_expr(make_var(side + n), sp); };
+  auto same = [&](const std::string& n) {
+    pairs = pairs.intersect(isl::manage(isl_pw_aff_eq_set(var("src:", n).release(), var("dst:", n).release())));
+  };
+  pairs = pairs.intersect(isl::manage(isl_pw_aff_lt_set(var("src:", x).release(), var("dst:", x).release())));
+  for (auto& n : fixed) same(n);
+  if (pairs.is_empty()) return "";
+  return pair_witness(pairs);
+}
+
 }  // namespace
 
 void check_loop_instances(const LoopKernel& k, const Linearization& L) {
   std::map<std::string, std::vector<std::pair<std::string, const ScheduleItem*>>> where;
   std::vector<std::pair<std::string, const ScheduleItem*>> stack;
   loop_instances(L.items, stack, where);
+  std::map<std::pair<std::string, std::string>, std::string> overwrites;  // (writer, loop) -> overwritten_across
   for (auto& r : k.instructions) {
     for (auto& d : r.depends_on) {
       const Instruction* w = nullptr;
@@ -329,8 +383,16 @@ void check_loop_instances(const LoopKernel& k, const Linearization& L) {
         auto it = std::find_if(rl.begin(), rl.end(), [&](auto& e) { return e.first == x; });
         if (it == rl.end() || it->second == witem) continue;  // not both in loop x, or in the same instance
         if (k.tag_of(x).is_ilp()) continue;                    // privatized: one value per iteration
-        if (auto s = w->lhs.as<Subscript>())
-          if (std::any_of(s->indices.begin(), s->indices.end(), [&](const Expr& i) { return mentions_var(i, x); })) continue;
+        auto key = std::make_pair(w->id, x);  // (a writer has many readers: ask isl once)
+        auto known = overwrites.find(key);
+        if (known == overwrites.end()) known = overwrites.emplace(key, overwritten_across(k, *w, *t, x, wl)).first;
+        const std::string& overwrite = known->second;
+        if (overwrite.empty()) continue;  // each iteration of x writes elements of its own
+        if (overwrite != "scalar")
+          throw KernelError("kernel '" + k.name + "': instruction '" + r.id + "' reads temporary '" + v + "' that '" + w->id +
+                            "' writes in each iteration of loop '" + x + "', but the two are in different instances of that loop " +
+                            "(the loop order put them apart), and a later iteration overwrites what an earlier one wrote (" +
+                            overwrite + "), so a read would get a later iteration's value; change the loop priorities");
         throw KernelError("kernel '" + k.name + "': instruction '" + r.id + "' reads temporary '" + v + "' that '" + w->id +
                           "' writes in each iteration of loop '" + x + "', but the two are in different instances of that loop " +
                           "(the loop order put them apart), so only the last iteration's value would be read; change the loop " +
