@@ -457,6 +457,26 @@ LoopKernel chunk_parametric_range(const LoopKernel& k, const std::string& what, 
   isl_set* only = isl_set_project_out(isl_set_project_out(isl_set_copy(d), isl_dim_set, unsigned(pos) + 1,
                                                           unsigned(isl_set_dim(d, isl_dim_set)) - unsigned(pos) - 1),
                                       isl_dim_set, 0, unsigned(pos));
+  // Bounds through integer divisions (a join of a tiled iname: 15360*floor(b_t/256)
+  // < n - 4b_t) are rarely one affine expression, and isl's parametric
+  // maximum of such a set can run for minutes: refused before asking.
+  isl_bool divs = isl_set_foreach_basic_set(
+                      only,
+                      [](isl_basic_set* b, void*) {
+                        isl_size n = isl_basic_set_dim(b, isl_dim_div);
+                        isl_basic_set_free(b);
+                        return n > 0 ? isl_stat_error : isl_stat_ok;
+                      },
+                      nullptr) < 0
+                      ? isl_bool_true
+                      : isl_bool_false;
+  if (divs == isl_bool_true) {
+    isl_set_free(only);
+    isl_set_free(d);
+    isl_ctx_reset_error(isl_context());
+    refuse(k, what, "the bounds of '" + iname + "' go through integer divisions (" + r.domains[size_t(dom)].str() +
+                        "), so a chunk's length is not one affine expression; use split_iname");
+  }
   isl_pw_aff* lo = isl_set_dim_min(isl_set_copy(only), 0);
   isl_pw_aff* hi = isl_set_dim_max(only, 0);
   if (!lo || !hi || isl_pw_aff_n_piece(lo) != 1 || isl_pw_aff_n_piece(hi) != 1) {

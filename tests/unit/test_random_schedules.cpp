@@ -28,7 +28,8 @@ TEST(RandomSchedules, AcceptedKernelsComputeWhatTheOriginalComputes) {
     for (int trial = 0; trial < 10; ++trial) {
       std::string log;
       LoopKernel t = loom::testing::random_schedule(f.kernel, rng, log);
-      std::string problems;
+      // (printed before generating, so a schedule that hangs code generation is named)
+      if (std::getenv("LOOM_RANDOM_VERBOSE")) std::fprintf(stderr, "%s: %s\n", name.c_str(), log.c_str());
       try {
         generate(t);  // refusals (limits, block sizes depending on parameters, ...) are fine
       } catch (const KernelError&) {
@@ -36,7 +37,6 @@ TEST(RandomSchedules, AcceptedKernelsComputeWhatTheOriginalComputes) {
         continue;
       }
       ++accepted;
-      if (std::getenv("LOOM_RANDOM_VERBOSE")) std::fprintf(stderr, "%s: %s\n", name.c_str(), log.c_str());
       // at the usual sizes, at sizes drawn from the edge cases (empty, one,
       // exact multiples, one past) and at multiples of 16; sizes that break the
       // schedule's assumptions must be refused, not run

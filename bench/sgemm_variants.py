@@ -1,0 +1,147 @@
+"""SGEMM variants at 4000^3 and 4096^3 (bench/RESULTS.md, tenth session):
+hand edits of Loom's generated CUDA, timed beside cuBLAS and Triton in one
+process. The CUDA comes from this machine's Loom:
+
+    mkdir -p v && for k in sgemm_vec sgemm_any sgemm_zfill; do build/loom show examples/$k.loom > v/${k#sgemm_}.cu; done
+    python3 bench/sgemm_variants.py make v          # writes the edited variants beside them
+    python3 bench/sgemm_variants.py time v vec,any,zfill,clamp,clamp_lb,...   # on the GPU (torch, triton, cupy)
+
+Variants: clamp (rows and columns of the tile copies clamped into the
+matrix, no row/column conditions), clamp_nok (also no k conditions: right
+only where l % 32 = 0), *_lb (__launch_bounds__(256, 2)), nok_vecstore
+(clamp_nok's body, sgemm_vec's unguarded stores), vec_guardstore
+(sgemm_vec's body, sgemm_zfill's guarded stores), *_uns (stores unswitched
+per block)."""
+import os
+import re
+import sys
+
+
+def split_at_stores(src):
+    lines = src.split("\n")
+    for i in range(len(lines) - 1, 0, -1):
+        if lines[i] == "  }" and lines[i - 1] == "    __syncthreads();":
+            return "\n".join(lines[: i + 1]), "\n".join(lines[i + 1 :])
+    raise ValueError("no k loop end found")
+
+
+def make(d):
+    rd = lambda n: open(os.path.join(d, n + ".cu")).read()
+    def wr(n, s, old, new):
+        open(os.path.join(d, n + ".cu"), "w").write(s.replace(old + "(", new + "("))
+    z, vec = rd("zfill"), rd("vec")
+    pat_a = re.compile(r"&\(a\[\((128 \* i_outer \+ \([^;]*?\))\) \* l \+ (.*?)\]\), \1 < n && (.*?)\);")
+    pat_b = re.compile(r"&\(b\[(.*?) \* m \+ \((128 \* j_outer \+ [^;]*?)\)\]\), (.*?) && \2 < m\);")
+    clamp = pat_a.sub(lambda m: f"&(a[min({m.group(1)}, n - 1) * l + {m.group(2)}]), {m.group(3)});", z)
+    clamp = pat_b.sub(lambda m: f"&(b[{m.group(1)} * m + min({m.group(2)}, m - 4)]), {m.group(3)});", clamp)
+    nok = re.sub(r"loom_cp_async_zfill<16>\((&\([ab]_fetch\[.*?\]\)), (&\([ab]\[.*?\]\)), [^;]*?\);", r"loom_cp_async<16>(\1, \2);", clamp)
+    wr("clamp", clamp, "sgemm_zfill", "sgemm_clamp")
+    wr("clamp_nok", nok, "sgemm_zfill", "sgemm_clamp_nok")
+    for name, s in (("zfill", z), ("clamp", clamp), ("clamp_nok", nok)):
+        lb = re.sub(r"void __launch_bounds__\(256\) (sgemm_\w+)\(", r"void __launch_bounds__(256, 2) \1_lb(", s)
+        open(os.path.join(d, name + "_lb.cu"), "w").write(lb)
+    vb, ve = split_at_stores(vec)
+    zb, ze = split_at_stores(z)
+    cb, _ = split_at_stores(clamp)
+    nb, _ = split_at_stores(nok)
+    wr("nok_vecstore", nb + "\n" + ve, "sgemm_zfill", "sgemm_nok_vecstore")
+    wr("vec_guardstore", vb + "\n" + ze, "sgemm_vec", "sgemm_vec_guardstore")
+    uns = ("\n  if (128 * i_outer + 128 <= n && 128 * j_outer + 128 <= m)\n  {" + ve.rstrip()[:-1] + "  }\n  else\n  {" +
+           ze.rstrip()[:-1] + "  }\n}\n")
+    wr("clamp_uns", cb + uns, "sgemm_zfill", "sgemm_clamp_uns")
+    wr("zfill_uns", zb + uns, "sgemm_zfill", "sgemm_zfill_uns")
+
+
+if len(sys.argv) > 2 and sys.argv[1] == "make":
+    make(sys.argv[2])
+    sys.exit(0)
+
+import numpy as np
+import torch, cupy as cp, triton, triton.language as tl
+
+torch.backends.cuda.matmul.allow_tf32 = False
+HERE = sys.argv[2] if len(sys.argv) > 2 else "."
+
+
+def bench(fn):
+    return triton.testing.do_bench(fn, warmup=100, rep=400, return_mode="median")
+
+
+@triton.jit
+def _matmul(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m, pid_n = tl.program_id(1), tl.program_id(0)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, K, BK):
+        x = tl.load(a + rm[:, None] * K + (k + rk)[None, :], mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        y = tl.load(b + (k + rk)[:, None] * N + rn[None, :], mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(x, y, input_precision="ieee")
+    tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def triton_best(A, B, C):
+    M, K = A.shape
+    N = B.shape[1]
+    best = None
+    for bm, bn, bk, w, s in ((128, 128, 32, 8, 3), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (128, 128, 16, 8, 4), (64, 64, 32, 4, 4)):
+        fn = lambda: _matmul[(triton.cdiv(N, bn), triton.cdiv(M, bm))](A, B, C, M, N, K, BM=bm, BN=bn, BK=bk, num_warps=w, num_stages=s)
+        try:
+            t = bench(fn)
+        except Exception:
+            continue
+        best = t if best is None or t < best else best
+    return best
+
+
+_mods = {}
+
+
+def loom_fn(name, size):
+    if name in _mods:
+        return _mods[name]
+    src = open(os.path.join(HERE, name + ".cu")).read()
+    fname = re.search(r"void __launch_bounds__\([^)]*\) (\w+)\(", src).group(1)
+    mod = cp.RawModule(code=src, options=("-std=c++17",), backend="nvrtc")
+    f = mod.get_function(fname)
+    f.max_dynamic_shared_size_bytes = 69632
+    _mods[name] = (f, f.num_regs)
+    return _mods[name]
+
+
+def main():
+    variants = sys.argv[3].split(",")
+    rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 2
+    for size in (4000, 4096):
+        A = torch.rand(size, size, device="cuda")
+        B = torch.rand(size, size, device="cuda")
+        C = torch.empty(size, size, device="cuda")
+        ref = A @ B
+        flops = 2 * size**3
+        tf = lambda ms: flops / ms / 1e9
+        grid = ((size + 127) // 128, (size + 127) // 128, 1)
+        cA, cB, cC = cp.asarray(A), cp.asarray(B), cp.asarray(C)
+        fns = {}
+        for v in variants:
+            if (v.startswith(("clamp_nok", "nok_")) and size % 32) or (v in ("vec", "nok_vecstore") and size % 128):
+                continue
+            f, regs = loom_fn(v, size)
+            run = lambda f=f: f(grid, (16, 16, 1), (cA, cB, cC, np.int32(size), np.int32(size), np.int32(size)), shared_mem=69632)
+            C.fill_(float("nan"))
+            run()
+            torch.cuda.synchronize()
+            ok = bool(torch.allclose(C, ref, rtol=1e-3, atol=1e-2))
+            fns[v] = (run, regs, ok)
+        for r in range(rounds):
+            t = bench(lambda: torch.mm(A, B, out=C))
+            print(f"{size}^3 round {r}: cuBLAS {t*1e3:.0f} us {tf(t):.1f} TFLOP/s", flush=True)
+            t = triton_best(A, B, C)
+            print(f"{size}^3 round {r}: Triton best of 5 {t*1e3:.0f} us {tf(t):.1f}", flush=True)
+            for v, (run, regs, ok) in fns.items():
+                t = bench(run)
+                print(f"{size}^3 round {r}: {v:14s} {regs} regs ok={ok} {t*1e3:.0f} us {tf(t):.1f}", flush=True)
+        del A, B, C, ref
+
+
+main()
