@@ -11,7 +11,8 @@ matrix, no row/column conditions), clamp_nok (also no k conditions: right
 only where l % 32 = 0), *_lb (__launch_bounds__(256, 2)), nok_vecstore
 (clamp_nok's body, sgemm_vec's unguarded stores), vec_guardstore
 (sgemm_vec's body, sgemm_zfill's guarded stores), *_uns (stores unswitched
-per block)."""
+per block), {vec,zfill,clamp}_{flat,sel,smem} (other epilogues: one if per
+store, a branch-free address select, the tile staged in shared memory)."""
 import os
 import re
 import sys
@@ -50,6 +51,46 @@ def make(d):
            ze.rstrip()[:-1] + "  }\n}\n")
     wr("clamp_uns", cb + uns, "sgemm_zfill", "sgemm_clamp_uns")
     wr("zfill_uns", zb + uns, "sgemm_zfill", "sgemm_zfill_uns")
+    # other epilogues after sgemm_vec's, sgemm_zfill's and the clamped k loop:
+    # flat (one if per store), sel (branch-free: the address or a dummy),
+    # smem (the tile staged in shared memory, copied out by all threads under guards)
+    for body, prefix in (("vec", vb), ("zfill", zb), ("clamp", cb)):
+        for kind in ("flat", "sel", "smem"):
+            name = f"{body}_{kind}"
+            src = re.sub(r"void __launch_bounds__\(256\) (sgemm_\w+)\(", f"void __launch_bounds__(256) sgemm_{name}(",
+                         prefix + "\n" + epilogue(kind))
+            open(os.path.join(d, name + ".cu"), "w").write(src)
+
+
+def epilogue(kind):
+    """The 8x8 register tile's stores (rows 16r + ty, float4 columns 4 * (16g + tx)), guarded by n and m."""
+    out = []
+    if kind == "sel":
+        out.append("  float4 loom_sink;")
+    if kind == "smem":
+        out.append("  float *const c_tile = reinterpret_cast<float *>(loom_shared);  // the fetch tiles are done")
+    for r in range(8):
+        for g in range(2):
+            acc = ", ".join(f"acc_c[{r + 8 * g + 16 * lane}]" for lane in range(4))
+            row, col = f"128 * i_outer + (16 * {r} + i_inner_inner)", f"128 * j_outer + 4 * (16 * {g} + j_inner_outer_inner)"
+            addr = f"reinterpret_cast<float4 *>(&(c[({row}) * m + ({col})]))"
+            cond = f"{row} < n && {col} < m"
+            if kind == "flat":
+                out.append(f"  if ({cond})\n    *{addr} = make_float4({acc});")
+            elif kind == "sel":
+                out.append(f"  {{\n    float4 *p = ({cond}) ? {addr} : &loom_sink;\n    *p = make_float4({acc});\n  }}")
+            else:
+                out.append(f"  *reinterpret_cast<float4 *>(&c_tile[(16 * {r} + i_inner_inner) * 128 + 4 * (16 * {g} + j_inner_outer_inner)]) = "
+                           f"make_float4({acc});")
+    if kind == "smem":
+        out.append("  __syncthreads();")
+        out.append("  int const loom_tid = threadIdx.y * 16 + threadIdx.x;")
+        for s in range(16):
+            out.append(f"  {{\n    int const q = loom_tid + 256 * {s}, row = q >> 5, c4 = q & 31;\n"
+                       f"    if (128 * i_outer + row < n && 128 * j_outer + 4 * c4 < m)\n"
+                       f"      *reinterpret_cast<float4 *>(&c[(128 * i_outer + row) * m + 128 * j_outer + 4 * c4]) = "
+                       f"*reinterpret_cast<const float4 *>(&c_tile[row * 128 + 4 * c4]);\n  }}")
+    return "\n".join(out) + "\n}\n"
 
 
 if len(sys.argv) > 2 and sys.argv[1] == "make":
@@ -103,7 +144,7 @@ def main():
         cA, cB, cC = cp.asarray(A), cp.asarray(B), cp.asarray(C)
         fns = {}
         for v in variants:
-            if (v.startswith(("clamp_nok", "nok_")) and size % 32) or (v in ("vec", "nok_vecstore") and size % 128):
+            if (v.startswith(("clamp_nok", "nok_")) and size % 32) or (v.startswith(("vec", "nok_vecstore")) and size % 128):
                 continue
             f, regs = loom_fn(v, size)
             run = lambda f=f: f(grid, (16, 16, 1), (cA, cB, cC, np.int32(size), np.int32(size), np.int32(size)), shared_mem=69632)

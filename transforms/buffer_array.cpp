@@ -52,7 +52,7 @@ LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const 
   LoopKernel r = k;
   std::string temp = transforms::unique_name(k, o.temporary_name.empty() ? var_name + "_buf" : o.temporary_name);
   if (!o.temporary_name.empty() && temp != o.temporary_name) refuse(k, what, "temporary_name '" + o.temporary_name + "' is already taken");
-  Temporary t{temp, arg->dtype, {}, space, {}};
+  Temporary t{temp, arg->dtype, {}, space, {}, {}};
   for (int64_t e : fp.extent) t.shape.push_back(make_int(e));
   r.temporaries[temp] = t;
 

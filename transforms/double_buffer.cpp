@@ -205,6 +205,7 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
   LoopKernel r = k;
   Temporary& tv = r.temporaries.at(temporary);
   tv.shape.insert(tv.shape.begin(), make_int(2));
+  tv.double_buffered_in = iname;
   Expr ko = make_var(iname, it);
   auto slot = [&](Expr at) {  // (at - first) mod 2
     bool zero = first.as<IntImm>() && first.as<IntImm>()->value == 0;

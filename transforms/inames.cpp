@@ -270,6 +270,8 @@ LoopKernel rename_iname(const LoopKernel& k, const std::string& from, const std:
     r.iname_tags.erase(from);
   }
   for (auto& prio : r.loop_priority) std::replace(prio.begin(), prio.end(), from, to);
+  for (auto& [tn, tv] : r.temporaries)
+    if (tv.double_buffered_in == from) tv.double_buffered_in = to;
   return r;
 }
 

@@ -53,7 +53,7 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   std::string temp = unique_name(k, o.temporary_name.empty() ? array + "_fetch" : o.temporary_name);
   if (!o.temporary_name.empty() && temp != o.temporary_name)
     refuse(k, what, "temporary_name '" + o.temporary_name + "' is already taken");
-  Temporary t{temp, arg->dtype, {}, space, {}};
+  Temporary t{temp, arg->dtype, {}, space, {}, {}};
   for (int64_t e : fp.extent) t.shape.push_back(make_int(e));
   // Rows that are a multiple of 128 bytes long put a column in one shared-memory
   // bank: threads reading down a column (a[i][j] with i across the warp) would

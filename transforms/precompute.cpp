@@ -178,7 +178,7 @@ LoopKernel precompute(const LoopKernel& k_in, const std::string& subst_use, cons
     if (!t) refuse(k, what, "unknown dtype '" + o.dtype + "'");
     dtype = *t;
   }
-  Temporary t{temp, dtype, {}, space, {}};
+  Temporary t{temp, dtype, {}, space, {}, {}};
   for (int64_t e : fp.extent) t.shape.push_back(make_int(e));
   r.temporaries[temp] = t;
 

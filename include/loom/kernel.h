@@ -123,6 +123,11 @@ struct Temporary {
   // "". round_up_reduction relies on it: a read of such a temporary at a
   // point whose original access is outside the array yields 0.
   std::string zero_fill_of;
+  // The sequential loop whose iterations alternate between this temporary's
+  // two copies (double_buffer), or "". Each iteration fills the copy the next
+  // one reads, so the loop must stay a loop of one block: check_kernel
+  // refuses the kernel if it is later tagged parallel, split or joined away.
+  std::string double_buffered_in;
 };
 
 struct SubstitutionRule {

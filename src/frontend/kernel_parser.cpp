@@ -414,7 +414,7 @@ class KernelBuilder {
         if (it != kernel_.temporaries.end() && declared && it->second.dtype.known() && it->second.dtype != t)
           src_.fail(lhs_off, "temporary '" + n + "' declared with two dtypes");
         if (it == kernel_.temporaries.end() || (declared && !it->second.dtype.known()))
-          kernel_.temporaries[n] = Temporary{n, t, {}, AddressSpace::Auto, {}};
+          kernel_.temporaries[n] = Temporary{n, t, {}, AddressSpace::Auto, {}, {}};
       }
     }
     if (p.accept("{")) apply_options(insn, parse_options(p), inames);

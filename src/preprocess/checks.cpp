@@ -32,6 +32,20 @@ void for_each_subscript_in(const Instruction& insn, const std::string& var, cons
 
 void check_kernel(const LoopKernel& k) {
   auto fail = [&](const std::string& why) { throw KernelError("kernel '" + k.name + "': " + why); };
+  // A double-buffered tile's loop: iteration i fills the copy iteration i + 1
+  // reads, which only a loop of one block keeps (tagged onto blocks, every
+  // block would read a copy no iteration of its own filled).
+  for (auto& [tn, tv] : k.temporaries) {
+    const std::string& loop = tv.double_buffered_in;
+    if (loop.empty()) continue;
+    if (!k.has_iname(loop))
+      fail("temporary '" + tn + "' is double-buffered in loop '" + loop +
+           "', which a later transformation split, joined or removed; apply double_buffer after restructuring the loop");
+    InameTag tag = k.tag_of(loop);
+    if (tag.kind != InameTag::Seq && tag.kind != InameTag::Unroll)
+      fail("temporary '" + tn + "' is double-buffered in loop '" + loop + "', which is now tagged " + tag.str() +
+           ": each iteration fills the copy the next one reads, so the iterations must run in order on one block");
+  }
   std::set<std::string> ids;
   for (auto& insn : k.instructions) ids.insert(insn.id);
   for (auto& insn : k.instructions) {

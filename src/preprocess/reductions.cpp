@@ -141,7 +141,7 @@ class Realizer : public ExprMutator {
   }
   std::string temp(const std::string& base, Type t, std::vector<Expr> shape = {}, AddressSpace sp = AddressSpace::Private) {
     std::string n = unique_name(base);
-    k_.temporaries[n] = Temporary{n, t, std::move(shape), sp, {}};
+    k_.temporaries[n] = Temporary{n, t, std::move(shape), sp, {}, {}};
     return n;
   }
   // (returns a reference into out_: read what is needed before the next emit)

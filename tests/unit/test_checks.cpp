@@ -74,7 +74,7 @@ TEST(RaceCheck, TwoThreadsWritingOneElementAreRefused) {
 TEST(RaceCheck, LocalMemoryRacesWithinABlock) {
   LoopKernel k = make_kernel({"{[g, t]: 0 <= g < n and 0 <= t < 32}"}, "tile[t // 2] = a[32 * g + t]\nout[32 * g + t] = 1",
                              {"a: float32[32 * n], out: float32[32 * n]", "..."});
-  k.temporaries["tile"] = Temporary{"tile", types::float32, {make_int(16)}, AddressSpace::Local, {}};
+  k.temporaries["tile"] = Temporary{"tile", types::float32, {make_int(16)}, AddressSpace::Local, {}, {}};
   EXPECT_NE(kernel_error(tag_inames(k, "g:g.0, t:l.0")).find("local temporary 'tile'"), std::string::npos);
 }
 
