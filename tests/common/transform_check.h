@@ -48,6 +48,20 @@ inline LoopKernel matmul_kernel() {
                      {"a: float32[n, l], b: float32[l, m], c: float32[n, m]", "..."}, "mm");
 }
 
+// Batched 16x16 products (examples/bmm16.loom without its schedule) with
+// the transformation script `transforms` (indented lines).
+inline KernelFile batched_matmul(const std::string& transforms) {
+  return parse_kernel_text(R"(kernel bmm
+domains:
+  {[b, i, j, k]: 0 <= b < nb and 0 <= i, j, k < 16}
+arguments:
+  a: float32[nb, 16, 16], x: float32[nb, 16, 16], c: float32[nb, 16, 16]
+instructions:
+  c[b, i, j] = sum(k, a[b, i, k] * x[b, k, j])
+transforms:
+)" + transforms);
+}
+
 // sgemm_any's schedule of matmul_kernel(), smaller: 32x64 block tiles of c
 // on 8x8 threads, each a 4x8 register tile (two float4 along j, 32 apart), k
 // tiles of 16, both tiles prefetched (with `fetch_options` added to each).

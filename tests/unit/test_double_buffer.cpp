@@ -226,18 +226,9 @@ transforms:
 // of bmm16_vec, LOOM_RANDOM_SEED=14; dg32 alike with seed 21); split away,
 // the first fill no longer matched the loop's first iteration.
 TEST(DoubleBuffer, ItsLoopStaysASequentialLoop) {
-  KernelFile f = parse_kernel_text(R"(kernel bmm
-domains:
-  {[b, i, j, k]: 0 <= b < nb and 0 <= i, j, k < 16}
-arguments:
-  a: float32[nb, 16, 16], x: float32[nb, 16, 16], c: float32[nb, 16, 16]
-instructions:
-  c[b, i, j] = sum(k, a[b, i, k] * x[b, k, j])
-transforms:
-  tag_inames i:l.1 j:l.0
-  add_prefetch x k,j temporary_address_space=local default_tag=l.auto fill_value=0
-  double_buffer x_fetch b
-)");
+  KernelFile f = loom::testing::batched_matmul("  tag_inames i:l.1 j:l.0\n"
+                                               "  add_prefetch x k,j temporary_address_space=local default_tag=l.auto fill_value=0\n"
+                                               "  double_buffer x_fetch b\n");
   LoopKernel k = apply_transforms(f.kernel, f.transforms);
   EXPECT_EQ(k.find_temporary("x_fetch")->double_buffered_in, "b");
   for (int64_t nb : {1, 4, 5}) EXPECT_SAME_RESULTS(f.kernel, k, {{"nb", nb}});

@@ -17,17 +17,7 @@ using loom::testing::error_of;
 
 namespace {
 
-KernelFile bmm(const std::string& transforms) {
-  return parse_kernel_text(R"(kernel bmm
-domains:
-  {[b, i, j, k]: 0 <= b < nb and 0 <= i, j, k < 16}
-arguments:
-  a: float32[nb, 16, 16], x: float32[nb, 16, 16], c: float32[nb, 16, 16]
-instructions:
-  c[b, i, j] = sum(k, a[b, i, k] * x[b, k, j])
-transforms:
-)" + transforms);
-}
+KernelFile bmm(const std::string& transforms) { return loom::testing::batched_matmul(transforms); }
 
 }  // namespace
 
