@@ -1,10 +1,12 @@
 // Random schedules on the GPU: the schedules of the CPU random test (fixed
 // seeds) applied to every example; each kernel Loom accepts runs on the GPU
 // and must match the untransformed kernel in the reference interpreter.
-// Skipped where there is no GPU.
+// Skipped where there is no GPU. LOOM_RANDOM_SEED=N explores other schedules.
 #include "gpu_oracle.h"
 #include "random_kernel.h"
 #include "random_schedule.h"
+
+#include <cstdlib>
 
 using namespace loom;
 
@@ -15,7 +17,9 @@ TEST(GpuRandomSchedules, AcceptedKernelsMatchTheReference) {
     KernelFile f = loom::testing::example(name);
     std::map<std::string, int64_t> params;
     for (auto& p : f.kernel.parameters()) params[p] = p == "m" ? 23 : p == "l" ? 9 : 19;
-    std::mt19937 rng(unsigned(std::hash<std::string>()(name) % 100000) + 777);
+    // LOOM_RANDOM_SEED explores other schedules (the suite's seed is fixed)
+    const char* seed_env = std::getenv("LOOM_RANDOM_SEED");
+    std::mt19937 rng(unsigned(std::hash<std::string>()(name) % 100000) + 777 + (seed_env ? unsigned(std::atoi(seed_env)) : 0u));
     for (int trial = 0; trial < 12; ++trial) {
       std::string log;
       LoopKernel t = loom::testing::random_schedule(f.kernel, rng, log);
@@ -54,7 +58,8 @@ TEST(GpuRandomSchedules, AcceptedKernelsMatchTheReference) {
 // threads run in a fixed order, so a race can hide there; here it cannot.
 TEST(GpuRandomKernels, AcceptedKernelsMatchTheReference) {
   REQUIRE_GPU();
-  std::mt19937 rng(4242u);
+  const char* seed_env = std::getenv("LOOM_RANDOM_SEED");
+  std::mt19937 rng(4242u + (seed_env ? unsigned(std::atoi(seed_env)) : 0u));
   int checked = 0;
   for (int c = 0; c < 150; ++c) {
     loom::testing::RandomKernel rk = loom::testing::random_kernel(rng);
