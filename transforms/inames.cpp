@@ -581,6 +581,36 @@ int merge_domains_of(LoopKernel& r, const std::string& what, const std::vector<s
 
 }  // namespace
 
+namespace {
+
+// A value passed through a temporary between two instructions that run
+// within different (non-empty) subsets of the joined inames (a prefetch's storage loop
+// and its reader's loop): joined, each runs once per iteration of the
+// other's loops too, interleaved with them, so the reader would find values
+// fetched for other iterations (a miscompile the GPU random test found).
+void check_joined_temporaries(const LoopKernel& k, const std::string& what, const std::vector<std::string>& names) {
+  auto joined_part = [&](const Instruction& insn) {
+    std::string part;
+    for (auto& n : names)
+      if (insn.within_inames.count(n)) part += (part.empty() ? "" : ", ") + n;
+    return part;
+  };
+  for (auto& w : k.instructions) {
+    if (w.kind != Instruction::Assign || !k.find_temporary(w.assignee_name())) continue;
+    std::string wp = joined_part(w);
+    for (auto& r : k.instructions) {
+      if (&r == &w || r.kind != Instruction::Assign || !r.reads(w.assignee_name())) continue;
+      std::string rp = joined_part(r);
+      if (rp == wp || rp.empty() || wp.empty()) continue;  // (one outside all of them: it keeps its loops)
+      refuse(k, what, "instruction '" + r.id + "' reads temporary '" + w.assignee_name() + "', which '" + w.id + "' writes, and they run within '" +
+                          rp + "' and '" + wp + "' of the joined inames: joined, each would also run in the other's iterations and the "
+                          "reader would find values written for other iterations");
+    }
+  }
+}
+
+}  // namespace
+
 LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std::string& new_iname) {
   const std::string what = "join_inames('" + inames + "')";
   auto names = name_list(inames);
@@ -588,6 +618,7 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
   if (names.size() < 2) refuse(k, what, "give at least two inames, outermost first");
   for (auto& n : names)
     if (k.tag_of(n).kind != InameTag::Seq) refuse(k, what, "'" + n + "' is tagged; join before tagging");
+  check_joined_temporaries(k, what, names);
   LoopKernel r = k;
   int dom = merge_domains_of(r, what, names);
   std::string nw = new_iname.empty() ? unique_iname(k, names[0] + "_" + names[1]) : new_iname;

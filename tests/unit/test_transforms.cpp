@@ -221,6 +221,15 @@ TEST(InameTransforms, ChunkAndJoin) {
   // Found by the random-schedule test (LOOM_RANDOM_SEED=11): the join of a
   // tiled block iname bounds the new iname through a floor, and isl's
   // parametric maximum of it ran for minutes. Refused at once since.
+  // Found by the GPU random test (LOOM_RANDOM_SEED=6): a prefetch's storage
+  // loop joined with its reader's loop ran the fetch and the reader in each
+  // other's iterations (330 wrong elements, on the CPU target too).
+  KernelFile lay = loom::testing::example("layouts");
+  LoopKernel fetched = apply_transforms(lay.kernel, parse_transform_script("split_iname i 4 outer_tag=g.1\n"
+                                                                           "add_prefetch a i_inner temporary_address_space=local default_tag=for\n"));
+  std::string je = error_of([&] { join_inames(fetched, "i_inner, a_dim_0"); });
+  EXPECT_NE(je.find("instruction 'insn_0' reads temporary 'a_fetch', which 'fetch_a' writes, and they run within 'i_inner' and 'a_dim_0'"),
+            std::string::npos) << je;
   LoopKernel bt = join_inames(loom::testing::example("sum_all").kernel, "b, t");
   std::string e = error_of([&] { chunk_iname(bt, "b_t", 2); });
   EXPECT_NE(e.find("the bounds of 'b_t' go through integer divisions"), std::string::npos) << e;
