@@ -11,6 +11,7 @@
 #include "loom/isl_util.h"
 #include "loom/match.h"
 #include "common.h"
+#include "loom/preprocess.h"
 #include "loom/transforms.h"
 
 namespace loom {
@@ -331,9 +332,15 @@ namespace {
 // temporary is indexed by `old` (each iteration has its own element).
 void check_temporaries_stay_together(const LoopKernel& k, const std::string& what, const std::string& old,
                                      const std::set<const Instruction*>& moved) {
+  // Each iteration has elements of its own when isl proves that no two
+  // iterations (on one block; one thread for a private value) write one
+  // element: `tmp[old]` does, a double-buffered `tmp[(old + 1) % 2]` does not.
   auto indexed_by_old = [&](const Instruction& w) {
-    auto s = w.lhs.as<Subscript>();
-    return s && std::any_of(s->indices.begin(), s->indices.end(), [&](const Expr& e) { return mentions_var(e, old); });
+    std::set<std::string> fixed;
+    bool priv = k.find_temporary(w.assignee_name())->space == AddressSpace::Private;
+    for (auto& n : w.within_inames)
+      if (k.tag_of(n).kind == InameTag::Group || (priv && k.tag_of(n).is_hardware())) fixed.insert(n);
+    return overwritten_across_iterations(k, w, old, fixed).empty();
   };
   for (auto& w : k.instructions) {
     if (w.kind != Instruction::Assign || !w.within_inames.count(old) || !k.find_temporary(w.assignee_name()) || indexed_by_old(w))

@@ -21,6 +21,7 @@
 #pragma once
 #include <isl/cpp.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,15 @@ BlockConflict block_conflict(const LoopKernel& k, const Instruction& a, const Su
 // "dst:", that touch one element through sa and sb (the kernel's assumptions
 // applied); a null set when an index is not affine.
 isl::set element_pairs(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb);
+// Whether two iterations of loop x of instruction w, with the inames in
+// `fixed` the same in both (the loops around x, the block, the thread for a
+// private value), write one element: "" when every iteration writes elements
+// of its own, "scalar" when no index of w's left-hand side mentions x (every
+// iteration rewrites the same elements), else a witness or the reason isl
+// could not tell. A double-buffered slot (x + 1) % 2 repeats every other
+// iteration: overwritten.
+std::string overwritten_across_iterations(const LoopKernel& k, const Instruction& w, const std::string& x,
+                                          const std::set<std::string>& fixed);
 // A point of such a set with the two instances' inames told apart:
 // "i (first) = 3, i (second) = 5".
 std::string pair_witness(const isl::set& pairs);

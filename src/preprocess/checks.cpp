@@ -45,6 +45,17 @@ void check_kernel(const LoopKernel& k) {
     if (tag.kind != InameTag::Seq && tag.kind != InameTag::Unroll)
       fail("temporary '" + tn + "' is double-buffered in loop '" + loop + "', which is now tagged " + tag.str() +
            ": each iteration fills the copy the next one reads, so the iterations must run in order on one block");
+    // its readers stay in that loop (a split of the loop for the readers
+    // alone gave them loops of their own, on blocks); the fill is in it
+    // (double_buffer made it so), the first fill before it
+    for (auto& insn : k.instructions) {
+      if (insn.kind != Instruction::Assign || !insn.reads(tn)) continue;
+      std::set<std::string> in = insn.within_inames;
+      collect_reduction_inames(insn.rhs, in);
+      if (!in.count(loop))
+        fail("instruction '" + insn.id + "' uses temporary '" + tn + "', double-buffered in loop '" + loop +
+             "', outside that loop (a later transformation moved it to loops of its own); the copy it finds would be another iteration's");
+    }
   }
   std::set<std::string> ids;
   for (auto& insn : k.instructions) ids.insert(insn.id);

@@ -71,6 +71,31 @@ std::string pair_witness(const isl::set& s) {
   return std::regex_replace(w, std::regex(R"(dst:(\w+))"), "$1 (second)");
 }
 
+std::string overwritten_across_iterations(const LoopKernel& k, const Instruction& w, const std::string& x,
+                                          const std::set<std::string>& fixed) {
+  auto s = w.lhs.as<Subscript>();
+  if (!s || std::none_of(s->indices.begin(), s->indices.end(), [&](const Expr& i) { return mentions_var(i, x); }))
+    return "scalar";
+  // Without isl: an index affine in x and fixed values alone (acc[4 * i + x])
+  // differs between any two iterations.
+  for (auto& i : s->indices) {
+    auto f = affine_form(i);
+    if (f && f->coef.count(x) && std::all_of(f->coef.begin(), f->coef.end(), [&](auto& c) {
+          return c.first == x || fixed.count(c.first) || !k.has_iname(c.first);
+        }))
+      return "";
+  }
+  isl::set pairs = element_pairs(k, w, *s, w, *s);
+  if (pairs.is_null()) return "its indices are not affine, so isl cannot tell the iterations' elements apart";
+  isl::space sp = pairs.space();
+  auto var = [&](const std::string& side, const std::string& n) { return islu::pw_aff_from_expr(make_var(side + n), sp); };
+  pairs = pairs.intersect(relation(var("src:", x), var("dst:", x), true));
+  for (auto& n : fixed)
+    if (w.within_inames.count(n)) pairs = pairs.intersect(relation(var("src:", n), var("dst:", n), false));
+  if (pairs.is_empty()) return "";
+  return pair_witness(pairs);
+}
+
 // The pairs of instances (a's at src:, b's at dst:) that touch one element
 // through sa and sb; a null set when an index is not affine.
 isl::set element_pairs(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb) {

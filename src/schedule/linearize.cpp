@@ -6,15 +6,10 @@
 // dependents in that loop can go in too.
 #include "loom/schedule.h"
 
-#include <isl/aff.h>
-#include <isl/set.h>
-
 #include <algorithm>
 #include <exception>
 #include <sstream>
 
-#include "loom/constraints.h"
-#include "loom/isl_util.h"
 #include "loom/preprocess.h"
 
 namespace loom {
@@ -303,20 +298,11 @@ void loop_instances(const std::vector<ScheduleItem>& items, std::vector<std::pai
     stack.pop_back();
   }
 }
-// Whether two iterations of loop x (in one instance of the loops around it
-// in the writer's nest, on one block, and one thread for a private
-// temporary) write one element of t: "" when none do, else a witness, or
-// "scalar" when every iteration writes the whole of t (no index mentions x,
-// the common case of a tile refetched each iteration), or the reason isl could
-// not tell. A double-buffered tile's index (x + 1) mod 2 repeats every other
-// iteration: overwritten.
+
+// overwritten_across_iterations for loop x of the writer's nest: fixed are
+// the loops around x, the block, and for a private temporary the thread.
 std::string overwritten_across(const LoopKernel& k, const Instruction& w, const Temporary& t, const std::string& x,
                                const std::vector<std::pair<std::string, const ScheduleItem*>>& outer) {
-  auto s = w.lhs.as<Subscript>();
-  if (!s || std::none_of(s->indices.begin(), s->indices.end(), [&](const Expr& i) { return mentions_var(i, x); }))
-    return "scalar";
-  // Fixed through both instances: the loops around x, the block, and for a
-  // private temporary the thread.
   std::set<std::string> fixed;
   for (auto& [n, item] : outer) {
     if (n == x) break;
@@ -326,26 +312,7 @@ std::string overwritten_across(const LoopKernel& k, const Instruction& w, const 
     InameTag tag = k.tag_of(n);
     if (tag.kind == InameTag::Group || (t.space == AddressSpace::Private && tag.is_hardware())) fixed.insert(n);
   }
-  // Without isl: an index affine in x and fixed values alone (acc[4 * i + x])
-  // differs between any two iterations.
-  for (auto& i : s->indices) {
-    auto f = affine_form(i);
-    if (f && f->coef.count(x) && std::all_of(f->coef.begin(), f->coef.end(), [&](auto& c) {
-          return c.first == x || fixed.count(c.first) || !k.has_iname(c.first);
-        }))
-      return "";
-  }
-  isl::set pairs = element_pairs(k, w, *s, w, *s);
-  if (pairs.is_null()) return "its indices are not affine, so isl cannot tell the iterations' elements apart";
-  isl::space sp = pairs.space();
-  auto var = [&](const std::string& side, const std::string& n) { return islu::pw_aff_from_expr(make_var(side + n), sp); };
-  auto same = [&](const std::string& n) {
-    pairs = pairs.intersect(isl::manage(isl_pw_aff_eq_set(var("src:", n).release(), var("dst:", n).release())));
-  };
-  pairs = pairs.intersect(isl::manage(isl_pw_aff_lt_set(var("src:", x).release(), var("dst:", x).release())));
-  for (auto& n : fixed) same(n);
-  if (pairs.is_empty()) return "";
-  return pair_witness(pairs);
+  return overwritten_across_iterations(k, w, x, fixed);
 }
 
 }  // namespace
