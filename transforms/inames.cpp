@@ -343,11 +343,13 @@ void check_temporaries_stay_together(const LoopKernel& k, const std::string& wha
     return overwritten_across_iterations(k, w, old, fixed).empty();
   };
   for (auto& w : k.instructions) {
-    if (w.kind != Instruction::Assign || !w.within_inames.count(old) || !k.find_temporary(w.assignee_name()) || indexed_by_old(w))
-      continue;
+    if (w.kind != Instruction::Assign || !w.within_inames.count(old) || !k.find_temporary(w.assignee_name())) continue;
+    std::optional<bool> own_elements;  // (isl only where a reader is moved apart)
     for (auto& r : k.instructions) {
       if (&r == &w || r.kind != Instruction::Assign || !r.within_inames.count(old) || moved.count(&r) == moved.count(&w)) continue;
       if (!r.read_names().count(w.assignee_name())) continue;
+      if (!own_elements) own_elements = indexed_by_old(w);
+      if (*own_elements) break;
       refuse(k, what, "instruction '" + r.id + "' reads temporary '" + w.assignee_name() + "', which '" + w.id +
                           "' writes in the same iteration of '" + old + "'; a copy of '" + old +
                           "' for one of them only would give the reader the last iteration's value: let within= match both");
