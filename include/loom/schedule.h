@@ -34,8 +34,9 @@ Linearization linearize(const LoopKernel& preprocessed);
 
 // A value passed through a private or local temporary from one instruction to
 // another inside a loop both run within must stay in one instance of that loop
-// (unless the temporary is indexed by it, or the loop is ILP-privatized);
-// refused with KernelError otherwise. linearize() checks it.
+// (unless isl proves that each iteration writes elements of its own, or the
+// loop is ILP-privatized); refused with KernelError otherwise, with two
+// iterations that overwrite one element. linearize() checks it.
 void check_loop_instances(const LoopKernel& k, const Linearization& L);
 
 // An ILP or vec iname opened as several loops (one instruction's instances
