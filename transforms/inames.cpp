@@ -335,13 +335,7 @@ void check_temporaries_stay_together(const LoopKernel& k, const std::string& wha
   // Each iteration has elements of its own when isl proves that no two
   // iterations (on one block; one thread for a private value) write one
   // element: `tmp[old]` does, a double-buffered `tmp[(old + 1) % 2]` does not.
-  auto indexed_by_old = [&](const Instruction& w) {
-    std::set<std::string> fixed;
-    bool priv = k.find_temporary(w.assignee_name())->space == AddressSpace::Private;
-    for (auto& n : w.within_inames)
-      if (k.tag_of(n).kind == InameTag::Group || (priv && k.tag_of(n).is_hardware())) fixed.insert(n);
-    return overwritten_across_iterations(k, w, old, fixed).empty();
-  };
+  auto indexed_by_old = [&](const Instruction& w) { return overwritten_across_iterations(k, w, old, {}).empty(); };
   for (auto& w : k.instructions) {
     if (w.kind != Instruction::Assign || !w.within_inames.count(old) || !k.find_temporary(w.assignee_name())) continue;
     std::optional<bool> own_elements;  // (isl only where a reader is moved apart)
@@ -471,17 +465,15 @@ LoopKernel chunk_parametric_range(const LoopKernel& k, const std::string& what, 
   // Bounds through integer divisions (a join of a tiled iname: 15360*floor(b_t/256)
   // < n - 4b_t) are rarely one affine expression, and isl's parametric
   // maximum of such a set can run for minutes: refused before asking.
-  isl_bool divs = isl_set_foreach_basic_set(
-                      only,
-                      [](isl_basic_set* b, void*) {
-                        isl_size n = isl_basic_set_dim(b, isl_dim_div);
-                        isl_basic_set_free(b);
-                        return n > 0 ? isl_stat_error : isl_stat_ok;
-                      },
-                      nullptr) < 0
-                      ? isl_bool_true
-                      : isl_bool_false;
-  if (divs == isl_bool_true) {
+  bool divs = isl_set_foreach_basic_set(
+                  only,
+                  [](isl_basic_set* b, void*) {
+                    isl_size n = isl_basic_set_dim(b, isl_dim_div);
+                    isl_basic_set_free(b);
+                    return n > 0 ? isl_stat_error : isl_stat_ok;  // (an error ends the walk)
+                  },
+                  nullptr) < 0;
+  if (divs) {
     isl_set_free(only);
     isl_set_free(d);
     isl_ctx_reset_error(isl_context());

@@ -75,15 +75,20 @@ BlockConflict block_conflict(const LoopKernel& k, const Instruction& a, const Su
 // "dst:", that touch one element through sa and sb (the kernel's assumptions
 // applied); a null set when an index is not affine.
 isl::set element_pairs(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb);
-// Whether two iterations of loop x of instruction w, with the inames in
-// `fixed` the same in both (the loops around x, the block, the thread for a
+// Whether index expressions a and b are the same affine function of x and of
+// inames in `fixed` (or parameters): then one value means one iteration of x,
+// for instances that agree on `fixed` (acc[4 * i + x]); decided without isl.
+bool index_tells_iterations_apart(const LoopKernel& k, const Expr& a, const Expr& b, const std::string& x,
+                                  const std::set<std::string>& fixed);
+// Whether two iterations of loop x of instruction w, in one instance of the
+// loops `outer` around x, on one block (and one thread where w writes a
 // private value), write one element: "" when every iteration writes elements
 // of its own, "scalar" when no index of w's left-hand side mentions x (every
 // iteration rewrites the same elements), else a witness or the reason isl
 // could not tell. A double-buffered slot (x + 1) % 2 repeats every other
 // iteration: overwritten.
 std::string overwritten_across_iterations(const LoopKernel& k, const Instruction& w, const std::string& x,
-                                          const std::set<std::string>& fixed);
+                                          const std::set<std::string>& outer);
 // A point of such a set with the two instances' inames told apart:
 // "i (first) = 3, i (second) = 5".
 std::string pair_witness(const isl::set& pairs);

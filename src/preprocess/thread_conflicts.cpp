@@ -71,20 +71,27 @@ std::string pair_witness(const isl::set& s) {
   return std::regex_replace(w, std::regex(R"(dst:(\w+))"), "$1 (second)");
 }
 
+bool index_tells_iterations_apart(const LoopKernel& k, const Expr& a, const Expr& b, const std::string& x,
+                                  const std::set<std::string>& fixed) {
+  auto fa = affine_form(a), fb = affine_form(b);
+  if (!fa || !fb || !(*fa == *fb) || !fa->coef.count(x)) return false;
+  return std::all_of(fa->coef.begin(), fa->coef.end(),
+                     [&](auto& c) { return c.first == x || fixed.count(c.first) || !k.has_iname(c.first); });
+}
+
 std::string overwritten_across_iterations(const LoopKernel& k, const Instruction& w, const std::string& x,
-                                          const std::set<std::string>& fixed) {
+                                          const std::set<std::string>& outer) {
   auto s = w.lhs.as<Subscript>();
   if (!s || std::none_of(s->indices.begin(), s->indices.end(), [&](const Expr& i) { return mentions_var(i, x); }))
     return "scalar";
-  // Without isl: an index affine in x and fixed values alone (acc[4 * i + x])
-  // differs between any two iterations.
-  for (auto& i : s->indices) {
-    auto f = affine_form(i);
-    if (f && f->coef.count(x) && std::all_of(f->coef.begin(), f->coef.end(), [&](auto& c) {
-          return c.first == x || fixed.count(c.first) || !k.has_iname(c.first);
-        }))
-      return "";
-  }
+  // the same instance: the loops around x, the block, and for a private value the thread
+  std::set<std::string> fixed = outer;
+  const Temporary* t = k.find_temporary(w.assignee_name());
+  bool priv = t && t->space == AddressSpace::Private;
+  for (auto& n : w.within_inames)
+    if (k.tag_of(n).kind == InameTag::Group || (priv && k.tag_of(n).is_hardware())) fixed.insert(n);
+  for (auto& i : s->indices)
+    if (index_tells_iterations_apart(k, i, i, x, fixed)) return "";
   isl::set pairs = element_pairs(k, w, *s, w, *s);
   if (pairs.is_null()) return "its indices are not affine, so isl cannot tell the iterations' elements apart";
   isl::space sp = pairs.space();

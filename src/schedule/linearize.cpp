@@ -299,20 +299,16 @@ void loop_instances(const std::vector<ScheduleItem>& items, std::vector<std::pai
   }
 }
 
-// overwritten_across_iterations for loop x of the writer's nest: fixed are
-// the loops around x, the block, and for a private temporary the thread.
-std::string overwritten_across(const LoopKernel& k, const Instruction& w, const Temporary& t, const std::string& x,
-                               const std::vector<std::pair<std::string, const ScheduleItem*>>& outer) {
-  std::set<std::string> fixed;
-  for (auto& [n, item] : outer) {
+// overwritten_across_iterations for loop x of the writer's nest (`nest`,
+// outermost first): the loops around x are the same in both iterations.
+std::string overwritten_across(const LoopKernel& k, const Instruction& w, const std::string& x,
+                               const std::vector<std::pair<std::string, const ScheduleItem*>>& nest) {
+  std::set<std::string> outer;
+  for (auto& [n, item] : nest) {
     if (n == x) break;
-    fixed.insert(n);
+    outer.insert(n);
   }
-  for (auto& n : w.within_inames) {
-    InameTag tag = k.tag_of(n);
-    if (tag.kind == InameTag::Group || (t.space == AddressSpace::Private && tag.is_hardware())) fixed.insert(n);
-  }
-  return overwritten_across_iterations(k, w, x, fixed);
+  return overwritten_across_iterations(k, w, x, outer);
 }
 
 }  // namespace
@@ -352,7 +348,7 @@ void check_loop_instances(const LoopKernel& k, const Linearization& L) {
         if (k.tag_of(x).is_ilp()) continue;                    // privatized: one value per iteration
         auto key = std::make_pair(w->id, x);  // (a writer has many readers: ask isl once)
         auto known = overwrites.find(key);
-        if (known == overwrites.end()) known = overwrites.emplace(key, overwritten_across(k, *w, *t, x, wl)).first;
+        if (known == overwrites.end()) known = overwrites.emplace(key, overwritten_across(k, *w, x, wl)).first;
         const std::string& overwrite = known->second;
         if (overwrite.empty()) continue;  // each iteration of x writes elements of its own
         if (overwrite != "scalar")

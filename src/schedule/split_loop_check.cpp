@@ -18,7 +18,6 @@
 
 #include <algorithm>
 
-#include "loom/constraints.h"
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
 #include "loom/schedule.h"
@@ -76,18 +75,12 @@ std::vector<Access> accesses_of(const LoopKernel& k, const Instruction& insn) {
 }
 
 // Whether some index of both accesses is the same affine function of x and
-// of inames fixed between the two instances (acc[4 * i + x]): then one
-// element means one iteration of x, decided without isl.
+// of inames fixed between the two instances: one element, one iteration.
 bool same_iteration_by_index(const LoopKernel& k, const Subscript& a, const Subscript& b, const std::string& x,
                              const std::set<std::string>& fixed) {
   if (a.indices.size() != b.indices.size()) return false;
-  for (size_t d = 0; d < a.indices.size(); ++d) {
-    auto fa = affine_form(a.indices[d]), fb = affine_form(b.indices[d]);
-    if (!fa || !fb || !(*fa == *fb) || !fa->coef.count(x)) continue;
-    if (std::all_of(fa->coef.begin(), fa->coef.end(),
-                    [&](auto& c) { return c.first == x || fixed.count(c.first) || !k.has_iname(c.first); }))
-      return true;
-  }
+  for (size_t d = 0; d < a.indices.size(); ++d)
+    if (index_tells_iterations_apart(k, a.indices[d], b.indices[d], x, fixed)) return true;
   return false;
 }
 
