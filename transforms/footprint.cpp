@@ -401,6 +401,11 @@ void order_outer_before_sweep(LoopKernel& r, const FootprintRequest& rq, const F
 
 namespace {
 
+// isl operations allowed for the footprint's hull (about 0.1 s): the unit
+// tests all pass with a tenth of it, and the hull of seed 89's chunked
+// triangular domain ran for minutes.
+constexpr unsigned long kFootprintHullOperations = 200000;
+
 std::string affine_text(const AffineConstraint& a) {
   std::string s = std::to_string(a.constant);
   for (auto& [v, c] : a.coef)
@@ -456,7 +461,21 @@ std::vector<Expr> footprint_conditions(const LoopKernel& k, const FootprintReque
     isl::set image = dom.apply(m);
     used = used.is_null() ? image : used.unite(image);
   }
+  // The hull of a union of pieces with integer divisions (a chunked
+  // parametric range: four pieces with floor(n/4) in them) can make isl
+  // wrap facets for minutes: its work is bounded, and a hull beyond the
+  // bound is refused (the same family as chunk_iname's refusal of bounds
+  // through divisions).
+  isl_ctx* ctx = isl_context();
+  isl_ctx_reset_operations(ctx);
+  isl_ctx_set_max_operations(ctx, kFootprintHullOperations);
   isl_basic_set* hull = isl_set_convex_hull(used.release());
+  isl_ctx_set_max_operations(ctx, 0);
+  if (!hull) {
+    isl_ctx_reset_error(ctx);
+    refuse(k, rq.what, "isl could not take the convex hull of the footprint within its work bound (its domain has integer "
+                       "divisions, e.g. from chunk_iname or a join); sweep fewer inames, or split with constant lengths first");
+  }
   hull = isl_basic_set_remove_divs(hull);
   {
     // what the loops around the compute already guarantee need not be tested again
