@@ -667,6 +667,9 @@ PYBIND11_MODULE(_loom, m) {
       })
       .def("iname_tag", [](const LoopKernel& k, const std::string& n) { return k.tag_of(n).str(); })
       .def("index_dtype", [](const LoopKernel& k) { return k.options.index_dtype.name(); })
+      .def("do_not_specialize", [](const LoopKernel& k) {
+        return std::vector<std::string>(k.options.do_not_specialize.begin(), k.options.do_not_specialize.end());
+      })
       .def("argument_dtype", [](const LoopKernel& k, const std::string& n) {
         const Argument* a = k.find_argument(n);
         if (!a) throw ArgumentError("kernel '" + k.name + "' has no argument '" + n + "'");

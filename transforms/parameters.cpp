@@ -4,6 +4,8 @@
 #include <isl/set.h>
 #include <isl/val.h>
 
+#include <algorithm>
+
 #include "loom/isl_util.h"
 #include "common.h"
 #include "loom/transforms.h"
@@ -106,6 +108,19 @@ LoopKernel set_index_dtype(const LoopKernel& k, const std::string& dtype) {
   return r;
 }
 
+LoopKernel do_not_specialize(const LoopKernel& k, const std::string& params) {
+  const std::string what = "do_not_specialize('" + params + "')";
+  std::vector<std::string> names = transforms::name_list(params);
+  if (names.empty()) refuse(k, what, "name at least one parameter");
+  std::vector<std::string> known = k.parameters();
+  LoopKernel r = k;
+  for (auto& n : names) {
+    if (std::find(known.begin(), known.end(), n) == known.end()) refuse(k, what, "'" + n + "' is not a parameter of the kernel");
+    r.options.do_not_specialize.insert(n);
+  }
+  return r;
+}
+
 void register_parameter_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"assume", "Add constraints on the parameters ('n >= 1 and n mod 16 = 0').",
@@ -116,6 +131,11 @@ void register_parameter_transforms(TransformRegistry& reg) {
            "elements; loopy's index_dtype).",
            {{"dtype", P::String, true, "int32 or int64"}},
            [](const LoopKernel& k, const TransformArgs& a) { return set_index_dtype(k, a.str("dtype")); }});
+  reg.add({"do_not_specialize",
+           "Parameters ('n, m') that calls keep general: the Python runtime makes no variant assuming them multiples of 16 "
+           "(Triton's do_not_specialize), for schedules whose general code is the faster one.",
+           {{"params", P::TagMap, true, "comma-separated parameters"}},
+           [](const LoopKernel& k, const TransformArgs& a) { return do_not_specialize(k, a.str("params")); }});
   reg.add({"fix_parameters", "Give parameters constant values: 'n=128, m=64'.",
            {{"values", P::KeywordMap, true, "name=value pairs"}},
            [](const LoopKernel& k, const TransformArgs& a) {

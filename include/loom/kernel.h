@@ -138,6 +138,10 @@ struct SubstitutionRule {
 
 struct KernelOptions {
   Type index_dtype = types::int32;  // type of inames and parameters
+  // Parameters whose divisibility a call must not specialize on (Triton's
+  // do_not_specialize): the Python runtime assumes `p mod 16 = 0` when an
+  // array's shape makes it so, unless p is named here.
+  std::set<std::string> do_not_specialize;
 };
 
 namespace detail {

@@ -69,6 +69,8 @@ LoopKernel fix_parameters(const LoopKernel& k, const std::map<std::string, int64
 // make_kernel(..., index_dtype=np.int64)): int32 (the default) or int64,
 // which arrays of more than 2^31 - 1 elements need.
 LoopKernel set_index_dtype(const LoopKernel& k, const std::string& dtype);
+// Parameters ('n, m') that calls keep general: no divisibility variant (KernelOptions).
+LoopKernel do_not_specialize(const LoopKernel& k, const std::string& params);
 
 // ---- instructions (transforms/instructions.cpp); matches: loom/match.h ----
 LoopKernel add_dependency(const LoopKernel& k, const std::string& match, const std::string& depends_on);

@@ -272,7 +272,8 @@ class LoopKernel:
         memoized by the dtypes and shapes of the arrays that decide it."""
         if self._open is None:
             self._open = ([(n, self._core.argument_dtype(n)) for n in self._core.open_dtype_arrays()],
-                          [(p, places) for p, places in self._core.shape_parameters().items() if p not in self.do_not_specialize])
+                          [(p, places) for p, places in self._core.shape_parameters().items()
+                           if p not in self.do_not_specialize and p not in self._core.do_not_specialize()])
             watch = {n for n, _ in self._open[0]} | {a for _, places in self._open[1] for a, _ in places}
             self._watch = tuple(sorted(watch))
             self._by_signature = {}

@@ -114,6 +114,7 @@ ojson kernel_object(const LoopKernel& k) {
   }
   if (k.assumptions.defined()) j["assumptions"] = k.assumptions.str();
   j["options"] = {{"index_dtype", k.options.index_dtype.name()}};
+  if (!k.options.do_not_specialize.empty()) j["options"]["do_not_specialize"] = names_to_json(k.options.do_not_specialize);
   return j;
 }
 
@@ -305,7 +306,9 @@ LoopKernel read_kernel(const JsonValue& v, const std::string& file) {
   }
   if (v.has("options")) {
     const JsonValue& o = v.field("options");
-    o.allow_fields({"index_dtype"});
+    o.allow_fields({"index_dtype", "do_not_specialize"});
+    if (o.has("do_not_specialize"))
+      for (auto& n : o.field("do_not_specialize").items()) k.options.do_not_specialize.insert(n.identifier());
     if (o.has("index_dtype")) {
       k.options.index_dtype = read_dtype(o.field("index_dtype"), false);
       if (!k.options.index_dtype.is_int()) o.field("index_dtype").fail("the index dtype is an integer type");

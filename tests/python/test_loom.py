@@ -268,6 +268,14 @@ def test_call_time_specialization_and_compiled_stages():
         # do_not_specialize keeps the general code
         general = knl.copy(do_not_specialize=["n"]).compiled(target="cuda", a=np.zeros(1024, np.float32))
         assert "if (" in general.asm["cuda"].split("__global__")[1]
+        # ... and so does the kernel's own do_not_specialize step (a .loom or JSON file's)
+        kept = lp.do_not_specialize(knl, "n").compiled(target="cuda", a=np.zeros(1024, np.float32))
+        assert "if (" in kept.asm["cuda"].split("__global__")[1]
+    kept = lp.do_not_specialize(knl, "n")
+    even, odd = (kept.compiled(target="interpreter", a=np.zeros(n, np.float32)) for n in (1024, 1000))
+    assert even.kernel is odd.kernel is kept
+    with pytest.raises(lp.TransformError, match="'q' is not a parameter"):
+        lp.do_not_specialize(knl, "q")
     for n in (1024, 1000, 16, 1):
         a = np.random.rand(n).astype(np.float32)
         (out,) = knl(a=a)

@@ -89,6 +89,18 @@ TEST(Json, TransformScriptRoundTrip) {
   EXPECT_EQ(transform_script_to_json(back), json);
 }
 
+TEST(Json, KernelOptionsRoundTrip) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i, j] = 2*a[i, j]", {"..."});
+  LoopKernel d = do_not_specialize(set_index_dtype(k, "int64"), "m, n");
+  std::string json = kernel_to_json(d);
+  EXPECT_NE(json.find("\"do_not_specialize\": [\n        \"m\",\n        \"n\"\n      ]"), std::string::npos) << json;
+  LoopKernel back = kernel_from_json(json, "k.json");
+  EXPECT_EQ(back.options.do_not_specialize, (std::set<std::string>{"m", "n"}));
+  EXPECT_EQ(back.options.index_dtype, types::int64);
+  EXPECT_EQ(kernel_to_json(back), json);
+  EXPECT_NE(error_of([&] { do_not_specialize(k, "q"); }).find("'q' is not a parameter"), std::string::npos);
+}
+
 TEST(Json, HandWrittenKernelMeansWhatItsTextSays) {
   // no ids, no within_inames, arguments inferred: the same finishing steps as a kernel file
   std::string json = R"J({
