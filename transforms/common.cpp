@@ -84,18 +84,22 @@ std::vector<std::string> name_list(const std::string& spec) {
 
 void drop_proven_predicates(const LoopKernel& r, Instruction& insn) {
   if (insn.predicates.empty()) return;
-  isl::set domain;
-  try {
-    std::vector<std::string> inames(insn.within_inames.begin(), insn.within_inames.end());
-    domain = islu::iteration_domain(r, inames);
-    if (r.assumptions.defined()) domain = domain.intersect_params(islu::to_isl(r.assumptions));
-  } catch (const Error&) {
-    return;
-  }
+  // Each predicate is proved on the domain of the inames it mentions only:
+  // it holds on the instruction's domain iff it holds on that projection,
+  // and isl works on two or three dimensions instead of all of them (the
+  // prefetches' guards were most of matmul_prefetch's transform time).
+  isl::set assumptions = r.assumptions.defined() ? islu::to_isl(r.assumptions) : isl::set();
   auto proven = [&](const Expr& p) {
     auto b = p.as<Binary>();
     if (!b || (b->op != BinOp::Lt && b->op != BinOp::Le && b->op != BinOp::Gt && b->op != BinOp::Ge)) return false;
     try {
+      std::set<std::string> vars;
+      collect_free_vars(p, vars);
+      std::vector<std::string> inames;
+      for (auto& v : vars)
+        if (insn.within_inames.count(v)) inames.push_back(v);
+      isl::set domain = islu::iteration_domain(r, inames);
+      if (!assumptions.is_null()) domain = domain.intersect_params(assumptions);
       isl::pw_aff x = islu::pw_aff_from_expr(b->a, domain.space()), y = islu::pw_aff_from_expr(b->b, domain.space());
       if (x.is_null() || y.is_null()) return false;
       isl::set holds = b->op == BinOp::Lt ? x.lt_set(y) : b->op == BinOp::Le ? x.le_set(y) : b->op == BinOp::Gt ? x.gt_set(y) : x.ge_set(y);
