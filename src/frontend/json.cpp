@@ -307,8 +307,14 @@ LoopKernel read_kernel(const JsonValue& v, const std::string& file) {
   if (v.has("options")) {
     const JsonValue& o = v.field("options");
     o.allow_fields({"index_dtype", "do_not_specialize"});
-    if (o.has("do_not_specialize"))
-      for (auto& n : o.field("do_not_specialize").items()) k.options.do_not_specialize.insert(n.identifier());
+    if (o.has("do_not_specialize")) {
+      std::vector<std::string> params = k.parameters();
+      for (auto& n : o.field("do_not_specialize").items()) {
+        std::string name = n.identifier();
+        if (std::find(params.begin(), params.end(), name) == params.end()) n.fail("'" + name + "' is not a parameter of the kernel");
+        k.options.do_not_specialize.insert(name);
+      }
+    }
     if (o.has("index_dtype")) {
       k.options.index_dtype = read_dtype(o.field("index_dtype"), false);
       if (!k.options.index_dtype.is_int()) o.field("index_dtype").fail("the index dtype is an integer type");

@@ -99,6 +99,11 @@ TEST(Json, KernelOptionsRoundTrip) {
   EXPECT_EQ(back.options.index_dtype, types::int64);
   EXPECT_EQ(kernel_to_json(back), json);
   EXPECT_NE(error_of([&] { do_not_specialize(k, "q"); }).find("'q' is not a parameter"), std::string::npos);
+  std::string bad = json;
+  bad.replace(bad.find("\"m\"", bad.find("do_not_specialize")), 3, "\"q\"");
+  std::string e = error_of([&] { kernel_from_json(bad, "k.json"); });
+  EXPECT_NE(e.find("'q' is not a parameter of the kernel"), std::string::npos) << e;
+  EXPECT_NE(e.find("do_not_specialize"), std::string::npos) << e;  // the JSON path
 }
 
 TEST(Json, HandWrittenKernelMeansWhatItsTextSays) {
