@@ -563,6 +563,23 @@ namespace {
 // independent, so the product is their set. A domain whose bounds use an
 // iname of another one is not independent of it: refused.
 int merge_domains_of(LoopKernel& r, const std::string& what, const std::vector<std::string>& names) {
+  // First, each domain's inames coupled to none of `names` go to a domain of
+  // their own: merged, a reduction's k whose range is empty (l = 0) would
+  // empty the domain of the instructions that do not run inside it (a join of
+  // i with a chunked j's outer iname skipped the whole product at l = 0,
+  // LOOM_RANDOM_SEED=136). Done per domain, while each is one basic set.
+  std::set<int> seen;
+  for (auto& n : names) {
+    int d = r.domain_of(n);
+    if (d < 0 || !seen.insert(d).second) continue;
+    std::vector<std::string> mine;
+    for (auto& x : names)
+      if (r.domains[size_t(d)].has_iname(x)) mine.push_back(x);
+    if (auto parts = islu::separate_coupled(r.domains[size_t(d)], mine)) {
+      r.domains[size_t(d)] = parts->first;
+      r.domains.push_back(parts->second);
+    }
+  }
   std::vector<int> doms;
   for (auto& n : names)
     if (int d = r.domain_of(n); std::find(doms.begin(), doms.end(), d) == doms.end()) doms.push_back(d);

@@ -201,6 +201,17 @@ instructions:
   check(indexed, split_iname(indexed, "i", 4, only_r), {{}});
 }
 
+// A join of i with a chunked j's outer iname merged the domain of j (two
+// pieces after the chunk) with that of i, which held the reduction's k too:
+// at l = 0 the product's init and store were skipped along with the empty k
+// loop (LOOM_RANDOM_SEED=136, sgemm_tiled). The uncoupled k stays apart now.
+TEST(InameTransforms, JoinKeepsAnEmptyReductionOutOfTheJoinedDomain) {
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                             {"a: float32[n, l], b: float32[l, m], c: float32[n, m]", "..."});
+  LoopKernel t = join_inames(chunk_iname(k, "j", 2), "i, j_outer");
+  check(k, t, {{{"n", 16}, {"m", 17}, {"l", 0}}, {{"n", 3}, {"m", 5}, {"l", 2}}, {{"n", 17}, {"m", 33}, {"l", 1}}});
+}
+
 TEST(InameTransforms, ChunkAndJoin) {
   LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < 12}"}, "out[i, j] = a[i, j] + j", {"a: float32[n, 12], out: float32[n, 12]", "..."});
   LoopKernel c = chunk_iname(k, "j", 5);  // 12 in 5 chunks of 3 (the last empty)
