@@ -564,10 +564,13 @@ namespace {
 // iname of another one is not independent of it: refused.
 int merge_domains_of(LoopKernel& r, const std::string& what, const std::vector<std::string>& names) {
   // First, each domain's inames coupled to none of `names` go to a domain of
-  // their own: merged, a reduction's k whose range is empty (l = 0) would
-  // empty the domain of the instructions that do not run inside it (a join of
-  // i with a chunked j's outer iname skipped the whole product at l = 0,
-  // LOOM_RANDOM_SEED=136). Done per domain, while each is one basic set.
+  // their own: projecting the joined inames out leaves existentials, after
+  // which an empty range of an unrelated iname (a reduction's k at l = 0)
+  // would empty the domain of the instructions that do not run inside it.
+  // Done per domain, while each is one basic set: after merging, a chunked
+  // j's two pieces made a union the separation cannot take apart (a join of i
+  // with j's outer iname skipped the whole product at l = 0,
+  // LOOM_RANDOM_SEED=136).
   std::set<int> seen;
   for (auto& n : names) {
     int d = r.domain_of(n);
@@ -648,15 +651,7 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
     if (lo != 0) refuse(k, what, "'" + names[i] + "' must start at 0");
     len[i] = hi + 1;
   }
-  // Inames of the domain not coupled to the joined ones go to a domain of their
-  // own first: projecting the joined inames out leaves existentials, after
-  // which an empty range of an unrelated iname (a reduction's k at l = 0)
-  // would empty the domain of instructions that do not run inside it.
-  if (auto parts = islu::separate_coupled(r.domains[size_t(dom)], names)) {
-    r.domains[size_t(dom)] = parts->first;
-    r.domains.push_back(parts->second);
-  }
-  // the new domain: joined = sum(i_d * stride_d) over the old points, old inames projected out
+  // the new domain (merge_domains_of left it only the inames coupled to the joined ones): joined = sum(i_d * stride_d) over the old points, old inames projected out
   isl_set* s = r.domains[size_t(dom)].copy();
   unsigned n = unsigned(isl_set_dim(s, isl_dim_set));
   s = isl_set_add_dims(s, isl_dim_set, 1);
