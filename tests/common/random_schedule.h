@@ -1,7 +1,7 @@
 // A random schedule for a kernel: 1 to 4 steps among splits (random
 // lengths, outer/inner tags for blocks, threads, unrolling, ILP, slabs),
 // tags, loop priorities, reduction splits, chunks, joins, renames,
-// assumptions, prefetches (local or private, random sweeps and tags, async
+// assumptions (and do_not_specialize), prefetches (local or private, random sweeps and tags, async
 // copies, zero fills and the sums over their tiles rounded up) and the
 // other memory transformations (precompute, buffer_array, privatize,
 // double_buffer, assignment_to_subst, expand_subst);
@@ -77,6 +77,10 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
         if (pick(5) == 0) {  // 64-bit index arithmetic (loopy's index_dtype)
           t = set_index_dtype(t, "int64");
           log += "set_index_dtype int64\n";
+        } else if (!params.empty() && pick(6) == 0) {  // calls keep the general code (no change to it)
+          const std::string& p = params[size_t(pick(int(params.size())))];
+          t = do_not_specialize(t, p);
+          log += "do_not_specialize " + p + "\n";
         } else if (!params.empty()) {
           // a lower bound, or a multiple of 16 (full tiles: tail guards may go)
           std::string a = params[size_t(pick(int(params.size())))] + (pick(2) ? " >= 1" : " mod 16 = 0");
