@@ -150,6 +150,13 @@ Footprint find_footprint(const LoopKernel& k, const FootprintRequest& rq) {
     }
     for (auto& [args, scope] : f.found) {
       if (!covers(rq.sweep, scope)) continue;
+      // (a rule called with too few arguments: the front ends refuse it, but a
+      // kernel built another way must not index past the call's arguments)
+      bool short_use = std::any_of(rq.storage_axes.begin(), rq.storage_axes.end(), [&](size_t a) { return a >= args.size(); });
+      if (short_use || (!fp.uses.empty() && args.size() != fp.uses[0].args.size()))
+        refuse(k, rq.what, "the " + what_uses(rq) + " in instruction '" + insn.id + "' has " + std::to_string(args.size()) +
+                               (rq.rule ? " argument(s)" : " index(es)") + ", which does not match " +
+                               (short_use ? std::string("the storage axes") : "the other uses"));
       FootprintUse u{i, scope, {}, args};
       for (size_t d = 0; d < args.size(); ++d) {
         if (!storage.count(d)) {

@@ -27,6 +27,8 @@ struct HardwareIname {
 // checked when a kernel is loaded).
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
 constexpr int64_t kMaxSharedBytes = 227 * 1024;
+// CUDA's local memory per thread, where private arrays that do not fit registers live.
+constexpr int64_t kMaxPrivateBytes = 512 * 1024;
 
 struct GeneratedKernel {
   LoopKernel kernel;  // preprocessed

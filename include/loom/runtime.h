@@ -46,7 +46,14 @@ bool assumptions_hold(const LoopKernel& k, const std::map<std::string, int64_t>&
 // The shape an array argument must have for these parameter values.
 std::vector<int64_t> expected_shape(const Argument& a, const std::map<std::string, int64_t>& params);
 
+// The product of the extents; ArgumentError beyond 2^63 - 1.
 int64_t element_count(const std::vector<int64_t>& shape);
+
+// Bytes of host memory the kernel's array arguments take for these
+// parameters (their storage through strides and offsets), and in `largest`
+// the array that takes most: what a runner allocating inputs checks against
+// its limit before it allocates anything.
+int64_t host_bytes(const LoopKernel& k, const std::map<std::string, int64_t>& params, std::string* largest = nullptr);
 
 // Elements an array argument's memory must hold for these parameters: its
 // footprint through strides and offset (element_count of the shape for a
@@ -82,6 +89,16 @@ struct HostArray {
   void fill_random(uint64_t seed);    // floats in [-1, 1), ints in [-50, 50), bools
   void poison();                      // NaN for floats, a sentinel pattern for ints
 };
+
+// Moving values between the dense C-order form of an array (what .npy files
+// and NumPy hold) and the storage of an argument's layout (strides, offset:
+// tag_array_axes, order=F): `into_layout` writes the elements of `dense` into
+// the positions of `stored` (other positions keep their values);
+// `out_of_layout` reads them back into a dense C-order array.
+void into_layout(const HostArray& dense, const Argument& a, const std::map<std::string, int64_t>& params, HostArray& stored);
+HostArray out_of_layout(const HostArray& stored, const Argument& a, const std::map<std::string, int64_t>& params);
+// Whether an argument's storage is other than its dense C-order form.
+bool has_layout(const Argument& a);
 
 struct Comparison {
   bool ok = true;

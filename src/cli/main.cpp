@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -100,6 +101,17 @@ std::map<std::string, int64_t> parameter_values(const Options& o, const Loaded& 
     for (size_t d = 0; d < a.shape.size(); ++d)
       if (auto v = arg->shape[d].as<Var>()) params[v->name] = a.shape[d];
   }
+  // a -D that names nothing would be silently ignored: a typo of a size
+  std::set<std::string> known;
+  for (const LoopKernel* kk : {&k, &l.kernel, &l.file.kernel})
+    for (auto& p : kk->parameters()) known.insert(p);
+  for (auto& [name, v] : o.params)
+    if (!known.count(name)) {
+      std::string list;
+      for (auto& p : known) list += (list.empty() ? "" : ", ") + p;
+      throw Error("-D " + name + "=" + std::to_string(v) + ": kernel '" + k.name + "' has no parameter '" + name + "'" +
+                  (list.empty() ? std::string(" (it has none)") : " (its parameters: " + list + ")"));
+    }
   for (auto& [name, v] : o.params) params[name] = v;
   for (auto& p : k.parameters())
     if (!params.count(p)) throw Error("no value for parameter '" + p + "': pass -D " + p + "=VALUE or add it to the file's defaults:");
@@ -119,6 +131,15 @@ std::map<std::string, HostArray> read_inputs(const Options& o, const LoopKernel&
 // Random arrays for every argument, with the --in files in place of theirs (checked against the kernel).
 std::map<std::string, HostArray> make_arrays(const LoopKernel& k, const std::map<std::string, int64_t>& params,
                                              const std::map<std::string, HostArray>& inputs, const Options& o) {
+  std::string largest;
+  int64_t bytes = host_bytes(k, params, &largest);
+  if (double(bytes) > o.max_memory_gib * double(1 << 30)) {
+    char size[64], limit[64];
+    std::snprintf(size, sizeof size, "%.3g GiB", double(bytes) / double(1 << 30));
+    std::snprintf(limit, sizeof limit, "%g GiB", o.max_memory_gib);
+    throw Error("kernel '" + k.name + "': its arrays take " + size + " of host memory for these parameters (the largest is '" + largest +
+                "'), beyond the limit of " + limit + "; --max-memory GIB raises it (run keeps three copies: inputs, reference and result)");
+  }
   auto arrays = make_host_arrays(k, params, 42);
   for (auto& [name, a] : inputs) {
     HostArray& want = arrays.at(name);
@@ -134,18 +155,20 @@ std::map<std::string, HostArray> make_arrays(const LoopKernel& k, const std::map
     if (a.dtype != want.dtype)
       throw Error("--in " + name + "=" + path + ": dtype " + a.dtype.name() + ", but the kernel's '" + name + "' is " +
                   want.dtype.name());
-    if (a.elements != want.elements)
-      throw Error("--in " + name + ": '" + name + "' has a strided layout; .npy inputs fill dense arrays only");
-    want = a;
+    const Argument& arg = *k.find_argument(name);
+    if (has_layout(arg)) into_layout(a, arg, params, want);  // (the .npy holds the values; the layout says where they go)
+    else want = a;
   }
   return arrays;
 }
 
-void write_outputs(const Options& o, std::map<std::string, HostArray>& arrays) {
+void write_outputs(const Options& o, const LoopKernel& k, const std::map<std::string, int64_t>& params,
+                   std::map<std::string, HostArray>& arrays) {
   for (auto& [name, path] : o.outputs) {
     auto it = arrays.find(name);
     if (it == arrays.end()) throw Error("--out " + name + ": the kernel has no array argument '" + name + "'");
-    write_npy(path, it->second);
+    const Argument& arg = *k.find_argument(name);
+    write_npy(path, has_layout(arg) ? out_of_layout(it->second, arg, params) : it->second);
     std::printf("wrote %s to %s\n", name.c_str(), path.c_str());
   }
 }
@@ -178,7 +201,15 @@ LoopKernel reference_kernel(const Loaded& l) {
   std::vector<TransformStep> declarations;
   for (auto& s : l.steps)
     if (s.name == "assume" || s.name == "fix_parameters" || s.name == "add_dtypes") declarations.push_back(s);
-  return apply_transforms(l.file.kernel, declarations);
+  LoopKernel r = apply_transforms(l.file.kernel, declarations);
+  // an argument's layout (tag_array_axes) is how the caller's memory is laid
+  // out, not what the kernel computes: the reference reads the same memory
+  for (auto& a : r.arguments)
+    if (const Argument* t = l.kernel.find_argument(a.name); t && t->kind == Argument::Array && t->shape.size() == a.shape.size()) {
+      a.strides = t->strides;
+      a.offset = t->offset;
+    }
+  return r;
 }
 
 // The reference: the untransformed kernel in the interpreter, on copies of the inputs.
@@ -222,7 +253,7 @@ int run_cpu(const Options& o, const Loaded& l) {
   double first = seconds_since(t1);
   bool ok = true;
   if (o.check && o.command == "run") ok = check_against_reference(l, params, reference, arrays);
-  write_outputs(o, arrays);
+  write_outputs(o, l.kernel, params, arrays);
   auto timing = arrays;
   std::vector<double> times;
   for (int r = 0; r < o.reps; ++r) {
@@ -302,7 +333,7 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
     auto gpu_arrays = arrays;
     ck.call_host(args_for(gpu_arrays));
     if (o.check) ok = check_against_reference(l, params, reference, gpu_arrays);
-    write_outputs(o, gpu_arrays);
+    write_outputs(o, kernel, params, gpu_arrays);
   }
   // timing on device buffers
   std::map<std::string, cuda::DeviceBuffer> bufs;

@@ -44,10 +44,13 @@ const CommandHelp kCommands[] = {
      "  --out NAME=FILE.npy      write the array NAME after the run\n"
      "  --no-check               skip the comparison with the reference interpreter\n"
      "  --reps N                 timed repetitions (default 20; the median is reported)\n"
-     "  --fallback-compile       without a GPU (and --target cuda): compile only and succeed\n",
+     "  --fallback-compile       without a GPU (and --target cuda): compile only and succeed\n"
+     "  --max-memory GIB         host memory the arrays of one copy of the inputs may take (default 8)\n",
      "loom run examples/vector_add.loom -D n=1000000 --in a=a.npy --in b=b.npy --out out=out.npy"},
     {"bench", "time the kernel on random inputs without checking it (the median of --reps launches)",
-     "loom bench FILE [--reps N] [options]", "  --reps N                 timed repetitions (default 100)\n",
+     "loom bench FILE [--reps N] [options]",
+     "  --reps N                 timed repetitions (default 100)\n"
+     "  --max-memory GIB         host memory the arrays of one copy of the inputs may take (default 8)\n",
      "loom bench examples/row_sums.loom -D n=65536 -D m=1024 --reps 200"},
     {"transforms", "list the registered transformations with their arguments", "loom transforms", "", "loom transforms"},
     {"help", "help for the tool or for one command", "loom help [COMMAND]", "", "loom help run"},
@@ -139,6 +142,12 @@ Options parse_args(int argc, char** argv) {
       long r = std::strtol(v.c_str(), &end, 10);
       if (*end || r < 1 || r > 1000000) usage("--reps takes a count from 1 to 1000000, got '" + v + "'", o.command);
       o.reps = static_cast<int>(r);
+    } else if (a == "--max-memory") {
+      std::string v = value();
+      char* end = nullptr;
+      double g = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(g > 0) || g > 1e9) usage("--max-memory takes a size in GiB, got '" + v + "'", o.command);
+      o.max_memory_gib = g;
     } else if (a == "--no-check") o.check = false;
     else if (a == "--fallback-compile") o.fallback_compile = true;
     else if (a == "--verbose" || a == "-v") o.verbose = true;

@@ -16,6 +16,7 @@ struct Options {
   std::vector<std::string> transform_files;
   std::map<std::string, int64_t> params;
   std::map<std::string, std::string> inputs, outputs;  // --in / --out name=file.npy
+  double max_memory_gib = 8;  // --max-memory: host memory the run's arrays may take
   int reps = -1;  // -1 until parse_args sets the command's default
   bool check = true;
   bool fallback_compile = false;

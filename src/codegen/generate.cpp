@@ -57,6 +57,8 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
     g.fast_path = std::all_of(g.launches.begin(), g.launches.end(), [](auto& l) { return l.fast_path; });
     return g;
   }
+  // a global barrier only first or last: one launch, without the barrier
+  if (launches.front().instructions.size() != k.instructions.size()) return generate(launches.front(), times, path);
   auto t = std::chrono::steady_clock::now();
   GeneratedKernel g;
   g.kernel = preprocess(k);

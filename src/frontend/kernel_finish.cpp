@@ -161,9 +161,32 @@ void propagate_inames_from_writers(LoopKernel& kernel, const std::set<std::strin
   }
 }
 
+namespace {
+// Every call of a substitution rule passes as many arguments as the rule has parameters.
+template <class Fail>
+void check_rule_calls(const LoopKernel& kernel, const Expr& e, Fail fail) {
+  struct V : ExprVisitor {
+    const LoopKernel* k;
+    std::string bad;
+    void visit_call(const Call& c) override {
+      ExprVisitor::visit_call(c);
+      auto it = k->substitutions.find(c.name);
+      if (bad.empty() && it != k->substitutions.end() && it->second.params.size() != c.args.size())
+        bad = "substitution rule '" + c.name + "' takes " + std::to_string(it->second.params.size()) + " argument(s), called with " +
+              std::to_string(c.args.size());
+    }
+  } v;
+  v.k = &kernel;
+  if (e.defined()) v.visit(e);
+  if (!v.bad.empty()) fail(v.bad);
+}
+}  // namespace
+
 // Every variable must be an iname, parameter, argument or temporary, and
 // every array access must name an array argument or temporary.
 void check_names(const LoopKernel& kernel) {
+  for (auto& [n, r] : kernel.substitutions)
+    check_rule_calls(kernel, r.body, [&](const std::string& why) { throw KernelError("kernel '" + kernel.name + "': " + why + " in the body of rule '" + n + "'"); });
   std::set<std::string> known;
   for (auto& n : kernel.all_inames()) known.insert(n);
   for (auto& n : kernel.parameters()) known.insert(n);
@@ -202,6 +225,9 @@ void check_names(const LoopKernel& kernel) {
     };
     for_each_subscript(insn.lhs, check_sub);
     for_each_subscript(insn.rhs, check_sub);
+    check_rule_calls(kernel, insn.rhs, [&](const std::string& why) { throw ParseError(insn.loc, why + " in instruction '" + insn.id + "'"); });
+    for (auto& pr : insn.predicates)
+      check_rule_calls(kernel, pr, [&](const std::string& why) { throw ParseError(insn.loc, why + " in instruction '" + insn.id + "'"); });
     if (auto v = insn.lhs.as<Var>()) {
       const Argument* a = kernel.find_argument(v->name);
       if (a) throw ParseError(insn.loc, "cannot assign to argument '" + v->name + "' (only arrays and temporaries are written)");

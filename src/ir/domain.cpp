@@ -5,6 +5,7 @@
 #include <isl/ast.h>
 #include <isl/ast_build.h>
 #include <isl/options.h>
+#include <isl/union_map.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -116,6 +117,24 @@ class StderrCapture {
   int saved_ = -1;
 };
 
+// What a text isl reads as something other than one set is ("a map
+// ({[i] -> [j]})", "an empty set without inames ({})"), or "" (isl's
+// assertion on reading such text as a set says nothing a user could use).
+std::string not_a_set(isl_ctx* ctx, const std::string& full) {
+  std::string what;
+  if (isl_union_map* m = isl_union_map_read_from_str(ctx, full.c_str())) {
+    if (isl_union_map_is_empty(m) == isl_bool_true && full.find("->") == full.rfind("->"))
+      what = "an empty set without inames";
+    else if (isl_union_map_n_map(m) > 1)
+      what = "a union of spaces (several tuples joined by ';')";
+    else if (full.find("->", full.find('{')) != std::string::npos)
+      what = "a map (it relates [...] -> [...])";
+    isl_union_map_free(m);
+  }
+  isl_ctx_reset_error(ctx);
+  return what.empty() ? "" : "the domain is " + what;
+}
+
 }  // namespace
 
 Domain Domain::parse(const std::string& text) {
@@ -140,9 +159,13 @@ Domain Domain::parse(const std::string& text) {
     for (auto& ch : detail)
       if (ch == '\n') ch = ';';
     msg = "isl syntax error" + (detail.empty() ? std::string() : ": " + detail);
-  } else if (const char* m = isl_ctx_last_error_msg(ctx)) {
-    // isl gave no position: say what a domain looks like
-    msg = std::string("isl: ") + m + " (a domain looks like {[i, j]: 0 <= i < n and 0 <= j <= i})";
+  } else {
+    const char* m = isl_ctx_last_error_msg(ctx);
+    std::string isl_msg = m ? m : "";
+    if (std::string what = not_a_set(ctx, full); !what.empty())
+      msg = what + "; a domain is a set of named inames, like {[i, j]: 0 <= i < n and 0 <= j <= i}";
+    else if (!isl_msg.empty())  // isl gave no position: say what a domain looks like
+      msg = "isl: " + isl_msg + " (a domain looks like {[i, j]: 0 <= i < n and 0 <= j <= i})";
   }
   throw DomainSyntaxError(msg, line, col < 1 ? 1 : col);
 }
@@ -389,8 +412,14 @@ Expr expr_from_ast(isl_ast_expr* e, const std::map<std::string, std::string>& re
   switch (isl_ast_expr_get_type(e)) {
     case isl_ast_expr_int: {
       isl_val* v = isl_ast_expr_get_val(e);
-      int64_t x = isl_val_get_num_si(v);
+      // (isl_val_get_num_si keeps the low bits of a larger value: refuse it instead)
+      bool fits = isl_val_cmp_si(v, INT64_MAX) <= 0 && isl_val_cmp_si(v, INT64_MIN) >= 0;
+      int64_t x = fits ? isl_val_get_num_si(v) : 0;
+      char* text = fits ? nullptr : isl_val_to_str(v);
+      std::string shown = text ? text : "";
+      free(text);
       isl_val_free(v);
+      if (!fits) throw KernelError("the value " + shown + " (a bound or extent computed from the domains) is beyond 64-bit integers");
       return make_int(x, it);
     }
     case isl_ast_expr_id: {

@@ -81,6 +81,11 @@ class Checker {
 
   void run() {
     check_nesting();
+    // a constant beyond 64 bits: isl computes with it exactly, but every
+    // bound, shape and index Loom derives from it would be cut to 64 bits
+    for (auto& t : toks_)
+      if (t.kind == Tok::Num && (t.text.size() > 19 || (t.text.size() == 19 && t.text > "4611686018427387904")))
+        fail(t.offset, "the constant " + t.text + " is beyond Loom's index range (at most 2^62 = 4611686018427387904)");
     // every operator whose right operand is a divisor
     for (size_t i = 0; i + 1 < toks_.size(); ++i) {
       const Tok& t = toks_[i];

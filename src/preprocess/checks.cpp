@@ -91,15 +91,24 @@ void check_kernel(const LoopKernel& k) {
   int64_t local_bytes = 0;
   for (auto& [n, t] : k.temporaries) {
     if (t.space == AddressSpace::Global) fail("temporary '" + n + "': global temporaries are not supported yet");
-    int64_t elems = 1;
+    int64_t elems = 1, bytes = 0;
     for (auto& d : t.shape) {
+      int64_t extent = 0;
       try {
-        elems *= eval_int(d, {});
+        extent = eval_int(d, {});
       } catch (const Error&) {
         fail("temporary '" + n + "' needs a constant shape, got " + d.str());
       }
+      if (__builtin_mul_overflow(elems, extent, &elems)) fail("temporary '" + n + "' has more than 2^63 - 1 elements");
     }
-    if (t.space == AddressSpace::Local) local_bytes += elems * t.dtype.bytes();
+    if (__builtin_mul_overflow(elems, int64_t(t.dtype.bytes()), &bytes)) fail("temporary '" + n + "' takes more than 2^63 - 1 bytes");
+    if (t.space == AddressSpace::Local && bytes > kMaxSharedBytes)
+      fail("local temporary '" + n + "' takes " + std::to_string(bytes) + " bytes; a block's local (shared) memory holds at most " +
+           std::to_string(kMaxSharedBytes) + " bytes (227 KiB, the opt-in maximum of sm_80 and sm_90)");
+    if (t.space == AddressSpace::Local) local_bytes += bytes;
+    else if (bytes > kMaxPrivateBytes)
+      fail("private temporary '" + n + "' takes " + std::to_string(bytes) + " bytes per thread; a thread's private memory holds at most " +
+           std::to_string(kMaxPrivateBytes) + " (512 KiB, CUDA's local memory per thread)");
   }
   // Up to 48 KiB is static shared memory; above that, dynamic shared memory
   // with an opt-in, up to what current GPUs allow a block (227 KiB)

@@ -252,6 +252,9 @@ class TypeInferrer : public ExprMutator {
                          is_arg_value_reduction(r.op) ? value.type() : k_.options.index_dtype);
     }
     Expr body = mutate(r.body);
+    // NumPy counts: a sum or product of bools is an integer (its default
+    // int64), never 1-bit arithmetic in which true + true is false
+    if ((r.op == ReduceOp::Sum || r.op == ReduceOp::Product) && body.type().is_bool()) body = coerce(finalize(body), types::int64);
     return make_reduce(r.op, r.inames, body, body.type());
   }
 

@@ -18,8 +18,29 @@ namespace loom {
 
 int64_t element_count(const std::vector<int64_t>& shape) {
   int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) {
+      std::string s;
+      for (auto e : shape) s += (s.empty() ? "" : ", ") + std::to_string(e);
+      throw ArgumentError("an array of shape (" + s + ") has more than 2^63 - 1 elements");
+    }
   return n;
+}
+
+int64_t host_bytes(const LoopKernel& k, const std::map<std::string, int64_t>& params, std::string* largest) {
+  int64_t total = 0, most = -1;
+  for (auto& a : k.arguments) {
+    if (a.kind != Argument::Array) continue;
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(storage_elements(a, params), int64_t(a.dtype.bytes()), &bytes) ||
+        __builtin_add_overflow(total, bytes, &total))
+      throw ArgumentError("array '" + a.name + "' needs more than 2^63 - 1 bytes for these parameters");
+    if (largest && bytes > most) {
+      most = bytes;
+      *largest = a.name;
+    }
+  }
+  return total;
 }
 
 std::vector<int64_t> expected_shape(const Argument& a, const std::map<std::string, int64_t>& params) {
@@ -175,7 +196,10 @@ bool assumptions_hold(const LoopKernel& k, const std::map<std::string, int64_t>&
 
 HostArray::HostArray(Type t, std::vector<int64_t> s, int64_t storage) : dtype(t), shape(std::move(s)) {
   elements = std::max<int64_t>(storage >= 0 ? storage : element_count(shape), 0);
-  bytes.assign(size_t(elements) * size_t(t.bytes()), 0);
+  int64_t size = 0;
+  if (__builtin_mul_overflow(elements, int64_t(t.bytes()), &size) || uint64_t(size) > bytes.max_size())
+    throw ArgumentError("a host array of " + std::to_string(elements) + " elements of " + t.name() + " is beyond this machine's address space");
+  bytes.assign(size_t(size), 0);
 }
 
 HostScratch bind_host_global_temporaries(const GeneratedKernel& g, const std::map<std::string, int64_t>& params, ArgMap& args) {
@@ -191,16 +215,63 @@ HostScratch bind_host_global_temporaries(const GeneratedKernel& g, const std::ma
 
 int64_t storage_elements(const Argument& a, const std::map<std::string, int64_t>& params) {
   auto shape = expected_shape(a, params);
-  if (element_count(shape) <= 0) return 0;
+  int64_t count = 0;
+  try {
+    count = element_count(shape);
+  } catch (const ArgumentError& e) {
+    throw ArgumentError("array '" + a.name + "': " + e.what());
+  }
+  if (count <= 0) return 0;
   int64_t last = a.offset.defined() ? eval_int(a.offset, params) : 0;
   if (last < 0) throw ArgumentError("array '" + a.name + "': negative offset " + std::to_string(last));
   auto strides = a.element_strides();
   for (size_t d = 0; d < shape.size(); ++d) {
-    int64_t st = eval_int(strides[d], params);
+    int64_t st = eval_int(strides[d], params), reach = 0;
     if (st < 0) throw ArgumentError("array '" + a.name + "': negative strides are not supported");
-    last += (shape[d] - 1) * st;
+    if (__builtin_mul_overflow(shape[d] - 1, st, &reach) || __builtin_add_overflow(last, reach, &last) || last == INT64_MAX)
+      throw ArgumentError("array '" + a.name + "' reaches beyond element 2^63 - 1 for these parameters (shape " + shape_str(shape) + ")");
   }
   return last + 1;
+}
+
+namespace {
+// Calls f(dense index, storage index) for every element of a's shape.
+template <class F>
+void for_each_position(const Argument& a, const std::map<std::string, int64_t>& params, F f) {
+  auto shape = expected_shape(a, params);
+  int64_t count = element_count(shape);
+  if (count <= 0) return;
+  std::vector<int64_t> strides;
+  for (auto& st : a.element_strides()) strides.push_back(eval_int(st, params));
+  int64_t base = a.offset.defined() ? eval_int(a.offset, params) : 0;
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t at = base;
+    for (size_t d = 0; d < shape.size(); ++d) at += idx[d] * strides[d];
+    f(n, at);
+    for (size_t d = shape.size(); d-- > 0;)  // next index, last fastest
+      if (++idx[d] < shape[d]) break;
+      else idx[d] = 0;
+  }
+}
+}  // namespace
+
+bool has_layout(const Argument& a) { return !a.strides.empty() || a.offset.defined(); }
+
+void into_layout(const HostArray& dense, const Argument& a, const std::map<std::string, int64_t>& params, HostArray& stored) {
+  size_t es = size_t(dense.dtype.bytes());
+  for_each_position(a, params, [&](int64_t n, int64_t at) {
+    std::memcpy(stored.bytes.data() + size_t(at) * es, dense.bytes.data() + size_t(n) * es, es);
+  });
+}
+
+HostArray out_of_layout(const HostArray& stored, const Argument& a, const std::map<std::string, int64_t>& params) {
+  HostArray dense(stored.dtype, stored.shape);
+  size_t es = size_t(dense.dtype.bytes());
+  for_each_position(a, params, [&](int64_t n, int64_t at) {
+    std::memcpy(dense.bytes.data() + size_t(n) * es, stored.bytes.data() + size_t(at) * es, es);
+  });
+  return dense;
 }
 
 double HostArray::get(int64_t i) const {

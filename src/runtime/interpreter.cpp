@@ -48,6 +48,31 @@ int64_t wrap(int64_t v, Type t) {
   }
 }
 
+// A float converted to an integer type: toward zero, clamped to the type's
+// range, NaN to 0 (CUDA's cvt.rzi; the CPU target's fptosi/fptoui.sat).
+// Unsigned 64-bit values are kept as their bits.
+int64_t float_to_int(double x, Type t) {
+  if (std::isnan(x)) return 0;
+  x = std::trunc(x);
+  auto clamp = [&](double lo, double hi) { return x <= lo ? lo : x >= hi ? hi : x; };
+  switch (t.kind) {
+    case ScalarKind::Int8: return int64_t(clamp(-128, 127));
+    case ScalarKind::Int16: return int64_t(clamp(-32768, 32767));
+    case ScalarKind::Int32: return int64_t(clamp(-2147483648.0, 2147483647.0));
+    case ScalarKind::UInt8: return int64_t(clamp(0, 255));
+    case ScalarKind::UInt16: return int64_t(clamp(0, 65535));
+    case ScalarKind::UInt32: return int64_t(clamp(0, 4294967295.0));
+    case ScalarKind::UInt64:
+      if (x <= 0) return 0;
+      if (x >= 18446744073709551616.0) return int64_t(UINT64_MAX);
+      return int64_t(uint64_t(x));
+    default:  // int64 (and the index types)
+      if (x <= -9223372036854775808.0) return INT64_MIN;
+      if (x >= 9223372036854775808.0) return INT64_MAX;
+      return int64_t(x);
+  }
+}
+
 // Every float operation rounds to its type, as hardware does (float16 and
 // bfloat16 through float, as the targets compute them).
 double round_to(double v, Type t) {
@@ -386,7 +411,7 @@ class Interpreter {
         if (v.type().is_float()) {
           FltFn a = flt_expr(v);
           if (t.is_bool()) return [a](Frame& f) { return int64_t(a(f) != 0); };
-          return [a, t](Frame& f) { return wrap(int64_t(std::trunc(a(f))), t); };
+          return [a, t](Frame& f) { return float_to_int(a(f), t); };
         }
         IntFn a = int_expr(v);
         return [a, t](Frame& f) { return wrap(a(f), t); };

@@ -598,7 +598,9 @@ class Lowering {
       if (from.bytes() == 2 && to.bytes() == 2) v = b_.CreateFPExt(v, b_.getFloatTy());
       return b_.CreateFPCast(v, tt);
     }
-    if (from.is_float()) return to.is_signed_int() ? b_.CreateFPToSI(v, tt) : b_.CreateFPToUI(v, tt);
+    // toward zero, clamped to the type's range, NaN to 0: CUDA's cvt.rzi (LLVM's plain fptosi/fptoui are poison there)
+    if (from.is_float())
+      return b_.CreateIntrinsic(to.is_signed_int() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat, {tt, v->getType()}, {v});
     if (to.is_float()) return from.is_signed_int() ? b_.CreateSIToFP(v, tt) : b_.CreateUIToFP(v, tt);
     return b_.CreateIntCast(v, tt, from.is_signed_int());
   }

@@ -50,6 +50,11 @@ template <class T> __device__ __forceinline__ T loom_warp_min(T v, int width, un
   for (int o = width / 2; o > 0; o >>= 1) { T w = __shfl_xor_sync(mask, v, o, width); v = w < v ? w : v; }
   return v;
 }
+// Float to integer, as cvt.rzi does and every Loom target agrees: toward
+// zero, clamped to [lo, hi] (T's range), NaN to 0 (a C++ cast leaves those undefined)
+template <class T, class F> __device__ __forceinline__ T loom_cvt_sat(F x, T lo, T hi) {
+  return x != x ? T(0) : x <= F(lo) ? lo : x >= F(hi) ? hi : T(x);
+}
 template <class T> __device__ __forceinline__ T loom_ipow(T a, T b) {
   T r = 1;
   for (; b > 0; b >>= 1, a *= a)
@@ -93,6 +98,21 @@ __device__ __forceinline__ void loom_cp_async_wait_all() {
 #endif
 }
 )";
+
+// The range of an integer type as C literals (loom_cvt_sat compares in the
+// float type, where hi rounds to the first value beyond the range or is exact)
+std::pair<std::string, std::string> integer_range(Type t) {
+  switch (t.kind) {
+    case ScalarKind::Int8: return {"-128", "127"};
+    case ScalarKind::Int16: return {"-32768", "32767"};
+    case ScalarKind::Int32: return {"(-2147483647 - 1)", "2147483647"};
+    case ScalarKind::Int64: return {"(-9223372036854775807LL - 1)", "9223372036854775807LL"};
+    case ScalarKind::UInt8: return {"0", "255"};
+    case ScalarKind::UInt16: return {"0", "65535"};
+    case ScalarKind::UInt32: return {"0u", "4294967295u"};
+    default: return {"0ull", "18446744073709551615ull"};
+  }
+}
 
 std::string c_type(Type t, const std::string& context) {
   if (t.lanes != 1) throw KernelError(context + ": vector types are not supported by the cuda target yet");
@@ -300,6 +320,11 @@ class Printer {
         const Expr& v = e.as<Cast>()->value;
         if (e.type().is_bool()) return "(" + value(v, 7) + " != 0)";
         if (is_half(v.type()) && e.type().kind == ScalarKind::Float32) return value(v, 11);
+        if (v.type().is_float() && e.type().is_int() && e.type().lanes == 1) {
+          auto [lo, hi] = integer_range(e.type());
+          return "loom_cvt_sat<" + c_type(e.type(), "cast") + ">(" + (is_half(v.type()) ? "(float)" + value(v, 11) : expr(v, 0)) +
+                 ", " + lo + ", " + hi + ")";
+        }
         return "(" + c_type(e.type(), "cast") + ")" + value(v, 11);
       }
       case ExprKind::Select: {

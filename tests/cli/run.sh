@@ -74,6 +74,26 @@ if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1;
   printf 'kernel sc\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  out: float32[n]\n  idx: int32[n]\n  a: float32[n]\ninstructions:\n  out[idx[i]] = a[i]\ndefaults:\n  n=1000\n' >"$tmp/sc.loom"
   expect "a scatter runs on index arrays inside the range" 0 'check out: match' -- "$LOOM" run "$tmp/sc.loom" --target cpu
 fi
+# hostile inputs (Reliability II): crashes that became errors, and runs that now agree with the reference
+printf 'kernel ga\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n]\n  out: float32[n]\ninstructions:\n  out[i] = a[i]\n  ... gbarrier\ndefaults:\n  n=100\n' >"$tmp/glast.loom"
+printf 'kernel gb\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n]\n  out: float32[n]\ninstructions:\n  ... gbarrier\n  out[i] = a[i]\ndefaults:\n  n=100\n' >"$tmp/gfirst.loom"
+expect "a global barrier last is no launch of its own" 0 '__global__ void' -- "$LOOM" show "$tmp/glast.loom"
+expect "a global barrier first is no launch of its own" 0 '__global__ void' -- "$LOOM" show "$tmp/gfirst.loom"
+printf 'kernel b\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n, 9223372036854775807]\n  out: float32[n]\ninstructions:\n  out[i] = a[i, 0]\n' >"$tmp/huge.loom"
+expect "-D zz names no parameter" 1 "-D zz=3: kernel 'vector_add' has no parameter 'zz' \(its parameters: n\)" -- "$LOOM" run "$SRC/examples/vector_add.loom" -D zz=3 --target cpu
+if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1; then
+  expect "a global barrier last runs" 0 'check out: match' -- "$LOOM" run "$tmp/glast.loom" --target cpu
+  expect "a global barrier first runs" 0 'check out: match' -- "$LOOM" run "$tmp/gfirst.loom" --target cpu
+  expect "an extent near 2^63 is refused, not a crash" 1 "array 'a': an array of shape \(4, 9223372036854775807\) has more than 2\^63 - 1 elements" -- "$LOOM" run "$tmp/huge.loom" --target cpu -D n=4
+  expect "huge random inputs are refused before they are allocated" 1 "its arrays take 112 GiB of host memory.*--max-memory GIB raises it" -- "$LOOM" run "$SRC/examples/matmul.loom" --target cpu -D n=100000 -D m=100000 -D l=100000
+  expect "--max-memory is checked" 2 "--max-memory takes a size in GiB" -- "$LOOM" run "$SRC/examples/matmul.loom" --max-memory lots
+  for layout in 'stride:0,stride:1' 'N0,N1' 'stride:2,stride:10' 'stride:1,stride:n' 'stride:m,stride:0'; do
+    for arr in a out; do
+      printf 'kernel c\ndomains:\n  {[i, j]: 0 <= i < n and 0 <= j < m}\narguments:\n  a: float32[n, m]\n  out: float32[n, m]\ninstructions:\n  out[i, j] = 2 * a[i, j] + i\ntransforms:\n  tag_array_axes %s %s\ndefaults:\n  n = 5, m = 7\n' "$arr" "$layout" >"$tmp/layout.loom"
+      expect "the reference reads $arr in the layout $layout" 0 'check out: match' -- "$LOOM" run "$tmp/layout.loom" --target cpu
+    done
+  done
+fi
 # sizes beyond 2^31 - 1 elements: the command line generates 64-bit index arithmetic by itself
 expect "more than 2^31 elements get 64-bit indices" 0 'long long const i_outer' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=3000000000
 expect "and says so" 0 'beyond 2\^31 - 1: 64-bit index arithmetic' -- "$LOOM" show "$SRC/examples/vector_add.loom" -D n=3000000000

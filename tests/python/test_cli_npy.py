@@ -64,3 +64,18 @@ def test_wrong_files_are_refused_with_the_reason(tmp_path):
     assert r.returncode == 1 and "no NUMPY magic string" in r.stderr
     r = _run("run", va, "--target", "cpu", "--in", f"zz={tmp_path / 'b.npy'}")
     assert r.returncode == 1 and "no array argument 'zz'" in r.stderr
+
+
+def test_inputs_and_outputs_follow_an_argument_layout(tmp_path):
+    # tag_array_axes a N0,N1 (Fortran order): the .npy holds a's values in C order;
+    # the run places them where the layout says, and --out writes C order back
+    (tmp_path / "k.loom").write_text(
+        "kernel c\ndomains:\n  {[i, j]: 0 <= i < n and 0 <= j < m}\narguments:\n  a: float32[n, m]\n  out: float32[n, m]\n"
+        "instructions:\n  out[i, j] = 2 * a[i, j] + i\ntransforms:\n  tag_array_axes a,out N0,N1\n")
+    a = np.arange(35, dtype=np.float32).reshape(5, 7)
+    np.save(tmp_path / "a.npy", a)
+    r = _run("run", str(tmp_path / "k.loom"), "--target", "cpu", "--reps", "1",
+             "--in", f"a={tmp_path / 'a.npy'}", "--out", f"out={tmp_path / 'out.npy'}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "check out: match" in r.stdout
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), 2 * a + np.arange(5, dtype=np.float32)[:, None])

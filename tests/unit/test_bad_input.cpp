@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "loom/codegen.h"
+#include "loom/json.h"
 #include "loom/parser.h"
 #include "loom/runtime.h"
 #include "loom/transforms.h"
@@ -629,7 +630,7 @@ instructions:
 transforms:
   split_iname i 32 inner_tag=l.0
 )LOOM",
-       "240000 bytes of local (shared) memory per block; at most 232448"},
+       "local temporary 'big' takes 240000 bytes; a block's local (shared) memory holds at most 232448 bytes"},
       {"temporary non-constant shape",
        R"LOOM(kernel k
 domains:
@@ -725,4 +726,120 @@ TEST(BadInput, HugeNumbersInDomainsAndDtypesGetLoomErrors) {
   e = error_of("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32x99999999999999[n], out: float32[n]\n"
                "instructions:\n  out[i] = a[i]\n");
   EXPECT_NE(e.find("unknown dtype 'float32x99999999999999'"), std::string::npos) << e;
+}
+
+// ---- Reliability II: what mutation fuzzing and hostile inputs broke ----
+
+TEST(BadInput, AGlobalBarrierFirstOrLastGeneratesOneLaunch) {
+  // (the barrier reached the printers as an instruction without an expression: SIGSEGV)
+  for (const char* order : {"out[i] = a[i]\n  ... gbarrier\n", "... gbarrier\n  out[i] = a[i]\n"}) {
+    KernelFile f = parse_kernel_text(std::string("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  ...\ninstructions:\n  ") + order,
+                                     "k.loom");
+    GeneratedKernel g = generate(f.kernel);
+    EXPECT_FALSE(g.is_program()) << order;
+    EXPECT_EQ(g.kernel.instructions.size(), 1u) << order;
+    EXPECT_EQ(loom::testing::compare_kernels(f.kernel, f.kernel, {{"n", 37}}), "") << order;
+  }
+}
+
+TEST(BadInput, ARuleCalledWithTooFewArgumentsFromJsonIsRefused) {
+  // the text reader refused it; the JSON reader let precompute read past the call's arguments (heap-use-after-free)
+  const char* doc = R"J({"format": "loom-kernel", "version": 1, "kernel": {"name": "e",
+    "domains": ["[n] -> { [i] : 0 <= i < n }"],
+    "arguments": [{"name": "out", "kind": "array", "dtype": "float32", "shape": ["n"]},
+                  {"name": "a", "kind": "array", "dtype": "float32", "shape": ["n + 1"]}],
+    "substitutions": [{"name": "f", "params": ["x", "y"], "body": "3 * a[x] - y"}],
+    "instructions": [{"id": "s", "kind": "assign", "assignee": "out[i]", "expression": "f(i) * f(i + 1)"}]},
+    "transforms": [{"transform": "precompute", "subst_use": "f", "sweep_inames": "i"}]})J";
+  try {
+    kernel_file_from_json(doc, "e.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("substitution rule 'f' takes 2 argument(s), called with 1 in instruction 's'"), std::string::npos)
+        << e.what();
+  }
+  // the same inside another rule's body
+  std::string nested = std::string(doc);
+  nested.replace(nested.find("\"f(i) * f(i + 1)\""), 17, "\"g(i)\"");
+  nested.replace(nested.find("\"substitutions\": ["), 18, "\"substitutions\": [{\"name\": \"g\", \"params\": [\"z\"], \"body\": \"f(z) + 1\"}, ");
+  try {
+    kernel_file_from_json(nested, "e.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("takes 2 argument(s), called with 1 in the body of rule 'g'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BadInput, PrecomputeRefusesUsesShorterThanTheRuleWhateverBuiltTheKernel) {
+  // a kernel built in C++ skips the front ends' check: the footprint refuses instead of reading past the call
+  KernelFile f = parse_kernel_text("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  ...\ninstructions:\n  f(x) := 3 * a[x]\n  out[i] = f(i)\n",
+                                   "k.loom");
+  LoopKernel k = f.kernel;
+  k.substitutions.at("f").params.push_back("y");
+  try {
+    precompute(k, "f", "i", {});
+    ADD_FAILURE() << "accepted";
+  } catch (const TransformError& e) {
+    EXPECT_NE(std::string(e.what()).find("has 1 argument(s), which does not match the storage axes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BadInput, HugeTemporariesAreRefusedWithTheirSize) {
+  auto with_temp = [](const std::string& decl) {
+    return "kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  out: float32[n]\ntemporaries:\n  " + decl +
+           "\ninstructions:\n  t[0, 0] = 1 {id=w}\n  out[i] = t[0, 0] {dep=w}\n";
+  };
+  std::string e = error_of(with_temp("t: float32[2147483647, 2147483647] private"));
+  EXPECT_NE(e.find("temporary 't' takes more than 2^63 - 1 bytes"), std::string::npos) << e;
+  e = error_of(with_temp("t: float32[4611686018427387904, 4] private"));
+  EXPECT_NE(e.find("temporary 't' has more than 2^63 - 1 elements"), std::string::npos) << e;
+  e = error_of(with_temp("t: float32[1024, 1024] private"));
+  EXPECT_NE(e.find("private temporary 't' takes 4194304 bytes per thread"), std::string::npos) << e;
+  e = error_of(with_temp("t: float32[1024, 1024] local"));
+  EXPECT_NE(e.find("local temporary 't' takes 4194304 bytes"), std::string::npos) << e;
+  EXPECT_EQ(error_of(with_temp("t: float32[16, 16] private")), "no error");
+}
+
+TEST(BadInput, DomainsThatAreNotOneSetSayWhatTheyAre) {
+  // (isl's own message was an assertion on its object type)
+  EXPECT_NE(error_of(kernel_with_domain("{}")).find("the domain is an empty set without inames"), std::string::npos);
+  EXPECT_NE(error_of(kernel_with_domain("[n] -> { }")).find("the domain is an empty set without inames"), std::string::npos);
+  std::string e = error_of(kernel_with_domain("{[i] -> [j]: 0 <= i < 4 and j = i}"));
+  EXPECT_NE(e.find("the domain is a map"), std::string::npos) << e;
+  EXPECT_EQ(e.find("Assertion"), std::string::npos) << e;
+}
+
+TEST(BadInput, ConstantsBeyondTheIndexRangeAreRefusedNotCut) {
+  // (the inferred shape of `out` silently became 0)
+  for (const char* d : {"{[i]: 0 <= i < 9223372036854775808}", "{[i]: 0 <= i < 1000000000000000000000000000000}",
+                        "{[i]: 0 <= i < n + 99999999999999999999}"}) {
+    std::string e = error_of(kernel_with_domain(d));
+    EXPECT_NE(e.find("k.loom:3:"), std::string::npos) << e;
+    EXPECT_NE(e.find("is beyond Loom's index range"), std::string::npos) << e;
+  }
+  EXPECT_EQ(error_of(kernel_with_domain("{[i]: 0 <= i < 4611686018427387904}")), "no error");
+}
+
+TEST(BadInput, ShapesNearTwoToTheSixtyThreeAreRefusedWhenBound) {
+  KernelFile f = parse_kernel_text("kernel k\ndomains:\n  {[i]: 0 <= i < 4}\narguments:\n  a: float32[4, 9223372036854775807]\n  out: float32[4]\n"
+                                   "instructions:\n  out[i] = a[i, 0]\n",
+                                   "k.loom");
+  try {
+    make_host_arrays(f.kernel, {}, 1);
+    ADD_FAILURE() << "allocated";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("array 'a': an array of shape (4, 9223372036854775807) has more than 2^63 - 1 elements"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(element_count({1LL << 40, 1LL << 40}), ArgumentError);
+  EXPECT_EQ(element_count({1LL << 31, 1LL << 31}), 1LL << 62);
+  std::string largest;
+  EXPECT_EQ(host_bytes(parse_kernel_text("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n, 4294967296]\n  out: float64[n]\n"
+                                         "instructions:\n  out[i] = a[i, 0]\n",
+                                         "k.loom")
+                           .kernel,
+                       {{"n", 4}}, &largest),
+            4LL * 4294967296 * 4 + 4 * 8);
+  EXPECT_EQ(largest, "a");
 }

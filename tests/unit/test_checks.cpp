@@ -153,7 +153,15 @@ instructions:
   big[t] = 1  {id=w}
   out[t] = big[31 - t]  {dep=w}
 )").kernel;
-  EXPECT_NE(kernel_error(k).find("240000 bytes of local (shared) memory per block; at most 232448 bytes"), std::string::npos) << kernel_error(k);
+  EXPECT_NE(kernel_error(k).find("local temporary 'big' takes 240000 bytes; a block's local (shared) memory holds at most 232448 bytes"),
+            std::string::npos)
+      << kernel_error(k);
+  // two that fit alone but not together: the block's total
+  k.temporaries["big"].shape = {make_int(20000)};
+  k.temporaries["big2"] = k.temporaries["big"];
+  k.temporaries["big2"].name = "big2";
+  EXPECT_NE(kernel_error(k).find("320000 bytes of local (shared) memory per block; at most 232448 bytes"), std::string::npos) << kernel_error(k);
+  k.temporaries.erase("big2");
   // 64 KiB: dynamic shared memory, which NVRTC compiles
   k.temporaries["big"].shape = {make_int(8192)};
   EXPECT_EQ(kernel_error(k), "accepted");

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "loom/cpu.h"
 #include "loom/half.h"
@@ -160,6 +161,62 @@ TEST(CpuTarget, SixteenBitConversionsFromEveryWidthAgreeWithTheInterpreter) {
                              "hb[i] = float16(b[i]) * bfloat16(x[i])",
                              {"d: float64[n], x: float32[n], h: float16[n], b: bfloat16[n], hd: float64[n], hb: float32[n]"});
   EXPECT_EQ(cpu_vs_interpreter(k, k, {{"n", 37}}), "");
+}
+
+// Float to integer conversions outside the integer type's range, and NaN:
+// one meaning on every target (CUDA's cvt.rzi: toward zero, clamped, NaN to
+// 0), where C++ and LLVM's plain conversions leave them undefined.
+TEST(CpuTarget, FloatToIntegerConversionsSaturateAndNanIsZeroOnEveryTarget) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"},
+                             "u32[i] = f[i]\nu64[i] = d[i]\nu8[i] = f[i]\ni8[i] = d[i]\ni32[i] = f[i]\ni64[i] = d[i]\nu16[i] = h[i]",
+                             {"f: float32[n], d: float64[n], h: float16[n]",
+                              "u32: uint32[n], u64: uint64[n], u8: uint8[n], i8: int8[n], i32: int32[n], i64: int64[n], u16: uint16[n]"});
+  const double nan = std::nan("");
+  std::vector<double> in = {nan, -1e30, 1e30, -3.7, 3.7, 300.5, -0.5, 4e9, 1e19, -129, 127.9, 65535.5};
+  int64_t n = int64_t(in.size());
+  auto arrays = make_host_arrays(k, {{"n", n}}, 5);
+  for (int64_t i = 0; i < n; ++i)
+    for (const char* a : {"f", "d", "h"}) arrays.at(a).set(i, in[size_t(i)]);
+  auto cpu = arrays;
+  interpret(generate(k), args_of(k, arrays, {{"n", n}}));
+  cpu::CpuKernel(k).call(args_of(k, cpu, {{"n", n}}));
+  EXPECT_EQ(loom::testing::compare_written(k, arrays, cpu), "");
+  auto u32 = [&](int64_t i) { return uint32_t(cpu.at("u32").get(i)); };
+  auto i64 = [&](int64_t i) { int64_t v; std::memcpy(&v, cpu.at("i64").bytes.data() + 8 * i, 8); return v; };
+  auto u64 = [&](int64_t i) { uint64_t v; std::memcpy(&v, cpu.at("u64").bytes.data() + 8 * i, 8); return v; };
+  EXPECT_EQ(u32(0), 0u);             // NaN
+  EXPECT_EQ(u32(1), 0u);             // negative: 0, not 2^32 - something
+  EXPECT_EQ(u32(2), 4294967295u);    // beyond: the largest value
+  EXPECT_EQ(u32(3), 0u);
+  EXPECT_EQ(u32(4), 3u);             // toward zero
+  EXPECT_EQ(u32(7), 4000000000u);
+  EXPECT_EQ(u64(8), 10000000000000000000ull);
+  EXPECT_EQ(u64(2), UINT64_MAX);
+  EXPECT_EQ(i64(1), INT64_MIN);
+  EXPECT_EQ(i64(2), INT64_MAX);
+  EXPECT_EQ(i64(0), 0);
+  EXPECT_EQ(cpu.at("u8").get(5), 255);
+  EXPECT_EQ(cpu.at("i8").get(9), -128);
+  EXPECT_EQ(cpu.at("i8").get(10), 127);
+  EXPECT_EQ(cpu.at("i32").get(3), -3);
+  EXPECT_EQ(cpu.at("i32").get(7), 2147483647);
+  EXPECT_EQ(cpu.at("u16").get(11), 65535);  // 65535.5 is infinity in float16: the largest value
+}
+
+// A sum of bools counts (NumPy: an integer), never adds in 1-bit arithmetic.
+TEST(CpuTarget, SumsOfBoolsCountAsNumPysDo) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"}, "c[0] = sum(i, a[i])\np[0] = product(i, a[i])",
+                             {"a: bool[n], c: int32[1], p: int32[1]"});
+  auto arrays = make_host_arrays(k, {{"n", 8}}, 5);
+  for (int64_t i = 0; i < 8; ++i) arrays.at("a").set(i, 1);
+  auto cpu = arrays;
+  interpret(generate(k), args_of(k, arrays, {{"n", 8}}));
+  cpu::CpuKernel(k).call(args_of(k, cpu, {{"n", 8}}));
+  for (auto* r : {&arrays, &cpu}) {
+    EXPECT_EQ(r->at("c").get(0), 8);
+    EXPECT_EQ(r->at("p").get(0), 1);
+  }
+  EXPECT_EQ(cpu_vs_interpreter(k, k, {{"n", 1001}}), "");
 }
 
 TEST(CpuTarget, TheTargetCpuIsTheOneLoomCpuPins) {
