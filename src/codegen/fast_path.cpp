@@ -723,63 +723,78 @@ class FastPath {
 
   // ---- hardware axes ----
 
-  // Sound bounds of hardware iname h in the parameters: each candidate
-  // bound with the other hardware inames replaced by their own extremes.
+  // Sound bounds of hardware iname h in the parameters: the union over the
+  // statements that run within h of each one's range of h (a statement's
+  // bound: the tightest of its candidates, each with the other hardware
+  // inames replaced by their own extremes). The grid must cover every
+  // statement: a nested domain that narrows one statement's h (k = i + 5 and
+  // k < n) must not narrow another's. A statement without a readable bound
+  // leaves h without one (isl's path then decides).
   Expr extreme(const std::string& h, bool upper, std::set<std::string>& visiting) {
     auto key = h + (upper ? "+" : "-");
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     visiting.insert(h);
-    std::vector<Expr> cands;
-    std::set<Constraint> seen;
-    for (auto& [id, cs] : statement_constraints_)
+    std::vector<Expr> per_statement;
+    std::set<std::string> distinct;
+    bool unbounded = false;
+    for (auto& [id, cs] : statement_constraints_) {
+      std::vector<Expr> cands;
+      std::set<Constraint> seen;
+      bool uses = false;
       for (auto& c : cs) {
         auto a = c.coef.find(h);
-        if (a == c.coef.end() || (a->second < 0) != upper || !seen.insert(c).second) continue;
-        bool ok = true;
-        for (auto& [v, cv] : c.coef)
-          ok &= v == h || !k_.has_iname(v) || (hw_.count(v) && !visiting.count(v)) || (!hw_.count(v) && loop_range(v));
-        if (!ok) continue;
-        // a*h + sum(cv*v) + const >= 0, v hardware: replace v by the extreme that loosens the bound
-        std::map<std::string, int64_t> params;
-        Expr sum;
-        for (auto& [v, cv] : c.coef) {
-          if (v == h) continue;
-          if (!k_.has_iname(v)) {
-            params[v] = cv;
-            continue;
-          }
-          // a sound bound needs the largest rest (upper: h <= rest/-a; lower: h >= -rest/a),
-          // so cv*v at its largest either way: v's maximum when cv > 0
-          bool want_max = cv > 0;
-          Expr ev;
-          if (!hw_.count(v)) {  // a loop iname of constant range: its end
-            auto r = loop_range(v);
-            ev = make_int(want_max ? r->second : r->first, it_);
-          } else {
-            ev = extreme(v, want_max, visiting);
-          }
-          if (!ev.defined()) {
-            ok = false;
-            break;
-          }
-          Expr term = make_binary(BinOp::Mul, make_int(cv, it_), ev, it_);
-          sum = sum.defined() ? make_binary(BinOp::Add, sum, term, it_) : term;
-        }
-        if (!ok) continue;
-        Expr rest = affine(params, c.constant);
-        if (sum.defined()) rest = make_binary(BinOp::Add, rest, sum, it_);
-        int64_t av = a->second;
-        if (upper) cands.push_back(av == -1 ? rest : make_binary(BinOp::FloorDiv, rest, make_int(-av, it_), it_));
-        else {
-          Expr num = make_unary(UnOp::Neg, rest, it_);
-          cands.push_back(av == 1 ? num : make_binary(BinOp::FloorDiv, make_binary(BinOp::Add, num, make_int(av - 1, it_), it_), make_int(av, it_), it_));
-        }
+        if (a == c.coef.end()) continue;
+        uses = true;
+        if ((a->second < 0) != upper || !seen.insert(c).second) continue;
+        if (Expr b = bound_from(h, c, a->second, upper, visiting); b.defined()) cands.push_back(b);
       }
+      if (!uses) continue;
+      if (cands.empty()) {
+        unbounded = true;
+        break;
+      }
+      Expr b = fold_constants(fold(upper ? "min" : "max", cands));
+      if (distinct.insert(b.str()).second) per_statement.push_back(b);
+    }
     visiting.erase(h);
-    Expr r = cands.empty() ? Expr() : fold(upper ? "min" : "max", cands);
-    if (r.defined()) r = fold_constants(r);
+    Expr r = unbounded || per_statement.empty() ? Expr() : fold_constants(fold(upper ? "max" : "min", per_statement));
     memo_[key] = r;
     return r;
+  }
+
+  // The bound constraint c (a*h + rest >= 0) gives h, with the other
+  // hardware inames at the extremes that loosen it and loop inames at their
+  // constant ends; undefined where c cannot be read so.
+  Expr bound_from(const std::string& h, const Constraint& c, int64_t av, bool upper, std::set<std::string>& visiting) {
+    for (auto& [v, cv] : c.coef)
+      if (!(v == h || !k_.has_iname(v) || (hw_.count(v) && !visiting.count(v)) || (!hw_.count(v) && loop_range(v)))) return Expr();
+    std::map<std::string, int64_t> params;
+    Expr sum;
+    for (auto& [v, cv] : c.coef) {
+      if (v == h) continue;
+      if (!k_.has_iname(v)) {
+        params[v] = cv;
+        continue;
+      }
+      // a sound bound needs the largest rest (upper: h <= rest/-a; lower: h >= -rest/a),
+      // so cv*v at its largest either way: v's maximum when cv > 0
+      bool want_max = cv > 0;
+      Expr ev;
+      if (!hw_.count(v)) {  // a loop iname of constant range: its end
+        auto r = loop_range(v);
+        ev = make_int(want_max ? r->second : r->first, it_);
+      } else {
+        ev = extreme(v, want_max, visiting);
+      }
+      if (!ev.defined()) return Expr();
+      Expr term = make_binary(BinOp::Mul, make_int(cv, it_), ev, it_);
+      sum = sum.defined() ? make_binary(BinOp::Add, sum, term, it_) : term;
+    }
+    Expr rest = affine(params, c.constant);
+    if (sum.defined()) rest = make_binary(BinOp::Add, rest, sum, it_);
+    if (upper) return av == -1 ? rest : make_binary(BinOp::FloorDiv, rest, make_int(-av, it_), it_);
+    Expr num = make_unary(UnOp::Neg, rest, it_);
+    return av == 1 ? num : make_binary(BinOp::FloorDiv, make_binary(BinOp::Add, num, make_int(av - 1, it_), it_), make_int(av, it_), it_);
   }
 
   // v's range in one statement's constraints by interval propagation (ends

@@ -5,7 +5,8 @@
 // instructions through private temporaries, in-place updates with a
 // loop-carried dependence (an array, a running sum in a temporary), two
 // instructions sharing an array, a gather through an index array, mixed dtypes (float32, float64,
-// int32), substitution rules, Fortran-order layouts and assumptions. Each comes with an assumption-free text form; random_schedule
+// int32), substitution rules, Fortran-order layouts and assumptions, nested
+// domains (equality, inequality and strided sub-domains of an outer iname). Each comes with an assumption-free text form; random_schedule
 // (random_schedule.h) then transforms it. Used by the RandomKernels test (a
 // short fixed-seed run) and by tools/fuzz-kernels (long runs with statistics).
 #pragma once
@@ -29,7 +30,7 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
   std::string lit = is_int ? "3" : "1.5";
   std::string domains, args, insns;
   std::string rules, assumptions;
-  switch (pick(11)) {
+  switch (pick(12)) {
     case 0: {  // element-wise with offsets: out[i] = f(a[i + s])
       int s = pick(3);
       domains = "{[i]: 0 <= i < n}";
@@ -87,6 +88,14 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
       domains = "{[i]: 0 <= i < n}";
       args = "a: " + dt + "[n], out: " + dt + "[n]";
       insns = "<" + dt + "> s = 0  {id=init}\ns = s + a[i]  {id=acc, dep=init}\nout[i] = s  {id=store, dep=acc}";
+      break;
+    }
+    case 11: {  // a nested domain that narrows only the instructions within its iname:
+      // the element-wise one runs for every (i, j) whatever k allows
+      static const char* sub[] = {"{[k]: k = i + 2 and k < n}", "{[k]: i <= k < n}", "{[k]: exists e: k = 2e and i <= k < n}"};
+      domains = std::string("{[i, j]: 0 <= i < n and 0 <= j < m}\n  ") + sub[pick(3)];
+      args = "a: " + dt + "[n, m], b: " + dt + "[n], out: " + dt + "[n, m], r: " + dt + "[n]";
+      insns = "out[i, j] = a[i, j] * " + lit + "\nr[i] = sum(k, b[k] * " + lit + ")  {inames=i}";
       break;
     }
     case 6: {  // a substitution rule

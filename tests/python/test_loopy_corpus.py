@@ -120,8 +120,9 @@ REFS = {
     "divisibility_assumption": (lambda: dict(a=f32(64)), lambda a: dict(b=2 * a)),
     "eq_constraint": (lambda: dict(b=f32(32)), lambda b: dict(a=b.copy())),
     "independent_multi_domain": (lambda: dict(), lambda: dict(a=np.ones(37, np.float32), b=np.full(37, 2, np.float32)), dict(n=37)),
-    "equality_constraints": (lambda: dict(), lambda: dict(a=np.full((23, 23), 5, np.float32),
-                                                           b=unwritten((23, 23), np.eye(23, 23, 5, bool), 22)), dict(n=23)),
+    # n = 37: the instruction over (i, j) alone needs 3 blocks of 16 for i; k = i + 5 < n would allow 2
+    "equality_constraints": (lambda: dict(), lambda: dict(a=np.full((37, 37), 5, np.float32),
+                                                           b=unwritten((37, 37), np.eye(37, 37, 5, bool), 22)), dict(n=37)),
     "stride": (lambda: dict(), lambda: dict(a=unwritten(11, np.arange(11) % 2 == 0, 5)), dict(n=11)),
     "domain_existential_dependency": (lambda: dict(), lambda: dict(a=unwritten(
         (9, 9), (np.arange(9)[:, None] % 2 == 0) & (np.arange(9)[None, :] <= np.arange(9)[:, None]), np.add.outer(np.arange(9), np.arange(9)))),
