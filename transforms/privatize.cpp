@@ -86,6 +86,9 @@ LoopKernel privatize_temporaries_with_inames(const LoopKernel& k, const std::str
     for (auto& a : axes) shape.push_back(make_int(range[a].second - range[a].first + 1));
     shape.insert(shape.end(), tv.shape.begin(), tv.shape.end());
     tv.shape = shape;
+    // copies per iteration for one thread each, as asked: an auto temporary now
+    // indexed by a local iname would otherwise become local by loopy's rule
+    if (tv.space == AddressSpace::Auto) tv.space = AddressSpace::Private;
     map_accesses(r, t, [&](std::vector<Expr> idx, Type type) {
       std::vector<Expr> lead;
       for (auto& a : axes) lead.push_back(range[a].first == 0 ? make_var(a) : make_var(a) - make_int(range[a].first));

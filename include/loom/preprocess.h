@@ -33,6 +33,10 @@ LoopKernel expand_substitutions(const LoopKernel& k);
 // e with every substitution-rule call of k replaced by the rule's body.
 Expr expand_rule_calls(const LoopKernel& k, const Expr& e);
 LoopKernel infer_types(const LoopKernel& k);
+
+// Temporaries declared without an address space (auto) become private, local
+// or global by loopy's rule (src/preprocess/address_spaces.cpp).
+LoopKernel resolve_address_spaces(const LoopKernel& k);
 LoopKernel realize_reductions(const LoopKernel& k);
 LoopKernel privatize_ilp(const LoopKernel& k);
 LoopKernel eliminate_common_subexpressions(const LoopKernel& k);

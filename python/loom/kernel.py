@@ -14,8 +14,18 @@ LOOPY_DTYPE_NAMES = {
 }
 
 
+class _Auto:
+    """loopy's lp.auto: a dtype left for Loom to find (from the call, or what is assigned)."""
+
+    def __repr__(self):
+        return "lp.auto"
+
+
+auto = _Auto()
+
+
 def _dtype_name(dtype):
-    if dtype is None:
+    if dtype is None or dtype is auto:
         return None
     if isinstance(dtype, str) and dtype in ("bfloat16", "float16", "float32", "float64", "bool") or (
             isinstance(dtype, str) and dtype.lstrip("u").startswith("int")):
@@ -63,6 +73,7 @@ class AddressSpace:
     PRIVATE = "private"
     LOCAL = "local"
     GLOBAL = "global"
+    AUTO = "auto"
 
 
 class GlobalArg:
@@ -73,7 +84,7 @@ class GlobalArg:
         self.offset, self.strides = offset, strides
 
     def declaration(self):
-        dt = _dtype_name(self.dtype) or "float32"
+        dt = _dtype_name(self.dtype) or "auto"  # loopy's dtype=None: the dtype of the array a call passes
         text = f"{self.name}: {dt}[{_shape_text(self.shape) or ''}]"
         if self.order == "F":
             text += " order=F"
@@ -102,11 +113,13 @@ class TemporaryVariable:
 
     def __init__(self, name, dtype=None, shape=(), address_space=None):
         self.name, self.dtype, self.shape = name, dtype, shape
-        self.address_space = address_space or AddressSpace.PRIVATE
+        self.address_space = address_space or AddressSpace.AUTO
 
     def declaration(self):
+        # dtype None: inferred from what is assigned to it; address space auto: loopy's rule
+        # (local where the local-parallel inames of its writers index it, else private)
         shape = _shape_text(self.shape)
-        return f"{self.name}: {_dtype_name(self.dtype) or 'float32'}" + (f"[{shape}]" if shape else "") + \
+        return f"{self.name}: {_dtype_name(self.dtype) or 'auto'}" + (f"[{shape}]" if shape else "") + \
             f" {self.address_space}"
 
 

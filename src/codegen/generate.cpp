@@ -37,7 +37,8 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   StageTimes local;
   StageTimes& st = times ? *times : local;
   std::vector<Argument> globals;
-  std::vector<LoopKernel> launches = split_global_barriers(k, &globals);
+  // (where an auto temporary lives decides whether the kernel is several launches)
+  std::vector<LoopKernel> launches = split_global_barriers(resolve_address_spaces(k), &globals);
   if (launches.size() > 1 || !globals.empty()) {
     GeneratedKernel g;
     g.kernel = k;

@@ -127,10 +127,14 @@ class KernelBuilder {
         Argument a;
         a.name = p.expect_ident("an argument name or '...'");
         p.expect(":", "after the argument name");
+        size_t dtype_off = p.peek().offset;
         std::string tn = p.expect_ident("a dtype (float32, int32, ...)");
-        auto t = Type::parse(tn);
+        // auto (loopy's dtype=None): the dtype the call's array has (float32 until then, as for '...')
+        auto t = tn == "auto" ? std::optional<Type>(types::float32) : Type::parse(tn);
         if (!t) p.source().fail(p.peek(0).offset - tn.size() - 0, "unknown dtype '" + tn + "'" + did_you_mean(tn, Type::names()));
         a.dtype = *t;
+        a.dtype_inferred = tn == "auto";
+        if (a.dtype_inferred && !p.is("[")) src_.fail(dtype_off, "value argument '" + a.name + "' needs a dtype (auto is for arrays)");
         if (p.accept("[")) {
           a.kind = Argument::Array;
           if (!p.is("]")) do {
@@ -193,7 +197,8 @@ class KernelBuilder {
       t.name = p.expect_ident("a temporary name");
       p.expect(":", "after the temporary name");
       std::string tn = p.expect_ident("a dtype");
-      auto ty = Type::parse(tn);
+      // auto (loopy's dtype=None): the promotion of what the instructions assign to it
+      auto ty = tn == "auto" ? std::optional<Type>(types::unknown) : Type::parse(tn);
       if (!ty) src_.fail(off, "unknown dtype '" + tn + "'" + did_you_mean(tn, Type::names()));
       t.dtype = *ty;
       if (p.accept("[")) {
@@ -202,9 +207,13 @@ class KernelBuilder {
         } while (p.accept(","));
         p.expect("]", "to close the shape");
       }
-      if (p.peek().kind == Tok::Ident && (p.peek().text == "private" || p.peek().text == "local" || p.peek().text == "global")) {
+      if (p.peek().kind == Tok::Ident &&
+          (p.peek().text == "private" || p.peek().text == "local" || p.peek().text == "global" || p.peek().text == "auto")) {
         std::string sp = p.next().text;
-        t.space = sp == "private" ? AddressSpace::Private : sp == "local" ? AddressSpace::Local : AddressSpace::Global;
+        t.space = sp == "private" ? AddressSpace::Private
+                  : sp == "local" ? AddressSpace::Local
+                  : sp == "global" ? AddressSpace::Global
+                                   : AddressSpace::Auto;
       }
       if (kernel_.temporaries.count(t.name)) src_.fail(off, "temporary '" + t.name + "' declared twice");
       kernel_.temporaries[t.name] = t;

@@ -355,7 +355,7 @@ std::string LoopKernel::str() const {
   if (!temporaries.empty()) {
     os << "\ntemporaries:\n";
     for (auto& [n, t] : temporaries) {
-      os << "  " << n << ": " << t.dtype.name();
+      os << "  " << n << ": " << (t.dtype.known() ? t.dtype.name() : std::string("auto"));
       if (!t.shape.empty()) {
         std::vector<std::string> dims;
         for (auto& d : t.shape) dims.push_back(d.str());

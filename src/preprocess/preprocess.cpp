@@ -5,6 +5,7 @@ namespace loom {
 
 LoopKernel preprocess(const LoopKernel& k) {
   LoopKernel r = expand_substitutions(k);
+  r = resolve_address_spaces(r);
   r = infer_types(r);
   r = realize_reductions(r);
   r = privatize_ilp(r);
