@@ -406,6 +406,28 @@ LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, cons
     for (size_t i : which) c = rename_dim(c, names[i], copies[i]);
     r.domains.push_back(Domain(c));
   }
+  // Domains that depend on a duplicated iname (`{[k]: i <= k < n}`): the
+  // instructions that get the copy see k's range through the copy. Where
+  // only they use the domain's inames, its parameter is renamed; where other
+  // instructions use them too, each side would need its own k: refused.
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& old = names[i];
+    for (size_t d = 0; d < k.domains.size(); ++d) {
+      if (!k.domains[d].has_param(old)) continue;
+      std::string user_in, user_out;
+      for (auto& insn : k.instructions) {
+        bool uses_domain = false;
+        for (auto& n : k.domains[d].inames()) uses_domain |= uses(insn, n);
+        if (!uses_domain) continue;
+        std::string& side = m(insn) && uses(insn, old) ? user_in : user_out;
+        if (side.empty()) side = insn.id;
+      }
+      if (!user_in.empty() && !user_out.empty())
+        refuse(k, what, "the domain of '" + k.domains[d].inames().front() + "' depends on '" + old + "', and instructions with the copy ('" +
+                            user_in + "') and without it ('" + user_out + "') both run in it; duplicate its inames too");
+      if (!user_in.empty()) r.domains[d] = Domain(rename_dim(r.domains[d].copy(), old, copies[i]));
+    }
+  }
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string& old = names[i];
     const std::string& nw = copies[i];

@@ -212,6 +212,34 @@ TEST(InameTransforms, JoinKeepsAnEmptyReductionOutOfTheJoinedDomain) {
   check(k, t, {{{"n", 16}, {"m", 17}, {"l", 0}}, {{"n", 3}, {"m", 5}, {"l", 2}}, {{"n", 17}, {"m", 33}, {"l", 1}}});
 }
 
+// A domain that depends on a duplicated iname ({[k]: i <= k < n}) kept its
+// parameter i, which the instruction with the copy no longer runs in: its k
+// loop started at 0 (found by the random kernels' nested sub-domains,
+// split_iname i 4 ... within=id:insn_1). The copy now names the parameter;
+// a domain both sides run in is refused.
+TEST(InameTransforms, DuplicatingAnInameCarriesTheDomainsThatDependOnIt) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}", "{[k]: i <= k < n}"},
+                             "out[i, j] = a[i, j] * 1.5 {id=e}\nr[i] = sum(k, b[k]) {id=s, inames=i}",
+                             {"a: float32[n, m], b: float32[n], out: float32[n, m], r: float32[n]", "..."});
+  SplitOptions only_s;
+  only_s.within = "id:s";
+  only_s.inner_tag = InameTag{InameTag::Ilp};
+  std::vector<std::map<std::string, int64_t>> sizes = {{{"n", 10}, {"m", 3}}, {{"n", 1}, {"m", 2}}, {{"n", 17}, {"m", 1}}};
+  check(k, split_iname(k, "i", 4, only_s), sizes);
+  check(k, duplicate_inames(k, "i", "id:s", "", ""), sizes);
+  LoopKernel both = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}", "{[k]: i <= k < n}"},
+                                "out[i, j] = sum(k, a[k, j]) {id=e}\nr[i] = sum(k, b[k]) {id=s, inames=i}",
+                                {"a: float32[n, m], b: float32[n], out: float32[n, m], r: float32[n]", "..."});
+  try {
+    duplicate_inames(both, "i", "id:s", "", "");
+    ADD_FAILURE() << "accepted";
+  } catch (const TransformError& e) {
+    EXPECT_NE(std::string(e.what()).find("the domain of 'k' depends on 'i', and instructions with the copy ('s') and without it ('e')"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(InameTransforms, ChunkAndJoin) {
   LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < 12}"}, "out[i, j] = a[i, j] + j", {"a: float32[n, 12], out: float32[n, 12]", "..."});
   LoopKernel c = chunk_iname(k, "j", 5);  // 12 in 5 chunks of 3 (the last empty)
