@@ -111,4 +111,22 @@ void drop_proven_predicates(const LoopKernel& r, Instruction& insn) {
   insn.predicates.erase(std::remove_if(insn.predicates.begin(), insn.predicates.end(), proven), insn.predicates.end());
 }
 
+void rewrite_rule_bodies(LoopKernel& k, const std::set<std::string>& names, const std::function<Expr(const Expr&)>& f) {
+  for (auto& [n, rule] : k.substitutions) {
+    std::map<std::string, Expr> fresh;
+    for (auto& p : rule.params) {
+      if (!names.count(p)) continue;
+      std::string base = p + "_arg", nw = base;
+      for (int i = 0; k.has_iname(nw) || k.find_argument(nw) || k.find_temporary(nw) || names.count(nw) ||
+                      std::find(rule.params.begin(), rule.params.end(), nw) != rule.params.end();
+           ++i)
+        nw = base + "_" + std::to_string(i);
+      fresh[p] = make_var(nw, k.options.index_dtype);
+      p = nw;
+    }
+    if (!fresh.empty()) rule.body = substitute(rule.body, fresh);
+    rule.body = f(rule.body);
+  }
+}
+
 }  // namespace loom::transforms

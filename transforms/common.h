@@ -3,6 +3,7 @@
 // reason), fresh names, and comma-separated name lists.
 #pragma once
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,13 @@ void update_origin(Instruction& insn, F&& f) {
   if (insn.origin)
     for (auto& entry : *insn.origin) entry.second = f(entry.second);
 }
+
+// Rewrites the bodies of k's substitution rules by f, which replaces the
+// inames or parameters `names` (a split, rename, join, fix_parameters). A
+// rule parameter named like one of them (f(i) := 3 * a[i]) is its own
+// variable, not the iname: it is renamed to a fresh name first, so f leaves
+// it alone (split_iname i once rewrote such a body into the iname's parts:
+// a silent wrong result).
+void rewrite_rule_bodies(LoopKernel& k, const std::set<std::string>& names, const std::function<Expr(const Expr&)>& f);
 
 }  // namespace loom::transforms

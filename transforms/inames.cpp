@@ -142,7 +142,7 @@ LoopKernel split_iname(const LoopKernel& k, const std::string& iname, int64_t in
       insn.within_inames.insert(inner);
     }
   }
-  for (auto& [n, rule] : r.substitutions) rule.body = rw.mutate(rule.body);
+  transforms::rewrite_rule_bodies(r, {iname}, [&](const Expr& e) { return rw.mutate(e); });
   for (auto& prio : r.loop_priority) {
     auto it = std::find(prio.begin(), prio.end(), iname);
     if (it != prio.end()) {
@@ -265,7 +265,7 @@ LoopKernel rename_iname(const LoopKernel& k, const std::string& from, const std:
   for (auto& d : r.domains) d = Domain(rename_dim(d.copy(), from, to));
   for (auto& insn : r.instructions) rename_in_instruction(insn, from, to);
   InameRenamer rn(from, to);
-  for (auto& [n, rule] : r.substitutions) rule.body = rn.mutate(rule.body);
+  transforms::rewrite_rule_bodies(r, {from}, [&](const Expr& e) { return rn.mutate(e); });
   if (auto it = r.iname_tags.find(from); it != r.iname_tags.end()) {
     r.iname_tags[to] = it->second;
     r.iname_tags.erase(from);
@@ -553,7 +553,7 @@ LoopKernel chunk_parametric_range(const LoopKernel& k, const std::string& what, 
       insn.within_inames.insert(inner);
     }
   }
-  for (auto& [nm, rule] : r.substitutions) rule.body = rw.mutate(rule.body);
+  transforms::rewrite_rule_bodies(r, {iname}, [&](const Expr& e) { return rw.mutate(e); });
   for (auto& prio : r.loop_priority) {
     auto it = std::find(prio.begin(), prio.end(), iname);
     if (it != prio.end()) it = prio.insert(prio.insert(it, inner), outer);
@@ -704,7 +704,7 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
     for (auto& p : insn.predicates) p = substitute(p, repl);
     transforms::update_origin(insn, [&](const Expr& e) { return substitute(e, repl); });
   }
-  for (auto& [nm, rule] : r.substitutions) rule.body = substitute(rule.body, repl);
+  transforms::rewrite_rule_bodies(r, {names.begin(), names.end()}, [&](const Expr& e) { return substitute(e, repl); });
   for (auto& prio : r.loop_priority)
     for (auto& x : prio)
       if (std::find(names.begin(), names.end(), x) != names.end()) x = nw;

@@ -70,7 +70,9 @@ LoopKernel fix_parameters(const LoopKernel& k, const std::map<std::string, int64
     if (insn.rhs.defined()) insn.rhs = substitute(insn.rhs, repl);
     for (auto& p : insn.predicates) p = substitute(p, repl);
   }
-  for (auto& [n, rule] : r.substitutions) rule.body = substitute(rule.body, repl);
+  std::set<std::string> fixed;
+  for (auto& [n, v] : repl) fixed.insert(n);
+  transforms::rewrite_rule_bodies(r, fixed, [&](const Expr& e) { return substitute(e, repl); });
   std::vector<Argument> args;
   for (auto& a : r.arguments) {
     if (a.kind == Argument::Value && values.count(a.name)) continue;  // no longer an argument

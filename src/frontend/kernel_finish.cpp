@@ -154,8 +154,12 @@ void propagate_inames_from_writers(LoopKernel& kernel, const std::set<std::strin
         }
         if (common) add.insert(common->begin(), common->end());
       }
+      // (an iname the reader reduces over is its reduction's loop, not one around it:
+      // `for j <> t = a[i, j] end; out[i] = sum(j, t)`)
+      std::set<std::string> reduced;
+      collect_reduction_inames(insn.rhs, reduced);
       for (auto& n : add)
-        if (insn.within_inames.insert(n).second) changed = true;
+        if (!reduced.count(n) && insn.within_inames.insert(n).second) changed = true;
       if (add_domain_parents(kernel, insn, inames)) changed = true;
     }
   }

@@ -491,7 +491,14 @@ class KernelBuilder {
         if (v.parts.size() != 1) src_.fail(v.offset, "id= takes one name");
         insn.id = text_of(v.parts[0]);
       } else if (key == "dep") {
-        for (auto& w : words()) insn.depends_on.insert(w);
+        // loopy: a leading '*' makes the list final (no dependencies inferred
+        // beyond it: `dep=*` alone is none). Loom still orders what the data flow
+        // needs, so the marker only drops itself; `dep=*` is never the glob of
+        // every id (two such instructions would depend on each other).
+        auto w = words();
+        if (!w.empty() && w[0].size() > 1 && w[0][0] == '*' && w[0].find_first_of("*?[", 1) == std::string::npos) w[0].erase(0, 1);
+        else if (!w.empty() && w[0] == "*") w.erase(w.begin());
+        for (auto& d : w) insn.depends_on.insert(d);
       } else if (key == "nosync") {
         for (auto& w : words()) insn.no_sync_with.insert(w);
       } else if (key == "tags") {

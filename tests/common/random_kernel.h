@@ -101,7 +101,8 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
     case 6: {  // a substitution rule
       domains = "{[i]: 0 <= i < n}";
       args = "a: " + dt + "[n], out: " + dt + "[n]";
-      rules = "f(x) := x * x + " + lit;
+      // (its parameter sometimes named like the iname, as loopy's users write: the rule's own i)
+      rules = pick(2) ? "f(x) := x * x + " + lit : "f(i) := i * i + " + lit;
       insns = "out[i] = f(a[i]) - f(" + lit + ")";
       break;
     }

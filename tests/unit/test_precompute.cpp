@@ -64,6 +64,38 @@ TEST(Precompute, LocalTileOnTheBlocksThreads) {
   check_transformed(k, p, {{{"n", 100}}, {{"n", 64}}, {{"n", 5}}});
 }
 
+// A rule whose parameter is named like the iname (f(i) := 3 * a[i] - 1, as
+// loopy's users write): split_iname i rewrote the rule's own i into
+// 32 * i_outer + i_inner, and the precompute then computed the wrong values
+// (every element wrong, on every target). The rule's parameter is its own.
+TEST(Precompute, ARuleParameterNamedLikeTheInameIsTheRulesOwn) {
+  LoopKernel k = parse_kernel_text(R"(
+kernel pr
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n + 1]
+  out: float32[n]
+instructions:
+  f(i) := 3 * a[i] - 1
+  out[i] = f(i) * f(i + 1)
+)").kernel;
+  SplitOptions so;
+  so.outer_tag = InameTag::parse("g.0");
+  so.inner_tag = InameTag::parse("l.0");
+  LoopKernel s = split_iname(k, "i", 32, so);
+  EXPECT_EQ(s.substitutions.at("f").body.str().find("i_outer"), std::string::npos) << s.substitutions.at("f").body.str();
+  LoopKernel p = precompute(s, "f", "i_inner");
+  check_transformed(k, p, {{{"n", 100}}, {{"n", 64}}, {{"n", 5}}});
+  // and through the other rewrites of inames and parameters
+  check_transformed(k, rename_iname(k, "i", "q"), {{{"n", 9}}});
+  check_transformed(k, join_inames(split_iname(k, "i", 4), "i_outer, i_inner"), {{{"n", 9}}});
+  LoopKernel by_n = parse_kernel_text("kernel pn\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n + 1], out: float32[n]\n"
+                                      "instructions:\n  f(n) := 3 * a[n] - 1\n  out[i] = f(i) * f(i + 1)\n")
+                        .kernel;
+  check_transformed(by_n, fix_parameters(by_n, {{"n", 7}}), {{{"n", 7}}});
+}
+
 TEST(Precompute, TwoDimensionalRuleWithAStorageAxisSubset) {
   LoopKernel k = parse_kernel_text(R"(
 kernel outer
