@@ -278,14 +278,24 @@ StorageLoops add_storage_loops(LoopKernel& r, const LoopKernel& k, const Footpri
       continue;
     }
     std::string n = names.empty() ? unique_name(r, prefix + "_dim_" + std::to_string(a)) : names[a];
-    if (r.has_iname(n) || r.find_argument(n) || r.find_temporary(n) || r.substitutions.count(n))
+    bool reuse = !names.empty() && r.has_iname(n) && !loops.reused.count(n);
+    if (reuse) {
+      auto range = islu::constant_range(r, n);
+      if (!range || range->first != 0 || range->second != fp.extent[a] - 1)
+        refuse(k, rq.what, "iname '" + n + "' exists with " +
+                               (range ? "range [" + std::to_string(range->first) + ", " + std::to_string(range->second) + "]"
+                                      : std::string("a range that depends on the parameters")) +
+                               ", but storage axis " + std::to_string(a) + " needs [0, " + std::to_string(fp.extent[a] - 1) + "]");
+      loops.reused.insert(n);
+    } else if (r.has_iname(n) || r.find_argument(n) || r.find_temporary(n) || r.substitutions.count(n)) {
       refuse(k, rq.what, "iname '" + n + "' is already taken");
+    }
     loops.inames.push_back(n);
     loops.axes.push_back(a);
     loops.index[a] = make_var(n);
     loops.source[a] = simplify(fp.base[a] + make_var(n));
     // a domain of its own per iname, so the next names are chosen knowing this one
-    r.domains.push_back(Domain::parse("{[" + n + "]: 0 <= " + n + " < " + std::to_string(fp.extent[a]) + "}"));
+    if (!reuse) r.domains.push_back(Domain::parse("{[" + n + "]: 0 <= " + n + " < " + std::to_string(fp.extent[a]) + "}"));
   }
   return loops;
 }
@@ -308,6 +318,11 @@ LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintR
                              const StorageLoops& loops_in, const std::string& tag, const std::string& store_id,
                              int64_t vector_width) {
   StorageLoops loops = loops_in;
+  for (size_t f = loops.inames.size(); f-- > 0;)  // (reused inames keep their own tags)
+    if (loops.reused.count(loops.inames[f])) {
+      loops.inames.erase(loops.inames.begin() + long(f));
+      loops.axes.erase(loops.axes.begin() + long(f));
+    }
   std::vector<int64_t> extent = fp.extent;
   if (vector_width > 1) {
     if (tag != "l.auto") refuse(k, rq.what, "vector_width needs default_tag='l.auto'");

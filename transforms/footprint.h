@@ -53,9 +53,12 @@ struct StorageLoops {
   std::vector<size_t> axes;         // the storage axis of each new iname
   std::vector<Expr> index;          // per storage axis: the iname, or 0 for extent 1
   std::vector<Expr> source;         // per storage axis: base + index
+  std::set<std::string> reused;     // inames that existed with the storage axis' range (loopy reuses them)
 };
 // Adds the loops to r; names come from `dim_names` (comma-separated, one per
-// storage axis) or are <prefix>_dim_<d>.
+// storage axis) or are <prefix>_dim_<d>. A given name that is already an
+// iname of range [0, extent) is reused, as loopy does (another range is
+// refused); reused inames keep their tags.
 StorageLoops add_storage_loops(LoopKernel& r, const LoopKernel& k, const FootprintRequest& rq, const Footprint& fp,
                                const std::string& prefix, const std::string& dim_names);
 

@@ -145,7 +145,7 @@ void register_memory_transforms(TransformRegistry& reg) {
   reg.add({"add_prefetch",
            "Copy the part of an array the sweep inames touch into a temporary (local memory by default) and read it from there.",
            {{"var_name", P::String, true, "the array to prefetch"},
-            {"sweep_inames", P::String, true, "inames whose accesses the temporary covers ('i_inner, k_inner')"},
+            {"sweep_inames", P::String, false, "inames whose accesses the temporary covers ('i_inner, k_inner'; default none: one element, or the accesses outside every loop)"},
             {"temporary_name", P::String, false, "name of the temporary (default <array>_fetch)"},
             {"temporary_address_space", P::String, false, "local (default) or private"},
             {"dim_arg_names", P::String, false, "names of the fetch inames, one per dimension ('a_i,a_k')"},
@@ -172,7 +172,7 @@ void register_memory_transforms(TransformRegistry& reg) {
              if (a.has("fill_value")) o.fill_value = a.number("fill_value");
              if (o.vector_width < 1 || o.padding < -1)
                throw TransformError("add_prefetch on kernel '" + k.name + "': vector_width must be >= 1 and padding >= 0");
-             return add_prefetch(k, a.str("var_name"), a.str("sweep_inames"), o);
+             return add_prefetch(k, a.str("var_name"), a.str_or("sweep_inames", ""), o);
            }});
   reg.add({"set_temporary_address_space", "Put temporaries into private, local (shared) or auto memory.",
            {{"temporaries", P::String, true, "comma-separated temporaries"}, {"address_space", P::String, true, "private, local or auto"}},

@@ -68,6 +68,9 @@ def _make(name, doc, params):
         except TypeError as e:
             raise TypeError(f"{name}: {e}") from None
         knl = bound.arguments.pop("kernel")
+        # loopy's default_tag=None: the new inames stay untagged (sequential), not the default l.auto
+        if "default_tag" in kwargs and kwargs["default_tag"] is None:
+            bound.arguments["default_tag"] = "for"
         keyword = {k: _text(kinds[k], v) for k, v in bound.arguments.items() if v is not None}
         if keyword_map:
             if not extra and keyword_map[0] not in keyword:

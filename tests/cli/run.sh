@@ -81,7 +81,10 @@ expect "a global barrier last is no launch of its own" 0 '__global__ void' -- "$
 expect "a global barrier first is no launch of its own" 0 '__global__ void' -- "$LOOM" show "$tmp/gfirst.loom"
 printf 'kernel b\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n, 9223372036854775807]\n  out: float32[n]\ninstructions:\n  out[i] = a[i, 0]\n' >"$tmp/huge.loom"
 expect "-D zz names no parameter" 1 "-D zz=3: kernel 'vector_add' has no parameter 'zz' \(its parameters: n\)" -- "$LOOM" run "$SRC/examples/vector_add.loom" -D zz=3 --target cpu
+printf 'kernel cv\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n], h: float16[n], d: float64[n]\n  u: uint32[n], q: int64[n], b: uint8[n]\ninstructions:\n  u[i] = a[i] - 10\n  q[i] = d[i] * 1e30\n  b[i] = h[i]\n' >"$tmp/cvt.loom"
+expect "float to integer conversions compile with NVRTC (loom_cvt_sat)" 0 'registers' -- "$LOOM" compile "$tmp/cvt.loom" --arch sm_90
 if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1; then
+  expect "float to integer conversions agree with the reference" 0 'check b: match' -- "$LOOM" run "$tmp/cvt.loom" --target cpu -D n=100
   expect "a global barrier last runs" 0 'check out: match' -- "$LOOM" run "$tmp/glast.loom" --target cpu
   expect "a global barrier first runs" 0 'check out: match' -- "$LOOM" run "$tmp/gfirst.loom" --target cpu
   expect "an extent near 2^63 is refused, not a crash" 1 "array 'a': an array of shape \(4, 9223372036854775807\) has more than 2\^63 - 1 elements" -- "$LOOM" run "$tmp/huge.loom" --target cpu -D n=4

@@ -81,3 +81,97 @@ def test_a_nested_domain_narrows_only_the_instructions_within_its_iname():
         want = np.full((n, n), np.nan, np.float32)
         want[np.eye(n, n, 5, bool)] = 22
         np.testing.assert_array_equal(b, want)
+
+
+def _mm():
+    knl = lp.make_kernel("{[i, j, k]: 0 <= i, j, k < n}", "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                         [lp.GlobalArg("a", np.float32, shape="n, n"), lp.GlobalArg("b", np.float32, shape="n, n"),
+                          lp.GlobalArg("c", np.float32, shape="n, n"), "..."])
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.1")
+    knl = lp.split_iname(knl, "j", 16, outer_tag="g.1", inner_tag="l.0")
+    return lp.split_iname(knl, "k", 16)
+
+
+def _check_mm(knl, n=37):
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
+    (c,) = knl(a=a, b=b)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_add_prefetch_names_its_inames_by_dim_arg_names():
+    knl = lp.add_prefetch(_mm(), "a", ["i_inner", "k_inner"], dim_arg_names=["ai", "ak"], default_tag="l.auto")
+    assert "fetch_a" in str(knl) and "[ai, ak]" in str(knl).replace("a_fetch[ai, ak]", "[ai, ak]")
+    _check_mm(knl)
+
+
+def test_add_prefetch_with_default_tag_none_leaves_the_fetch_inames_for_the_user():
+    knl = lp.add_prefetch(_mm(), "a", ["i_inner", "k_inner"], default_tag=None)
+    assert "a_dim_0:" not in str(knl).split("tags:")[1].split("instructions:")[0]
+    _check_mm(lp.split_iname(knl, "a_dim_1", 16, outer_tag="l.1", inner_tag="l.0"))
+    _check_mm(lp.tag_inames(knl, "a_dim_0:l.1, a_dim_1:l.0"))
+
+
+@pytest.mark.parametrize("sweep", [[], None])
+def test_add_prefetch_of_an_element_without_a_sweep(sweep):
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = a[i] * s[0]",
+                         [lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("s", np.float32, shape=1),
+                          lp.GlobalArg("out", np.float32, shape="n"), "..."])
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.add_prefetch(knl, "s", sweep)
+    a = np.random.default_rng(3).standard_normal(37).astype(np.float32)
+    (out,) = knl(a=a, s=np.array([3], np.float32))
+    np.testing.assert_allclose(out, 3 * a, rtol=1e-6)
+
+
+def test_precompute_reuses_inames_of_the_right_extent_and_refuses_the_wrong_one():
+    knl = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < 16}", "f(x) := 3 * a[x] - 1\nout[i, j] = f(j) + i",
+                         [lp.GlobalArg("a", np.float32, shape=16), lp.GlobalArg("out", np.float32, shape="n, 16"), "..."])
+    p = lp.precompute(knl, "f", "j", precompute_inames="j")
+    a = np.random.default_rng(4).standard_normal(16).astype(np.float32)
+    (out,) = p(a=a, n=5)
+    np.testing.assert_allclose(out, (3 * a - 1)[None, :] + np.arange(5)[:, None], rtol=1e-6)
+    with pytest.raises(lp.TransformError, match=r"iname 'i' exists with a range that depends on the parameters, but storage axis 0 needs \[0, 15\]"):
+        lp.precompute(knl, "f", "j", precompute_inames="i")
+
+
+def test_a_rule_parameter_named_like_the_iname_is_the_rules_own():
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "f(i) := 3 * a[i] - 1\nout[i] = f(i) * f(i + 1)")
+    knl = lp.split_iname(knl, "i", 32, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.precompute(knl, "f", "i_inner", default_tag="l.auto")
+    a = np.random.default_rng(5).standard_normal(101).astype(np.float32)
+    (out,) = knl(a=a, n=100)
+    np.testing.assert_allclose(out, (3 * a[:100] - 1) * (3 * a[1:] - 1), rtol=1e-5)
+
+
+def test_dep_star_is_loopys_final_marker_not_a_cycle():
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "a[i] = 1 {id=w1, dep=*}\nb[i] = a[i] + 1 {id=w2, dep=*w1}")
+    a, b = knl(a=np.zeros(5, np.float32), b=np.zeros(5, np.float32))
+    np.testing.assert_array_equal(b, np.full(5, 2, np.float32))
+
+
+def test_a_temporary_written_in_a_for_block_is_reduced_outside_it():
+    knl = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < 4}", """
+    for i
+      for j
+        <> t = a[i, j] * 2
+      end
+      out[i] = sum(j, t)
+    end
+    """)
+    a = np.random.default_rng(6).standard_normal((6, 4)).astype(np.float32)
+    (out,) = knl(a=a)
+    np.testing.assert_allclose(out, 2 * a.sum(1), rtol=1e-5)
+
+
+def test_argmin_with_a_temporary_index_operand():
+    knl = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < m}", """
+    for i
+      for j
+        <> t = m - j
+      end
+      out[i] = argmin(j, j, t)
+    end
+    """)
+    (out,) = knl(out=np.zeros(5, np.int32), m=7, n=5)
+    np.testing.assert_array_equal(out, np.full(5, 7))
