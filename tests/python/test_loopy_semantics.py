@@ -175,3 +175,15 @@ def test_argmin_with_a_temporary_index_operand():
     """)
     (out,) = knl(out=np.zeros(5, np.int32), m=7, n=5)
     np.testing.assert_array_equal(out, np.full(5, 7))
+
+
+def test_guards_the_assumptions_make_redundant_are_not_emitted():
+    # loopy's test_assume: the whole device code has no `if` (helpers are printed only where used)
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "a[i] = a[i] + 1", [lp.GlobalArg("a", np.float32, shape="n"), "..."])
+    knl = lp.split_iname(knl, "i", 16)
+    knl = lp.prioritize_loops(knl, "i_outer,i_inner")
+    knl = lp.assume(knl, "n mod 16 = 0")
+    knl = lp.assume(knl, "n > 10")
+    assert "if" not in lp.generate_code_v2(knl).device_code()
+    (a,) = knl(a=np.zeros(32, np.float32))
+    np.testing.assert_array_equal(a, np.ones(32, np.float32))

@@ -200,7 +200,7 @@ domains:
 arguments:
   a: float32[33], out: float32[32]
 temporaries:
-  v: float32[33]
+  v: float32[33] private
 instructions:
   v[i] = a[i]  {id=w}
   out[i] = 2 * v[i]  {dep=w}
@@ -210,4 +210,10 @@ instructions:
   other.instructions[1].rhs = parse_expr("2 * v[i + 1]");
   std::string e2 = kernel_error(tag_inames(other, "i:l.0"));
   EXPECT_NE(e2.find("another thread may have written it"), std::string::npos) << e2;
+  // without an address space (loopy's auto), a temporary each thread writes at its own
+  // element is local: the block shares it
+  LoopKernel shared = own;
+  shared.temporaries.at("v").space = AddressSpace::Auto;
+  EXPECT_EQ(preprocess(tag_inames(shared, "i:l.0")).temporaries.at("v").space, AddressSpace::Local);
+  EXPECT_EQ(preprocess(shared).temporaries.at("v").space, AddressSpace::Private);
 }
