@@ -1,0 +1,1 @@
+error: kernel 'ilp_write_race_detection_global': write race: instruction 'insn_0' writes one element of array 'a' from two different threads, e.g. at n = 2, i = 0, j = 0; the index a[i] must differ between threads
