@@ -652,6 +652,8 @@ PYBIND11_MODULE(_loom, m) {
   py::class_<LoopKernel>(m, "Kernel")
       .def_readonly("name", &LoopKernel::name)
       .def("__str__", &LoopKernel::str)
+      .def("structural_hash", &structural_hash)
+      .def("structurally_equal", &structurally_equal)
       .def("inames", &LoopKernel::all_inames)
       .def("parameters", &LoopKernel::parameters)
       .def("argument_names", [](const LoopKernel& k) {

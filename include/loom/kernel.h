@@ -221,4 +221,13 @@ class LoopKernel {
   detail::NameIndexCache argument_index_, instruction_index_;
 };
 
+// A kernel's identity by content (src/ir/kernel_hash.cpp): the canonical
+// text of every field, its 64-bit FNV-1a hash (stable across runs and
+// machines), and equality of keys. Kernels that two scripts make alike are
+// one kernel; domains compare as isl prints them, which the same steps
+// always produce.
+std::string structural_key(const LoopKernel& k);
+uint64_t structural_hash(const LoopKernel& k);
+bool structurally_equal(const LoopKernel& a, const LoopKernel& b);
+
 }  // namespace loom

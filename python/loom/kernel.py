@@ -261,6 +261,19 @@ class LoopKernel:
         k._history = self._history + ((step, core),)
         return k
 
+    def __eq__(self, other):
+        """Kernels are values: equal when their content is (two scripts that make the same kernel)."""
+        return isinstance(other, LoopKernel) and self.target == other.target and \
+            self.do_not_specialize == other.do_not_specialize and self._core.structurally_equal(other._core)
+
+    def __hash__(self):
+        return hash((self._core.structural_hash(), self.target, self.do_not_specialize))
+
+    @property
+    def structural_hash(self):
+        """The kernel's 64-bit content hash (FNV-1a of its canonical text): the same in every run and on every machine."""
+        return self._core.structural_hash()
+
     @property
     def name(self):
         return self._core.name

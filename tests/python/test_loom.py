@@ -350,3 +350,12 @@ def test_sizes_near_and_beyond_2_to_31_on_the_gpu():
             assert knl.compiled(a=a, out=out).kernel._core.index_dtype() == ("int32" if n < 2**31 else "int64")
         del a, out
         torch.cuda.empty_cache()
+
+
+def test_kernels_are_values_equal_by_content():
+    k = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]")
+    one = lp.split_iname(k, "i", 128, outer_tag="g.0", inner_tag="l.0")
+    two = lp.tag_inames(lp.split_iname(k, "i", 128), "i_outer:g.0, i_inner:l.0")
+    assert one == two and hash(one) == hash(two) and one.structural_hash == two.structural_hash
+    assert one != k and lp.split_iname(k, "i", 64) != one
+    assert len({one, two, k}) == 2
