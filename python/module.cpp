@@ -18,6 +18,7 @@
 #include "loom/codegen.h"
 #include "loom/cuda.h"
 #include "loom/parser.h"
+#include "loom/interpreter.h"
 #include "loom/runtime.h"
 #include "loom/transforms.h"
 #ifdef LOOM_HAS_CPU_TARGET
@@ -711,7 +712,8 @@ PYBIND11_MODULE(_loom, m) {
     py::list out;
     for (auto& t : transform_registry().all()) {
       py::list params;
-      for (auto& p : t.params) params.append(py::make_tuple(p.name, kind_name(p.kind), p.required, p.help));
+      for (auto& p : t.params)
+        params.append(py::make_tuple(p.name, kind_name(p.kind), p.required, p.help, p.type_name(), p.default_value, p.choices));
       out.append(py::make_tuple(t.name, t.doc, params));
     }
     return out;
@@ -726,7 +728,33 @@ PYBIND11_MODULE(_loom, m) {
     return apply_transform(k, step);
   });
 
+  m.def("search_domain", [](const LoopKernel& k, const std::string& transform, const std::string& param,
+                            const std::map<std::string, std::string>& bound) { return search_domain(transform, param, k, bound); });
+  m.def("transform_schema_json", &transform_schema_json);
   m.def("cuda_source", [](const LoopKernel& k) { return cuda::print_source(generate(k)); });
+  m.def("target_info", [](const std::string& arch) {  // the target model (loom/target_info.h) as a dict
+    TargetInfo t = cuda::target_info(arch);
+    py::dict d;
+    d["kind"] = "cuda";
+    d["arch"] = t.arch;
+    d["compute_capability"] = t.compute_capability;
+    d["max_threads_per_block"] = t.max_threads_per_block;
+    d["warp_size"] = t.warp_size;
+    d["static_shared_bytes"] = t.static_shared_bytes;
+    d["max_shared_bytes"] = t.max_shared_bytes;
+    d["max_private_bytes"] = t.max_private_bytes;
+    d["max_registers_per_thread"] = t.max_registers_per_thread;
+    d["registers_per_sm"] = t.registers_per_sm;
+    d["max_threads_per_sm"] = t.max_threads_per_sm;
+    d["async_copy"] = t.async_copy;
+    d["warp_shuffle"] = t.warp_shuffle;
+    d["tensor_memory_accelerator"] = t.tensor_memory_accelerator;
+    d["vector_bytes"] = t.vector_bytes;
+    std::vector<std::string> mma;
+    for (auto& mi : t.matrix_instructions) mma.push_back(mi.name);
+    d["matrix_instructions"] = mma;
+    return d;
+  }, py::arg("arch") = "");
   m.def("gpu_available", [] { return cuda::gpu_available(); });
   m.def("has_cpu_target", [] {
 #ifdef LOOM_HAS_CPU_TARGET

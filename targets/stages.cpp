@@ -81,12 +81,13 @@ CompileStages compile_stages(const LoopKernel& input, const std::vector<Transfor
   s.json = kernel_to_json(k);
   auto want = [&](const char* stage) { return options.wanted.empty() || options.wanted.count(stage); };
   if (s.target == "cuda") {
-    GeneratedKernel g = generate(k);
+    TargetInfo target = cuda::target_info(options.arch);  // (the named architecture's limits and features, or the GPU's)
+    GeneratedKernel g = generate(k, target);
     s.preprocessed = preprocessed_text(g);
     s.schedule = schedule_text(g);
     s.shared_bytes = g.local_bytes();
     s.cuda = cuda::print_source(g);
-    s.arch = !options.arch.empty() ? options.arch : cuda::gpu_available() ? cuda::device().arch() : "sm_90";
+    s.arch = target.arch;
     if (want("cubin")) {
       cuda::CompileResult bin = cuda::compile(s.cuda, s.arch);
       s.cubin = bin.cubin;

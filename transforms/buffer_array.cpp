@@ -8,7 +8,7 @@
 // are neither read nor written.
 #include "common.h"
 #include "footprint.h"
-#include "loom/parser.h"
+#include "loom/expr_text.h"
 #include "loom/transforms.h"
 
 namespace loom {
@@ -110,20 +110,20 @@ void register_buffer_array_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"buffer_array",
            "Keep the part of an array that the buffer inames read and write in a temporary for the sweep: filled before, written back after.",
-           {{"var_name", P::String, true, "the array"},
-            {"buffer_inames", P::String, true, "inames whose accesses the buffer covers"},
-            {"init_expression", P::String, false, "the buffer's initial value; 'base' is the array's element (default: base)"},
-            {"store_expression", P::String, false, "what is written back; 'base' and 'buffer' (default: buffer)"},
-            {"default_tag", P::String, false, "tag of the init and store inames: l.auto (default), for, unr, l.N"},
-            {"temporary_scope", P::String, false, "auto (default: local when a buffer iname is local), local or private"},
-            {"temporary_name", P::String, false, "name of the buffer (default <array>_buf)"},
-            {"fetch_bounding_box", P::String, false, "accepted for loopy's scripts: the bounding box is always buffered"}},
+           {TransformParam{"var_name", TransformParam::String, true, "the array"}.of(TransformParam::Type::Array),
+            TransformParam{"buffer_inames", TransformParam::String, true, "inames whose accesses the buffer covers"}.of(TransformParam::Type::Inames),
+            TransformParam{"init_expression", TransformParam::String, false, "the buffer's initial value; 'base' is the array's element (default: base)"}.of(TransformParam::Type::Expression),
+            TransformParam{"store_expression", TransformParam::String, false, "what is written back; 'base' and 'buffer' (default: buffer)"}.of(TransformParam::Type::Expression),
+            TransformParam{"default_tag", TransformParam::String, false, "tag of the init and store inames: l.auto (default), for, unr, l.N"}.of(TransformParam::Type::FetchTag).otherwise("l.auto"),
+            TransformParam{"temporary_scope", TransformParam::String, false, "auto (default: local when a buffer iname is local), local or private"}.one_of({"auto", "local", "shared", "private"}).otherwise("auto").searched(TransformParam::Search::Choices),
+            TransformParam{"temporary_name", TransformParam::String, false, "name of the buffer (default <array>_buf)"}.of(TransformParam::Type::Name),
+            TransformParam{"fetch_bounding_box", TransformParam::String, false, "accepted for loopy's scripts: the bounding box is always buffered"}.of(TransformParam::Type::Bool)},
            [](const LoopKernel& k, const TransformArgs& a) {
              BufferOptions o;
              o.init_expression = a.str_or("init_expression", "");
              o.store_expression = a.str_or("store_expression", "");
-             o.default_tag = a.str_or("default_tag", "l.auto");
-             o.temporary_scope = a.str_or("temporary_scope", "auto");
+             o.default_tag = a.str("default_tag");
+             o.temporary_scope = a.str("temporary_scope");
              o.temporary_name = a.str_or("temporary_name", "");
              return buffer_array(k, a.str("var_name"), a.str("buffer_inames"), o);
            }});

@@ -262,11 +262,11 @@ void register_double_buffer_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"double_buffer",
            "Give a local temporary filled in every iteration of a loop two copies, and fill the next iteration's copy while this one's is read.",
-           {{"temporary", P::String, true, "the local temporary (a prefetch's tile)"},
-            {"iname", P::String, true, "the sequential loop the fill runs in (a k-tile loop)"},
-            {"async_copy", P::String, false, "true (default): copy global to shared memory with cp.async on sm_80+; false: plain copies"}},
+           {TransformParam{"temporary", TransformParam::String, true, "the local temporary (a prefetch's tile)"}.of(TransformParam::Type::Temporary),
+            TransformParam{"iname", TransformParam::String, true, "the sequential loop the fill runs in (a k-tile loop)"}.of(TransformParam::Type::Iname),
+            TransformParam{"async_copy", TransformParam::String, false, "true (default): copy global to shared memory with cp.async on sm_80+; false: plain copies"}.of(TransformParam::Type::Bool).otherwise("true").searched(TransformParam::Search::Bools)},
            [](const LoopKernel& k, const TransformArgs& a) {
-             bool async = a.flag("async_copy", true);
+             bool async = a.flag("async_copy", true /* declared: true */);
              return double_buffer(k, a.str("temporary"), a.str("iname"), async);
            }});
 }

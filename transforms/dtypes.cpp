@@ -3,7 +3,7 @@
 // then take the dtype of what is assigned to them, as loopy infers it; this
 // is also how a Python call specializes a kernel for the dtypes it is given.
 #include "common.h"
-#include "loom/preprocess.h"
+#include "loom/analysis.h"
 #include "loom/transforms.h"
 
 namespace loom {
@@ -50,7 +50,7 @@ LoopKernel add_dtypes(const LoopKernel& k, const std::map<std::string, std::stri
 void register_dtype_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"add_dtypes", "Set the dtypes of arguments the kernel left open ('a=float64'); open outputs follow what is assigned to them.",
-           {{"dtypes", P::KeywordMap, true, "name=dtype pairs"}},
+           {TransformParam{"dtypes", TransformParam::KeywordMap, true, "name=dtype pairs"}.of(TransformParam::Type::KeywordMap)},
            [](const LoopKernel& k, const TransformArgs& a) {
              std::map<std::string, std::string> m;
              for (auto& entry : transforms::name_list(a.str("dtypes"))) {

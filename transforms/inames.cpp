@@ -11,7 +11,7 @@
 #include "loom/isl_util.h"
 #include "loom/match.h"
 #include "common.h"
-#include "loom/preprocess.h"
+#include "loom/analysis.h"
 #include "loom/transforms.h"
 
 namespace loom {
@@ -714,14 +714,14 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
 void register_iname_transforms(TransformRegistry& reg) {
   reg.add({"split_iname",
            "Split iname into an outer and an inner iname of inner_length iterations; a partial last tile is guarded.",
-           {{"iname", TransformParam::String, true, "the iname to split"},
-            {"inner_length", TransformParam::Int, true, "iterations of the inner iname"},
-            {"outer_tag", TransformParam::Tag, false, "tag of the outer iname"},
-            {"inner_tag", TransformParam::Tag, false, "tag of the inner iname"},
-            {"outer_iname", TransformParam::String, false, "name of the outer iname"},
-            {"inner_iname", TransformParam::String, false, "name of the inner iname"},
-            {"slabs", TransformParam::String, false, "two counts head,tail (e.g. 0,1): first/last iterations of the outer loop generated apart, without bounds checks"},
-            {"within", TransformParam::String, false, "split only in the matching instructions (e.g. id:a); the others keep the iname"}},
+           {TransformParam{"iname", TransformParam::String, true, "the iname to split"}.of(TransformParam::Type::Iname).searched(TransformParam::Search::Inames),
+            TransformParam{"inner_length", TransformParam::Int, true, "iterations of the inner iname"}.of(TransformParam::Type::Int).at_least(1).searched(TransformParam::Search::PowersOfTwoToExtent, "iname"),
+            TransformParam{"outer_tag", TransformParam::Tag, false, "tag of the outer iname"}.of(TransformParam::Type::Tag).searched(TransformParam::Search::BlockTags),
+            TransformParam{"inner_tag", TransformParam::Tag, false, "tag of the inner iname"}.of(TransformParam::Type::Tag).searched(TransformParam::Search::ThreadTags),
+            TransformParam{"outer_iname", TransformParam::String, false, "name of the outer iname"}.of(TransformParam::Type::Name),
+            TransformParam{"inner_iname", TransformParam::String, false, "name of the inner iname"}.of(TransformParam::Type::Name),
+            TransformParam{"slabs", TransformParam::String, false, "two counts head,tail (e.g. 0,1): first/last iterations of the outer loop generated apart, without bounds checks"}.of(TransformParam::Type::Text),
+            TransformParam{"within", TransformParam::String, false, "split only in the matching instructions (e.g. id:a); the others keep the iname"}.of(TransformParam::Type::Match)},
            [](const LoopKernel& k, const TransformArgs& a) {
              SplitOptions o;
              if (a.has("slabs")) {
@@ -744,30 +744,30 @@ void register_iname_transforms(TransformRegistry& reg) {
            }});
   using P = TransformParam;
   reg.add({"rename_iname", "Rename an iname everywhere.",
-           {{"iname", P::String, true, "the iname"}, {"new_iname", P::String, true, "its new name"}},
+           {TransformParam{"iname", TransformParam::String, true, "the iname"}.of(TransformParam::Type::Iname), TransformParam{"new_iname", TransformParam::String, true, "its new name"}.of(TransformParam::Type::Name)},
            [](const LoopKernel& k, const TransformArgs& a) { return rename_iname(k, a.str("iname"), a.str("new_iname")); }});
   reg.add({"untag_inames", "Remove the tags of inames ('i, j'): they become sequential loops.",
-           {{"inames", P::TagMap, true, "comma-separated inames"}},
+           {TransformParam{"inames", TransformParam::TagMap, true, "comma-separated inames"}.of(TransformParam::Type::Inames)},
            [](const LoopKernel& k, const TransformArgs& a) { return untag_inames(k, a.str("inames")); }});
   reg.add({"prioritize_loops", "Nest loops in this order where they nest: 'i, j, k' (outermost first).",
-           {{"inames", P::TagMap, true, "comma-separated inames"}},
+           {TransformParam{"inames", TransformParam::TagMap, true, "comma-separated inames"}.of(TransformParam::Type::Inames)},
            [](const LoopKernel& k, const TransformArgs& a) { return prioritize_loops(k, a.str("inames")); }});
   reg.add({"remove_unused_inames", "Drop inames no instruction uses from the domains.", {},
            [](const LoopKernel& k, const TransformArgs&) { return remove_unused_inames(k); }});
   reg.add({"duplicate_inames", "Give the matching instructions their own copy of inames (same range).",
-           {{"inames", P::String, true, "comma-separated inames"},
-            {"within", P::String, false, "match expression (default: all)"},
-            {"new_inames", P::String, false, "comma-separated new names"},
-            {"tags", P::String, false, "comma-separated tags of the copies"}},
+           {TransformParam{"inames", TransformParam::String, true, "comma-separated inames"}.of(TransformParam::Type::Inames),
+            TransformParam{"within", TransformParam::String, false, "match expression (default: all)"}.of(TransformParam::Type::Match),
+            TransformParam{"new_inames", TransformParam::String, false, "comma-separated new names"}.of(TransformParam::Type::Names),
+            TransformParam{"tags", TransformParam::String, false, "comma-separated tags of the copies"}.of(TransformParam::Type::Text)},
            [](const LoopKernel& k, const TransformArgs& a) {
              return duplicate_inames(k, a.str("inames"), a.str_or("within", ""),
                                      a.str_or("new_inames", ""), a.str_or("tags", ""));
            }});
   reg.add({"chunk_iname", "Split an iname into num_chunks outer iterations of ceil(length / num_chunks) (a parameter range: at most 64 chunks).",
-           {{"iname", P::String, true, "the iname"},
-            {"num_chunks", P::Int, true, "iterations of the outer iname"},
-            {"outer_tag", P::Tag, false, "tag of the outer iname"},
-            {"inner_tag", P::Tag, false, "tag of the inner iname"}},
+           {TransformParam{"iname", TransformParam::String, true, "the iname"}.of(TransformParam::Type::Iname).searched(TransformParam::Search::Inames),
+            TransformParam{"num_chunks", TransformParam::Int, true, "iterations of the outer iname"}.of(TransformParam::Type::Int).at_least(1).searched(TransformParam::Search::PowersOfTwoToExtent, "iname"),
+            TransformParam{"outer_tag", TransformParam::Tag, false, "tag of the outer iname"}.of(TransformParam::Type::Tag).searched(TransformParam::Search::BlockTags),
+            TransformParam{"inner_tag", TransformParam::Tag, false, "tag of the inner iname"}.of(TransformParam::Type::Tag).searched(TransformParam::Search::ThreadTags)},
            [](const LoopKernel& k, const TransformArgs& a) {
              SplitOptions o;
              o.outer_tag = a.tag("outer_tag");
@@ -775,13 +775,13 @@ void register_iname_transforms(TransformRegistry& reg) {
              return chunk_iname(k, a.str("iname"), a.integer("num_chunks"), o);
            }});
   reg.add({"join_inames", "Join inames (outermost first; all but the first of constant range from 0) into one.",
-           {{"inames", P::String, true, "comma-separated inames"}, {"new_iname", P::String, false, "the joined iname"}},
+           {TransformParam{"inames", TransformParam::String, true, "comma-separated inames"}.of(TransformParam::Type::Inames), TransformParam{"new_iname", TransformParam::String, false, "the joined iname"}.of(TransformParam::Type::Name)},
            [](const LoopKernel& k, const TransformArgs& a) {
              return join_inames(k, a.str("inames"), a.str_or("new_iname", ""));
            }});
   reg.add({"tag_inames",
            "Tag inames: 'i:g.0, j:l.0' (g.N block axis, l.N thread axis, unr unrolled, ilp / ilp.unr / ilp.seq instruction-level parallelism, vec, for sequential).",
-           {{"tags", TransformParam::TagMap, true, "comma-separated iname:tag pairs"}},
+           {TransformParam{"tags", TransformParam::TagMap, true, "comma-separated iname:tag pairs"}.of(TransformParam::Type::TagMap)},
            [](const LoopKernel& k, const TransformArgs& a) { return tag_inames(k, a.str("tags")); }});
 }
 

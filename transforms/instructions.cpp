@@ -122,28 +122,28 @@ LoopKernel remove_instructions(const LoopKernel& k, const std::string& match) {
 void register_instruction_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"add_dependency", "Make the matching instructions depend on those matching depends_on.",
-           {{"match", P::String, true, "instructions that wait"}, {"depends_on", P::String, true, "instructions waited for"}},
+           {TransformParam{"match", TransformParam::String, true, "instructions that wait"}.of(TransformParam::Type::Match), TransformParam{"depends_on", TransformParam::String, true, "instructions waited for"}.of(TransformParam::Type::Match)},
            [](const LoopKernel& k, const TransformArgs& a) { return add_dependency(k, a.str("match"), a.str("depends_on")); }});
   reg.add({"add_barrier", "Insert a local barrier after the instructions matching before and ahead of those matching after.",
-           {{"before", P::String, true, "instructions the barrier waits for"},
-            {"after", P::String, true, "instructions that wait for the barrier"},
-            {"id", P::String, false, "the barrier's id"}},
+           {TransformParam{"before", TransformParam::String, true, "instructions the barrier waits for"}.of(TransformParam::Type::Match),
+            TransformParam{"after", TransformParam::String, true, "instructions that wait for the barrier"}.of(TransformParam::Type::Match),
+            TransformParam{"id", TransformParam::String, false, "the barrier's id"}.of(TransformParam::Type::Name)},
            [](const LoopKernel& k, const TransformArgs& a) {
              return add_barrier(k, a.str("before"), a.str("after"), a.str_or("id", ""));
            }});
   reg.add({"add_nosync", "Declare that the sink instructions need no barrier against the source instructions.",
-           {{"source", P::String, true, "match"}, {"sink", P::String, true, "match"}},
+           {TransformParam{"source", TransformParam::String, true, "match"}.of(TransformParam::Type::Match), TransformParam{"sink", TransformParam::String, true, "match"}.of(TransformParam::Type::Match)},
            [](const LoopKernel& k, const TransformArgs& a) { return add_nosync(k, a.str("source"), a.str("sink")); }});
   reg.add({"set_instruction_priority", "Set the priority of the matching instructions (higher runs first among ready ones).",
-           {{"match", P::String, true, "instructions"}, {"priority", P::Int, true, "an integer"}},
+           {TransformParam{"match", TransformParam::String, true, "instructions"}.of(TransformParam::Type::Match), TransformParam{"priority", TransformParam::Int, true, "an integer"}.of(TransformParam::Type::Int)},
            [](const LoopKernel& k, const TransformArgs& a) {
              return set_instruction_priority(k, a.str("match"), int(a.integer("priority")));
            }});
   reg.add({"tag_instructions", "Add a tag to the matching instructions.",
-           {{"tag", P::String, true, "the tag"}, {"match", P::String, true, "instructions"}},
+           {TransformParam{"tag", TransformParam::String, true, "the tag"}.of(TransformParam::Type::Name), TransformParam{"match", TransformParam::String, true, "instructions"}.of(TransformParam::Type::Match)},
            [](const LoopKernel& k, const TransformArgs& a) { return tag_instructions(k, a.str("tag"), a.str("match")); }});
   reg.add({"remove_instructions", "Remove the matching instructions; their dependents inherit their dependencies.",
-           {{"match", P::String, true, "instructions"}},
+           {TransformParam{"match", TransformParam::String, true, "instructions"}.of(TransformParam::Type::Match)},
            [](const LoopKernel& k, const TransformArgs& a) { return remove_instructions(k, a.str("match")); }});
 }
 

@@ -165,8 +165,8 @@ void register_layout_transforms(TransformRegistry& reg) {
            "How array arguments' axes lie in memory, one tag per axis: c/f (C or Fortran order), N0, N1, ... (nesting "
            "levels, N0 fastest), stride:K, vec (a vector axis of 2 or 4 lanes: its `vec` accesses move as one float2/"
            "float4, or the kernel is refused with the reason). loopy's tag_array_axes.",
-           {{"ary_names", P::String, true, "array arguments, comma-separated"},
-            {"dim_tags", P::Text, true, "one tag per axis, comma-separated ('N1,N0', 'c,vec', 'stride:1,stride:n')"}},
+           {TransformParam{"ary_names", TransformParam::String, true, "array arguments, comma-separated"}.of(TransformParam::Type::Arrays),
+            TransformParam{"dim_tags", TransformParam::Text, true, "one tag per axis, comma-separated ('N1,N0', 'c,vec', 'stride:1,stride:n')"}.of(TransformParam::Type::Text)},
            [](const LoopKernel& k, const TransformArgs& a) { return tag_array_axes(k, a.str("ary_names"), a.str("dim_tags")); }});
 }
 

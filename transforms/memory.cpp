@@ -144,38 +144,38 @@ void register_memory_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"add_prefetch",
            "Copy the part of an array the sweep inames touch into a temporary (local memory by default) and read it from there.",
-           {{"var_name", P::String, true, "the array to prefetch"},
-            {"sweep_inames", P::String, false, "inames whose accesses the temporary covers ('i_inner, k_inner'; default none: one element, or the accesses outside every loop)"},
-            {"temporary_name", P::String, false, "name of the temporary (default <array>_fetch)"},
-            {"temporary_address_space", P::String, false, "local (default) or private"},
-            {"dim_arg_names", P::String, false, "names of the fetch inames, one per dimension ('a_i,a_k')"},
-            {"default_tag", P::String, false, "tag of the fetch inames: l.auto (default: onto the block's local axes), for, unr, l.N"},
-            {"fetch_outer_inames", P::String, false, "inames around the fetch (default: those the footprint depends on)"},
-            {"fetch_bounding_box", P::String, false, "accepted for loopy's scripts: the bounding box is always fetched"},
-            {"padding", P::Int, false, "Loom: elements added to each row of a local temporary (default: 1 when rows are a multiple of 128 bytes, the vector width for a vectorized fetch)"},
-            {"vector_width", P::Int, false, "Loom: with l.auto, split the contiguous fetch iname by this and tag the inner part vec (4: float4 copies)"},
-            {"async_copy", P::String, false, "Loom: true: copy with cp.async (sm_80+), so a thread's guarded loads are in flight together; false (default)"},
-            {"fill_value", P::String, false, "Loom: write this number (e.g. 0) where the box leaves the array, so the whole box is copied unguarded (round_up_reduction needs 0)"}},
+           {TransformParam{"var_name", TransformParam::String, true, "the array to prefetch"}.of(TransformParam::Type::Array),
+            TransformParam{"sweep_inames", TransformParam::String, false, "inames whose accesses the temporary covers ('i_inner, k_inner'; default none: one element, or the accesses outside every loop)"}.of(TransformParam::Type::Inames),
+            TransformParam{"temporary_name", TransformParam::String, false, "name of the temporary (default <array>_fetch)"}.of(TransformParam::Type::Name),
+            TransformParam{"temporary_address_space", TransformParam::String, false, "local (default) or private"}.one_of({"local", "shared", "private"}).otherwise("local").searched(TransformParam::Search::Choices),
+            TransformParam{"dim_arg_names", TransformParam::String, false, "names of the fetch inames, one per dimension ('a_i,a_k')"}.of(TransformParam::Type::Names),
+            TransformParam{"default_tag", TransformParam::String, false, "tag of the fetch inames: l.auto (default: onto the block's local axes), for, unr, l.N"}.of(TransformParam::Type::FetchTag).otherwise("l.auto"),
+            TransformParam{"fetch_outer_inames", TransformParam::String, false, "inames around the fetch (default: those the footprint depends on)"}.of(TransformParam::Type::Inames),
+            TransformParam{"fetch_bounding_box", TransformParam::String, false, "accepted for loopy's scripts: the bounding box is always fetched"}.of(TransformParam::Type::Bool),
+            TransformParam{"padding", TransformParam::Int, false, "Loom: elements added to each row of a local temporary (default: 1 when rows are a multiple of 128 bytes, the vector width for a vectorized fetch)"}.of(TransformParam::Type::Int).at_least(0),
+            TransformParam{"vector_width", TransformParam::Int, false, "Loom: with l.auto, split the contiguous fetch iname by this and tag the inner part vec (4: float4 copies)"}.one_of({"1", "2", "4"}).otherwise("1").searched(TransformParam::Search::Choices),
+            TransformParam{"async_copy", TransformParam::String, false, "Loom: true: copy with cp.async (sm_80+), so a thread's guarded loads are in flight together; false (default)"}.of(TransformParam::Type::Bool).otherwise("false").searched(TransformParam::Search::Bools),
+            TransformParam{"fill_value", TransformParam::String, false, "Loom: write this number (e.g. 0) where the box leaves the array, so the whole box is copied unguarded (round_up_reduction needs 0)"}.of(TransformParam::Type::Float)},
            [](const LoopKernel& k, const TransformArgs& a) {
              PrefetchOptions o;
              o.temporary_name = a.str_or("temporary_name", "");
-             std::string sp = a.str_or("temporary_address_space", "local");
+             std::string sp = a.str("temporary_address_space");
              auto space = parse_address_space(sp);
              if (!space) throw TransformError("add_prefetch on kernel '" + k.name + "': unknown temporary_address_space '" + sp + "' (local or private)");
              o.temporary_address_space = *space;  // global/auto: add_prefetch refuses them with the reason
              o.dim_arg_names = a.str_or("dim_arg_names", "");
-             o.default_tag = a.str_or("default_tag", "l.auto");
+             o.default_tag = a.str("default_tag");
              if (a.has("fetch_outer_inames")) o.fetch_outer_inames = a.str("fetch_outer_inames");
              o.padding = a.has("padding") ? a.integer("padding") : -1;
-             o.vector_width = a.has("vector_width") ? a.integer("vector_width") : 1;
-             o.async_copy = a.flag("async_copy", false);
+             o.vector_width = a.integer("vector_width");
+             o.async_copy = a.flag("async_copy", false /* declared: false */);
              if (a.has("fill_value")) o.fill_value = a.number("fill_value");
              if (o.vector_width < 1 || o.padding < -1)
                throw TransformError("add_prefetch on kernel '" + k.name + "': vector_width must be >= 1 and padding >= 0");
              return add_prefetch(k, a.str("var_name"), a.str_or("sweep_inames", ""), o);
            }});
   reg.add({"set_temporary_address_space", "Put temporaries into private, local (shared) or auto memory.",
-           {{"temporaries", P::String, true, "comma-separated temporaries"}, {"address_space", P::String, true, "private, local or auto"}},
+           {TransformParam{"temporaries", TransformParam::String, true, "comma-separated temporaries"}.of(TransformParam::Type::Temporaries), TransformParam{"address_space", TransformParam::String, true, "private, local or auto"}.one_of({"private", "local", "shared", "global", "auto"})},
            [](const LoopKernel& k, const TransformArgs& a) {
              return set_temporary_address_space(k, a.str("temporaries"), a.str("address_space"));
            }});

@@ -126,20 +126,20 @@ LoopKernel do_not_specialize(const LoopKernel& k, const std::string& params) {
 void register_parameter_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"assume", "Add constraints on the parameters ('n >= 1 and n mod 16 = 0').",
-           {{"constraints", P::Text, true, "isl constraints on parameters"}},
+           {TransformParam{"constraints", TransformParam::Text, true, "isl constraints on parameters"}.of(TransformParam::Type::Constraints)},
            [](const LoopKernel& k, const TransformArgs& a) { return assume(k, a.str("constraints")); }});
   reg.add({"set_index_dtype",
            "The integer type of inames, parameters and index arithmetic: int32 (default) or int64 (arrays of more than 2^31 - 1 "
            "elements; loopy's index_dtype).",
-           {{"dtype", P::String, true, "int32 or int64"}},
+           {TransformParam{"dtype", TransformParam::String, true, "int32 or int64"}.one_of({"int32", "int64"})},
            [](const LoopKernel& k, const TransformArgs& a) { return set_index_dtype(k, a.str("dtype")); }});
   reg.add({"do_not_specialize",
            "Parameters ('n, m') that calls keep general: the Python runtime makes no variant assuming them multiples of 16 "
            "(Triton's do_not_specialize), for schedules whose general code is the faster one.",
-           {{"params", P::TagMap, true, "comma-separated parameters"}},
+           {TransformParam{"params", TransformParam::TagMap, true, "comma-separated parameters"}.of(TransformParam::Type::Names)},
            [](const LoopKernel& k, const TransformArgs& a) { return do_not_specialize(k, a.str("params")); }});
   reg.add({"fix_parameters", "Give parameters constant values: 'n=128, m=64'.",
-           {{"values", P::KeywordMap, true, "name=value pairs"}},
+           {TransformParam{"values", TransformParam::KeywordMap, true, "name=value pairs"}.of(TransformParam::Type::KeywordMap)},
            [](const LoopKernel& k, const TransformArgs& a) {
              std::map<std::string, int64_t> v;
              std::string s = a.str("values");

@@ -211,25 +211,25 @@ void register_precompute_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"precompute",
            "Compute the values of a substitution rule that the sweep inames' uses need into a temporary, and read them from there.",
-           {{"subst_use", P::String, true, "the substitution rule (its name, or a use such as 'f(i)')"},
-            {"sweep_inames", P::String, true, "inames whose uses the temporary covers ('i_inner')"},
-            {"storage_axes", P::String, false, "rule parameters that become the temporary's axes (default: all, in order)"},
-            {"temporary_name", P::String, false, "name of the temporary (default <rule>_0)"},
-            {"precompute_inames", P::String, false, "names of the compute inames, one per storage axis"},
-            {"precompute_outer_inames", P::String, false, "inames around the compute (default: those the footprint depends on)"},
-            {"default_tag", P::String, false, "tag of the compute inames: l.auto (default: onto the block's local axes when local), for, unr, l.N"},
-            {"temporary_address_space", P::String, false, "auto (default: local when a sweep iname is local), local or private"},
-            {"compute_insn_id", P::String, false, "id of the compute instruction"},
-            {"dtype", P::String, false, "dtype of the temporary (default: inferred)"},
-            {"fetch_bounding_box", P::String, false, "accepted for loopy's scripts: the bounding box is always computed"}},
+           {TransformParam{"subst_use", TransformParam::String, true, "the substitution rule (its name, or a use such as 'f(i)')"}.of(TransformParam::Type::Text),
+            TransformParam{"sweep_inames", TransformParam::String, true, "inames whose uses the temporary covers ('i_inner')"}.of(TransformParam::Type::Inames),
+            TransformParam{"storage_axes", TransformParam::String, false, "rule parameters that become the temporary's axes (default: all, in order)"}.of(TransformParam::Type::Names),
+            TransformParam{"temporary_name", TransformParam::String, false, "name of the temporary (default <rule>_0)"}.of(TransformParam::Type::Name),
+            TransformParam{"precompute_inames", TransformParam::String, false, "names of the compute inames, one per storage axis"}.of(TransformParam::Type::Names),
+            TransformParam{"precompute_outer_inames", TransformParam::String, false, "inames around the compute (default: those the footprint depends on)"}.of(TransformParam::Type::Inames),
+            TransformParam{"default_tag", TransformParam::String, false, "tag of the compute inames: l.auto (default: onto the block's local axes when local), for, unr, l.N"}.of(TransformParam::Type::FetchTag).otherwise("l.auto"),
+            TransformParam{"temporary_address_space", TransformParam::String, false, "auto (default: local when a sweep iname is local), local or private"}.one_of({"auto", "local", "shared", "private"}).otherwise("auto").searched(TransformParam::Search::Choices),
+            TransformParam{"compute_insn_id", TransformParam::String, false, "id of the compute instruction"}.of(TransformParam::Type::Name),
+            TransformParam{"dtype", TransformParam::String, false, "dtype of the temporary (default: inferred)"}.of(TransformParam::Type::Dtype),
+            TransformParam{"fetch_bounding_box", TransformParam::String, false, "accepted for loopy's scripts: the bounding box is always computed"}.of(TransformParam::Type::Bool)},
            [](const LoopKernel& k, const TransformArgs& a) {
              PrecomputeOptions o;
              o.storage_axes = a.str_or("storage_axes", "");
              o.temporary_name = a.str_or("temporary_name", "");
              o.precompute_inames = a.str_or("precompute_inames", "");
              if (a.has("precompute_outer_inames")) o.precompute_outer_inames = a.str("precompute_outer_inames");
-             o.default_tag = a.str_or("default_tag", "l.auto");
-             o.temporary_address_space = a.str_or("temporary_address_space", "auto");
+             o.default_tag = a.str("default_tag");
+             o.temporary_address_space = a.str("temporary_address_space");
              o.compute_insn_id = a.str_or("compute_insn_id", "");
              o.dtype = a.str_or("dtype", "");
              return precompute(k, a.str("subst_use"), a.str("sweep_inames"), o);

@@ -186,19 +186,19 @@ void register_privatize_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"privatize_temporaries_with_inames",
            "Give temporaries written within the inames one copy per iteration (a new leading axis per iname).",
-           {{"privatizing_inames", P::String, true, "inames ('i_inner, j')"},
-            {"only_var_names", P::String, false, "only these temporaries (default: all written within the inames)"}},
+           {TransformParam{"privatizing_inames", TransformParam::String, true, "inames ('i_inner, j')"}.of(TransformParam::Type::Inames),
+            TransformParam{"only_var_names", TransformParam::String, false, "only these temporaries (default: all written within the inames)"}.of(TransformParam::Type::Temporaries)},
            [](const LoopKernel& k, const TransformArgs& a) {
              return privatize_temporaries_with_inames(k, a.str("privatizing_inames"), a.str_or("only_var_names", ""));
            }});
   reg.add({"unprivatize_temporaries_with_inames",
            "Remove a temporary's axis that every access indexes with the iname itself (one copy shared by all iterations).",
-           {{"privatizing_inames", P::String, true, "inames"}, {"only_var_names", P::String, false, "only these temporaries"}},
+           {TransformParam{"privatizing_inames", TransformParam::String, true, "inames"}.of(TransformParam::Type::Inames), TransformParam{"only_var_names", TransformParam::String, false, "only these temporaries"}.of(TransformParam::Type::Temporaries)},
            [](const LoopKernel& k, const TransformArgs& a) {
              return unprivatize_temporaries_with_inames(k, a.str("privatizing_inames"), a.str_or("only_var_names", ""));
            }});
   reg.add({"rename_temporary", "Rename a temporary.",
-           {{"old_name", P::String, true, "the temporary"}, {"new_name", P::String, true, "its new name"}},
+           {TransformParam{"old_name", TransformParam::String, true, "the temporary"}.of(TransformParam::Type::Temporary), TransformParam{"new_name", TransformParam::String, true, "its new name"}.of(TransformParam::Type::Name)},
            [](const LoopKernel& k, const TransformArgs& a) { return rename_temporary(k, a.str("old_name"), a.str("new_name")); }});
 }
 

@@ -141,12 +141,12 @@ LoopKernel make_reduction_inames_unique(const LoopKernel& k) {
 void register_reduction_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"split_reduction_inward", "sum((i, j), e) -> sum(i, sum(j, e)) for the given (inner) inames.",
-           {{"inames", P::String, true, "comma-separated inames"}, {"within", P::String, false, "match expression"}},
+           {TransformParam{"inames", TransformParam::String, true, "comma-separated inames"}.of(TransformParam::Type::Inames), TransformParam{"within", TransformParam::String, false, "match expression"}.of(TransformParam::Type::Match)},
            [](const LoopKernel& k, const TransformArgs& a) {
              return split_reduction_inward(k, a.str("inames"), a.str_or("within", ""));
            }});
   reg.add({"split_reduction_outward", "sum((i, j), e) -> sum(i, sum(j, e)) for the given (outer) inames.",
-           {{"inames", P::String, true, "comma-separated inames"}, {"within", P::String, false, "match expression"}},
+           {TransformParam{"inames", TransformParam::String, true, "comma-separated inames"}.of(TransformParam::Type::Inames), TransformParam{"within", TransformParam::String, false, "match expression"}.of(TransformParam::Type::Match)},
            [](const LoopKernel& k, const TransformArgs& a) {
              return split_reduction_outward(k, a.str("inames"), a.str_or("within", ""));
            }});

@@ -137,9 +137,16 @@ std::map<std::string, std::string> bind_transform_arguments(const TransformStep&
     if (values.count(key)) throw TransformError(where + step.name + ": argument '" + key + "' given twice");
     values[key] = v;
   }
-  for (auto& p : info->params)
-    if (p.required && !values.count(p.name))
-      throw TransformError(where + step.name + ": missing argument '" + p.name + "' (" + p.help + ")");
+  for (auto& p : info->params) {
+    auto v = values.find(p.name);
+    if (v == values.end()) {
+      if (p.required) throw TransformError(where + step.name + ": missing argument '" + p.name + "' (" + p.help + ")");
+      if (!p.default_value.empty()) values[p.name] = p.default_value;  // (declared once, with the parameter)
+      continue;
+    }
+    std::string why = p.check(v->second);
+    if (!why.empty()) throw TransformError(where + step.name + ": argument '" + p.name + "' " + why + " (" + p.name + ": " + p.type_name() + ")");
+  }
   return values;
 }
 

@@ -179,7 +179,7 @@ void register_round_up_reduction_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"round_up_reduction",
            "Run a sum's partial last tile whole: drop the parametric bounds of its inames, where every extra term reads zero-filled temporaries.",
-           {{"inames", P::String, true, "the reduction inames whose tile is run whole ('k_inner')"}},
+           {TransformParam{"inames", TransformParam::String, true, "the reduction inames whose tile is run whole ('k_inner')"}.of(TransformParam::Type::Inames)},
            [](const LoopKernel& k, const TransformArgs& a) { return round_up_reduction(k, a.str("inames")); }});
 }
 

@@ -5,9 +5,9 @@
 // precompute can then store it where it pays); expand_subst inlines rules
 // again where they are called.
 #include "common.h"
-#include "loom/parser.h"
+#include "loom/expr_text.h"
 #include "loom/match.h"
-#include "loom/preprocess.h"
+#include "loom/analysis.h"
 #include "loom/transforms.h"
 
 namespace loom {
@@ -293,17 +293,17 @@ LoopKernel expand_subst(const LoopKernel& k, const std::string& within) {
 void register_substitution_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"extract_subst", "Turn every occurrence of an expression pattern into a call of a new substitution rule.",
-           {{"subst_name", P::String, true, "name of the new rule"},
-            {"template", P::String, true, "the pattern, an expression ('a[i] * w')"},
-            {"parameters", P::String, false, "the pattern's variables that match any expression, which become the rule's parameters"}},
+           {TransformParam{"subst_name", TransformParam::String, true, "name of the new rule"}.of(TransformParam::Type::Name),
+            TransformParam{"template", TransformParam::String, true, "the pattern, an expression ('a[i] * w')"}.of(TransformParam::Type::Expression),
+            TransformParam{"parameters", TransformParam::String, false, "the pattern's variables that match any expression, which become the rule's parameters"}.of(TransformParam::Type::Names)},
            [](const LoopKernel& k, const TransformArgs& a) {
              return extract_subst(k, a.str("subst_name"), a.str("template"), a.str_or("parameters", ""));
            }});
   reg.add({"assignment_to_subst", "Turn a temporary that one instruction assigns into a substitution rule its readers call.",
-           {{"lhs_name", P::String, true, "the temporary"}},
+           {TransformParam{"lhs_name", TransformParam::String, true, "the temporary"}.of(TransformParam::Type::Temporary)},
            [](const LoopKernel& k, const TransformArgs& a) { return assignment_to_subst(k, a.str("lhs_name")); }});
   reg.add({"expand_subst", "Replace substitution-rule calls by the rules' bodies (in the matching instructions), and drop rules no longer called.",
-           {{"within", P::String, false, "instruction match (default: all)"}},
+           {TransformParam{"within", TransformParam::String, false, "instruction match (default: all)"}.of(TransformParam::Type::Match)},
            [](const LoopKernel& k, const TransformArgs& a) { return expand_subst(k, a.str_or("within", "")); }});
 }
 

@@ -13,6 +13,7 @@
 #include "loom/ast.h"
 #include "loom/kernel.h"
 #include "loom/schedule.h"
+#include "loom/target_info.h"
 
 namespace loom {
 
@@ -22,16 +23,10 @@ struct HardwareIname {
   Expr lower;  // iname = lower + blockIdx/threadIdx.<axis>
 };
 
-// CUDA's static shared memory per block, and the most a block may opt in to
-// on any GPU Loom targets (227 KiB on sm_80/sm_90; the device's own limit is
-// checked when a kernel is loaded).
-constexpr int64_t kStaticSharedBytes = 48 * 1024;
-constexpr int64_t kMaxSharedBytes = 227 * 1024;
-// CUDA's local memory per thread, where private arrays that do not fit registers live.
-constexpr int64_t kMaxPrivateBytes = 512 * 1024;
 
 struct GeneratedKernel {
   LoopKernel kernel;  // preprocessed
+  TargetInfo target;  // what the code was generated for (its limits and features)
   Linearization linearization;
   StmtPtr body;
   std::vector<HardwareIname> hardware_inames;
@@ -70,7 +65,9 @@ struct StageTimes {
 enum class CodegenPath { Auto, Isl };
 
 // Runs preprocess, linearize and codegen.
-GeneratedKernel generate(const LoopKernel& k, StageTimes* times = nullptr, CodegenPath path = CodegenPath::Auto);
+GeneratedKernel generate(const LoopKernel& k, StageTimes* times = nullptr, CodegenPath path = CodegenPath::Auto,
+                         const TargetInfo& target = TargetInfo::generic_cuda());
+inline GeneratedKernel generate(const LoopKernel& k, const TargetInfo& target) { return generate(k, nullptr, CodegenPath::Auto, target); }
 
 // Launch geometry for concrete parameter values (grid entries may be 0 when
 // the domain is empty for these values: then there is nothing to launch).

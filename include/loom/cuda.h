@@ -51,6 +51,11 @@ struct DeviceInfo {
   std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
 };
 
+// The target model for an architecture ("" = this machine's GPU, or the
+// generic sm_90 model without one); for the GPU's own architecture, its
+// measured limits (the shared memory a block may opt in to).
+TargetInfo target_info(const std::string& arch = "");
+
 // Whether libcuda loads and a GPU is present (why: the reason when not).
 bool gpu_available(std::string* why = nullptr);
 const DeviceInfo& device();  // device 0; CudaError when none

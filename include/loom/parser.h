@@ -9,17 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "loom/expr_text.h"
 #include "loom/kernel.h"
+#include "loom/script.h"
 
 namespace loom {
-
-// One step of a transformation script: `split_iname i 16 outer_tag=g.0`.
-struct TransformStep {
-  std::string name;
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> keyword;
-  SourceLoc loc;
-};
 
 // What a kernel file holds: the kernel as written, the transformations its
 // `transforms:` section lists (not yet applied), and parameter values for
@@ -37,12 +31,6 @@ KernelFile parse_kernel_text(const std::string& text, const std::string& filenam
 // declarations ("a: float32[n, m]", "n: int32", "..." to infer the rest).
 LoopKernel make_kernel(const std::vector<std::string>& domains, const std::string& instructions,
                        const std::vector<std::string>& arguments = {"..."}, const std::string& name = "loom_kernel");
-
-// A single expression (no reduction detection; inames unknown).
-Expr parse_expr(const std::string& text);
-// An expression of a kernel with these inames (sum/max/min over them are
-// reductions); errors name source_name, line and column.
-Expr parse_expr(const std::string& text, const std::set<std::string>& inames, const std::string& source_name);
 
 std::vector<TransformStep> parse_transform_script(const std::string& text, const std::string& filename = "<transforms>");
 std::string read_text_file(const std::string& path);

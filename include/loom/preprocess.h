@@ -25,14 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "loom/analysis.h"
 #include "loom/kernel.h"
+#include "loom/target_info.h"
 
 namespace loom {
 
-LoopKernel expand_substitutions(const LoopKernel& k);
-// e with every substitution-rule call of k replaced by the rule's body.
-Expr expand_rule_calls(const LoopKernel& k, const Expr& e);
-LoopKernel infer_types(const LoopKernel& k);
 
 // Temporaries declared without an address space (auto) become private, local
 // or global by loopy's rule (src/preprocess/address_spaces.cpp).
@@ -41,7 +39,8 @@ LoopKernel realize_reductions(const LoopKernel& k);
 LoopKernel privatize_ilp(const LoopKernel& k);
 LoopKernel eliminate_common_subexpressions(const LoopKernel& k);
 LoopKernel add_dependencies(const LoopKernel& k);
-void check_kernel(const LoopKernel& k);
+// (the target's limits: threads, shared and private memory)
+void check_kernel(const LoopKernel& k, const TargetInfo& target = TargetInfo::generic_cuda());
 void check_bounds(const LoopKernel& k);
 void check_races(const LoopKernel& k, const std::vector<std::string>& hardware_inames);
 // Atomic instructions ({atomic}) have the form x[I] = x[I] + e on a global
@@ -53,51 +52,8 @@ const Instruction* atomic_instruction(const LoopKernel& k, const std::string& id
 Expr atomic_increment(const Instruction& insn);
 void check_global_dependences(const LoopKernel& k);
 
-// Whether instances of a (access sa) and b (access sb) that touch one element
-// of a global array run on different blocks, or on different threads of one
-// block (exact, isl); unknown: an index isl cannot analyse (both true then).
-struct GlobalConflict {
-  bool across_blocks = false, across_threads = false, unknown = false;
-  std::string witness;  // parameters and both iterations, for messages
-};
-GlobalConflict global_conflict(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb);
 
-// Within one block (local memory, or a global array the kernel writes): the
-// instances of a (through sa) and b (through sb) that touch one element on
-// different threads, or on any threads when same_thread_too (an async copy's
-// own thread must wait for it too), sorted by the iterations of the loops
-// enclosing both (`common`, outermost first): in the same iteration, with
-// a's instance in an earlier one, or with b's in an earlier one. An index isl
-// cannot analyse gives all three.
-struct BlockConflict {
-  bool same_iteration = false, a_earlier = false, b_earlier = false;
-};
-BlockConflict block_conflict(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb,
-                             const std::vector<std::string>& common, bool same_thread_too);
-
-// The pairs of instances, a's with its inames prefixed "src:" and b's with
-// "dst:", that touch one element through sa and sb (the kernel's assumptions
-// applied); a null set when an index is not affine.
-isl::set element_pairs(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb);
-// Whether index expressions a and b are the same affine function of x and of
-// inames in `fixed` (or parameters): then one value means one iteration of x,
-// for instances that agree on `fixed` (acc[4 * i + x]); decided without isl.
-bool index_tells_iterations_apart(const LoopKernel& k, const Expr& a, const Expr& b, const std::string& x,
-                                  const std::set<std::string>& fixed);
-// Whether two iterations of loop x of instruction w, in one instance of the
-// loops `outer` around x, on one block (and one thread where w writes a
-// private value), write one element: "" when every iteration writes elements
-// of its own, "scalar" when no index of w's left-hand side mentions x (every
-// iteration rewrites the same elements), else a witness or the reason isl
-// could not tell. A double-buffered slot (x + 1) % 2 repeats every other
-// iteration: overwritten.
-std::string overwritten_across_iterations(const LoopKernel& k, const Instruction& w, const std::string& x,
-                                          const std::set<std::string>& outer);
-// A point of such a set with the two instances' inames told apart:
-// "i (first) = 3, i (second) = 5".
-std::string pair_witness(const isl::set& pairs);
-
-LoopKernel preprocess(const LoopKernel& k);
+LoopKernel preprocess(const LoopKernel& k, const TargetInfo& target = TargetInfo::generic_cuda());
 
 // A kernel with global barriers (`... gbarrier`) or global temporaries as the
 // launches it runs as, in order (global_barriers.cpp): the instructions

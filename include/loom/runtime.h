@@ -128,11 +128,5 @@ HostArray read_npy(const std::string& path);
 // than its shape, from a strided layout, is refused).
 void write_npy(const std::string& path, const HostArray& a);
 
-// The reference interpreter: runs a generated kernel on host arrays, one
-// thread of the grid after another (hardware inames become loops), in the
-// types of the kernel, barriers with GPU semantics (every thread reaches a
-// barrier before any passes it). Slow, exact, and independent of any
-// compiler; it is the host reference of `loom run`.
-void interpret(const GeneratedKernel& g, const ArgMap& host_args);
 
 }  // namespace loom

@@ -4,6 +4,7 @@
 // (transform_registry()), which is how scripts, the CLI, Python and the
 // tuner reach them.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "loom/kernel.h"
-#include "loom/parser.h"
+#include "loom/script.h"
 
 namespace loom {
 
@@ -191,15 +192,76 @@ LoopKernel tag_array_axes(const LoopKernel& k, const std::string& arrays, const 
 // ---- the registry ----
 
 struct TransformParam {
-  // TagMap and Text, as a last parameter, also take the rest of a script
-  // line's words (joined by ',' and ' '); KeywordMap collects the step's
-  // name=value words that name no other parameter ("n=128, m=64").
+  // How a script line's words bind: TagMap and Text, as a last parameter,
+  // also take the rest of a line's words (joined by ',' and ' '); KeywordMap
+  // collects the step's name=value words that name no other parameter ("n=128, m=64").
   enum Kind { String, Int, Tag, TagMap, Text, KeywordMap };
+  // What a value is. Declared once, with the default, the range or choices
+  // and the help: the registry checks a bound value against it (refusing it
+  // with the parameter's name and type), and the JSON schema (`loom
+  // transforms --json`), Python's signatures and help, and the tuner's
+  // search domains all read it.
+  enum class Type {
+    Text, Int, Bool, Float, Dtype, Iname, Inames, Tag, FetchTag, TagMap, Array, Arrays, Temporary, Temporaries, Name, Names,
+    Match, Choice, Expression, Constraints, KeywordMap
+  };
+  // The values a search may try for the parameter (search_domain):
+  // PowersOfTwoToExtent: 1, 2, 4, ... up to the extent of the iname the
+  // parameter `search_of` names (1024 where it depends on the parameters);
+  // Choices: the declared choices; Bools: false, true; BlockTags/ThreadTags:
+  // no tag, and the g.N/l.N axes no iname uses yet; Inames: the kernel's inames.
+  enum class Search { None, PowersOfTwoToExtent, Choices, Bools, BlockTags, ThreadTags, Inames };
+
   std::string name;
   Kind kind = String;
   bool required = true;
   std::string help;
+  Type type = Type::Text;
+  std::string default_value;         // as text; "" = none (the transformation decides, as its help says)
+  std::vector<std::string> choices;  // Type::Choice
+  int64_t min = INT64_MIN, max = INT64_MAX;  // Type::Int
+  Search search = Search::None;
+  std::string search_of;
+
+  TransformParam() = default;
+  TransformParam(std::string n, Kind k, bool req, std::string h) : name(std::move(n)), kind(k), required(req), help(std::move(h)) {}
+
+  TransformParam& of(Type t) {
+    type = t;
+    return *this;
+  }
+  TransformParam& otherwise(std::string v) {  // the default
+    default_value = std::move(v);
+    return *this;
+  }
+  TransformParam& one_of(std::vector<std::string> c) {
+    type = Type::Choice;
+    choices = std::move(c);
+    return *this;
+  }
+  TransformParam& at_least(int64_t m) {
+    min = m;
+    return *this;
+  }
+  TransformParam& searched(Search s, std::string of_param = "") {
+    search = s;
+    search_of = std::move(of_param);
+    return *this;
+  }
+  // "int >= 1", "one of local, private", "iname", "tag (g.N, l.N, unr, ilp, vec, for)", ...
+  std::string type_name() const;
+  // "" when `value` is one of the type's; else why not ("must be an integer, got 'x'")
+  std::string check(const std::string& value) const;
 };
+
+// The values a search may try for one parameter of a transformation, given
+// the kernel and the arguments bound so far (a split factor needs its
+// iname): from the parameter's declaration (TransformParam::Search).
+std::vector<std::string> search_domain(const std::string& transform, const std::string& param, const LoopKernel& k,
+                                       const std::map<std::string, std::string>& bound = {});
+// Every registered transformation's declaration as a JSON document (the
+// schema of scripts: names, types, defaults, choices, ranges, help, search).
+std::string transform_schema_json();
 
 // Arguments bound to a transform's schema (all values as text, converted on access).
 class TransformArgs {

@@ -123,6 +123,13 @@ class TemporaryVariable:
             f" {self.address_space}"
 
 
+def target_info(arch=None):
+    """The target model Loom generates code for (limits and features) as a dict:
+    the GPU's when arch is None (the generic sm_90 model without a GPU), or an
+    architecture's ("sm_80", "sm_86", "sm_90a", ...)."""
+    return _loom.target_info(arch or "")
+
+
 class CudaTarget:
     """Generate CUDA C, compile it with NVRTC and launch it on the GPU."""
     name = "cuda"

@@ -40,15 +40,37 @@ def apply(name, knl, positional, keyword):
     return knl._derived(core, " ".join([name] + pos + [f"{k}={v}" for k, v in kw.items()]))
 
 
+def _python_default(text):
+    """A declared default (text) as Python shows it in the signature: True/False, an int, or the text."""
+    if text in ("true", "false"):
+        return text == "true"
+    if text.lstrip("-").isdigit():
+        return int(text)
+    return text or None
+
+
+def search_domain(knl, transform, param, **bound):
+    """The values a search may try for one parameter of a transformation on this
+    kernel, from the parameter's declaration: search_domain(knl, "split_iname",
+    "inner_length", iname="i") -> ["1", "2", ..., up to i's extent]."""
+    return _loom.search_domain(knl._core, transform, param, {k: str(v) for k, v in bound.items()})
+
+
+def transform_schema():
+    """Every transformation's declaration (types, defaults, choices, ranges, help, search domains) as a dict."""
+    import json
+    return json.loads(_loom.transform_schema_json())
+
+
 def _make(name, doc, params):
     kinds = {p[0]: p[1] for p in params}
     keyword_map = [p[0] for p in params if p[1] == "keyword_map"]
     sig = [inspect.Parameter("kernel", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    for pname, kind, required, _ in params:
+    for pname, kind, required, _, _, default, _ in params:
         if kind == "keyword_map":
             continue
         sig.append(inspect.Parameter(pname, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                     default=inspect.Parameter.empty if required else None))
+                                     default=inspect.Parameter.empty if required else _python_default(default)))
     if keyword_map:
         sig.append(inspect.Parameter(keyword_map[0], inspect.Parameter.VAR_KEYWORD))
     signature = inspect.Signature(sig)
@@ -82,7 +104,8 @@ def _make(name, doc, params):
     transform.__name__ = transform.__qualname__ = name
     transform.__module__ = "loom"
     transform.__signature__ = signature
-    lines = [doc, "", "Arguments:"] + [f"    {p[0]} ({p[1]}{', required' if p[2] else ''}): {p[3]}" for p in params]
+    lines = [doc, "", "Arguments:"] + [f"    {p[0]} ({p[4]}{', required' if p[2] else ''}"
+                                         f"{', default ' + p[5] if p[5] else ''}): {p[3]}" for p in params]
     transform.__doc__ = "\n".join(lines)
     return transform
 

@@ -23,6 +23,7 @@
 #include "loom/cuda.h"
 #include "loom/json.h"
 #include "loom/parser.h"
+#include "loom/interpreter.h"
 #include "loom/runtime.h"
 #include "loom/stages.h"
 #include "loom/transforms.h"
@@ -272,11 +273,17 @@ int run_cpu(const Options&, const Loaded&) {
 }
 #endif
 
-int list_transforms() {
+int list_transforms(const Options& o) {
+  if (o.json) {  // the declarations as a JSON schema (types, defaults, choices, ranges, search domains)
+    std::cout << transform_schema_json() << "\n";
+    return 0;
+  }
   for (auto& t : transform_registry().all()) {
     std::cout << t.name;
-    for (auto& p : t.params) std::cout << (p.required ? " " : " [") << p.name << (p.required ? "" : "=...]");
+    for (auto& p : t.params)
+      std::cout << (p.required ? " " : " [") << p.name << (p.required ? "" : "=" + (p.default_value.empty() ? "..." : p.default_value) + "]");
     std::cout << "\n    " << t.doc << "\n";
+    for (auto& p : t.params) std::cout << "      " << p.name << ": " << p.type_name() << ". " << p.help << "\n";
   }
   return 0;
 }
@@ -309,6 +316,7 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
     std::printf("index arithmetic: %s\n", g.kernel.options.index_dtype.bytes() >= 8 ? "64-bit"
                                           : unproven.empty() ? "32-bit, proven for every size the assumptions allow"
                                                              : ("32-bit, checked at each launch (for some sizes " + unproven + ")").c_str());
+    std::printf("target: %s\n", ck.generated().target.str().c_str());
     std::printf("NVRTC log:\n%s\n", bin.log.c_str());
   }
   if (!o.emit.empty()) {
@@ -396,7 +404,7 @@ void widen_index_if_needed(const Options& o, Loaded& l) {
 }
 
 int run(const Options& o) {
-  if (o.command == "transforms") return list_transforms();
+  if (o.command == "transforms") return list_transforms(o);
   if (!o.emit.empty()) check_stage_name(o.emit);
   Loaded l = load(o);
   widen_index_if_needed(o, l);

@@ -52,7 +52,8 @@ const CommandHelp kCommands[] = {
      "  --reps N                 timed repetitions (default 100)\n"
      "  --max-memory GIB         host memory the arrays of one copy of the inputs may take (default 8)\n",
      "loom bench examples/row_sums.loom -D n=65536 -D m=1024 --reps 200"},
-    {"transforms", "list the registered transformations with their arguments", "loom transforms", "", "loom transforms"},
+    {"transforms", "list the registered transformations with their typed arguments", "loom transforms [--json]",
+     "  --json                   the declarations as a JSON schema (types, defaults, choices, ranges, search domains)\n", "loom transforms --json"},
     {"help", "help for the tool or for one command", "loom help [COMMAND]", "", "loom help run"},
 };
 
@@ -151,6 +152,7 @@ Options parse_args(int argc, char** argv) {
     } else if (a == "--no-check") o.check = false;
     else if (a == "--fallback-compile") o.fallback_compile = true;
     else if (a == "--verbose" || a == "-v") o.verbose = true;
+    else if (a == "--json" && o.command == "transforms") o.json = true;
     else if (a == "-D" || a.rfind("-D", 0) == 0) {
       auto [name, v] = split_pair(a == "-D" ? value() : a.substr(2), "-D", o.command);
       char* end = nullptr;

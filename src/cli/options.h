@@ -21,6 +21,7 @@ struct Options {
   bool check = true;
   bool fallback_compile = false;
   bool verbose = false;
+  bool json = false;  // transforms --json: the declarations as a JSON schema
   bool help = false;
 };
 

@@ -33,7 +33,7 @@ int64_t GeneratedKernel::local_bytes() const {
   return total;
 }
 
-GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath path) {
+GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath path, const TargetInfo& target) {
   StageTimes local;
   StageTimes& st = times ? *times : local;
   std::vector<Argument> globals;
@@ -42,13 +42,14 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   if (launches.size() > 1 || !globals.empty()) {
     GeneratedKernel g;
     g.kernel = k;
+    g.target = target;
     g.global_temporaries = std::move(globals);
     g.body = make_block({});
     g.grid = {make_int(1), make_int(1), make_int(1)};
     st = StageTimes{};
     for (auto& l : launches) {
       StageTimes one;
-      g.launches.push_back(generate(l, &one, path));
+      g.launches.push_back(generate(l, &one, path, target));
       st.preprocess += one.preprocess;
       st.linearize += one.linearize;
       st.hardware_axes += one.hardware_axes;
@@ -59,10 +60,11 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
     return g;
   }
   // a global barrier only first or last: one launch, without the barrier
-  if (launches.front().instructions.size() != k.instructions.size()) return generate(launches.front(), times, path);
+  if (launches.front().instructions.size() != k.instructions.size()) return generate(launches.front(), times, path, target);
   auto t = std::chrono::steady_clock::now();
   GeneratedKernel g;
-  g.kernel = preprocess(k);
+  g.target = target;
+  g.kernel = preprocess(k, target);
   st.preprocess = lap(t);
   g.linearization = linearize(g.kernel);
   // (placement ends only when no conflicting pair lacks a barrier: what
@@ -98,7 +100,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   isl::set assumptions = g.kernel.assumptions.defined()
                              ? islu::to_isl(g.kernel.assumptions)
                              : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
-  codegen::HardwareAxes hw = codegen::compute_hardware_axes(g.kernel, g.linearization.hardware_inames, assumptions);
+  codegen::HardwareAxes hw = codegen::compute_hardware_axes(g.kernel, g.linearization.hardware_inames, assumptions, target);
   g.hardware_inames = hw.inames;
   g.grid = hw.grid;
   g.block = hw.block;

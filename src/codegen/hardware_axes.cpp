@@ -26,7 +26,7 @@ isl::pw_aff total(isl::pw_aff pa, isl_space* params) {
 }  // namespace
 
 HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::string>& hw_inames,
-                                   const isl::set& assumptions) {
+                                   const isl::set& assumptions, const TargetInfo& target) {
   HardwareAxes out;
   isl_ctx* ctx = isl_context();
   // one parameter space for everything: the kernel's parameters and the hardware inames
@@ -46,7 +46,7 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
 
   // A thread axis longer than CUDA allows is refused before the piecewise
   // extents are computed (for some splits those take isl many seconds).
-  static const int64_t kMaxBlock[3] = {1024, 1024, 64};  // CUDA's limits per block dimension
+  const int64_t kMaxBlock[3] = {target.max_threads_per_block, target.max_threads_per_block, target.max_block_z};  // per block dimension
   int64_t most[3] = {1, 1, 1};  // the largest constant extent along each thread axis
   for (auto& h : hw_inames) {
     InameTag tag = k.tag_of(h);
@@ -56,13 +56,13 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
     int64_t extent = r->second - r->first + 1;
     if (extent > kMaxBlock[tag.axis])
       throw KernelError("kernel '" + k.name + "': " + std::to_string(extent) + " threads along l." + std::to_string(tag.axis) +
-                        " (iname '" + h + "'); CUDA allows at most " + std::to_string(kMaxBlock[tag.axis]));
+                        " (iname '" + h + "'); CUDA allows at most " + std::to_string(kMaxBlock[tag.axis]) + " on " + target.arch);
     most[tag.axis] = std::max(most[tag.axis], extent);
   }
-  if (most[0] * most[1] * most[2] > 1024)
+  if (most[0] * most[1] * most[2] > target.max_threads_per_block)
     throw KernelError("kernel '" + k.name + "': " + std::to_string(most[0] * most[1] * most[2]) + " threads per block (" +
                       std::to_string(most[0]) + "x" + std::to_string(most[1]) + "x" + std::to_string(most[2]) +
-                      "); CUDA allows at most 1024");
+                      "); CUDA allows at most " + std::to_string(target.max_threads_per_block) + " on " + target.arch);
   struct Extent {
     isl::pw_aff lo, size;
   };
@@ -116,11 +116,11 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
   for (int a = 0; a < 3; ++a)
     if (out.block[a] > kMaxBlock[a])
       throw KernelError("kernel '" + k.name + "': " + std::to_string(out.block[a]) + " threads along l." + std::to_string(a) +
-                        "; CUDA allows at most " + std::to_string(kMaxBlock[a]));
-  if (threads > 1024)
+                        "; CUDA allows at most " + std::to_string(kMaxBlock[a]) + " on " + target.arch);
+  if (threads > target.max_threads_per_block)
     throw KernelError("kernel '" + k.name + "': " + std::to_string(threads) + " threads per block (" +
                       std::to_string(out.block[0]) + "x" + std::to_string(out.block[1]) + "x" + std::to_string(out.block[2]) +
-                      "); CUDA allows at most 1024");
+                      "); CUDA allows at most " + std::to_string(target.max_threads_per_block) + " on " + target.arch);
 
   // context: lower <= h < lower + axis size, for each hardware iname
   for (auto& h : hw_inames) {

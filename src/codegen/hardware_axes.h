@@ -16,7 +16,7 @@ struct HardwareAxes {
 };
 
 HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::string>& hw_inames,
-                                   const isl::set& assumptions);
+                                   const isl::set& assumptions, const TargetInfo& target);
 
 // Barriers and collectives are reached by all threads together (sync_check.cpp).
 void check_synchronization(const LoopKernel& k, const GeneratedKernel& g);

@@ -4,7 +4,7 @@
 
 #include "loom/kernel.h"
 #include "loom/parser.h"
-#include "source.h"
+#include "../ir/source.h"
 
 namespace loom::frontend {
 

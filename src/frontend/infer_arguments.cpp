@@ -5,7 +5,7 @@
 
 #include "frontend_internal.h"
 #include "loom/isl_util.h"
-#include "loom/preprocess.h"
+#include "loom/analysis.h"
 
 namespace loom::frontend {
 

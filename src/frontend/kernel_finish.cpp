@@ -8,7 +8,7 @@
 #include <fnmatch.h>
 
 #include "frontend_internal.h"
-#include "loom/preprocess.h"
+#include "loom/analysis.h"
 #include "loom/match.h"
 
 namespace loom::frontend {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "expr_parser.h"
+#include "../ir/expr_parser.h"
 #include "frontend_internal.h"
 #include "loom/functions.h"
 #include "loom/parser.h"
@@ -684,22 +684,6 @@ LoopKernel make_kernel(const std::vector<std::string>& domains, const std::strin
   for (auto& a : arguments) text += "  " + a + ",\n";
   text += "instructions:\n" + instructions + "\n";
   return parse_kernel_text(text, "<make_kernel>").kernel;
-}
-
-Expr parse_expr(const std::string& text) {
-  Source src(text, "<expr>");
-  ExprParser p(src, frontend::tokenize(src, 0, text.size()));
-  Expr e = p.parse_expr();
-  if (!p.at_end()) p.fail_here("end of expression");
-  return e;
-}
-
-Expr parse_expr(const std::string& text, const std::set<std::string>& inames, const std::string& source_name) {
-  Source src(text, source_name);
-  ExprParser p(src, frontend::tokenize(src, 0, text.size()), &inames);
-  Expr e = p.parse_expr();
-  if (!p.at_end()) p.fail_here("end of expression");
-  return e;
 }
 
 }  // namespace loom

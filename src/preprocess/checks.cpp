@@ -4,7 +4,6 @@
 // are unconditional and outside thread inames.
 #include <functional>
 
-#include "loom/codegen.h"
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
 
@@ -30,7 +29,7 @@ void for_each_subscript_in(const Instruction& insn, const std::string& var, cons
 
 }  // namespace
 
-void check_kernel(const LoopKernel& k) {
+void check_kernel(const LoopKernel& k, const TargetInfo& target) {
   auto fail = [&](const std::string& why) { throw KernelError("kernel '" + k.name + "': " + why); };
   // A double-buffered tile's loop: iteration i fills the copy iteration i + 1
   // reads, which only a loop of one block keeps (tagged onto blocks, every
@@ -102,19 +101,20 @@ void check_kernel(const LoopKernel& k) {
       if (__builtin_mul_overflow(elems, extent, &elems)) fail("temporary '" + n + "' has more than 2^63 - 1 elements");
     }
     if (__builtin_mul_overflow(elems, int64_t(t.dtype.bytes()), &bytes)) fail("temporary '" + n + "' takes more than 2^63 - 1 bytes");
-    if (t.space == AddressSpace::Local && bytes > kMaxSharedBytes)
+    if (t.space == AddressSpace::Local && bytes > target.max_shared_bytes)
       fail("local temporary '" + n + "' takes " + std::to_string(bytes) + " bytes; a block's local (shared) memory holds at most " +
-           std::to_string(kMaxSharedBytes) + " bytes (227 KiB, the opt-in maximum of sm_80 and sm_90)");
+           std::to_string(target.max_shared_bytes) + " bytes on " + target.arch + " (with the opt-in)");
     if (t.space == AddressSpace::Local) local_bytes += bytes;
-    else if (bytes > kMaxPrivateBytes)
+    else if (bytes > target.max_private_bytes)
       fail("private temporary '" + n + "' takes " + std::to_string(bytes) + " bytes per thread; a thread's private memory holds at most " +
-           std::to_string(kMaxPrivateBytes) + " (512 KiB, CUDA's local memory per thread)");
+           std::to_string(target.max_private_bytes) + " (" + std::to_string(target.max_private_bytes / 1024) + " KiB, CUDA's local memory per thread)");
   }
   // Up to 48 KiB is static shared memory; above that, dynamic shared memory
-  // with an opt-in, up to what current GPUs allow a block (227 KiB)
-  if (local_bytes > kMaxSharedBytes)
-    fail(std::to_string(local_bytes) + " bytes of local (shared) memory per block; at most " + std::to_string(kMaxSharedBytes) +
-         " bytes (227 KiB, the opt-in maximum of sm_80 and sm_90; 48 KiB without an opt-in)");
+  // with an opt-in, up to what the target allows a block
+  if (local_bytes > target.max_shared_bytes)
+    fail(std::to_string(local_bytes) + " bytes of local (shared) memory per block; at most " + std::to_string(target.max_shared_bytes) +
+         " bytes on " + target.arch + " (" + std::to_string(target.max_shared_bytes / 1024) + " KiB with the opt-in; " +
+         std::to_string(target.static_shared_bytes / 1024) + " KiB without)");
   // Private memory belongs to one thread: a value written within a hardware
   // iname h exists only in the thread of that h. So every reader must run on
   // the same threads (within h, or within an iname of h's axis with the same

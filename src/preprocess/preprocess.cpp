@@ -3,7 +3,7 @@
 
 namespace loom {
 
-LoopKernel preprocess(const LoopKernel& k) {
+LoopKernel preprocess(const LoopKernel& k, const TargetInfo& target) {
   LoopKernel r = expand_substitutions(k);
   r = resolve_address_spaces(r);
   r = infer_types(r);
@@ -11,7 +11,7 @@ LoopKernel preprocess(const LoopKernel& k) {
   r = privatize_ilp(r);
   r = eliminate_common_subexpressions(r);
   r = add_dependencies(r);
-  check_kernel(r);
+  check_kernel(r, target);
   check_atomic_updates(r);
   check_bounds(r);
   std::vector<std::string> hardware;

@@ -7,10 +7,17 @@
 
 namespace loom::cuda {
 
+TargetInfo target_info(const std::string& arch) {
+  bool gpu = gpu_available();
+  TargetInfo t = TargetInfo::cuda(!arch.empty() ? arch : gpu ? device().arch() : "sm_90");
+  if (gpu && t.arch.rfind(device().arch(), 0) == 0 && device().max_shared_optin > 0) t.max_shared_bytes = device().max_shared_optin;
+  return t;
+}
+
 CudaKernel::CudaKernel(const LoopKernel& k, std::string arch) {
-  gen_ = generate(k);
-  source_ = print_source(gen_);
   if (arch.empty()) arch = gpu_available() ? device().arch() : "sm_90";
+  gen_ = generate(k, target_info(arch));
+  source_ = print_source(gen_);
   bin_ = compile(source_, arch);
 }
 
@@ -35,7 +42,7 @@ void CudaKernel::load() {
   auto function_of = [&](const GeneratedKernel& g, int64_t& shared) {
     CUfunction f = nullptr;
     check(d.cuModuleGetFunction(&f, m, g.kernel.name.c_str()), "cuModuleGetFunction");
-    shared = g.local_bytes() > kStaticSharedBytes ? g.local_bytes() : 0;
+    shared = g.local_bytes() > g.target.static_shared_bytes ? g.local_bytes() : 0;
     if (shared > 0) {
       // dynamic shared memory above 48 KiB needs the device's opt-in
       int optin = device().max_shared_optin;

@@ -251,7 +251,7 @@ class Printer {
     }
     // above 48 KiB, local memory is one dynamic allocation carved into the
     // temporaries (16-byte aligned); CudaKernel opts in and passes its size
-    bool dynamic = g_.local_bytes() > kStaticSharedBytes;
+    bool dynamic = g_.local_bytes() > g_.target.static_shared_bytes;
     if (dynamic) os << "  extern __shared__ __align__(16) unsigned char loom_shared[];\n";
     int64_t offset = 0;
     for (auto& [n, t] : k_.temporaries) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include "loom/interpreter.h"
 #include "loom/cuda.h"
 #include "oracle.h"
 

@@ -17,6 +17,7 @@
 #include "loom/cpu.h"
 #endif
 #include "loom/parser.h"
+#include "loom/interpreter.h"
 #include "loom/runtime.h"
 #include "loom/transforms.h"
 

@@ -359,3 +359,17 @@ def test_kernels_are_values_equal_by_content():
     assert one == two and hash(one) == hash(two) and one.structural_hash == two.structural_hash
     assert one != k and lp.split_iname(k, "i", 64) != one
     assert len({one, two, k}) == 2
+
+
+def test_transformation_signatures_carry_the_declared_types_and_defaults():
+    sig = inspect.signature(lp.add_prefetch)
+    assert sig.parameters["default_tag"].default == "l.auto"
+    assert sig.parameters["async_copy"].default is False
+    assert sig.parameters["vector_width"].default == 1
+    assert "inner_length (int >= 1, required)" in lp.split_iname.__doc__
+    k = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < 100}", "out[i, j] = a[i, j]")
+    assert lp.search_domain(k, "split_iname", "inner_length", iname="j") == ["1", "2", "4", "8", "16", "32", "64"]
+    with pytest.raises(lp.TransformError, match=r"argument 'inner_length' must be at least 1, got 0 \(inner_length: int >= 1\)"):
+        lp.split_iname(k, "i", 0)
+    names = {t["name"] for t in lp.transform_schema()["transforms"]}
+    assert "split_iname" in names and "add_prefetch" in names

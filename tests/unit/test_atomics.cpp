@@ -8,6 +8,7 @@
 #include "loom/codegen.h"
 #include "loom/cuda.h"
 #include "loom/parser.h"
+#include "loom/interpreter.h"
 #include "loom/runtime.h"
 #include "loom/transforms.h"
 #include "transform_check.h"

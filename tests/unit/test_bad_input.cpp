@@ -7,6 +7,7 @@
 #include "loom/codegen.h"
 #include "loom/json.h"
 #include "loom/parser.h"
+#include "loom/interpreter.h"
 #include "loom/runtime.h"
 #include "loom/transforms.h"
 #include "oracle.h"
@@ -423,7 +424,7 @@ instructions:
 transforms:
   split_iname i 0
 )LOOM",
-       "the inner length must be at least 1"},
+       "argument 'inner_length' must be at least 1, got 0 (inner_length: int >= 1)"},
       {"split unknown iname",
        R"LOOM(kernel k
 domains:

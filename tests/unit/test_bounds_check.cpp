@@ -10,6 +10,7 @@
 #include "loom/codegen.h"
 #include "loom/parser.h"
 #include "transform_check.h"
+#include "loom/interpreter.h"
 #include "loom/runtime.h"
 #ifdef LOOM_HAS_CPU_TARGET
 #include "loom/cpu.h"

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "loom/interpreter.h"
 #include "loom/parser.h"
 #include "loom/transforms.h"
 

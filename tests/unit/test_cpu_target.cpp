@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "loom/interpreter.h"
 #include "loom/cpu.h"
 #include "loom/half.h"
 #include "oracle.h"

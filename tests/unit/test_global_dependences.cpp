@@ -10,6 +10,7 @@
 
 #include "loom/cuda.h"
 #include "loom/parser.h"
+#include "loom/interpreter.h"
 #include "loom/runtime.h"
 #include "loom/codegen.h"
 #include "loom/transforms.h"

@@ -20,9 +20,12 @@ using namespace loom;
 
 namespace {
 
-std::string cuda_of(const std::string& path) {
+std::string read(const std::string& path);
+
+// (parsed under its path in the source tree, so an error reads the same wherever the tree is)
+std::string cuda_of(const std::string& rel) {
   try {
-    KernelFile f = parse_kernel_file(path);
+    KernelFile f = parse_kernel_text(read(loom::testing::source_dir() + "/" + rel), rel);
     return cuda::print_source(generate(apply_transforms(f.kernel, f.transforms)));
   } catch (const std::exception& e) {
     return std::string("error: ") + e.what() + "\n";
@@ -42,7 +45,7 @@ std::vector<std::pair<std::string, std::string>> kernels() {
   for (const char* dir : {"examples", "tests/conformance", "tests/conformance/loopy"}) {
     std::string prefix = std::string(dir) == "examples" ? "examples_" : std::string(dir) == "tests/conformance" ? "conformance_" : "loopy_";
     for (auto& e : std::filesystem::directory_iterator(loom::testing::source_dir() + "/" + dir))
-      if (e.path().extension() == ".loom") out.push_back({prefix + e.path().stem().string() + ".cu", e.path().string()});
+      if (e.path().extension() == ".loom") out.push_back({prefix + e.path().stem().string() + ".cu", std::string(dir) + "/" + e.path().filename().string()});
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -5,6 +5,7 @@
 // set_index_dtype int64 takes any size.
 #include <gtest/gtest.h>
 
+#include "loom/interpreter.h"
 #include "loom/cuda.h"
 #include "oracle.h"
 

@@ -2,6 +2,7 @@
 // oracle of the other tests, so it is checked on its own.
 #include <gtest/gtest.h>
 
+#include "loom/interpreter.h"
 #include "loom/cuda.h"
 #include "oracle.h"
 #ifdef LOOM_HAS_CPU_TARGET

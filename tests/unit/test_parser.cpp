@@ -4,6 +4,7 @@
 
 #include "loom/codegen.h"
 #include "loom/parser.h"
+#include "loom/interpreter.h"
 #include "loom/runtime.h"
 
 using namespace loom;

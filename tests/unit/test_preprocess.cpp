@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "loom/interpreter.h"
 #include "loom/preprocess.h"
 #include "loom/schedule.h"
 #include "loom/transforms.h"

@@ -193,7 +193,7 @@ TEST(Vectorize, PrefetchVectorWidthRefusals) {
             std::string::npos);
   EXPECT_NE(error_of([&] { transformed(t, "add_prefetch a i_inner,j vector_width=2 default_tag=for\n"); }).find("needs default_tag='l.auto'"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { transformed(t, "add_prefetch a i_inner,j vector_width=0\n"); }).find("vector_width must be >= 1"),
+  EXPECT_NE(error_of([&] { transformed(t, "add_prefetch a i_inner,j vector_width=0\n"); }).find("argument 'vector_width' must be one of 1, 2 or 4, got '0'"),
             std::string::npos);
   LoopKernel two = transformed(t, "add_prefetch a i_inner,j vector_width=2\n");
   check_transformed(k, two, {{{"n", 16}}, {{"n", 37}}});

@@ -11,7 +11,7 @@
 #include <set>
 
 #include "loom/functions.h"
-#include "loom/preprocess.h"
+#include "loom/analysis.h"
 
 namespace loom {
 

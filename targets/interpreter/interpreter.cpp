@@ -11,6 +11,7 @@
 
 #include "loom/functions.h"
 #include "loom/half.h"
+#include "loom/interpreter.h"
 #include "loom/runtime.h"
 
 namespace loom {

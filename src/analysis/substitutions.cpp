@@ -1,6 +1,6 @@
 // expand_substitutions: replaces calls of substitution rules (f(x) := ...)
 // by the rule's body with the arguments substituted, recursively.
-#include "loom/preprocess.h"
+#include "loom/analysis.h"
 
 namespace loom {
 

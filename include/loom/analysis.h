@@ -1,0 +1,69 @@
+// Analyses of a kernel that the front ends, the transformations, the
+// preprocess passes and the scheduler all ask, so none of them reaches into
+// another's stage: substitution-rule expansion, type inference, and the
+// exact (isl) questions about which instances of two accesses touch one
+// element on different blocks or threads (src/analysis/).
+#pragma once
+#include <isl/cpp.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "loom/kernel.h"
+
+namespace loom {
+
+LoopKernel expand_substitutions(const LoopKernel& k);
+// e with every substitution-rule call of k replaced by the rule's body.
+Expr expand_rule_calls(const LoopKernel& k, const Expr& e);
+LoopKernel infer_types(const LoopKernel& k);
+
+// Whether instances of a (access sa) and b (access sb) that touch one element
+// of a global array run on different blocks, or on different threads of one
+// block (exact, isl); unknown: an index isl cannot analyse (both true then).
+struct GlobalConflict {
+  bool across_blocks = false, across_threads = false, unknown = false;
+  std::string witness;  // parameters and both iterations, for messages
+};
+GlobalConflict global_conflict(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb);
+
+// Within one block (local memory, or a global array the kernel writes): the
+// instances of a (through sa) and b (through sb) that touch one element on
+// different threads, or on any threads when same_thread_too (an async copy's
+// own thread must wait for it too), sorted by the iterations of the loops
+// enclosing both (`common`, outermost first): in the same iteration, with
+// a's instance in an earlier one, or with b's in an earlier one. An index isl
+// cannot analyse gives all three.
+struct BlockConflict {
+  bool same_iteration = false, a_earlier = false, b_earlier = false;
+};
+BlockConflict block_conflict(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb,
+                             const std::vector<std::string>& common, bool same_thread_too);
+
+// The pairs of instances, a's with its inames prefixed "src:" and b's with
+// "dst:", that touch one element through sa and sb (the kernel's assumptions
+// applied); a null set when an index is not affine.
+isl::set element_pairs(const LoopKernel& k, const Instruction& a, const Subscript& sa, const Instruction& b, const Subscript& sb);
+// Whether index expressions a and b are the same affine function of x and of
+// inames in `fixed` (or parameters): then one value means one iteration of x,
+// for instances that agree on `fixed` (acc[4 * i + x]); decided without isl.
+bool index_tells_iterations_apart(const LoopKernel& k, const Expr& a, const Expr& b, const std::string& x,
+                                  const std::set<std::string>& fixed);
+// Whether two iterations of loop x of instruction w, in one instance of the
+// loops `outer` around x, on one block (and one thread where w writes a
+// private value), write one element: "" when every iteration writes elements
+// of its own, "scalar" when no index of w's left-hand side mentions x (every
+// iteration rewrites the same elements), else a witness or the reason isl
+// could not tell. A double-buffered slot (x + 1) % 2 repeats every other
+// iteration: overwritten.
+std::string overwritten_across_iterations(const LoopKernel& k, const Instruction& w, const std::string& x,
+                                          const std::set<std::string>& outer);
+// A point of such a set with the two instances' inames told apart:
+// "i (first) = 3, i (second) = 5".
+std::string pair_witness(const isl::set& pairs);
+
+// The inames an instruction runs within, in domain order.
+std::vector<std::string> inames_in_order(const LoopKernel& k, const Instruction& insn);
+
+}  // namespace loom

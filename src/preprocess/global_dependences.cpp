@@ -1,0 +1,120 @@
+// Dependences between threads and blocks through global memory, exactly,
+// with isl: two accesses to one element of a global array, at least one a
+// write, by instances that run on different blocks, or on different threads
+// of one block. Across blocks nothing orders them: check_global_dependences
+// refuses the kernel and names both accesses, the array and a witness (the
+// parameters and both iterations). Within a block, a barrier orders two
+// different instructions (place_local_barriers asks global_conflict), but not
+// one instruction with itself across threads (refused). A write through an
+// index isl cannot analyse (non-affine, read from memory) on a parallel iname
+// is refused unless the instruction is declared race-free (`nosync` with
+// itself: `{nosync=<its id>}`); a read through one is allowed, and an
+// instruction that reads such an array's element some other thread writes
+// is treated as conflicting.
+//
+// An instruction that runs within no iname of a hardware axis runs on every
+// index of that axis; its instances are placed on all of them.
+#include <isl/map.h>
+#include <isl/set.h>
+
+#include <algorithm>
+#include <regex>
+
+#include "loom/constraints.h"
+#include "loom/isl_util.h"
+#include "loom/preprocess.h"
+
+namespace loom {
+
+namespace {
+
+bool is_global_array(const LoopKernel& k, const std::string& n) {
+  const Argument* a = k.find_argument(n);
+  return a && a->kind == Argument::Array;
+}
+
+void global_reads(const Instruction& insn, const LoopKernel& k, std::vector<const Subscript*>& out) {
+  auto look = [&](const Expr& e) {
+    if (e.defined()) for_each_subscript(e, [&](const Subscript& s) {
+        if (is_global_array(k, s.name)) out.push_back(&s);
+      });
+  };
+  look(insn.rhs);
+  for (auto& p : insn.predicates) look(p);
+  if (auto s = insn.lhs.as<Subscript>())
+    for (auto& i : s->indices) look(i);
+}
+
+bool parallel(const LoopKernel& k, const Instruction& insn) {
+  for (auto& n : insn.within_inames)
+    if (k.tag_of(n).is_hardware()) return true;
+  return false;
+}
+
+}  // namespace
+
+void check_global_dependences(const LoopKernel& k) {
+  bool any_hw = false;
+  for (auto& [n, t] : k.iname_tags) any_hw |= t.is_hardware() && k.has_iname(n);
+  if (!any_hw) return;
+  const std::string pre = "kernel '" + k.name + "': ";
+  std::vector<std::string> params = k.parameters();
+  auto is_parameter = [&](const std::string& v) { return std::find(params.begin(), params.end(), v) != params.end(); };
+  // the reads of each global array, by instruction (once: a kernel of many
+  // instructions over many arrays would otherwise be quadratic)
+  std::map<std::string, std::vector<std::pair<size_t, const Subscript*>>> reads_of;
+  std::vector<bool> is_parallel(k.instructions.size(), false);
+  for (size_t i = 0; i < k.instructions.size(); ++i) {
+    const Instruction& other = k.instructions[i];
+    if (other.kind != Instruction::Assign) continue;
+    is_parallel[i] = parallel(k, other);
+    std::vector<const Subscript*> reads;
+    global_reads(other, k, reads);
+    for (auto* r : reads) reads_of[r->name].push_back({i, r});
+  }
+  for (auto& w : k.instructions) {
+    auto ws = w.lhs.as<Subscript>();
+    if (w.kind != Instruction::Assign || !ws || !is_global_array(k, ws->name)) continue;
+    bool declared = w.no_sync_with.count(w.id) != 0 || w.atomic;
+    // a write through an index isl cannot analyse, on a parallel iname
+    bool affine = std::all_of(ws->indices.begin(), ws->indices.end(), [&](const Expr& e) {
+      auto f = affine_form(e);
+      if (!f) return false;
+      for (auto& [v, c] : f->coef)  // in inames and parameters only (a temporary's value is data)
+        if (!k.has_iname(v) && !is_parameter(v)) return false;
+      return true;
+    });
+    if (parallel(k, w) && !declared && !affine) {  // (affine with integer coefficients: isl reads it; no need to ask)
+      isl::set dom = islu::iteration_domain(k, inames_in_order(k, w));
+      for (size_t d = 0; d < ws->indices.size(); ++d)
+        if (islu::pw_aff_from_expr(ws->indices[d], dom.space()).is_null())
+          throw KernelError(pre + "instruction '" + w.id + "' writes " + ws->name + " through index " + ws->indices[d].str() +
+                            ", which Loom cannot analyse, on parallel inames: several threads may write one element. Declare it "
+                            "race-free with {nosync=" + w.id + "} if the index is injective, make it an atomic update ({atomic}: " +
+                            ws->name + "[...] = " + ws->name + "[...] + value), or run it sequentially");
+    }
+    auto readers = reads_of.find(ws->name);
+    if (readers == reads_of.end()) continue;
+    for (auto& [other_index, r] : readers->second) {
+      const Instruction& other = k.instructions[other_index];
+      if (!is_parallel[size_t(&w - k.instructions.data())] && !is_parallel[other_index]) continue;
+      {
+        bool self = &other == &w;
+        if (w.no_sync_with.count(other.id) || other.no_sync_with.count(w.id)) continue;
+        if (self && w.atomic) continue;  // the read is part of the atomic update
+        GlobalConflict c = global_conflict(k, w, *ws, other, *r);
+        std::string what = self ? "instruction '" + w.id + "' reads " + r->name + " at an element that another block writes"
+                                : "instruction '" + w.id + "' writes " + ws->name + " and instruction '" + other.id + "' reads " +
+                                      (c.unknown ? "it through an index Loom cannot analyse" : "an element of it that the other writes");
+        if (c.across_blocks)
+          throw KernelError(pre + what + ", in different blocks, which nothing can order" +
+                            (c.witness.empty() ? "" : " (for " + c.witness + ")") + "; keep the dependent inames sequential or in one block");
+        if (c.across_threads && self)
+          throw KernelError(pre + "instruction '" + w.id + "' reads " + r->name + " at an element that another thread of the block writes "
+                            "in the same instruction, which no barrier can order" + (c.witness.empty() ? "" : " (for " + c.witness + ")"));
+      }
+    }
+  }
+}
+
+}  // namespace loom
