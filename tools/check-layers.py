@@ -29,7 +29,7 @@ HEADERS = {
     "ir": "type expr kernel domain constraints isl_util match functions half error script expr_text target_info",
     "analysis": "analysis", "frontend": "parser json", "transforms": "transforms", "preprocess": "preprocess",
     "schedule": "schedule", "codegen": "codegen ast", "runtime": "runtime disk_cache", "cuda": "cuda", "cpu": "cpu",
-    "interpreter": "interpreter", "top": "stages",
+    "interpreter": "interpreter", "top": "stages variants",
 }
 HEADER_LAYER = {h: layer for layer, hs in HEADERS.items() for h in hs.split()}
 

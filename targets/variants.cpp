@@ -1,0 +1,205 @@
+// compile_variants (loom/variants.h): a fork-based pool. Forking after the
+// kernel is built gives each worker its own copy of everything (the isl
+// context, the caches), so code generation needs no locks and one worker's
+// crash cannot corrupt another's state. Variants are dealt out round-robin;
+// each worker writes one framed record per variant to its pipe as soon as
+// it is done, and the parent reads all pipes with poll().
+#include "loom/variants.h"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <thread>
+
+#include "loom/codegen.h"
+#include "loom/cuda.h"
+#include "loom/transforms.h"
+
+namespace loom {
+
+namespace {
+
+// Records: index, then the fields as length-prefixed strings.
+void put(std::string& out, const std::string& s) {
+  uint64_t n = s.size();
+  out.append(reinterpret_cast<const char*>(&n), sizeof n);
+  out += s;
+}
+
+std::string encode(size_t index, const VariantResult& r) {
+  std::string body;
+  put(body, r.ok ? "1" : "0");
+  put(body, r.error);
+  put(body, std::to_string(r.hash));
+  put(body, r.cuda);
+  put(body, r.cubin);
+  put(body, std::to_string(r.registers));
+  put(body, std::to_string(r.spill_bytes));
+  put(body, std::to_string(r.shared_bytes));
+  put(body, std::to_string(r.generate_seconds));
+  put(body, std::to_string(r.compile_seconds));
+  std::string rec;
+  uint64_t idx = index, len = body.size();
+  rec.append(reinterpret_cast<const char*>(&idx), sizeof idx);
+  rec.append(reinterpret_cast<const char*>(&len), sizeof len);
+  return rec + body;
+}
+
+bool decode(std::string& buf, size_t& index, VariantResult& r) {
+  if (buf.size() < 16) return false;
+  uint64_t idx, len;
+  std::memcpy(&idx, buf.data(), 8);
+  std::memcpy(&len, buf.data() + 8, 8);
+  if (buf.size() < 16 + len) return false;
+  size_t at = 16;
+  auto get = [&]() {
+    uint64_t n;
+    std::memcpy(&n, buf.data() + at, 8);
+    std::string s = buf.substr(at + 8, n);
+    at += 8 + n;
+    return s;
+  };
+  r.ok = get() == "1";
+  r.error = get();
+  r.hash = std::stoull(get());
+  r.cuda = get();
+  r.cubin = get();
+  r.registers = std::stoi(get());
+  r.spill_bytes = std::stoi(get());
+  r.shared_bytes = std::stoll(get());
+  r.generate_seconds = std::stod(get());
+  r.compile_seconds = std::stod(get());
+  index = size_t(idx);
+  buf.erase(0, 16 + len);
+  return true;
+}
+
+void write_all(int fd, const std::string& s) {
+  size_t done = 0;
+  while (done < s.size()) {
+    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
+    if (n <= 0) return;
+    done += size_t(n);
+  }
+}
+
+VariantResult one_variant(const std::function<LoopKernel()>& make, const TargetInfo& target, const VariantOptions& o) {
+  VariantResult r;
+  try {
+    auto t0 = std::chrono::steady_clock::now();
+    LoopKernel k = make();
+    r.hash = structural_hash(k);
+    GeneratedKernel g = generate(k, target);
+    r.cuda = cuda::print_source(g);
+    r.shared_bytes = g.local_bytes();
+    r.generate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (o.compile) {
+      cuda::CompileResult c = cuda::compile(r.cuda, target.arch);
+      r.cubin = c.cubin;
+      r.registers = c.registers;
+      r.spill_bytes = c.spill_bytes;
+      r.compile_seconds = c.seconds;
+    }
+    r.ok = true;
+  } catch (const std::exception& e) {
+    r.ok = false;
+    r.error = e.what();
+  }
+  return r;
+}
+
+std::vector<VariantResult> run_pool(size_t n, const std::function<LoopKernel(size_t)>& make, const VariantOptions& o) {
+  std::vector<VariantResult> out(n);
+  if (n == 0) return out;
+  TargetInfo target = cuda::target_info(o.arch);  // (asks the driver here, once, not in the workers)
+  int workers = o.workers > 0 ? o.workers : int(std::max(1u, std::thread::hardware_concurrency()));
+  workers = int(std::min<size_t>(size_t(workers), n));
+  if (workers == 1) {
+    for (size_t i = 0; i < n; ++i) out[i] = one_variant([&] { return make(i); }, target, o);
+    return out;
+  }
+  struct Worker {
+    pid_t pid = -1;
+    int fd = -1;
+    std::string buf;
+  };
+  std::vector<Worker> ws(static_cast<size_t>(workers));
+  std::vector<bool> done(n, false);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  for (int w = 0; w < workers; ++w) {
+    int p[2];
+    if (pipe(p) != 0) throw Error("compile_variants: pipe failed");
+    pid_t pid = fork();
+    if (pid < 0) throw Error("compile_variants: fork failed");
+    if (pid == 0) {
+      ::close(p[0]);
+      for (size_t i = size_t(w); i < n; i += size_t(workers)) write_all(p[1], encode(i, one_variant([&] { return make(i); }, target, o)));
+      ::close(p[1]);
+      _exit(0);
+    }
+    ::close(p[1]);
+    ws[size_t(w)].pid = pid;
+    ws[size_t(w)].fd = p[0];
+  }
+  // read every pipe until each worker closes it
+  for (size_t open = ws.size(); open > 0;) {
+    std::vector<pollfd> fds;
+    for (auto& w : ws)
+      if (w.fd >= 0) fds.push_back({w.fd, POLLIN, 0});
+    if (poll(fds.data(), fds.size(), -1) < 0) continue;
+    for (auto& f : fds) {
+      if (!(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Worker& w = *std::find_if(ws.begin(), ws.end(), [&](auto& x) { return x.fd == f.fd; });
+      char chunk[65536];
+      ssize_t got = ::read(w.fd, chunk, sizeof chunk);
+      if (got > 0) {
+        w.buf.append(chunk, size_t(got));
+        size_t idx;
+        VariantResult r;
+        while (decode(w.buf, idx, r)) {
+          out[idx] = std::move(r);
+          done[idx] = true;
+          r = VariantResult{};
+        }
+        continue;
+      }
+      ::close(w.fd);
+      w.fd = -1;
+      --open;
+    }
+  }
+  for (int w = 0; w < workers; ++w) {
+    int status = 0;
+    waitpid(ws[size_t(w)].pid, &status, 0);
+    for (size_t i = size_t(w); i < n; i += size_t(workers))
+      if (!done[i]) {
+        out[i].ok = false;
+        out[i].error = WIFSIGNALED(status) ? "the worker generating this variant died (signal " + std::to_string(WTERMSIG(status)) + ")"
+                                           : "the worker generating this variant exited without a result (status " +
+                                                 std::to_string(WEXITSTATUS(status)) + ")";
+      }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<VariantResult> compile_variants(const LoopKernel& k, const std::vector<std::vector<TransformStep>>& scripts,
+                                            const VariantOptions& options) {
+  return run_pool(scripts.size(), [&](size_t i) { return apply_transforms(k, scripts[i]); }, options);
+}
+
+std::vector<VariantResult> compile_variants(size_t n, const std::function<LoopKernel(size_t)>& make, const VariantOptions& options) {
+  return run_pool(n, make, options);
+}
+
+std::vector<VariantResult> compile_variants(const std::vector<LoopKernel>& kernels, const VariantOptions& options) {
+  return run_pool(kernels.size(), [&](size_t i) { return kernels[i]; }, options);
+}
+
+}  // namespace loom
