@@ -21,6 +21,7 @@
 #include "loom/interpreter.h"
 #include "loom/runtime.h"
 #include "loom/transforms.h"
+#include "loom/variants.h"
 #ifdef LOOM_HAS_CPU_TARGET
 #include "loom/cpu.h"
 #endif
@@ -731,6 +732,47 @@ PYBIND11_MODULE(_loom, m) {
   m.def("search_domain", [](const LoopKernel& k, const std::string& transform, const std::string& param,
                             const std::map<std::string, std::string>& bound) { return search_domain(transform, param, k, bound); });
   m.def("transform_schema_json", &transform_schema_json);
+  {
+    auto to_dicts = [](const std::vector<VariantResult>& rs) {
+      py::list out;
+      for (auto& r : rs) {
+        py::dict d;
+        d["ok"] = r.ok;
+        d["error"] = r.error;
+        d["hash"] = r.hash;
+        d["cuda"] = r.cuda;
+        d["cubin"] = py::bytes(r.cubin);
+        d["registers"] = r.registers;
+        d["spill_bytes"] = r.spill_bytes;
+        d["shared_bytes"] = r.shared_bytes;
+        d["generate_seconds"] = r.generate_seconds;
+        d["compile_seconds"] = r.compile_seconds;
+        out.append(d);
+      }
+      return out;
+    };
+    m.def("compile_variants_of_kernels", [to_dicts](const std::vector<LoopKernel>& ks, int workers, bool compile, const std::string& arch) {
+      VariantOptions o{workers, compile, arch};
+      std::vector<VariantResult> r;
+      {
+        py::gil_scoped_release release;
+        r = compile_variants(ks, o);
+      }
+      return to_dicts(r);
+    });
+    m.def("compile_variants_of_scripts", [to_dicts](const LoopKernel& k, const std::vector<std::string>& scripts, int workers, bool compile,
+                                                    const std::string& arch) {
+      std::vector<std::vector<TransformStep>> steps;
+      for (size_t i = 0; i < scripts.size(); ++i) steps.push_back(parse_transform_script(scripts[i], "<script " + std::to_string(i) + ">"));
+      VariantOptions o{workers, compile, arch};
+      std::vector<VariantResult> r;
+      {
+        py::gil_scoped_release release;
+        r = compile_variants(k, steps, o);
+      }
+      return to_dicts(r);
+    });
+  }
   m.def("cuda_source", [](const LoopKernel& k) { return cuda::print_source(generate(k)); });
   m.def("target_info", [](const std::string& arch) {  // the target model (loom/target_info.h) as a dict
     TargetInfo t = cuda::target_info(arch);

@@ -16,11 +16,11 @@ KernelError, ArgumentError, CudaError), with the command line's messages.
 from ._loom import ArgumentError, CudaError, JsonError, KernelError, LoomError, ParseError, TransformError
 from .kernel import (AddressSpace, CudaTarget, ExecutableCTarget, GlobalArg, InterpreterTarget, LoopKernel,
                      TemporaryVariable, ValueArg, auto, generate_code, generate_code_v2, kernel_from_json, load_kernel, make_kernel, set_options, target_info)
-from .transforms import search_domain, transform_names, transform_schema, _install
+from .transforms import compile_variants, search_domain, transform_names, transform_schema, _install
 
 __all__ = [
     "AddressSpace", "ArgumentError", "CudaError", "CudaTarget", "ExecutableCTarget", "GlobalArg", "InterpreterTarget",
     "KernelError", "LoomError", "LoopKernel", "ParseError", "TemporaryVariable", "TransformError", "ValueArg", "auto",
-    "generate_code", "generate_code_v2", "JsonError", "kernel_from_json", "load_kernel", "make_kernel", "set_options", "target_info", "search_domain", "transform_names", "transform_schema",
+    "generate_code", "generate_code_v2", "JsonError", "kernel_from_json", "load_kernel", "make_kernel", "set_options", "target_info", "compile_variants", "search_domain", "transform_names", "transform_schema",
 ]
 __all__ += _install(globals())

@@ -56,6 +56,21 @@ def search_domain(knl, transform, param, **bound):
     return _loom.search_domain(knl._core, transform, param, {k: str(v) for k, v in bound.items()})
 
 
+def compile_variants(kernels, scripts=None, workers=None, compile=True, arch=None):
+    """Generate (and compile with NVRTC) many variants in parallel worker processes,
+    as a tuner does: `kernels` a list of kernels, or one kernel with `scripts` (transformation
+    scripts as text, one step per line). Returns one dict per variant, in order: ok, error,
+    hash, cuda, cubin, registers, spill_bytes, shared_bytes, generate_seconds,
+    compile_seconds. A variant that is refused, or whose worker crashes, has ok False and
+    the reason; the others are unaffected."""
+    w = int(workers or 0)
+    if scripts is not None:
+        if not isinstance(kernels, LoopKernel):
+            raise TypeError("compile_variants: with scripts, give one kernel")
+        return _loom.compile_variants_of_scripts(kernels._core, list(scripts), w, bool(compile), arch or "")
+    return _loom.compile_variants_of_kernels([k._core for k in kernels], w, bool(compile), arch or "")
+
+
 def transform_schema():
     """Every transformation's declaration (types, defaults, choices, ranges, help, search domains) as a dict."""
     import json

@@ -373,3 +373,14 @@ def test_transformation_signatures_carry_the_declared_types_and_defaults():
         lp.split_iname(k, "i", 0)
     names = {t["name"] for t in lp.transform_schema()["transforms"]}
     assert "split_iname" in names and "add_prefetch" in names
+
+
+def test_compile_variants_in_parallel_workers():
+    k = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < m}", "out[i, j] = 2 * a[i, j]")
+    scripts = [f"split_iname i {b} outer_tag=g.0 inner_tag=l.0" for b in (16, 32, 64, 2048)]
+    r = lp.compile_variants(k, scripts, workers=2, compile=False)
+    assert [v["ok"] for v in r] == [True, True, True, False]
+    assert "2048 threads" in r[3]["error"]
+    assert r[0]["cuda"] == lp.generate_code_v2(lp.split_iname(k, "i", 16, outer_tag="g.0", inner_tag="l.0")).device_code()
+    by_kernel = lp.compile_variants([lp.split_iname(k, "i", 32, outer_tag="g.0", inner_tag="l.0")], compile=False)
+    assert by_kernel[0]["hash"] == r[1]["hash"]
