@@ -224,7 +224,7 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
       insn = with_values(insn, {{iname, ko + make_int(1, it)}});
       lead_with(insn, temporary, next_parity);
       insn.predicates.push_back(make_binary(BinOp::Le, simplify(ko + make_int(1, it)), last, types::boolean));
-      if (async) insn.tags.insert("async");
+      if (async) insn.async_copy = true;
       continue;
     }
     lead_with(insn, temporary, parity);
@@ -237,7 +237,7 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
   head.inames_given = true;
   lead_with(head, temporary, make_int(0, it));
   head.predicates.push_back(make_binary(BinOp::Le, first, last, types::boolean));
-  if (async) head.tags.insert("async");
+  if (async) head.async_copy = true;
   transforms::drop_proven_predicates(r, head);
   // before the fill in the list: the order of the instructions is the order
   // of their writes for the dependence analysis

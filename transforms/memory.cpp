@@ -90,7 +90,7 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
     if (may_be_negative) fetch.predicates.push_back(make_binary(BinOp::Ge, loops.source[d], make_int(0)));
     fetch.predicates.push_back(make_binary(BinOp::Lt, loops.source[d], arg->shape[d]));
   }
-  if (o.async_copy) fetch.tags.insert("async");
+  fetch.async_copy = o.async_copy;
   transforms::drop_proven_predicates(r, fetch);
   bool integral = o.fill_value && double(int64_t(*o.fill_value)) == *o.fill_value;
   if (o.fill_value && arg->dtype.is_int() && !integral)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loom/expr.h"
+#include "loom/kernel.h"
 
 namespace loom {
 
@@ -31,12 +32,20 @@ struct Stmt {
   std::vector<Expr> vector_accesses;
   Expr lhs, rhs;                  // Assign
   std::string insn_id;            // Assign: the instruction it came from
+  // Assign: how it runs. A target handles each in one place: a computation
+  // (lhs = rhs), an asynchronous copy global -> local (cp.async where the
+  // target has it; a plain copy elsewhere), or a warp reduction (rhs a
+  // warp_reduce call; every lane of the group takes part).
+  enum class Op : uint8_t { Compute, AsyncCopy, WarpReduce };
+  Op op = Op::Compute;
 };
 
 StmtPtr make_block(std::vector<StmtPtr> stmts);
 StmtPtr make_for(std::string var, Expr init, Expr cond, int64_t step, StmtPtr body);
 StmtPtr make_if(Expr cond, StmtPtr then_branch, StmtPtr else_branch = nullptr);
-StmtPtr make_assign(std::string insn_id, Expr lhs, Expr rhs);
+StmtPtr make_assign(std::string insn_id, Expr lhs, Expr rhs, Stmt::Op op = Stmt::Op::Compute);
+// The op of an instruction's assignment: its async_copy, a warp reduction, or a computation.
+Stmt::Op assignment_op(const Instruction& insn);
 StmtPtr make_barrier();
 
 // s with each child replaced by f(child); s itself when no child changed

@@ -56,6 +56,11 @@ struct Instruction {
   // {atomic} (loopy's AtomicUpdate): x[I] = x[I] + e on a global array, done
   // as one atomic update, so threads and blocks may add into one element.
   bool atomic = false;
+  // A copy of global memory into a local temporary that need not complete
+  // before the next instruction (add_prefetch/double_buffer's async_copy):
+  // CUDA prints it as cp.async on targets that have it and waits at the
+  // next barrier; elsewhere it is a plain copy. Text: the flag {async}.
+  bool async_copy = false;
   SourceLoc loc;
   // Where this instruction's instances come from in the kernel as written
   // (LoopKernel::original): each iname of the original instruction (its

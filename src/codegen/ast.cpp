@@ -29,9 +29,10 @@ StmtPtr make_if(Expr cond, StmtPtr then_branch, StmtPtr else_branch) {
   if (else_branch) s->children.push_back(std::move(else_branch));
   return s;
 }
-StmtPtr make_assign(std::string insn_id, Expr lhs, Expr rhs) {
+StmtPtr make_assign(std::string insn_id, Expr lhs, Expr rhs, Stmt::Op op) {
   auto s = std::make_shared<Stmt>();
   s->kind = Stmt::Assign;
+  s->op = op;
   s->insn_id = std::move(insn_id);
   s->lhs = std::move(lhs);
   s->rhs = std::move(rhs);
@@ -43,7 +44,12 @@ StmtPtr make_barrier() {
   return s;
 }
 
-bool is_collective(const Stmt& s) { return s.kind == Stmt::Assign && as_warp_reduce(s.rhs).has_value(); }
+Stmt::Op assignment_op(const Instruction& insn) {
+  if (as_warp_reduce(insn.rhs)) return Stmt::Op::WarpReduce;
+  return insn.async_copy ? Stmt::Op::AsyncCopy : Stmt::Op::Compute;
+}
+
+bool is_collective(const Stmt& s) { return s.kind == Stmt::Assign && s.op == Stmt::Op::WarpReduce; }
 
 const Select* guarded_copy(const Expr& rhs) {
   auto sel = rhs.as<Select>();

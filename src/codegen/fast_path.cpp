@@ -697,7 +697,7 @@ class FastPath {
     StmtPtr s;
     if (insn.kind == Instruction::Barrier) s = make_barrier();
     else if (insn.kind == Instruction::NoOp) return make_block({});
-    else s = make_assign(insn.id, insn.lhs, insn.rhs);
+    else s = make_assign(insn.id, insn.lhs, insn.rhs, assignment_op(insn));
     if (!insn.predicates.empty()) {
       Expr c;
       for (auto& p : insn.predicates) c = c.defined() ? make_binary(BinOp::And, c, p, types::boolean) : p;

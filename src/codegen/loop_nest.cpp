@@ -268,7 +268,7 @@ class LoopNestBuilder {
   StmtPtr instruction(const Instruction& insn, const std::map<std::string, Expr>& values) {
     if (insn.kind == Instruction::Barrier) return make_barrier();
     if (insn.kind == Instruction::NoOp) return make_block({});
-    StmtPtr s = make_assign(insn.id, simplify(substitute(insn.lhs, values)), simplify(substitute(insn.rhs, values)));
+    StmtPtr s = make_assign(insn.id, simplify(substitute(insn.lhs, values)), simplify(substitute(insn.rhs, values)), assignment_op(insn));
     if (!insn.predicates.empty()) {
       Expr c;
       for (auto& p : insn.predicates) {

@@ -76,6 +76,7 @@ ojson instruction_to_json(const Instruction& i) {
   if (!i.tags.empty()) j["tags"] = names_to_json(i.tags);
   if (i.priority) j["priority"] = i.priority;
   if (i.atomic) j["atomic"] = true;
+  if (i.async_copy) j["async_copy"] = true;
   if (i.loc.line > 0) j["source"] = {{"file", i.loc.file}, {"line", i.loc.line}, {"column", i.loc.column}};
   return j;
 }
@@ -186,7 +187,7 @@ Temporary read_temporary(const JsonValue& v, const std::set<std::string>& inames
 
 Instruction read_instruction(const JsonValue& v, const std::set<std::string>& inames, const std::string& file) {
   v.allow_fields({"id", "kind", "assignee", "expression", "within_inames", "inames_given", "depends_on", "predicates",
-                  "no_sync_with", "tags", "priority", "atomic", "source"});
+                  "no_sync_with", "tags", "priority", "atomic", "async_copy", "source"});
   Instruction i;
   if (v.has("id")) i.id = v.field("id").identifier();
   std::string kind = v.has("kind") ? v.field("kind").string() : "assign";
@@ -219,6 +220,7 @@ Instruction read_instruction(const JsonValue& v, const std::set<std::string>& in
   if (v.has("tags"))
     for (auto& d : v.field("tags").items()) i.tags.insert(d.identifier());
   if (v.has("atomic")) i.atomic = v.field("atomic").boolean();
+  if (v.has("async_copy")) i.async_copy = v.field("async_copy").boolean();
   if (v.has("priority")) i.priority = static_cast<int>(v.field("priority").integer(-1000000, 1000000));
   if (v.has("source")) {
     const JsonValue& s = v.field("source");

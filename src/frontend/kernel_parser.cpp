@@ -268,9 +268,9 @@ class KernelBuilder {
     while (!p.accept("}")) {
       if (p.at_end()) p.fail_here("'}' to close the options");
       size_t koff = p.peek().offset;
-      std::string key = p.expect_ident("an option name (id, dep, inames, if, priority, nosync, tags, atomic)");
-      if (key == "atomic" && (p.is(",") || p.is("}"))) {  // a flag, without a value
-        if (opts.count(key)) src_.fail(koff, "option 'atomic' given twice");
+      std::string key = p.expect_ident("an option name (id, dep, inames, if, priority, nosync, tags, atomic, async)");
+      if ((key == "atomic" || key == "async") && (p.is(",") || p.is("}"))) {  // a flag, without a value
+        if (opts.count(key)) src_.fail(koff, "option '" + key + "' given twice");
         opts[key] = OptionValue{koff, {}};
         p.accept(",");
         continue;
@@ -524,8 +524,11 @@ class KernelBuilder {
       } else if (key == "atomic") {
         if (!v.parts.empty()) src_.fail(v.offset, "atomic takes no value");
         insn.atomic = true;
+      } else if (key == "async") {
+        if (!v.parts.empty()) src_.fail(v.offset, "async takes no value");
+        insn.async_copy = true;
       } else {
-        src_.fail(v.offset, "unknown option '" + key + "' (known: id, dep, inames, if, priority, nosync, tags, atomic)");
+        src_.fail(v.offset, "unknown option '" + key + "' (known: id, dep, inames, if, priority, nosync, tags, atomic, async)");
       }
     }
   }

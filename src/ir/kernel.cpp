@@ -116,6 +116,7 @@ std::string Instruction::str() const {
   if (!tags.empty()) opts.push_back("tags=" + join(tags, ":"));
   if (priority) opts.push_back("priority=" + std::to_string(priority));
   if (atomic) opts.push_back("atomic");
+  if (async_copy) opts.push_back("async");
   os << "  {" << join(opts, ", ") << "}";
   return os.str();
 }

@@ -162,7 +162,7 @@ std::optional<Missing> find_missing(const LoopKernel& k, const std::vector<Event
           const Instruction& R = *ev[ri].insn;
           if (W.no_sync_with.count(R.id) || R.no_sync_with.count(W.id)) continue;
           // an async copy (cp.async) is waited for at a barrier: its own thread needs one too
-          bool async = W.tags.count("async") != 0;
+          bool async = W.async_copy;
           if (!async && same_thread_access(*w, *r, W, R, k)) continue;
           const char* memory = is_local(k, w->name) ? "local memory" : "global memory";
           size_t lo = std::min(wi, ri), hi = std::max(wi, ri);

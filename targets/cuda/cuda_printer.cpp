@@ -221,9 +221,7 @@ int c_precedence(const Expr& e) {
 class Printer {
  public:
   explicit Printer(const GeneratedKernel& g) : g_(g), k_(g.kernel) {
-    for (auto& insn : k_.instructions)
-      if (insn.tags.count("async")) async_ids_.insert(insn.id);
-    has_async_ = !async_ids_.empty();
+    for (auto& insn : k_.instructions) has_async_ |= insn.async_copy;  // (every barrier then waits for the copies)
   }
 
   // The kernel function (print_source puts the prelude and headers before it).
@@ -481,8 +479,7 @@ class Printer {
   // instruction tagged async that copies one element (or `bytes`, a vector)
   // of a global array into local memory, 4, 8 or 16 bytes; 0 otherwise.
   int async_copy_bytes(const Stmt& s, Type t, int64_t bytes = 0) const {
-    if (!has_async_) return 0;
-    if (!async_ids_.count(s.insn_id)) return 0;
+    if (s.op != Stmt::Op::AsyncCopy) return 0;
     auto dst = s.lhs.as<Subscript>();
     auto src = copy_source(s.rhs).first.as<Subscript>();
     if (!dst || !src || s.rhs.type() != t) return 0;
@@ -611,7 +608,6 @@ class Printer {
 
   const GeneratedKernel& g_;
   const LoopKernel& k_;
-  std::set<std::string> async_ids_;  // instructions tagged async
   bool has_async_ = false;
   int vector_count_ = 0;
 };

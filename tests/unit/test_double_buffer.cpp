@@ -45,11 +45,11 @@ TEST(DoubleBuffer, TwoCopiesFillAheadAndOneBarrierPerIteration) {
   ASSERT_NE(at, nullptr);
   ASSERT_EQ(at->shape.size(), 3u);
   EXPECT_EQ(at->shape[0].str(), "2");
-  EXPECT_TRUE(k.instruction("fetch_a").tags.count("async"));
+  EXPECT_TRUE(k.instruction("fetch_a").async_copy);
   EXPECT_EQ(k.instruction("fetch_a").lhs.str().rfind("a_fetch[(k_outer + 1) % 2", 0), 0u) << k.instruction("fetch_a").str();
   ASSERT_TRUE(k.instruction("fetch_a_first").lhs.defined());
   EXPECT_FALSE(k.instruction("fetch_a_first").within_inames.count("k_outer"));
-  EXPECT_TRUE(k.instruction("fetch_a_first").tags.count("async"));
+  EXPECT_TRUE(k.instruction("fetch_a_first").async_copy);
 
   std::string cuda = cuda::print_source(generate(k));
   // the first fills, one barrier, then per k tile: the next fills, the products, one barrier
@@ -66,7 +66,7 @@ TEST(DoubleBuffer, TwoCopiesFillAheadAndOneBarrierPerIteration) {
 
 TEST(DoubleBuffer, PlainCopiesWhenAsyncIsOff) {
   LoopKernel k = prefetched_matmul("double_buffer a_fetch k_outer async_copy=false\n");
-  EXPECT_FALSE(k.instruction("fetch_a").tags.count("async"));
+  EXPECT_FALSE(k.instruction("fetch_a").async_copy);
   std::string cuda = cuda::print_source(generate(k));
   EXPECT_EQ(cuda.find("loom_cp_async"), std::string::npos) << cuda;
   // a_fetch needs one barrier per k tile; b_fetch (single) still two

@@ -121,7 +121,7 @@ TEST(Prefetch, AsyncCopiesOfAHaloAreWaitedForAtTheBarrier) {
                                                             "split_iname i_inner 4 outer_tag=l.1 inner_tag=unr\n"
                                                             "add_prefetch u i_inner_outer,i_inner_inner,j_inner async_copy=true\n"
                                                             "tag_inames u_dim_0_outer:unr u_dim_1_outer:unr\n"));
-  EXPECT_TRUE(t.instruction("fetch_u").tags.count("async"));
+  EXPECT_TRUE(t.instruction("fetch_u").async_copy);
   std::string cuda = cuda::print_source(generate(t));
   EXPECT_EQ(count(cuda, "loom_cp_async<4>("), 10u) << cuda;  // 5 rows of 2 (l.1) x 2 column chunks
   EXPECT_EQ(count(cuda, "loom_cp_async_wait_all();\n  __syncthreads();"), 1u) << cuda;
