@@ -106,6 +106,17 @@ transforms:
 
 }  // namespace
 
+// n instructions, each a row sum over one warp per row with float4 loads
+// (each realized as its own parallel reduction, with domains of its own).
+std::string warp_row_sums(int n) {
+  std::string t = "kernel many\ndomains:\n  {[i, j]: 0 <= i < n and 0 <= j < m}\narguments:\n  a: float32[n, m]\n";
+  for (int c = 0; c < n; ++c) t += "  out" + std::to_string(c) + ": float32[n]\n";
+  t += "instructions:\n";
+  for (int c = 0; c < n; ++c) t += "  out" + std::to_string(c) + "[i] = sum(j, a[i, j] * " + std::to_string(c + 1) + ")\n";
+  return t + "transforms:\n  assume m mod 4 = 0\n  split_iname j 4 inner_tag=vec\n  split_iname j_outer 32 inner_tag=l.0\n"
+             "  split_iname i 8 outer_tag=g.0 inner_tag=l.1\n";
+}
+
 // A tuner's inner loop: a 500-variant SGEMM space (random tile sizes, half
 // of them with shared-memory tiles of a and b), generated in worker processes
 // (compile_variants) with one worker and with one per core; and the same
@@ -179,6 +190,8 @@ int main(int argc, char** argv) {
   time_kernel("running sum", kRunningSum, reps);
   // (at least 15 runs each: the ratio of 320 to 80 is a goal, and medians of 5 moved it by 10%)
   for (int n : {20, 80, 320}) time_kernel(std::to_string(n) + " instructions", independent_instructions(n), std::max(15, reps / (n / 10)));
+  // copies of a warp row-sum with float4 loads (Reliability II: 200 of them took 15.6 s, growing as n^2.5)
+  for (int n : {25, 50, 100, 200}) time_kernel(std::to_string(n) + " warp row sums", warp_row_sums(n), std::max(3, reps / n));
   time_variants();
   std::printf("\npeers (loopy 2025.2, caches off): vector add 20 ms, tiled matmul with two prefetches 240 ms;\n"
               "20/80 independent instructions: 162/574 ms. Goals: 100x less than loopy (vector add <= 0.2 ms, the tiled\n"

@@ -9,6 +9,8 @@
 #pragma once
 #include <mutex>
 #include <stdexcept>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,9 +41,11 @@ class Domain {
   Domain() = default;
   explicit Domain(isl_set* take);  // takes ownership
   Domain(const Domain& o);
-  Domain(Domain&& o) noexcept : set_(o.set_) { o.set_ = nullptr; }
+  Domain(Domain&& o) noexcept : set_(o.set_), inames_(std::move(o.inames_)), id_(o.id_) { o.set_ = nullptr; }
   Domain& operator=(Domain o) noexcept {
     std::swap(set_, o.set_);
+    std::swap(inames_, o.inames_);
+    std::swap(id_, o.id_);
     return *this;
   }
   ~Domain();
@@ -55,6 +59,9 @@ class Domain {
   isl_set* get() const { return set_; }  // borrowed
   isl_set* copy() const;                  // new reference
   bool defined() const { return set_ != nullptr; }
+  // Never reused: one per set taken (copies share it), so an index of a
+  // kernel's domains can tell that a domain was replaced.
+  uint64_t id() const { return id_; }
 
   std::vector<std::string> inames() const;  // set dimensions in order
   std::vector<std::string> params() const;
@@ -64,6 +71,12 @@ class Domain {
 
  private:
   isl_set* set_ = nullptr;
+  // The set dimensions' names, read once when the set is taken: a domain is
+  // never changed in place (every change makes a new Domain), and asking
+  // isl by name for every has_iname made kernels with hundreds of domains
+  // (a warp reduction per instruction) quadratic in isl's string compares.
+  std::shared_ptr<const std::vector<std::string>> inames_;
+  uint64_t id_ = 0;
 };
 
 }  // namespace loom

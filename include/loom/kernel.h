@@ -174,6 +174,27 @@ class NameIndexCache {
  private:
   mutable std::atomic<std::shared_ptr<const NameIndex>> p_;
 };
+// Which domain defines each iname, with the ids of the domains it was read
+// from (Domain::id): a replaced domain shows as another id, so a stale index
+// is rebuilt, never believed.
+struct InameIndex {
+  std::vector<uint64_t> ids;
+  std::unordered_map<std::string, int> domain;
+};
+class InameIndexCache {
+ public:
+  InameIndexCache() = default;
+  InameIndexCache(const InameIndexCache&) {}
+  InameIndexCache& operator=(const InameIndexCache&) {
+    p_.store(nullptr);
+    return *this;
+  }
+  std::shared_ptr<const InameIndex> get() const { return p_.load(); }
+  void set(std::shared_ptr<const InameIndex> x) const { p_.store(std::move(x)); }
+
+ private:
+  mutable std::atomic<std::shared_ptr<const InameIndex>> p_;
+};
 }  // namespace detail
 
 class LoopKernel {
@@ -224,6 +245,7 @@ class LoopKernel {
 
  private:
   detail::NameIndexCache argument_index_, instruction_index_;
+  detail::InameIndexCache iname_index_;
 };
 
 // A kernel's identity by content (src/ir/kernel_hash.cpp): the canonical

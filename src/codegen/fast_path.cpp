@@ -936,7 +936,8 @@ class FastPath {
   // the assumptions (and where `given` holds too, when there is one).
   bool implied_by_assumptions(const Constraint& c, const Constraint* given = nullptr) {
     if (!k_.assumptions.defined()) return false;
-    const auto params = k_.parameters();
+    if (!params_) params_ = k_.parameters();  // (once per kernel: it scans every domain and shape)
+    const auto& params = *params_;
     auto is_param = [&](const std::string& v) { return std::find(params.begin(), params.end(), v) != params.end(); };
     // the enclosing loops c needs, with the loops their bounds need in turn (outer first)
     std::vector<size_t> loops;
@@ -958,8 +959,18 @@ class FastPath {
     };
     std::string conds = text_of(c) + " < 0";
     if (given) conds += " and " + text_of(*given) + " >= 0";
+    // the hardware inames the question mentions, and every block iname (an
+    // empty grid, n < 1, makes every guard hold); the other thread inames lie
+    // in constant ranges that change nothing, and a kernel with a warp
+    // reduction per instruction has hundreds (each dimension more costs every
+    // isl operation: 200 such reductions took 15 s)
     std::string dims;
-    for (auto& h : L_.hardware_inames) dims += (dims.empty() ? "" : ", ") + h;
+    std::vector<std::string> hardware;
+    for (auto& h : L_.hardware_inames)
+      if (need.count(h) || k_.tag_of(h).kind == InameTag::Group) {
+        hardware.push_back(h);
+        dims += (dims.empty() ? "" : ", ") + h;
+      }
     for (size_t i : loops) {
       dims += (dims.empty() ? "" : ", ") + loop_context_[i].first;
       for (auto& b : loop_context_[i].second) conds += " and " + text_of(b) + " >= 0";
@@ -977,7 +988,7 @@ class FastPath {
     isl_set* fails = isl_set_read_from_str(isl_context(), text.c_str());
     if (!fails) return false;
     isl::set s = isl::manage(fails);
-    isl::set box = launch_box(s.get_space());
+    isl::set box = launch_box(s.get_space(), hardware);
     if (box.is_null()) return false;
     s = s.intersect(box);
     isl_set* assumed = isl_set_align_params(k_.assumptions.copy(), isl_set_get_space(s.get()));
@@ -988,12 +999,13 @@ class FastPath {
 
   // The launch box as an isl set over the hardware inames: local inames in
   // their constant ranges, group inames between their bounds in the parameters.
-  isl::set launch_box(const isl::space& space) {
+  isl::set launch_box(const isl::space& space, const std::vector<std::string>& hardware) {
     std::string key = std::to_string(isl_space_dim(space.get(), isl_dim_set));
+    for (auto& h : hardware) key += " " + h;
     if (auto it = launch_boxes_.find(key); it != launch_boxes_.end()) return it->second;
     isl_set* box = isl_set_universe(space.copy());
-    for (size_t i = 0; i < L_.hardware_inames.size(); ++i) {
-      const std::string& h = L_.hardware_inames[i];
+    for (size_t i = 0; i < hardware.size(); ++i) {
+      const std::string& h = hardware[i];
       isl_pw_aff* var = isl_pw_aff_var_on_domain(isl_local_space_from_space(space.copy()), isl_dim_set, unsigned(i));
       isl::pw_aff lo, hi;
       if (auto g = group_bounds_.find(h); g != group_bounds_.end()) {
@@ -1023,7 +1035,8 @@ class FastPath {
   Type it_;
   std::map<std::string, std::pair<Expr, Expr>> group_bounds_;  // group iname -> (lowest, lowest + its axis' grid - 1)
   std::map<std::string, bool> assumed_memo_;                  // by the isl text of the question
-  std::map<std::string, isl::set> launch_boxes_;              // by the number of set dimensions
+  std::map<std::string, isl::set> launch_boxes_;              // by the set's dimensions: their count, then the hardware inames
+  std::optional<std::vector<std::string>> params_;            // the kernel's parameters
   std::vector<std::pair<std::string, std::vector<Constraint>>> loop_context_;  // enclosing loops and their bounds
   std::vector<std::vector<Constraint>> domain_constraints_;
   std::map<std::string, std::vector<Constraint>> statement_constraints_;

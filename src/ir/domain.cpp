@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <set>
 
@@ -32,8 +33,12 @@ std::mutex& isl_launch_mutex() {
   return m;
 }
 
-Domain::Domain(isl_set* take) : set_(take) {}
-Domain::Domain(const Domain& o) : set_(o.set_ ? isl_set_copy(o.set_) : nullptr) {}
+Domain::Domain(isl_set* take) : set_(take) {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1, std::memory_order_relaxed);
+  if (set_) inames_ = std::make_shared<const std::vector<std::string>>(islu::dim_names(set_, isl_dim_set));
+}
+Domain::Domain(const Domain& o) : set_(o.set_ ? isl_set_copy(o.set_) : nullptr), inames_(o.inames_), id_(o.id_) {}
 Domain::~Domain() {
   if (set_) isl_set_free(set_);
 }
@@ -170,9 +175,9 @@ Domain Domain::parse(const std::string& text) {
   throw DomainSyntaxError(msg, line, col < 1 ? 1 : col);
 }
 
-std::vector<std::string> Domain::inames() const { return islu::dim_names(set_, isl_dim_set); }
+std::vector<std::string> Domain::inames() const { return inames_ ? *inames_ : std::vector<std::string>{}; }
 std::vector<std::string> Domain::params() const { return islu::dim_names(set_, isl_dim_param); }
-bool Domain::has_iname(const std::string& n) const { return islu::find_dim(set_, isl_dim_set, n) >= 0; }
+bool Domain::has_iname(const std::string& n) const { return inames_ && std::find(inames_->begin(), inames_->end(), n) != inames_->end(); }
 bool Domain::has_param(const std::string& n) const { return islu::find_dim(set_, isl_dim_param, n) >= 0; }
 std::string Domain::str() const {
   if (!set_) return "<none>";

@@ -299,8 +299,35 @@ std::vector<std::string> LoopKernel::all_inames() const {
 bool LoopKernel::has_iname(const std::string& iname) const { return domain_of(iname) >= 0; }
 
 int LoopKernel::domain_of(const std::string& iname) const {
-  for (size_t i = 0; i < domains.size(); ++i)
-    if (domains[i].has_iname(iname)) return int(i);
+  if (domains.size() <= 8) {  // cheaper than the index
+    for (size_t i = 0; i < domains.size(); ++i)
+      if (domains[i].has_iname(iname)) return int(i);
+    return -1;
+  }
+  // (kernels with hundreds of domains ask this per instruction and iname: a
+  // scan per question made code generation quadratic)
+  auto fresh = [&](const detail::InameIndex& x) {
+    if (x.ids.size() != domains.size()) return false;
+    for (size_t i = 0; i < domains.size(); ++i)
+      if (x.ids[i] != domains[i].id()) return false;
+    return true;
+  };
+  auto index = iname_index_.get();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (index) {
+      auto it = index->domain.find(iname);
+      if (it != index->domain.end() && size_t(it->second) < domains.size() && domains[size_t(it->second)].id() == index->ids[size_t(it->second)])
+        return it->second;  // (a domain's inames are fixed with its id)
+      if (it == index->domain.end() && fresh(*index)) return -1;
+    }
+    auto built = std::make_shared<detail::InameIndex>();
+    for (size_t i = 0; i < domains.size(); ++i) {
+      built->ids.push_back(domains[i].id());
+      for (auto& n : domains[i].inames()) built->domain.emplace(n, int(i));
+    }
+    iname_index_.set(built);
+    index = built;
+  }
   return -1;
 }
 

@@ -123,17 +123,37 @@ void check_kernel(const LoopKernel& k, const TargetInfo& target) {
   // (the same indices, h's copy renamed). Exact dependences between threads
   // are the legality analysis' business; these are the rules private memory
   // cannot break, and what they cannot prove is refused.
+  // (the writers and readers of each name, found once: asking every
+  // instruction about every temporary was quadratic in the kernel's size)
+  std::map<std::string, std::vector<const Instruction*>> writers, readers;
+  for (auto& insn : k.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    writers[insn.assignee_name()].push_back(&insn);
+    std::set<std::string> names = insn.read_names();
+    if (auto s = insn.lhs.as<Subscript>())  // (what reads() also counts: the written element's indices)
+      for (auto& i : s->indices) {
+        collect_free_vars(i, names);
+        for_each_subscript(i, [&](const Subscript& x) { names.insert(x.name); });
+      }
+    for (auto& name : names) readers[name].push_back(&insn);
+  }
+  static const std::vector<const Instruction*> none;
+  auto of = [&](const std::map<std::string, std::vector<const Instruction*>>& m, const std::string& n) -> const auto& {
+    auto it = m.find(n);
+    return it == m.end() ? none : it->second;
+  };
   for (auto& entry : k.temporaries) {
     const std::string& n = entry.first;  // (not a structured binding: lambdas below capture it)
     if (entry.second.space == AddressSpace::Local || entry.second.space == AddressSpace::Global) continue;
-    for (auto& w : k.instructions) {
-      if (w.kind != Instruction::Assign || w.assignee_name() != n) continue;
+    for (const Instruction* wp : of(writers, n)) {
+      const Instruction& w = *wp;
       auto ws = w.lhs.as<Subscript>();
       for (auto& h : w.within_inames) {
         InameTag tag = k.tag_of(h);
         if (!tag.is_hardware()) continue;
-        for (auto& r : k.instructions) {
-          if (r.kind != Instruction::Assign || !r.reads(n)) continue;
+        for (const Instruction* rp : of(readers, n)) {
+          const Instruction& r = *rp;
+          if (!r.reads(n)) continue;
           auto refuse = [&](const std::string& why) {
             fail("private temporary '" + n + "' is written by '" + w.id + "' within iname '" + h + "' (" + tag.str() + ") and read by '" + r.id +
                  "', " + why + ": private memory belongs to one thread (make the temporary local, or do not tag '" + h + "')");
