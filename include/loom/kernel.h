@@ -160,20 +160,6 @@ struct NameIndex {
   size_t size = 0;
   std::unordered_map<std::string, size_t> at;
 };
-class NameIndexCache {
- public:
-  NameIndexCache() = default;
-  NameIndexCache(const NameIndexCache&) {}
-  NameIndexCache& operator=(const NameIndexCache&) {
-    p_.store(nullptr);
-    return *this;
-  }
-  std::shared_ptr<const NameIndex> get() const { return p_.load(); }
-  void set(std::shared_ptr<const NameIndex> x) const { p_.store(std::move(x)); }
-
- private:
-  mutable std::atomic<std::shared_ptr<const NameIndex>> p_;
-};
 // Which domain defines each iname, with the ids of the domains it was read
 // from (Domain::id): a replaced domain shows as another id, so a stale index
 // is rebuilt, never believed.
@@ -181,20 +167,24 @@ struct InameIndex {
   std::vector<uint64_t> ids;
   std::unordered_map<std::string, int> domain;
 };
-class InameIndexCache {
+// A lazily built index, shared atomically; a copied kernel starts without one.
+template <class Index>
+class IndexCache {
  public:
-  InameIndexCache() = default;
-  InameIndexCache(const InameIndexCache&) {}
-  InameIndexCache& operator=(const InameIndexCache&) {
+  IndexCache() = default;
+  IndexCache(const IndexCache&) {}
+  IndexCache& operator=(const IndexCache&) {
     p_.store(nullptr);
     return *this;
   }
-  std::shared_ptr<const InameIndex> get() const { return p_.load(); }
-  void set(std::shared_ptr<const InameIndex> x) const { p_.store(std::move(x)); }
+  std::shared_ptr<const Index> get() const { return p_.load(); }
+  void set(std::shared_ptr<const Index> x) const { p_.store(std::move(x)); }
 
  private:
-  mutable std::atomic<std::shared_ptr<const InameIndex>> p_;
+  mutable std::atomic<std::shared_ptr<const Index>> p_;
 };
+using NameIndexCache = IndexCache<NameIndex>;
+using InameIndexCache = IndexCache<InameIndex>;
 }  // namespace detail
 
 class LoopKernel {
