@@ -1,16 +1,22 @@
 // compile_variants (loom/variants.h): a fork-based pool. Forking after the
 // kernel is built gives each worker its own copy of everything (the isl
 // context, the caches), so code generation needs no locks and one worker's
-// crash cannot corrupt another's state. Variants are dealt out round-robin;
-// each worker writes one framed record per variant to its pipe as soon as
-// it is done, and the parent reads all pipes with poll().
+// crash cannot corrupt another's state (one worker is forked too, so the
+// caller's process never runs a variant); each worker writes one framed
+// record per variant to its pipe as soon as
+// it is done, and the parent reads all pipes with poll(). Workers take the
+// next variant from a counter in shared memory, so a crash costs exactly the
+// variant its worker was on.
 #include "loom/variants.h"
 
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <new>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -118,10 +124,11 @@ std::vector<VariantResult> run_pool(size_t n, const std::function<LoopKernel(siz
   TargetInfo target = cuda::target_info(o.arch);  // (asks the driver here, once, not in the workers)
   int workers = o.workers > 0 ? o.workers : int(std::max(1u, std::thread::hardware_concurrency()));
   workers = int(std::min<size_t>(size_t(workers), n));
-  if (workers == 1) {
-    for (size_t i = 0; i < n; ++i) out[i] = one_variant([&] { return make(i); }, target, o);
-    return out;
-  }
+  // the next variant to take, shared by the workers (variants differ in cost:
+  // a worker takes the next one when it is done, so none waits on another's share)
+  void* page = mmap(nullptr, sizeof(std::atomic<uint64_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) throw Error("compile_variants: mmap failed");
+  auto* next = new (page) std::atomic<uint64_t>(0);
   struct Worker {
     pid_t pid = -1;
     int fd = -1;
@@ -138,7 +145,7 @@ std::vector<VariantResult> run_pool(size_t n, const std::function<LoopKernel(siz
     if (pid < 0) throw Error("compile_variants: fork failed");
     if (pid == 0) {
       ::close(p[0]);
-      for (size_t i = size_t(w); i < n; i += size_t(workers)) write_all(p[1], encode(i, one_variant([&] { return make(i); }, target, o)));
+      for (size_t i; (i = size_t(next->fetch_add(1))) < n;) write_all(p[1], encode(i, one_variant([&] { return make(i); }, target, o)));
       ::close(p[1]);
       _exit(0);
     }
@@ -173,17 +180,21 @@ std::vector<VariantResult> run_pool(size_t n, const std::function<LoopKernel(siz
       --open;
     }
   }
+  // a variant without a result was the one its worker was on when it died
+  std::string why;
   for (int w = 0; w < workers; ++w) {
     int status = 0;
     waitpid(ws[size_t(w)].pid, &status, 0);
-    for (size_t i = size_t(w); i < n; i += size_t(workers))
-      if (!done[i]) {
-        out[i].ok = false;
-        out[i].error = WIFSIGNALED(status) ? "the worker generating this variant died (signal " + std::to_string(WTERMSIG(status)) + ")"
-                                           : "the worker generating this variant exited without a result (status " +
-                                                 std::to_string(WEXITSTATUS(status)) + ")";
-      }
+    if (WIFSIGNALED(status)) why = "the worker generating this variant died (signal " + std::to_string(WTERMSIG(status)) + ")";
+    else if (WEXITSTATUS(status) != 0 && why.empty())
+      why = "the worker generating this variant exited without a result (status " + std::to_string(WEXITSTATUS(status)) + ")";
   }
+  munmap(page, sizeof(std::atomic<uint64_t>));
+  for (size_t i = 0; i < n; ++i)
+    if (!done[i]) {
+      out[i].ok = false;
+      out[i].error = why.empty() ? "the worker generating this variant stopped without a result" : why;
+    }
   return out;
 }
 

@@ -5,8 +5,8 @@
 // one. Workers never open the GPU (NVRTC needs no driver), share nothing
 // but the kernel they start from, and report each variant's source, binary
 // and figures or its error; a worker that crashes (a bug, an isl abort)
-// costs only its unfinished variants, each reported as failed with the
-// signal, and the rest go on. Results come back in the order given.
+// costs only the variant it was on, reported as failed with the signal, and
+// the rest go on. Results come back in the order given.
 #pragma once
 #include <functional>
 #include <string>
