@@ -300,7 +300,12 @@ struct Flow {
 // for every argument element written, the write that leaves its final value
 // (a read by END, after everything); the reads of values from before the
 // kernel. time_dims: the length of the side's times (SideBuilder::time_dims).
-Flow dataflow(const Side& s, const std::set<std::string>& arrays, const std::set<std::string>& live_out, int time_dims) {
+// isl operations one dataflow may take: about 0.5 s; every example, test
+// and conformance kernel needs less than a tenth of it.
+constexpr unsigned long kDataflowOperations = 1000000;
+
+Flow dataflow(const Side& s, const std::set<std::string>& arrays, const std::set<std::string>& live_out, int time_dims,
+              const std::string& kernel) {
   isl_union_map *sink = nullptr, *must = nullptr, *may = nullptr, *schedule = nullptr;
   auto add = [](isl_union_map*& u, isl_map* m) {
     isl_union_map* x = isl_union_map_from_map(m);
@@ -337,8 +342,21 @@ Flow dataflow(const Side& s, const std::set<std::string>& arrays, const std::set
   info = isl_union_access_info_set_must_source(info, must);
   info = isl_union_access_info_set_may_source(info, may);
   info = isl_union_access_info_set_schedule_map(info, schedule);
+  // (its work is bounded: on unions of pieces with integer divisions, a
+  // parametric chunk_iname of a split, isl's exact dataflow ran for seconds
+  // to minutes; beyond the bound the order cannot be proven and the kernel
+  // is refused, never generated unchecked)
+  isl_ctx* ctx = isl_context();
+  isl_ctx_reset_operations(ctx);
+  isl_ctx_set_max_operations(ctx, kDataflowOperations);
   isl_union_flow* flow = isl_union_access_info_compute_flow(info);
-  if (!flow) islu::fail("compute_flow");
+  isl_ctx_set_max_operations(ctx, 0);
+  if (!flow) {
+    isl_ctx_reset_error(ctx);
+    throw KernelError("kernel '" + kernel + "': the check that the transformations keep every value's writer (isl's exact dataflow) exceeded its work bound "
+                      "on this kernel's domains (unions with integer divisions, e.g. a chunk_iname of a parametric range): the "
+                      "loop order cannot be proven legal; chunk or split with constant lengths instead");
+  }
   Flow f{isl::manage(isl_union_flow_get_may_dependence(flow)), isl::manage(isl_union_flow_get_may_no_source(flow))};
   isl_union_flow_free(flow);
   return f;
@@ -463,8 +481,8 @@ void check_reorderings(const LoopKernel& k, const Linearization& L) {
   if (arrays.empty()) return;
   std::set<std::string> live_out;
   for (auto& a : k.original->arguments) live_out.insert(a.name);
-  Flow f0 = dataflow(before, arrays, live_out, ref_builder.time_dims());
-  Flow f1 = dataflow(after, arrays, live_out, new_builder.time_dims());
+  Flow f0 = dataflow(before, arrays, live_out, ref_builder.time_dims(), k.name);
+  Flow f1 = dataflow(after, arrays, live_out, new_builder.time_dims(), k.name);
   std::set<std::pair<std::string, std::string>> nosync = before.nosync;
   nosync.insert(after.nosync.begin(), after.nosync.end());
   f0.deps = without_nosync(f0.deps, nosync);

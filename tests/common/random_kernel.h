@@ -6,7 +6,8 @@
 // loop-carried dependence (an array, a running sum in a temporary), two
 // instructions sharing an array, a gather through an index array, mixed dtypes (float32, float64,
 // int32), substitution rules, Fortran-order layouts and assumptions, nested
-// domains (equality, inequality and strided sub-domains of an outer iname). Each comes with an assumption-free text form; random_schedule
+// domains (equality, inequality and strided sub-domains of an outer iname),
+// unsigned and bool values, and global barriers at the ends. Each comes with an assumption-free text form; random_schedule
 // (random_schedule.h) then transforms it. Used by the RandomKernels test (a
 // short fixed-seed run) and by tools/fuzz-kernels (long runs with statistics).
 #pragma once
@@ -30,7 +31,7 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
   std::string lit = is_int ? "3" : "1.5";
   std::string domains, args, insns;
   std::string rules, assumptions;
-  switch (pick(12)) {
+  switch (pick(14)) {
     case 0: {  // element-wise with offsets: out[i] = f(a[i + s])
       int s = pick(3);
       domains = "{[i]: 0 <= i < n}";
@@ -96,6 +97,19 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
       domains = std::string("{[i, j]: 0 <= i < n and 0 <= j < m}\n  ") + sub[pick(3)];
       args = "a: " + dt + "[n, m], b: " + dt + "[n], out: " + dt + "[n, m], r: " + dt + "[n]";
       insns = "out[i, j] = a[i, j] * " + lit + "\nr[i] = sum(k, b[k] * " + lit + ")  {inames=i}";
+      break;
+    }
+    case 12: {  // unsigned and bool values: conversions with one meaning on every target
+      domains = "{[i]: 0 <= i < n}";
+      args = "a: " + dt + "[n], u: uint32[n], c: int32[1], b: bool[n]";
+      // (negative values into uint32: integers wrap, floats saturate at 0; a sum of bools counts)
+      insns = "u[i] = a[i] * " + lit + " - 20  {id=conv}\nb[i] = a[i] > 0  {id=test}\nc[0] = sum(i, b[i])  {dep=test}";
+      break;
+    }
+    case 13: {  // a global barrier first or last: one launch, without it
+      domains = "{[i]: 0 <= i < n}";
+      args = "a: " + dt + "[n], out: " + dt + "[n]";
+      insns = pick(2) ? "out[i] = a[i] * " + lit + "\n... gbarrier" : "... gbarrier\nout[i] = a[i] * " + lit;
       break;
     }
     case 6: {  // a substitution rule

@@ -5,6 +5,9 @@
 // A short fixed-seed run; tools/fuzz-kernels runs it long (LOOM_FUZZ_CASES).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+
 #include "loom/transforms.h"
 #include "oracle.h"
 #include "random_kernel.h"
@@ -23,6 +26,17 @@ TEST(RandomKernels, TransformedKernelsComputeWhatTheOriginalComputes) {
     if (env && c > 0 && c % 2000 == 0) std::fprintf(stderr, "  %d cases: %d checked, %d refused\n", c, checked, refused);
     loom::testing::RandomKernel rk = loom::testing::random_kernel(rng);
     std::string log;
+    auto started = std::chrono::steady_clock::now();
+    // a case slow enough to look hung is a finding too (Reliability II): it is named
+    struct SlowReport {
+      std::chrono::steady_clock::time_point t;
+      const std::string& text;
+      const std::string& log;
+      ~SlowReport() {
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+        if (s > 2) std::fprintf(stderr, "slow random case (%.1f s):\n%stransforms:\n%s\n", s, text.c_str(), log.c_str());
+      }
+    } slow{started, rk.text, log};
     LoopKernel t = loom::testing::random_schedule(rk.kernel, rng, log);
     try {
       generate(t);
