@@ -26,6 +26,8 @@ void propagate_inames_from_writers(LoopKernel& kernel, const std::set<std::strin
 // Every variable is an iname, parameter, argument or temporary; every array
 // access names an array of the right rank. ParseError at the instruction.
 void check_names(const LoopKernel& k);
+// Every loop an instruction runs in has both ends (ParseError at its line otherwise).
+void check_bounded_inames(const LoopKernel& k);
 
 // The kernel as written becomes the reference of its transformed versions:
 // each instruction's origin is itself (its inames and those of the

@@ -328,6 +328,7 @@ LoopKernel read_kernel(const JsonValue& v, const std::string& file) {
   for (auto& insn : k.instructions)
     if (insn.inames_given || insn.within_inames.empty()) frontend::infer_within_inames(k, insn, inames);
   bool infer_rest = v.has("infer_arguments") && v.field("infer_arguments").boolean();
+  frontend::check_bounded_inames(k);
   frontend::infer_arguments(k, infer_rest);
   frontend::check_names(k);
   frontend::record_original(k);

@@ -6,9 +6,11 @@
 #include <iterator>
 #include <optional>
 #include <fnmatch.h>
+#include <isl/set.h>
 
 #include "frontend_internal.h"
 #include "loom/analysis.h"
+#include "loom/isl_util.h"
 #include "loom/match.h"
 
 namespace loom::frontend {
@@ -185,6 +187,39 @@ void check_rule_calls(const LoopKernel& kernel, const Expr& e, Fail fail) {
   if (!v.bad.empty()) fail(v.bad);
 }
 }  // namespace
+
+// Every loop an instruction runs in (or reduces over) has both ends in the
+// instruction's iteration set: {[i, j]: 0 <= i < n} read by a sum over j, or
+// i bounded only by an iname nothing runs in, sent isl's shape inference and
+// AST generation into "unbounded optimum" (found by the mutation fuzzer).
+void check_bounded_inames(const LoopKernel& kernel) {
+  for (auto& insn : kernel.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    std::set<std::string> used = insn.within_inames;
+    if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, used);
+    std::vector<std::string> names;
+    for (auto& n : kernel.all_inames())
+      if (used.count(n)) names.push_back(n);
+    if (names.empty()) continue;
+    isl::set dom;
+    try {
+      dom = islu::iteration_domain(kernel, names);
+    } catch (const Error&) {
+      continue;  // (an iname no domain defines: check_names says so)
+    }
+    if (dom.is_null() || isl_set_plain_is_empty(dom.get()) == isl_bool_true) continue;
+    for (size_t i = 0; i < names.size(); ++i) {
+      int pos = isl_set_find_dim_by_name(dom.get(), isl_dim_set, names[i].c_str());
+      if (pos < 0) continue;
+      bool lower = isl_set_dim_has_any_lower_bound(dom.get(), isl_dim_set, unsigned(pos)) == isl_bool_true;
+      bool upper = isl_set_dim_has_any_upper_bound(dom.get(), isl_dim_set, unsigned(pos)) == isl_bool_true;
+      if (!lower || !upper)
+        throw ParseError(insn.loc, "instruction '" + insn.id + "' runs over iname '" + names[i] + "', which has no " +
+                                       (lower ? "upper" : upper ? "lower" : "lower or upper") + " bound in its domain " +
+                                       kernel.domains[size_t(kernel.domain_of(names[i]))].str() + "; every loop needs both ends");
+    }
+  }
+}
 
 // Every variable must be an iname, parameter, argument or temporary, and
 // every array access must name an array argument or temporary.

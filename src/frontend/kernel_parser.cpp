@@ -248,6 +248,7 @@ class KernelBuilder {
     frontend::assign_ids(kernel_);
     for (auto& insn : kernel_.instructions) frontend::infer_within_inames(kernel_, insn, inames);
     frontend::propagate_inames_from_writers(kernel_, inames);
+    frontend::check_bounded_inames(kernel_);
     frontend::infer_arguments(kernel_, infer_rest_);
     frontend::check_names(kernel_);
     frontend::record_original(kernel_);

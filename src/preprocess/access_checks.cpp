@@ -276,12 +276,29 @@ class Checker {
       where = where.intersect(gs);
     }
     for (size_t d : open) {
-      isl::pw_aff idx = islu::pw_aff_from_expr(s.indices[d], sp);
-      isl::pw_aff ext = islu::pw_aff_from_expr(shape[d], sp);
-      if (idx.is_null() || ext.is_null()) continue;
-      isl_set* below = isl_pw_aff_lt_set(idx.copy(), isl_pw_aff_zero_on_domain(isl_local_space_from_space(sp.copy())));
+      // the parameters the extent or index name that the domain does not
+      // (x: float32[q] read at x[b] with b < nb): in the space too, free, so
+      // the proof covers every value of them (they were skipped unchecked)
+      isl::space dsp = sp;
+      isl::set dwhere = where;
+      std::set<std::string> vars;
+      collect_free_vars(shape[d], vars);
+      collect_free_vars(s.indices[d], vars);
+      bool added = false;
+      for (auto& v : vars)
+        if (!k_.has_iname(v) && isl_space_find_dim_by_name(dsp.get(), isl_dim_param, v.c_str()) < 0) {
+          dsp = isl::manage(isl_space_add_param_id(dsp.release(), isl_id_alloc(isl_context(), v.c_str(), nullptr)));
+          added = true;
+        }
+      if (added) dwhere = isl::manage(isl_set_align_params(where.copy(), dsp.copy()));
+      isl::pw_aff idx = islu::pw_aff_from_expr(s.indices[d], dsp);
+      isl::pw_aff ext = islu::pw_aff_from_expr(shape[d], dsp);
+      if (idx.is_null() || ext.is_null()) continue;  // (not affine: the runtime checks it)
+      isl_set* below = isl_pw_aff_lt_set(idx.copy(), isl_pw_aff_zero_on_domain(isl_local_space_from_space(dsp.copy())));
       isl_set* above = isl_pw_aff_ge_set(idx.copy(), ext.copy());
-      isl::set bad = where.intersect(isl::manage(isl_set_union(below, above)));
+      isl::set bad = dwhere.intersect(isl::manage(isl_set_union(below, above)));
+      if (added && k_.assumptions.defined())  // (the assumptions may relate the added parameters)
+        bad = isl::manage(isl_set_intersect_params(bad.release(), isl_set_align_params(k_.assumptions.copy(), isl_set_get_space(bad.get()))));
       if (!bad.is_empty())
         throw KernelError("kernel '" + k_.name + "': instruction '" + insn.id + "' accesses " + access_str(s) + " out of bounds: index " +
                           std::to_string(d) + " (" + s.indices[d].str() + ") leaves [0, " + shape[d].str() + ") for " +

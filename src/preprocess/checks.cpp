@@ -7,6 +7,8 @@
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
 
+#include <isl/set.h>
+
 namespace loom {
 
 namespace {
@@ -87,6 +89,26 @@ void check_kernel(const LoopKernel& k, const TargetInfo& target) {
   }
   for (auto& [n, tag] : k.iname_tags)
     if (!k.has_iname(n)) fail("iname '" + n + "' is tagged '" + tag.str() + "' but no domain defines it");
+  // every loop has both ends ({[i, j]: 0 <= i < n} leaves j without any: isl's
+  // AST generator then stopped with "unbounded optimum")
+  // (only inames something runs in: loopy accepts an unused unbounded one)
+  std::set<std::string> used_inames;
+  for (auto& insn : k.instructions) {
+    used_inames.insert(insn.within_inames.begin(), insn.within_inames.end());
+    if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, used_inames);
+  }
+  for (auto& d : k.domains) {
+    if (isl_set_plain_is_empty(d.get()) == isl_bool_true) continue;  // (nothing runs)
+    auto names = d.inames();
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!used_inames.count(names[i])) continue;
+      bool lower = isl_set_dim_has_any_lower_bound(d.get(), isl_dim_set, unsigned(i)) == isl_bool_true;
+      bool upper = isl_set_dim_has_any_upper_bound(d.get(), isl_dim_set, unsigned(i)) == isl_bool_true;
+      if (!lower || !upper)
+        fail("iname '" + names[i] + "' has no " + (lower ? "upper" : upper ? "lower" : "lower or upper") + " bound in its domain " +
+             d.str() + "; every loop needs both ends");
+    }
+  }
   int64_t local_bytes = 0;
   for (auto& [n, t] : k.temporaries) {
     if (t.space == AddressSpace::Global) fail("temporary '" + n + "': global temporaries are not supported yet");

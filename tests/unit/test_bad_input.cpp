@@ -844,3 +844,25 @@ TEST(BadInput, ShapesNearTwoToTheSixtyThreeAreRefusedWhenBound) {
             4LL * 4294967296 * 4 + 4 * 8);
   EXPECT_EQ(largest, "a");
 }
+
+TEST(BadInput, AnInameWithoutBothEndsIsRefusedNamingIt) {
+  // (found by the mutation fuzzer: isl's AST generator stopped with "unbounded optimum")
+  std::string e = error_of("kernel k\ndomains:\n  {[i, j]: 0 <= i < n and 0 <= i < 5}\narguments:\n  a: float32[n]\n  ...\n"
+                           "instructions:\n  b[i] = sum(j, a[(i + j) % n])\n");
+  EXPECT_NE(e.find("k.loom:8:3: instruction 'insn_0' runs over iname 'j', which has no lower or upper bound in its domain"), std::string::npos) << e;
+  e = error_of(kernel_with_domain("{[i]: i < n}"));
+  EXPECT_NE(e.find("runs over iname 'i', which has no lower bound"), std::string::npos) << e;
+}
+
+TEST(BadInput, AnExtentInAParameterNoDomainUsesIsStillProved) {
+  // x: float32[q] read at x[b] with b < nb: the bounds proof skipped the access
+  // (q is not a parameter of the domain's space), and the GPU would read past x;
+  // found by the mutation fuzzer (a shape that became `float32[float32, 16]`)
+  std::string e = error_of("kernel t\ndomains:\n  {[b, k]: 0 <= b < nb and 0 <= k < 16}\narguments:\n  x: float32[q, 16]\n"
+                           "  c: float32[nb, 16]\ninstructions:\n  c[b, k] = 2 * x[b, k]\n");
+  EXPECT_NE(e.find("accesses x[b, k] out of bounds: index 0 (b) leaves [0, q) for nb = 1, q = 0"), std::string::npos) << e;
+  // and proved when the assumptions relate them
+  EXPECT_EQ(error_of("kernel t\ndomains:\n  {[b, k]: 0 <= b < nb and 0 <= k < 16}\narguments:\n  x: float32[q, 16]\n"
+                     "  c: float32[nb, 16]\nassumptions:\n  q >= nb\ninstructions:\n  c[b, k] = 2 * x[b, k]\n"),
+            "no error");
+}
