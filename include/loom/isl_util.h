@@ -79,6 +79,10 @@ isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& i
 // existentials (no split is proven then).
 std::optional<std::pair<Domain, Domain>> separate_coupled(const Domain& d, const std::vector<std::string>& inames);
 
+// The bounds set dimension `pos` of s lacks: "" when it has both (in terms of
+// parameters or other dimensions), else "lower", "upper" or "lower or upper".
+std::string missing_bound(isl_set* s, unsigned pos);
+
 // The smallest and largest value of an iname over all parameter values;
 // nullopt when either is unbounded (the range depends on the parameters).
 std::optional<std::pair<int64_t, int64_t>> constant_range(const LoopKernel& k, const std::string& iname);

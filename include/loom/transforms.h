@@ -307,6 +307,13 @@ std::map<std::string, std::string> bind_transform_arguments(const TransformStep&
 // schema (errors name the step's line), then runs the transform.
 LoopKernel apply_transform(const LoopKernel& k, const TransformStep& step);
 LoopKernel apply_transforms(const LoopKernel& k, const std::vector<TransformStep>& steps);
+// The kernel a run of `transformed` is checked against: the kernel as
+// written with what the script declares rather than transforms (assume,
+// fix_parameters, add_dtypes), so it runs on the same inputs and proves its
+// bounds under the same facts, reading each argument through the
+// transformed kernel's layout (how the caller's memory lies, not what the
+// kernel computes).
+LoopKernel reference_kernel(const LoopKernel& as_written, const std::vector<TransformStep>& steps, const LoopKernel& transformed);
 
 // Registration hooks, one per transforms/ file (called by the registry).
 void register_iname_transforms(TransformRegistry& r);

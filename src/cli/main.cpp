@@ -195,29 +195,11 @@ bool check_outputs(const LoopKernel& k, std::map<std::string, HostArray>& want, 
   return ok;
 }
 
-// The kernel the check runs: the untransformed one, with what the script
-// declared rather than transformed (assumptions, fixed parameters, dtypes), so
-// it runs on the same inputs and proves its bounds under the same facts.
-LoopKernel reference_kernel(const Loaded& l) {
-  std::vector<TransformStep> declarations;
-  for (auto& s : l.steps)
-    if (s.name == "assume" || s.name == "fix_parameters" || s.name == "add_dtypes") declarations.push_back(s);
-  LoopKernel r = apply_transforms(l.file.kernel, declarations);
-  // an argument's layout (tag_array_axes) is how the caller's memory is laid
-  // out, not what the kernel computes: the reference reads the same memory
-  for (auto& a : r.arguments)
-    if (const Argument* t = l.kernel.find_argument(a.name); t && t->kind == Argument::Array && t->shape.size() == a.shape.size()) {
-      a.strides = t->strides;
-      a.offset = t->offset;
-    }
-  return r;
-}
-
 // The reference: the untransformed kernel in the interpreter, on copies of the inputs.
 bool check_against_reference(const Loaded& l, const std::map<std::string, int64_t>& params,
                              std::map<std::string, HostArray> reference, std::map<std::string, HostArray>& got) {
   auto t0 = std::chrono::steady_clock::now();
-  interpret(generate(reference_kernel(l)), host_args(l.kernel, reference, params));
+  interpret(generate(reference_kernel(l.file.kernel, l.steps, l.kernel)), host_args(l.kernel, reference, params));
   std::printf("reference interpreter (untransformed kernel): %.2f s\n", seconds_since(t0));
   return check_outputs(l.kernel, reference, got);
 }

@@ -211,12 +211,11 @@ void check_bounded_inames(const LoopKernel& kernel) {
     for (size_t i = 0; i < names.size(); ++i) {
       int pos = isl_set_find_dim_by_name(dom.get(), isl_dim_set, names[i].c_str());
       if (pos < 0) continue;
-      bool lower = isl_set_dim_has_any_lower_bound(dom.get(), isl_dim_set, unsigned(pos)) == isl_bool_true;
-      bool upper = isl_set_dim_has_any_upper_bound(dom.get(), isl_dim_set, unsigned(pos)) == isl_bool_true;
-      if (!lower || !upper)
-        throw ParseError(insn.loc, "instruction '" + insn.id + "' runs over iname '" + names[i] + "', which has no " +
-                                       (lower ? "upper" : upper ? "lower" : "lower or upper") + " bound in its domain " +
-                                       kernel.domains[size_t(kernel.domain_of(names[i]))].str() + "; every loop needs both ends");
+      std::string missing = islu::missing_bound(dom.get(), unsigned(pos));
+      if (!missing.empty())
+        throw ParseError(insn.loc, "instruction '" + insn.id + "' runs over iname '" + names[i] + "', which has no " + missing +
+                                       " bound in its domain " + kernel.domains[size_t(kernel.domain_of(names[i]))].str() +
+                                       "; every loop needs both ends");
     }
   }
 }

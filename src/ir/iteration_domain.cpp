@@ -165,6 +165,12 @@ isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& i
   return r;
 }
 
+std::string missing_bound(isl_set* s, unsigned pos) {
+  bool lower = isl_set_dim_has_any_lower_bound(s, isl_dim_set, pos) == isl_bool_true;
+  bool upper = isl_set_dim_has_any_upper_bound(s, isl_dim_set, pos) == isl_bool_true;
+  return lower && upper ? "" : lower ? "upper" : upper ? "lower" : "lower or upper";
+}
+
 std::optional<std::pair<int64_t, int64_t>> constant_range(const LoopKernel& k, const std::string& iname) {
   isl::set d = iteration_domain(k, {iname});
   isl_val* lo = isl_set_dim_min_val(d.copy(), 0);

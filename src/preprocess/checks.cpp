@@ -102,11 +102,8 @@ void check_kernel(const LoopKernel& k, const TargetInfo& target) {
     auto names = d.inames();
     for (size_t i = 0; i < names.size(); ++i) {
       if (!used_inames.count(names[i])) continue;
-      bool lower = isl_set_dim_has_any_lower_bound(d.get(), isl_dim_set, unsigned(i)) == isl_bool_true;
-      bool upper = isl_set_dim_has_any_upper_bound(d.get(), isl_dim_set, unsigned(i)) == isl_bool_true;
-      if (!lower || !upper)
-        fail("iname '" + names[i] + "' has no " + (lower ? "upper" : upper ? "lower" : "lower or upper") + " bound in its domain " +
-             d.str() + "; every loop needs both ends");
+      std::string missing = islu::missing_bound(d.get(), unsigned(i));
+      if (!missing.empty()) fail("iname '" + names[i] + "' has no " + missing + " bound in its domain " + d.str() + "; every loop needs both ends");
     }
   }
   int64_t local_bytes = 0;

@@ -118,15 +118,7 @@ std::string try_mutant(const std::string& text, Outcome& o, bool json = false) {
   // with what the script declares rather than transforms (loom run's reference)
   LoopKernel reference;
   try {
-    std::vector<TransformStep> declarations;
-    for (auto& s : f.transforms)
-      if (s.name == "assume" || s.name == "fix_parameters" || s.name == "add_dtypes") declarations.push_back(s);
-    reference = apply_transforms(f.kernel, declarations);
-    for (auto& a : reference.arguments)
-      if (const Argument* x = t.find_argument(a.name); x && x->shape.size() == a.shape.size()) {
-        a.strides = x->strides;
-        a.offset = x->offset;
-      }
+    reference = reference_kernel(f.kernel, f.transforms, t);
   } catch (const Error&) {
     return "";
   }
