@@ -120,9 +120,9 @@ HostCall bind_host(const LoopKernel& k, const py::dict& kwargs) {
   if (!missing.empty()) {
     // parameters from the given arrays and values only
     LoopKernel given = k;
-    given.arguments.clear();
+    given.arguments.edit().clear();
     for (auto& a : k.arguments)
-      if (!(a.kind == Argument::Array && !c.args.count(a.name))) given.arguments.push_back(a);
+      if (!(a.kind == Argument::Array && !c.args.count(a.name))) given.arguments.edit().push_back(a);
     std::map<std::string, int64_t> params = bind_parameters(given, c.args);
     for (auto* a : missing) {
       if (!k.is_written(a->name)) throw ArgumentError("missing input array '" + a->name + "'");

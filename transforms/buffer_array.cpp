@@ -54,7 +54,7 @@ LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const 
   if (!o.temporary_name.empty() && temp != o.temporary_name) refuse(k, what, "temporary_name '" + o.temporary_name + "' is already taken");
   Temporary t{temp, arg->dtype, {}, space, {}, {}};
   for (int64_t e : fp.extent) t.shape.push_back(make_int(e));
-  r.temporaries[temp] = t;
+  r.temporaries.edit()[temp] = t;
 
   // the element's guards: inside the array, and used by some iteration of the sweep
   auto guards = [&](const transforms::StorageLoops& loops) {
@@ -99,8 +99,8 @@ LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const 
     first = std::min(first, u.insn);
     last = std::max(last, u.insn);
   }
-  r.instructions.insert(r.instructions.begin() + long(last) + 1, store);
-  r.instructions.insert(r.instructions.begin() + long(first), init);
+  r.instructions.edit().insert(r.instructions.edit().begin() + long(last) + 1, store);
+  r.instructions.edit().insert(r.instructions.edit().begin() + long(first), init);
   std::string tag = o.default_tag.empty() ? "l.auto" : o.default_tag;
   r = transforms::tag_storage_loops(r, k, rq, fp, in, tag, init.id);
   return transforms::tag_storage_loops(r, k, rq, fp, out, tag, store.id);

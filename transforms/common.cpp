@@ -112,7 +112,7 @@ void drop_proven_predicates(const LoopKernel& r, Instruction& insn) {
 }
 
 void rewrite_rule_bodies(LoopKernel& k, const std::set<std::string>& names, const std::function<Expr(const Expr&)>& f) {
-  for (auto& [n, rule] : k.substitutions) {
+  for (auto& [n, rule] : k.substitutions.edit()) {
     std::map<std::string, Expr> fresh;
     for (auto& p : rule.params) {
       if (!names.count(p)) continue;

@@ -203,7 +203,7 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
   }
 
   LoopKernel r = k;
-  Temporary& tv = r.temporaries.at(temporary);
+  Temporary& tv = r.temporaries.edit().at(temporary);
   tv.shape.insert(tv.shape.begin(), make_int(2));
   tv.double_buffered_in = iname;
   Expr ko = make_var(iname, it);
@@ -216,7 +216,7 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
   const std::string fill_id = fill->id;
   std::string first_id = transforms::unique_instruction_id(k, fill_id + "_first");
   Instruction head;
-  for (auto& insn : r.instructions) {
+  for (auto& insn : r.instructions.edit()) {
     if (insn.kind != Instruction::Assign) continue;
     if (insn.id == fill_id) {
       // the fill for the next iteration, into the other copy, while there is one
@@ -242,9 +242,9 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
   // before the fill in the list: the order of the instructions is the order
   // of their writes for the dependence analysis
   auto at = std::find_if(r.instructions.begin(), r.instructions.end(), [&](const Instruction& i) { return i.id == fill_id; });
-  r.instructions.insert(at, head);
+  r.instructions.edit().insert(at, head);
   for (auto& n : shared)
-    if (n != iname && !k.tag_of(n).is_hardware()) r.loop_priority.push_back({n, iname});
+    if (n != iname && !k.tag_of(n).is_hardware()) r.loop_priority.edit().push_back({n, iname});
   if (!own.empty()) {
     std::string names, tags;
     for (auto& n : own) {
@@ -253,7 +253,7 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
     }
     r = duplicate_inames(r, names, "id:" + first_id, "", tags);
   }
-  for (auto& insn : r.instructions)
+  for (auto& insn : r.instructions.edit())
     if (insn.id == fill_id) transforms::drop_proven_predicates(r, insn);
   return r;
 }

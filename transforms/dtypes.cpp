@@ -17,7 +17,7 @@ LoopKernel add_dtypes(const LoopKernel& k, const std::map<std::string, std::stri
     auto t = Type::parse(dt);
     if (!t) refuse(k, what, "unknown dtype '" + dt + "' for '" + name + "'" + did_you_mean(dt, Type::names()));
     Argument* a = nullptr;
-    for (auto& x : r.arguments)
+    for (auto& x : r.arguments.edit())
       if (x.name == name) a = &x;
     if (!a) refuse(k, what, "no argument '" + name + "'");
     if (!a->dtype_inferred && a->dtype != *t)
@@ -29,7 +29,7 @@ LoopKernel add_dtypes(const LoopKernel& k, const std::map<std::string, std::stri
   for (int round = 0; round < 3; ++round) {
     LoopKernel typed = infer_types(expand_substitutions(r));
     bool changed = false;
-    for (auto& a : r.arguments) {
+    for (auto& a : r.arguments.edit()) {
       if (a.kind != Argument::Array || !a.dtype_inferred) continue;
       Type t;
       for (auto& insn : typed.instructions) {

@@ -295,7 +295,7 @@ StorageLoops add_storage_loops(LoopKernel& r, const LoopKernel& k, const Footpri
     loops.index[a] = make_var(n);
     loops.source[a] = simplify(fp.base[a] + make_var(n));
     // a domain of its own per iname, so the next names are chosen knowing this one
-    if (!reuse) r.domains.push_back(Domain::parse("{[" + n + "]: 0 <= " + n + " < " + std::to_string(fp.extent[a]) + "}"));
+    if (!reuse) r.domains.edit().push_back(Domain::parse("{[" + n + "]: 0 <= " + n + " < " + std::to_string(fp.extent[a]) + "}"));
   }
   return loops;
 }
@@ -305,7 +305,7 @@ void rewrite_uses(LoopKernel& r, const FootprintRequest& rq, const Footprint& fp
   std::set<size_t> touched;
   for (auto& u : fp.uses) touched.insert(u.insn);
   for (size_t i : touched) {
-    Instruction& insn = r.instructions[i];
+    Instruction& insn = r.instructions.edit()[i];
     if (!producer_id.empty()) insn.depends_on.insert(producer_id);
     auto rewriter = [&] { return UseRewriter(rq, fp, temp, insn.within_inames); };
     insn.rhs = rewriter().mutate(insn.rhs);
@@ -350,7 +350,7 @@ LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintR
     auto place = [&](const std::string& n, int64_t len, size_t a) -> std::string {
       InameTag lt{InameTag::Local, int(a)};
       if (len <= ext[a]) {
-        r.iname_tags[n] = lt;
+        r.iname_tags.edit()[n] = lt;
         return "";
       }
       SplitOptions so;
@@ -389,9 +389,9 @@ LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintR
       }
       if (!has_store) refuse(k, rq.what, "no instruction '" + store_id + "' to place on local axis " + lt.str());
       std::string n = unique_name(r, store_id + "_l" + std::to_string(a));
-      r.domains.push_back(Domain::parse("{[" + n + "]: 0 <= " + n + " < " + std::to_string(ext[a]) + "}"));
-      r.iname_tags[n] = lt;
-      for (auto& insn : r.instructions)
+      r.domains.edit().push_back(Domain::parse("{[" + n + "]: 0 <= " + n + " < " + std::to_string(ext[a]) + "}"));
+      r.iname_tags.edit()[n] = lt;
+      for (auto& insn : r.instructions.edit())
         if (insn.id == store_id) {
           insn.within_inames.insert(n);
           insn.predicates.push_back(make_binary(BinOp::Eq, make_var(n), make_int(0)));
@@ -402,7 +402,7 @@ LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintR
   if (tag == "for") return r;
   auto parsed = InameTag::parse(tag);
   if (!parsed) refuse(k, rq.what, "default_tag '" + tag + "' is not a tag (l.auto, for, unr, l.N, ...)");
-  for (auto& n : loops.inames) r.iname_tags[n] = *parsed;
+  for (auto& n : loops.inames) r.iname_tags.edit()[n] = *parsed;
   return r;
 }
 
@@ -417,7 +417,7 @@ void order_outer_before_sweep(LoopKernel& r, const FootprintRequest& rq, const F
   for (auto& o : fp.outer) {
     if (r.tag_of(o).is_hardware()) continue;
     for (auto& s : rq.sweep)
-      if (!r.tag_of(s).is_hardware() && !reversed(o, s)) r.loop_priority.push_back({o, s});
+      if (!r.tag_of(s).is_hardware() && !reversed(o, s)) r.loop_priority.edit().push_back({o, s});
   }
 }
 

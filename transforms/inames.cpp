@@ -121,7 +121,7 @@ LoopKernel split_iname(const LoopKernel& k, const std::string& iname, int64_t in
   auto [outer, inner] = split_names(k, what, iname, o);
 
   LoopKernel r = k;
-  for (auto& d : r.domains) {
+  for (auto& d : r.domains.edit()) {
     int pos;
     isl_dim_type type;
     if ((pos = islu::find_dim(d.get(), isl_dim_set, iname)) >= 0) type = isl_dim_set;
@@ -132,7 +132,7 @@ LoopKernel split_iname(const LoopKernel& k, const std::string& iname, int64_t in
 
   Expr repl = make_binary(BinOp::Add, make_binary(BinOp::Mul, make_int(inner_length), make_var(outer)), make_var(inner));
   SplitRewriter rw(iname, repl, outer, inner);
-  for (auto& insn : r.instructions) {
+  for (auto& insn : r.instructions.edit()) {
     if (insn.lhs.defined()) insn.lhs = rw.mutate(insn.lhs);
     if (insn.rhs.defined()) insn.rhs = rw.mutate(insn.rhs);
     for (auto& p : insn.predicates) p = rw.mutate(p);
@@ -143,23 +143,23 @@ LoopKernel split_iname(const LoopKernel& k, const std::string& iname, int64_t in
     }
   }
   transforms::rewrite_rule_bodies(r, {iname}, [&](const Expr& e) { return rw.mutate(e); });
-  for (auto& prio : r.loop_priority) {
+  for (auto& prio : r.loop_priority.edit()) {
     auto it = std::find(prio.begin(), prio.end(), iname);
     if (it != prio.end()) {
       *it = inner;
       prio.insert(it, outer);
     }
   }
-  if (o.outer_tag && o.outer_tag->kind != InameTag::Seq) r.iname_tags[outer] = *o.outer_tag;
+  if (o.outer_tag && o.outer_tag->kind != InameTag::Seq) r.iname_tags.edit()[outer] = *o.outer_tag;
   if (o.slabs.first < 0 || o.slabs.second < 0) refuse(k, what, "slabs are counts of iterations (>= 0)");
   if (o.slabs != std::pair<int, int>{0, 0}) {
     // a block axis (g.N) takes slabs too: its first/last blocks run the guarded code, the others not
     if (o.outer_tag && o.outer_tag->kind != InameTag::Seq && o.outer_tag->kind != InameTag::Group)
       refuse(k, what, "slabs need a sequential or block (g.N) outer iname; '" + o.outer_tag->str() +
                           "' would put the slabs' code under branches that the threads of one block take apart");
-    r.slabs[outer] = o.slabs;
+    r.slabs.edit()[outer] = o.slabs;
   }
-  if (o.inner_tag && o.inner_tag->kind != InameTag::Seq) r.iname_tags[inner] = *o.inner_tag;
+  if (o.inner_tag && o.inner_tag->kind != InameTag::Seq) r.iname_tags.edit()[inner] = *o.inner_tag;
   return r;
 }
 
@@ -173,8 +173,8 @@ LoopKernel tag_inames(const LoopKernel& k, const std::map<std::string, std::stri
     InameTag old = r.tag_of(iname);
     if (old.is_hardware() && tag->is_hardware() && !(old == *tag))
       refuse(k, what, "iname '" + iname + "' is already tagged '" + old.str() + "'");
-    if (tag->kind == InameTag::Seq) r.iname_tags.erase(iname);
-    else r.iname_tags[iname] = *tag;
+    if (tag->kind == InameTag::Seq) r.iname_tags.edit().erase(iname);
+    else r.iname_tags.edit()[iname] = *tag;
   }
   return r;
 }
@@ -262,16 +262,16 @@ LoopKernel rename_iname(const LoopKernel& k, const std::string& from, const std:
   require_inames(k, what, {from});
   check_fresh(k, what, to);
   LoopKernel r = k;
-  for (auto& d : r.domains) d = Domain(rename_dim(d.copy(), from, to));
-  for (auto& insn : r.instructions) rename_in_instruction(insn, from, to);
+  for (auto& d : r.domains.edit()) d = Domain(rename_dim(d.copy(), from, to));
+  for (auto& insn : r.instructions.edit()) rename_in_instruction(insn, from, to);
   InameRenamer rn(from, to);
   transforms::rewrite_rule_bodies(r, {from}, [&](const Expr& e) { return rn.mutate(e); });
   if (auto it = r.iname_tags.find(from); it != r.iname_tags.end()) {
-    r.iname_tags[to] = it->second;
-    r.iname_tags.erase(from);
+    r.iname_tags.edit()[to] = it->second;
+    r.iname_tags.edit().erase(from);
   }
-  for (auto& prio : r.loop_priority) std::replace(prio.begin(), prio.end(), from, to);
-  for (auto& [tn, tv] : r.temporaries)
+  for (auto& prio : r.loop_priority.edit()) std::replace(prio.begin(), prio.end(), from, to);
+  for (auto& [tn, tv] : r.temporaries.edit())
     if (tv.double_buffered_in == from) tv.double_buffered_in = to;
   return r;
 }
@@ -280,7 +280,7 @@ LoopKernel untag_inames(const LoopKernel& k, const std::string& inames) {
   auto names = name_list(inames);
   require_inames(k, "untag_inames('" + inames + "')", names);
   LoopKernel r = k;
-  for (auto& n : names) r.iname_tags.erase(n);
+  for (auto& n : names) r.iname_tags.edit().erase(n);
   return r;
 }
 
@@ -290,7 +290,7 @@ LoopKernel prioritize_loops(const LoopKernel& k, const std::string& inames) {
   require_inames(k, what, names);
   if (names.size() < 2) return k;  // one iname orders nothing (loopy accepts it too)
   LoopKernel r = k;
-  r.loop_priority.push_back(names);
+  r.loop_priority.edit().push_back(names);
   return r;
 }
 
@@ -305,20 +305,20 @@ LoopKernel remove_unused_inames(const LoopKernel& k) {
     for (auto& p : d.params())
       if (k.has_iname(p)) used.insert(p);
   LoopKernel r = k;
-  for (auto& d : r.domains) {
+  for (auto& d : r.domains.edit()) {
     isl_set* s = d.copy();
     for (int i = isl_set_dim(s, isl_dim_set) - 1; i >= 0; --i) {
       const char* n = isl_set_get_dim_name(s, isl_dim_set, unsigned(i));
       if (n && !used.count(n)) {
-        r.iname_tags.erase(n);
+        r.iname_tags.edit().erase(n);
         s = isl_set_project_out(s, isl_dim_set, unsigned(i), 1);
       }
     }
     d = Domain(s);
   }
-  r.domains.erase(std::remove_if(r.domains.begin(), r.domains.end(), [](const Domain& d) { return d.inames().empty(); }),
-                  r.domains.end());
-  for (auto& prio : r.loop_priority)
+  r.domains.edit().erase(std::remove_if(r.domains.edit().begin(), r.domains.edit().end(), [](const Domain& d) { return d.inames().empty(); }),
+                  r.domains.edit().end());
+  for (auto& prio : r.loop_priority.edit())
     prio.erase(std::remove_if(prio.begin(), prio.end(), [&](auto& n) { return !used.count(n); }), prio.end());
   return r;
 }
@@ -404,7 +404,7 @@ LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, cons
     isl::set s = islu::arrange_dims(islu::dims_to_params(islu::to_isl(k.domains[size_t(d)]), kept), copied);
     isl_set* c = s.release();
     for (size_t i : which) c = rename_dim(c, names[i], copies[i]);
-    r.domains.push_back(Domain(c));
+    r.domains.edit().push_back(Domain(c));
   }
   // Domains that depend on a duplicated iname (`{[k]: i <= k < n}`): the
   // instructions that get the copy see k's range through the copy. Where
@@ -425,7 +425,7 @@ LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, cons
       if (!user_in.empty() && !user_out.empty())
         refuse(k, what, "the domain of '" + k.domains[d].inames().front() + "' depends on '" + old + "', and instructions with the copy ('" +
                             user_in + "') and without it ('" + user_out + "') both run in it; duplicate its inames too");
-      if (!user_in.empty()) r.domains[d] = Domain(rename_dim(r.domains[d].copy(), old, copies[i]));
+      if (!user_in.empty()) r.domains.edit()[d] = Domain(rename_dim(r.domains[d].copy(), old, copies[i]));
     }
   }
   for (size_t i = 0; i < names.size(); ++i) {
@@ -436,7 +436,7 @@ LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, cons
       if (m(insn) && insn.within_inames.count(old)) moved.insert(&insn);
     check_temporaries_stay_together(r, what, old, moved);
     bool any = false;
-    for (auto& insn : r.instructions) {
+    for (auto& insn : r.instructions.edit()) {
       if (!m(insn) || !uses(insn, old)) continue;
       rename_in_instruction(insn, old, nw);
       any = true;
@@ -445,7 +445,7 @@ LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, cons
     if (!tag_list.empty()) {
       auto t = InameTag::parse(tag_list[i]);
       if (!t) refuse(k, what, "unknown tag '" + tag_list[i] + "'");
-      if (t->kind != InameTag::Seq) r.iname_tags[nw] = *t;
+      if (t->kind != InameTag::Seq) r.iname_tags.edit()[nw] = *t;
     }
   }
   return r;
@@ -475,8 +475,8 @@ LoopKernel chunk_parametric_range(const LoopKernel& k, const std::string& what, 
   int dom = k.domain_of(iname);
   // the inames not coupled to `iname` keep a domain of their own (see join_inames)
   if (auto parts = islu::separate_coupled(r.domains[size_t(dom)], {iname})) {
-    r.domains[size_t(dom)] = parts->first;
-    r.domains.push_back(parts->second);
+    r.domains.edit()[size_t(dom)] = parts->first;
+    r.domains.edit().push_back(parts->second);
   }
   isl_set* d = r.domains[size_t(dom)].copy();
   int pos = islu::find_dim(d, isl_dim_set, iname);
@@ -543,10 +543,10 @@ LoopKernel chunk_parametric_range(const LoopKernel& k, const std::string& what, 
   isl_pw_aff_free(c);
   isl_space_free(sp);
   d = isl_set_coalesce(isl_set_intersect(d, pieces));
-  r.domains[size_t(dom)] = Domain(islu::check(d, "chunk_iname"));
+  r.domains.edit()[size_t(dom)] = Domain(islu::check(d, "chunk_iname"));
 
   SplitRewriter rw(iname, make_var(iname), outer, inner, /*keep=*/true);
-  for (auto& insn : r.instructions) {
+  for (auto& insn : r.instructions.edit()) {
     if (insn.rhs.defined()) insn.rhs = rw.mutate(insn.rhs);
     if (insn.within_inames.count(iname)) {
       insn.within_inames.insert(outer);
@@ -554,14 +554,14 @@ LoopKernel chunk_parametric_range(const LoopKernel& k, const std::string& what, 
     }
   }
   transforms::rewrite_rule_bodies(r, {iname}, [&](const Expr& e) { return rw.mutate(e); });
-  for (auto& prio : r.loop_priority) {
+  for (auto& prio : r.loop_priority.edit()) {
     auto it = std::find(prio.begin(), prio.end(), iname);
     if (it != prio.end()) it = prio.insert(prio.insert(it, inner), outer);
   }
   // `iname` innermost: its loop has one iteration there
-  r.loop_priority.push_back({outer, inner, iname});
-  if (o.outer_tag && o.outer_tag->kind != InameTag::Seq) r.iname_tags[outer] = *o.outer_tag;
-  if (o.inner_tag && o.inner_tag->kind != InameTag::Seq) r.iname_tags[inner] = *o.inner_tag;
+  r.loop_priority.edit().push_back({outer, inner, iname});
+  if (o.outer_tag && o.outer_tag->kind != InameTag::Seq) r.iname_tags.edit()[outer] = *o.outer_tag;
+  if (o.inner_tag && o.inner_tag->kind != InameTag::Seq) r.iname_tags.edit()[inner] = *o.inner_tag;
   return r;
 }
 
@@ -601,8 +601,8 @@ int merge_domains_of(LoopKernel& r, const std::string& what, const std::vector<s
     for (auto& x : names)
       if (r.domains[size_t(d)].has_iname(x)) mine.push_back(x);
     if (auto parts = islu::separate_coupled(r.domains[size_t(d)], mine)) {
-      r.domains[size_t(d)] = parts->first;
-      r.domains.push_back(parts->second);
+      r.domains.edit()[size_t(d)] = parts->first;
+      r.domains.edit().push_back(parts->second);
     }
   }
   std::vector<int> doms;
@@ -617,8 +617,8 @@ int merge_domains_of(LoopKernel& r, const std::string& what, const std::vector<s
                               "', whose domain is joined with it");
   isl_set* s = r.domains[size_t(doms[0])].copy();
   for (size_t i = 1; i < doms.size(); ++i) s = isl_set_flat_product(s, r.domains[size_t(doms[i])].copy());
-  r.domains[size_t(doms[0])] = Domain(islu::check(s, "join_inames"));
-  for (size_t i = doms.size(); i-- > 1;) r.domains.erase(r.domains.begin() + doms[i]);
+  r.domains.edit()[size_t(doms[0])] = Domain(islu::check(s, "join_inames"));
+  for (size_t i = doms.size(); i-- > 1;) r.domains.edit().erase(r.domains.edit().begin() + doms[i]);
   return doms[0];
 }
 
@@ -694,8 +694,8 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
   }
   s = isl_set_add_constraint(s, eq);
   for (auto& name : names) s = isl_set_project_out(s, isl_dim_set, unsigned(isl_set_find_dim_by_name(s, isl_dim_set, name.c_str())), 1);
-  r.domains[size_t(dom)] = Domain(islu::check(s, "join_inames"));
-  for (auto& insn : r.instructions) {
+  r.domains.edit()[size_t(dom)] = Domain(islu::check(s, "join_inames"));
+  for (auto& insn : r.instructions.edit()) {
     bool within = false;
     for (auto& name : names) within |= insn.within_inames.erase(name) > 0;
     if (within) insn.within_inames.insert(nw);
@@ -705,7 +705,7 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
     transforms::update_origin(insn, [&](const Expr& e) { return substitute(e, repl); });
   }
   transforms::rewrite_rule_bodies(r, {names.begin(), names.end()}, [&](const Expr& e) { return substitute(e, repl); });
-  for (auto& prio : r.loop_priority)
+  for (auto& prio : r.loop_priority.edit())
     for (auto& x : prio)
       if (std::find(names.begin(), names.end(), x) != names.end()) x = nw;
   return r;

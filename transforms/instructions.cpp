@@ -24,7 +24,7 @@ std::vector<Instruction*> select(LoopKernel& k, const std::string& what, const s
     }
   }();
   std::vector<Instruction*> out;
-  for (auto& insn : k.instructions)
+  for (auto& insn : k.instructions.edit())
     if (m(insn)) out.push_back(&insn);
   if (out.empty()) refuse(k, what, "no instruction matches '" + match + "'");
   return out;
@@ -64,10 +64,10 @@ LoopKernel add_barrier(const LoopKernel& k, const std::string& before, const std
   size_t last_before = 0;
   for (auto* insn : select(r, what, before)) {
     bar.depends_on.insert(insn->id);
-    last_before = std::max(last_before, size_t(insn - r.instructions.data()));
+    last_before = std::max(last_before, size_t(insn - r.instructions->data()));
   }
   for (auto* insn : select(r, what, after)) insn->depends_on.insert(bar.id);
-  r.instructions.insert(r.instructions.begin() + long(last_before) + 1, bar);
+  r.instructions.edit().insert(r.instructions.edit().begin() + long(last_before) + 1, bar);
   return r;
 }
 
@@ -98,7 +98,7 @@ LoopKernel remove_instructions(const LoopKernel& k, const std::string& match) {
   std::map<std::string, std::set<std::string>> removed;  // id -> its dependencies
   for (auto* insn : select(r, what, match)) removed[insn->id] = insn->depends_on;
   std::vector<Instruction> kept;
-  for (auto& insn : r.instructions) {
+  for (auto& insn : r.instructions.edit()) {
     if (removed.count(insn.id)) continue;
     // what depended on a removed instruction now depends on what it depended on
     std::set<std::string> deps;

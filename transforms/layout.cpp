@@ -126,7 +126,7 @@ LoopKernel tag_array_axes(const LoopKernel& k, const std::string& arrays, const 
   if (names.empty()) refuse(k, what, "no array named");
   for (auto& name : names) {
     Argument* a = nullptr;
-    for (auto& x : r.arguments)
+    for (auto& x : r.arguments.edit())
       if (x.name == name) a = &x;
     if (!a) {
       if (k.find_temporary(name))

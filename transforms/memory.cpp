@@ -70,7 +70,7 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
     t.shape.back() = make_int(fp.extent.back() + padding);
   }
   transforms::StorageLoops loops = transforms::add_storage_loops(r, k, rq, fp, array, o.dim_arg_names);
-  r.temporaries[temp] = t;
+  r.temporaries.edit()[temp] = t;
 
   // ---- the fetch instruction, guarded where the box leaves the array ----
   Instruction fetch;
@@ -105,9 +105,9 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
     fetch.rhs = make_select(inside, fetch.rhs, fill, arg->dtype);
     fetch.predicates.clear();
   }
-  if (o.fill_value && *o.fill_value == 0) r.temporaries[temp].zero_fill_of = array;
+  if (o.fill_value && *o.fill_value == 0) r.temporaries.edit()[temp].zero_fill_of = array;
   transforms::rewrite_uses(r, rq, fp, temp, fetch.id);
-  r.instructions.insert(r.instructions.begin() + long(fp.uses[0].insn), fetch);
+  r.instructions.edit().insert(r.instructions.edit().begin() + long(fp.uses[0].insn), fetch);
   return transforms::tag_storage_loops(r, k, rq, fp, loops, o.default_tag.empty() ? "l.auto" : o.default_tag, fetch.id,
                                        o.vector_width);
 }
@@ -132,8 +132,8 @@ LoopKernel set_temporary_address_space(const LoopKernel& k, const std::string& t
   auto names = name_list(temporaries);
   if (names.empty()) refuse(k, what, "no temporaries given");
   for (auto& n : names) {
-    auto it = r.temporaries.find(n);
-    if (it == r.temporaries.end()) refuse(k, what, "no temporary '" + n + "'");
+    auto it = r.temporaries.edit().find(n);
+    if (it == r.temporaries.edit().end()) refuse(k, what, "no temporary '" + n + "'");
     if (s == AddressSpace::Global) refuse(k, what, "global temporaries are not supported yet");
     it->second.space = s;
   }

@@ -59,13 +59,13 @@ LoopKernel fix_parameters(const LoopKernel& k, const std::map<std::string, int64
     const std::string what = "fix_parameters(" + name + "=" + std::to_string(v) + ")";
     if (std::find(params.begin(), params.end(), name) == params.end()) refuse(k, what, "'" + name + "' is not a parameter");
     repl[name] = make_int(v);
-    for (auto& d : r.domains) d = Domain(fix_param(d.copy(), name, v));
+    for (auto& d : r.domains.edit()) d = Domain(fix_param(d.copy(), name, v));
     if (r.assumptions.defined()) {
       r.assumptions = Domain(fix_param(r.assumptions.copy(), name, v));
       if (islu::to_isl(r.assumptions).is_empty()) refuse(k, what, "the value contradicts the kernel's assumptions");
     }
   }
-  for (auto& insn : r.instructions) {
+  for (auto& insn : r.instructions.edit()) {
     if (insn.lhs.defined()) insn.lhs = substitute(insn.lhs, repl);
     if (insn.rhs.defined()) insn.rhs = substitute(insn.rhs, repl);
     for (auto& p : insn.predicates) p = substitute(p, repl);
@@ -74,7 +74,7 @@ LoopKernel fix_parameters(const LoopKernel& k, const std::map<std::string, int64
   for (auto& [n, v] : repl) fixed.insert(n);
   transforms::rewrite_rule_bodies(r, fixed, [&](const Expr& e) { return substitute(e, repl); });
   std::vector<Argument> args;
-  for (auto& a : r.arguments) {
+  for (auto& a : r.arguments.edit()) {
     if (a.kind == Argument::Value && values.count(a.name)) continue;  // no longer an argument
     for (size_t d = 0; d < a.shape.size(); ++d) {
       Expr& s = a.shape[d];
@@ -88,7 +88,7 @@ LoopKernel fix_parameters(const LoopKernel& k, const std::map<std::string, int64
     args.push_back(a);
   }
   r.arguments = args;
-  for (auto& [n, t] : r.temporaries)
+  for (auto& [n, t] : r.temporaries.edit())
     for (auto& s : t.shape) s = simplify(substitute(s, repl));
   // the reference order of reorderings: the kernel as written, with the same values
   if (r.original) r.original = std::make_shared<const LoopKernel>(fix_parameters(*r.original, values));
@@ -104,7 +104,7 @@ LoopKernel set_index_dtype(const LoopKernel& k, const std::string& dtype) {
   r.options.index_dtype = *t;
   // the parameters' value arguments are of the index type
   std::vector<std::string> params = k.parameters();
-  for (auto& a : r.arguments)
+  for (auto& a : r.arguments.edit())
     if (a.kind == Argument::Value && a.dtype == old && std::find(params.begin(), params.end(), a.name) != params.end()) a.dtype = *t;
   if (r.original) r.original = std::make_shared<const LoopKernel>(set_index_dtype(*r.original, dtype));
   return r;

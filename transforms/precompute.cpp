@@ -105,12 +105,12 @@ LoopKernel sweep_inames_as_rule_parameters(const LoopKernel& k, const std::strin
   }
   if (extra.empty()) return k;
   LoopKernel r = k;
-  for (auto& insn : r.instructions) {
+  for (auto& insn : r.instructions.edit()) {
     if (insn.lhs.defined()) insn.lhs = RuleCallWidener(extra).mutate(insn.lhs);
     if (insn.rhs.defined()) insn.rhs = RuleCallWidener(extra).mutate(insn.rhs);
     for (auto& p : insn.predicates) p = RuleCallWidener(extra).mutate(p);
   }
-  for (auto& [n, rule] : r.substitutions) {
+  for (auto& [n, rule] : r.substitutions.edit()) {
     rule.body = RuleCallWidener(extra).mutate(rule.body);
     auto it = extra.find(n);
     if (it != extra.end()) rule.params.insert(rule.params.end(), it->second.begin(), it->second.end());
@@ -180,7 +180,7 @@ LoopKernel precompute(const LoopKernel& k_in, const std::string& subst_use, cons
   }
   Temporary t{temp, dtype, {}, space, {}, {}};
   for (int64_t e : fp.extent) t.shape.push_back(make_int(e));
-  r.temporaries[temp] = t;
+  r.temporaries.edit()[temp] = t;
 
   // ---- the compute instruction: the rule's body at base + storage index ----
   std::map<std::string, Expr> bind;
@@ -203,7 +203,7 @@ LoopKernel precompute(const LoopKernel& k_in, const std::string& subst_use, cons
   transforms::drop_proven_predicates(r, compute);
   transforms::rewrite_uses(r, rq, fp, temp, compute.id);
   transforms::order_outer_before_sweep(r, rq, fp);
-  r.instructions.insert(r.instructions.begin() + long(fp.uses[0].insn), compute);
+  r.instructions.edit().insert(r.instructions.edit().begin() + long(fp.uses[0].insn), compute);
   return transforms::tag_storage_loops(r, k, rq, fp, loops, o.default_tag.empty() ? "l.auto" : o.default_tag, compute.id);
 }
 

@@ -19,7 +19,7 @@ using transforms::refuse;
 namespace {
 
 void map_accesses(LoopKernel& r, const std::string& t, const std::function<Expr(std::vector<Expr>, Type)>& fn) {
-  for (auto& insn : r.instructions)
+  for (auto& insn : r.instructions.edit())
     if (insn.kind == Instruction::Assign) transforms::map_temporary_accesses(insn, t, fn);
 }
 
@@ -81,7 +81,7 @@ LoopKernel privatize_temporaries_with_inames(const LoopKernel& k, const std::str
       axes.push_back(i);
     }
     if (axes.empty()) continue;
-    Temporary& tv = r.temporaries.at(t);
+    Temporary& tv = r.temporaries.edit().at(t);
     std::vector<Expr> shape;
     for (auto& a : axes) shape.push_back(make_int(range[a].second - range[a].first + 1));
     shape.insert(shape.end(), tv.shape.begin(), tv.shape.end());
@@ -146,7 +146,7 @@ LoopKernel unprivatize_temporaries_with_inames(const LoopKernel& k, const std::s
       if (!ok || !axis) continue;
       if (tv.space == AddressSpace::Local && k.tag_of(i).kind == InameTag::Local)
         refuse(k, what, "temporary '" + t + "' is local and '" + i + "' runs on the block's threads: one copy for all of them would be a race");
-      Temporary& rt = r.temporaries.at(t);
+      Temporary& rt = r.temporaries.edit().at(t);
       rt.shape.erase(rt.shape.begin() + long(*axis));
       size_t ax = *axis;
       map_accesses(r, t, [&](std::vector<Expr> idx, Type type) {
@@ -172,13 +172,13 @@ LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, co
   if (std::isdigit(static_cast<unsigned char>(new_name[0]))) refuse(k, what, "'" + new_name + "' is not a name");
   LoopKernel r = k;
   Temporary t = r.temporaries.at(old_name);
-  r.temporaries.erase(old_name);
+  r.temporaries.edit().erase(old_name);
   t.name = new_name;
-  r.temporaries[new_name] = t;
+  r.temporaries.edit()[new_name] = t;
   bool scalar = k.temporaries.at(old_name).shape.empty();
   auto renamed = [&](std::vector<Expr> idx, Type type) { return scalar ? make_var(new_name, type) : make_subscript(new_name, idx, type); };
   map_accesses(r, old_name, renamed);
-  for (auto& [n, rule] : r.substitutions) rule.body = transforms::map_temporary_accesses(rule.body, old_name, renamed);
+  for (auto& [n, rule] : r.substitutions.edit()) rule.body = transforms::map_temporary_accesses(rule.body, old_name, renamed);
   return r;
 }
 

@@ -60,7 +60,7 @@ LoopKernel split_reduction(const LoopKernel& k, const std::string& inames, const
   InstructionMatch m = InstructionMatch::parse(within.empty() ? "*" : within);
   LoopKernel r = k;
   ReductionSplitter sp(std::set<std::string>(names.begin(), names.end()), inward);
-  for (auto& insn : r.instructions)
+  for (auto& insn : r.instructions.edit())
     if (m(insn) && insn.rhs.defined()) insn.rhs = sp.mutate(insn.rhs);
   if (sp.splits == 0) refuse(k, what, "no reduction over these and other inames together");
   return r;
@@ -108,7 +108,7 @@ LoopKernel split_reduction_outward(const LoopKernel& k, const std::string& iname
 LoopKernel make_reduction_inames_unique(const LoopKernel& k) {
   LoopKernel r = k;
   std::set<std::string> used;
-  for (auto& insn : r.instructions) {
+  for (auto& insn : r.instructions.edit()) {
     if (!insn.rhs.defined()) continue;
     ReductionInames ri;
     ri.visit(insn.rhs);
@@ -124,8 +124,8 @@ LoopKernel make_reduction_inames_unique(const LoopKernel& k) {
           isl::set d = islu::arrange_dims(islu::to_isl(r.domains[size_t(r.domain_of(n))]), {n});
           isl_set* s = d.release();
           s = isl_set_set_dim_id(s, isl_dim_set, 0, isl_id_alloc(isl_set_get_ctx(s), nw.c_str(), nullptr));
-          r.domains.push_back(Domain(s));
-          if (k.tag_of(n).kind != InameTag::Seq) r.iname_tags[nw] = k.tag_of(n);
+          r.domains.edit().push_back(Domain(s));
+          if (k.tag_of(n).kind != InameTag::Seq) r.iname_tags.edit()[nw] = k.tag_of(n);
           used.insert(nw);
           m[n] = nw;
           any = true;

@@ -173,7 +173,7 @@ LoopKernel reference_kernel(const LoopKernel& as_written, const std::vector<Tran
   for (auto& s : steps)
     if (s.name == "assume" || s.name == "fix_parameters" || s.name == "add_dtypes") declarations.push_back(s);
   LoopKernel r = apply_transforms(as_written, declarations);
-  for (auto& a : r.arguments)
+  for (auto& a : r.arguments.edit())
     if (const Argument* t = transformed.find_argument(a.name); t && t->kind == Argument::Array && t->shape.size() == a.shape.size()) {
       a.strides = t->strides;
       a.offset = t->offset;

@@ -114,7 +114,7 @@ LoopKernel round_up_reduction(const LoopKernel& k, const std::string& inames) {
   // ---- the new domains ----
   LoopKernel r = k;
   for (auto& n : list) {
-    for (auto& d : r.domains) {
+    for (auto& d : r.domains.edit()) {
       if (!d.has_iname(n)) continue;
       d = islu::from_isl(without_parametric_bounds(islu::to_isl(d), n));
       break;

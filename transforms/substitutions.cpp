@@ -182,14 +182,14 @@ LoopKernel extract_subst(const LoopKernel& k, const std::string& subst_name, con
     if (!in_pattern.count(q)) refuse(k, what, "parameter '" + q + "' does not occur in the pattern");
   LoopKernel r = k;
   PatternExtractor ex(p, subst_name, params);
-  for (auto& insn : r.instructions) {
+  for (auto& insn : r.instructions.edit()) {
     if (insn.kind != Instruction::Assign) continue;
     insn.rhs = ex.mutate(insn.rhs);
     for (auto& pr : insn.predicates) pr = ex.mutate(pr);
   }
-  for (auto& [n, rule] : r.substitutions) rule.body = ex.mutate(rule.body);
+  for (auto& [n, rule] : r.substitutions.edit()) rule.body = ex.mutate(rule.body);
   if (ex.replaced == 0) refuse(k, what, "the pattern occurs nowhere in the kernel's instructions");
-  r.substitutions[subst_name] = SubstitutionRule{subst_name, params, p};
+  r.substitutions.edit()[subst_name] = SubstitutionRule{subst_name, params, p};
   return r;
 }
 
@@ -225,8 +225,8 @@ LoopKernel assignment_to_subst(const LoopKernel& k, const std::string& lhs_name)
   for (auto& p : params) context.erase(p);
   LoopKernel r = k;
   int uses = 0;
-  for (auto& insn : r.instructions) {
-    if (&insn - r.instructions.data() == def - k.instructions.data() || insn.kind != Instruction::Assign) continue;
+  for (auto& insn : r.instructions.edit()) {
+    if (&insn - r.instructions->data() == def - k.instructions->data() || insn.kind != Instruction::Assign) continue;
     ReadsToCalls rc(lhs_name);
     Expr rhs = rc.mutate(insn.rhs);
     std::vector<Expr> preds;
@@ -244,10 +244,10 @@ LoopKernel assignment_to_subst(const LoopKernel& k, const std::string& lhs_name)
   if (uses == 0) refuse(k, what, "'" + lhs_name + "' is never read");
   std::string def_id = def->id;
   std::set<std::string> def_deps = def->depends_on;
-  r.substitutions[lhs_name] = SubstitutionRule{lhs_name, params, def->rhs};
-  r.instructions.erase(r.instructions.begin() + (def - k.instructions.data()));
-  r.temporaries.erase(lhs_name);
-  for (auto& insn : r.instructions)
+  r.substitutions.edit()[lhs_name] = SubstitutionRule{lhs_name, params, def->rhs};
+  r.instructions.edit().erase(r.instructions.edit().begin() + (def - k.instructions->data()));
+  r.temporaries.edit().erase(lhs_name);
+  for (auto& insn : r.instructions.edit())
     if (insn.depends_on.erase(def_id)) insn.depends_on.insert(def_deps.begin(), def_deps.end());
   return r;
 }
@@ -264,7 +264,7 @@ LoopKernel expand_subst(const LoopKernel& k, const std::string& within) {
     }
   }
   LoopKernel r = k;
-  for (auto& insn : r.instructions) {
+  for (auto& insn : r.instructions.edit()) {
     if (insn.kind != Instruction::Assign || (m && !(*m)(insn))) continue;
     insn.rhs = expand_rule_calls(k, insn.rhs);
     for (auto& p : insn.predicates) p = expand_rule_calls(k, p);
@@ -272,7 +272,7 @@ LoopKernel expand_subst(const LoopKernel& k, const std::string& within) {
   // rules nothing calls any more go (loopy's expand_subst does the same)
   for (bool changed = true; changed;) {
     changed = false;
-    for (auto it = r.substitutions.begin(); it != r.substitutions.end();) {
+    for (auto it = r.substitutions.edit().begin(); it != r.substitutions->end();) {
       bool used = false;
       for (auto& insn : r.instructions) {
         used |= insn.rhs.defined() && calls_rule(insn.rhs, it->first);
@@ -282,7 +282,7 @@ LoopKernel expand_subst(const LoopKernel& k, const std::string& within) {
       if (used) {
         ++it;
       } else {
-        it = r.substitutions.erase(it);
+        it = r.substitutions.edit().erase(it);
         changed = true;
       }
     }

@@ -1,7 +1,11 @@
 // LoopKernel and its parts: Instruction, Argument, Temporary, InameTag,
 // SubstitutionRule. A LoopKernel is a value: transformations take a const
-// reference and return a new kernel; Exprs and Domains inside are shared and
-// immutable, so a copy is cheap and an auto-scheduler can hold many variants.
+// reference and return a new kernel. Its parts (instructions, domains,
+// arguments, temporaries, rules, tags, priorities, slabs) are immutable and
+// shared (Part<T>, copy on write through edit()), and the Exprs and Domains
+// inside them are shared too: copying a kernel copies a few pointers, a
+// transformation copies only the parts it changes, and an auto-scheduler
+// can hold many variants that share what they have in common.
 #pragma once
 #include <atomic>
 #include <map>
@@ -15,6 +19,7 @@
 #include "loom/domain.h"
 #include "loom/error.h"
 #include "loom/expr.h"
+#include "loom/part.h"
 #include "loom/type.h"
 
 namespace loom {
@@ -190,19 +195,19 @@ using InameIndexCache = IndexCache<InameIndex>;
 class LoopKernel {
  public:
   std::string name = "loom_kernel";
-  std::vector<Domain> domains;       // in order; later ones may use earlier inames as parameters
-  std::vector<Instruction> instructions;
+  Part<std::vector<Domain>> domains;       // in order; later ones may use earlier inames as parameters
+  Part<std::vector<Instruction>> instructions;
   // In signature order. Add, remove or replace arguments; do not rename one
   // in place (find_argument's index is rebuilt when the vector is
   // reallocated or resized, not when a name changes).
-  std::vector<Argument> arguments;
-  std::map<std::string, Temporary> temporaries;
-  std::map<std::string, SubstitutionRule> substitutions;
-  std::map<std::string, InameTag> iname_tags;  // absent: Seq
-  std::vector<std::vector<std::string>> loop_priority;  // each: outer..inner
+  Part<std::vector<Argument>> arguments;
+  Part<std::map<std::string, Temporary>> temporaries;
+  Part<std::map<std::string, SubstitutionRule>> substitutions;
+  Part<std::map<std::string, InameTag>> iname_tags;  // absent: Seq
+  Part<std::vector<std::vector<std::string>>> loop_priority;  // each: outer..inner
   // Loops whose full iterations get code of their own, without the guards
   // of a partial last tile (split_iname's slabs): iname -> (head, tail).
-  std::map<std::string, std::pair<int, int>> slabs;
+  Part<std::map<std::string, std::pair<int, int>>> slabs;
   Domain assumptions;  // parameter-only set; undefined means "no assumptions"
   KernelOptions options;
   // The kernel as written, before any transformation (null in that kernel

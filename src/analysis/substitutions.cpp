@@ -49,12 +49,12 @@ LoopKernel expand_substitutions(const LoopKernel& k) {
   if (k.substitutions.empty()) return k;
   LoopKernel r = k;
   RuleExpander ex(k);
-  for (auto& insn : r.instructions) {
+  for (auto& insn : r.instructions.edit()) {
     if (insn.lhs.defined()) insn.lhs = ex.mutate(insn.lhs);
     if (insn.rhs.defined()) insn.rhs = ex.mutate(insn.rhs);
     for (auto& p : insn.predicates) p = ex.mutate(p);
   }
-  r.substitutions.clear();
+  r.substitutions.edit().clear();
   return r;
 }
 

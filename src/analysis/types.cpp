@@ -311,12 +311,12 @@ LoopKernel infer_types(const LoopKernel& k) {
 
   // Phase 2: type every instruction.
   LoopKernel r = k;
-  for (auto& [n, t] : r.temporaries) t.dtype = temps[n];
+  for (auto& [n, t] : r.temporaries.edit()) t.dtype = temps[n];
   for (size_t i = 0; i < r.instructions.size(); ++i) {
     const Instruction& src = k.instructions[i];
     if (src.kind != Instruction::Assign) continue;
     TypeInferrer inf(r, temps, src);
-    Instruction& dst = r.instructions[i];
+    Instruction& dst = r.instructions.edit()[i];
     Expr rhs = inf.mutate(src.rhs);
     dst.predicates.clear();
     for (auto& p : src.predicates) dst.predicates.push_back(coerce(finalize(inf.mutate(p)), types::boolean));

@@ -60,12 +60,12 @@ void rewrite_zero_dimensional(LoopKernel& k) {
     if (a.kind == Argument::Array && a.shape.empty()) names.insert(a.name);
   if (names.empty()) return;
   ZeroDimensionalAccesses z(names);
-  for (auto& insn : k.instructions) {
+  for (auto& insn : k.instructions.edit()) {
     if (insn.lhs.defined()) insn.lhs = z.mutate(insn.lhs);
     if (insn.rhs.defined()) insn.rhs = z.mutate(insn.rhs);
     for (auto& p : insn.predicates) p = z.mutate(p);
   }
-  for (auto& [n, rule] : k.substitutions) rule.body = z.mutate(rule.body);
+  for (auto& [n, rule] : k.substitutions.edit()) rule.body = z.mutate(rule.body);
 }
 
 void infer_argument_list(LoopKernel& k, bool infer_rest);
@@ -83,7 +83,7 @@ void infer_argument_list(LoopKernel& k, bool infer_rest) {
   if (!infer_rest) {
     // parameters are integers: declared or not, each is an argument
     for (auto& p : k.parameters())
-      if (!k.find_argument(p)) k.arguments.push_back(Argument{Argument::Value, p, k.options.index_dtype, {}, {}, false, true});
+      if (!k.find_argument(p)) k.arguments.edit().push_back(Argument{Argument::Value, p, k.options.index_dtype, {}, {}, false, true});
     return;
   }
   std::set<std::string> declared;
@@ -148,7 +148,7 @@ void infer_argument_list(LoopKernel& k, bool infer_rest) {
       isl_pw_aff* ext = isl_pw_aff_add_constant_val(m.copy(), isl_val_one(isl_context()));
       a.shape.push_back(islu::expr_from_pw_aff(isl::manage(ext), context, k.options.index_dtype));
     }
-    k.arguments.push_back(std::move(a));
+    k.arguments.edit().push_back(std::move(a));
     declared.insert(name);
   }
 
@@ -164,7 +164,7 @@ void infer_argument_list(LoopKernel& k, bool infer_rest) {
     bool index = red && is_arg_reduction(red->op) && !is_arg_value_reduction(red->op);
     a.dtype = index ? k.options.index_dtype : types::float32;
     a.dtype_inferred = a.shape_inferred = true;
-    k.arguments.push_back(std::move(a));
+    k.arguments.edit().push_back(std::move(a));
     declared.insert(v->name);
   }
 
@@ -183,12 +183,12 @@ void infer_argument_list(LoopKernel& k, bool infer_rest) {
     }
   }
   for (auto& v : scalars) {
-    k.arguments.push_back(Argument{Argument::Value, v, types::float32, {}, {}, false, true});
+    k.arguments.edit().push_back(Argument{Argument::Value, v, types::float32, {}, {}, false, true});
     declared.insert(v);
   }
   for (auto& p : k.parameters()) {
     if (declared.count(p)) continue;
-    k.arguments.push_back(Argument{Argument::Value, p, k.options.index_dtype, {}, {}, false, true});
+    k.arguments.edit().push_back(Argument{Argument::Value, p, k.options.index_dtype, {}, {}, false, true});
     declared.insert(p);
   }
 }

@@ -248,7 +248,7 @@ LoopKernel read_kernel(const JsonValue& v, const std::string& file) {
                   "iname_tags", "loop_priority", "slabs", "assumptions", "options"});
   LoopKernel k;
   if (v.has("name")) k.name = v.field("name").identifier();
-  for (auto& d : v.field("domains").items()) k.domains.push_back(read_domain(d));
+  for (auto& d : v.field("domains").items()) k.domains.edit().push_back(read_domain(d));
   std::set<std::string> inames;
   for (auto& n : k.all_inames()) inames.insert(n);
   std::set<std::string> declared;
@@ -258,14 +258,14 @@ LoopKernel read_kernel(const JsonValue& v, const std::string& file) {
   };
   if (v.has("arguments"))
     for (auto& a : v.field("arguments").items()) {
-      k.arguments.push_back(read_argument(a, inames));
+      k.arguments.edit().push_back(read_argument(a, inames));
       declare(a, k.arguments.back().name);
     }
   if (v.has("temporaries"))
     for (auto& t : v.field("temporaries").items()) {
       Temporary tmp = read_temporary(t, inames);
       declare(t, tmp.name);
-      k.temporaries[tmp.name] = std::move(tmp);
+      k.temporaries.edit()[tmp.name] = std::move(tmp);
     }
   if (v.has("substitutions"))
     for (auto& s : v.field("substitutions").items()) {
@@ -276,15 +276,15 @@ LoopKernel read_kernel(const JsonValue& v, const std::string& file) {
         for (auto& p : s.field("params").items()) r.params.push_back(p.identifier());
       r.body = s.field("body").expr(inames);
       if (k.substitutions.count(r.name)) s.field("name").fail("rule '" + r.name + "' is defined twice");
-      k.substitutions[r.name] = std::move(r);
+      k.substitutions.edit()[r.name] = std::move(r);
     }
-  for (auto& i : v.field("instructions").items()) k.instructions.push_back(read_instruction(i, inames, file));
+  for (auto& i : v.field("instructions").items()) k.instructions.edit().push_back(read_instruction(i, inames, file));
   if (v.has("iname_tags"))
     for (auto& [name, tag] : v.field("iname_tags").members()) {
       if (!inames.count(name)) tag.fail("no iname '" + name + "'" + did_you_mean(name, k.all_inames()));
       auto t = InameTag::parse(tag.string());
       if (!t) tag.fail("unknown tag '" + tag.string() + "' (use g.0-2, l.0-2, unr, ilp, ilp.seq, ilp.unr, vec, for)");
-      k.iname_tags[name] = *t;
+      k.iname_tags.edit()[name] = *t;
     }
   if (v.has("loop_priority"))
     for (auto& p : v.field("loop_priority").items()) {
@@ -293,14 +293,14 @@ LoopKernel read_kernel(const JsonValue& v, const std::string& file) {
         order.push_back(n.identifier());
         if (!inames.count(order.back())) n.fail("no iname '" + order.back() + "'");
       }
-      k.loop_priority.push_back(order);
+      k.loop_priority.edit().push_back(order);
     }
   if (v.has("slabs"))
     for (auto& [name, s] : v.field("slabs").members()) {
       if (!inames.count(name)) s.fail("no iname '" + name + "'");
       auto counts = s.items();
       if (counts.size() != 2) s.fail("slabs are two counts [head, tail]");
-      k.slabs[name] = {static_cast<int>(counts[0].integer(0, 1 << 20)), static_cast<int>(counts[1].integer(0, 1 << 20))};
+      k.slabs.edit()[name] = {static_cast<int>(counts[0].integer(0, 1 << 20)), static_cast<int>(counts[1].integer(0, 1 << 20))};
     }
   if (v.has("assumptions")) {
     k.assumptions = read_domain(v.field("assumptions"));
@@ -325,7 +325,7 @@ LoopKernel read_kernel(const JsonValue& v, const std::string& file) {
   // the same last steps as a kernel file; kernel errors name the instruction's JSON path
   frontend::assign_ids(k);
   // given inames are checked against the expressions; absent ones are inferred
-  for (auto& insn : k.instructions)
+  for (auto& insn : k.instructions.edit())
     if (insn.inames_given || insn.within_inames.empty()) frontend::infer_within_inames(k, insn, inames);
   bool infer_rest = v.has("infer_arguments") && v.field("infer_arguments").boolean();
   frontend::check_bounded_inames(k);

@@ -52,7 +52,7 @@ void assign_ids(LoopKernel& kernel) {
       throw ParseError(insn.loc, "instruction id '" + insn.id + "' is used twice");
   }
   int k = 0;
-  for (auto& insn : kernel.instructions) {
+  for (auto& insn : kernel.instructions.edit()) {
     if (!insn.id.empty()) continue;
     std::string id;
     do {
@@ -62,7 +62,7 @@ void assign_ids(LoopKernel& kernel) {
     insn.id = id;
   }
   // expand dependency globs (dep=upd*) against all ids
-  for (auto& insn : kernel.instructions) {
+  for (auto& insn : kernel.instructions.edit()) {
     std::set<std::string> deps;
     for (auto& d : insn.depends_on) {
       if (d.find_first_of("*?[") == std::string::npos) {
@@ -135,7 +135,7 @@ void propagate_inames_from_writers(LoopKernel& kernel, const std::set<std::strin
     if (kernel.instructions[i].kind == Instruction::Assign) writers[kernel.instructions[i].assignee_name()].push_back(i);
   for (bool changed = true; changed;) {
     changed = false;
-    for (auto& insn : kernel.instructions) {
+    for (auto& insn : kernel.instructions.edit()) {
       if (insn.kind != Instruction::Assign || insn.inames_given) continue;
       std::set<std::string> add;
       for (auto& v : insn.read_names()) {
@@ -307,7 +307,7 @@ void record_original(LoopKernel& k) {
     }
   }
   for (size_t i = 0; i < k.instructions.size(); ++i) {
-    Instruction& insn = k.instructions[i];
+    Instruction& insn = k.instructions.edit()[i];
     std::set<std::string> used = insn.within_inames;
     const LoopKernel& source = expanded ? *expanded : k;
     if (i < source.instructions.size() && source.instructions[i].id == insn.id) {

@@ -80,7 +80,7 @@ class KernelBuilder {
       if (n.empty()) src_.fail(r.begin, "every dimension of a domain needs a name");
       if (kernel_.has_iname(n)) src_.fail(r.begin, "iname '" + n + "' is defined by two domains");
     }
-    kernel_.domains.push_back(std::move(d));
+    kernel_.domains.edit().push_back(std::move(d));
   }
 
   // Splits a domains section into domain texts: each runs from '{' or '['
@@ -147,7 +147,7 @@ class KernelBuilder {
         }
         for (auto& b : kernel_.arguments)
           if (b.name == a.name) src_.fail(off, "argument '" + a.name + "' declared twice");
-        kernel_.arguments.push_back(std::move(a));
+        kernel_.arguments.edit().push_back(std::move(a));
       }
       if (!p.accept(",") && !p.at_end() && p.peek().kind != Tok::Ident && !p.is("..."))
         p.fail_here("',' or the next argument");
@@ -216,7 +216,7 @@ class KernelBuilder {
                                    : AddressSpace::Auto;
       }
       if (kernel_.temporaries.count(t.name)) src_.fail(off, "temporary '" + t.name + "' declared twice");
-      kernel_.temporaries[t.name] = t;
+      kernel_.temporaries.edit()[t.name] = t;
       p.accept(",");
     }
   }
@@ -246,7 +246,7 @@ class KernelBuilder {
     for (auto& n : kernel_.all_inames()) inames.insert(n);
     parse_instruction_lines(inames);
     frontend::assign_ids(kernel_);
-    for (auto& insn : kernel_.instructions) frontend::infer_within_inames(kernel_, insn, inames);
+    for (auto& insn : kernel_.instructions.edit()) frontend::infer_within_inames(kernel_, insn, inames);
     frontend::propagate_inames_from_writers(kernel_, inames);
     frontend::check_bounded_inames(kernel_);
     frontend::infer_arguments(kernel_, infer_rest_);
@@ -333,7 +333,7 @@ class KernelBuilder {
         parse_instruction(line, inames);
         // (none: a substitution rule; two: a multi-output reduction)
         for (size_t n = before; n < kernel_.instructions.size(); ++n) {
-          Instruction& insn = kernel_.instructions[n];
+          Instruction& insn = kernel_.instructions.edit()[n];
           for (auto& b : blocks) {
             insn.within_inames.insert(b.inames.begin(), b.inames.end());
             for (auto& c : b.earlier) insn.predicates.push_back(make_unary(UnOp::Not, c));
@@ -424,12 +424,12 @@ class KernelBuilder {
         if (it != kernel_.temporaries.end() && declared && it->second.dtype.known() && it->second.dtype != t)
           src_.fail(lhs_off, "temporary '" + n + "' declared with two dtypes");
         if (it == kernel_.temporaries.end() || (declared && !it->second.dtype.known()))
-          kernel_.temporaries[n] = Temporary{n, t, {}, AddressSpace::Auto, {}, {}};
+          kernel_.temporaries.edit()[n] = Temporary{n, t, {}, AddressSpace::Auto, {}, {}};
       }
     }
     if (p.accept("{")) apply_options(insn, parse_options(p), inames);
     if (!p.at_end()) p.fail_here("end of instruction (options go in {...})");
-    kernel_.instructions.push_back(std::move(insn));
+    kernel_.instructions.edit().push_back(std::move(insn));
   }
 
   // loopy's multi-output reductions, `v, i = argmax(j, value, index)`: two
@@ -474,8 +474,8 @@ class KernelBuilder {
     value.id = base + "_value";
     index.id = base;
     index.depends_on.insert(value.id);
-    kernel_.instructions.push_back(std::move(value));
-    kernel_.instructions.push_back(std::move(index));
+    kernel_.instructions.edit().push_back(std::move(value));
+    kernel_.instructions.edit().push_back(std::move(index));
   }
 
   void apply_options(Instruction& insn, const std::map<std::string, OptionValue>& opts,
@@ -551,7 +551,7 @@ class KernelBuilder {
     }
     if (kernel_.substitutions.count(rule.name)) src_.fail(off, "substitution rule '" + rule.name + "' defined twice");
     rule.body = body;
-    kernel_.substitutions[rule.name] = rule;
+    kernel_.substitutions.edit()[rule.name] = rule;
   }
 
 

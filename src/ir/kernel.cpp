@@ -269,13 +269,13 @@ const T* find_by_name(const std::vector<T>& v, const std::string& n, const detai
 }  // namespace
 
 const Instruction& LoopKernel::instruction(const std::string& id) const {
-  if (auto* i = find_by_name(instructions, id, instruction_index_, [](const Instruction& x) -> const std::string& { return x.id; }, false))
+  if (auto* i = find_by_name(instructions.get(), id, instruction_index_, [](const Instruction& x) -> const std::string& { return x.id; }, false))
     return *i;
   throw KernelError("kernel '" + name + "': no instruction with id '" + id + "'");
 }
 
 const Argument* LoopKernel::find_argument(const std::string& n) const {
-  return find_by_name(arguments, n, argument_index_, [](const Argument& x) -> const std::string& { return x.name; }, true);
+  return find_by_name(arguments.get(), n, argument_index_, [](const Argument& x) -> const std::string& { return x.name; }, true);
 }
 
 const Temporary* LoopKernel::find_temporary(const std::string& n) const {

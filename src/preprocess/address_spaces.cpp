@@ -45,7 +45,7 @@ LoopKernel resolve_address_spaces(const LoopKernel& k) {
   for (auto& [n, t] : k.temporaries) any_auto |= t.space == AddressSpace::Auto;
   if (!any_auto) return k;
   LoopKernel r = k;
-  for (auto& [name, t] : r.temporaries) {
+  for (auto& [name, t] : r.temporaries.edit()) {
     if (t.space != AddressSpace::Auto) continue;
     const Instruction* first = nullptr;
     AddressSpace chosen = AddressSpace::Private;

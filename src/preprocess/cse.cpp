@@ -140,7 +140,7 @@ LoopKernel eliminate_common_subexpressions(const LoopKernel& k) {
         do {
           name = "cse_" + std::to_string(next++);
         } while (r.find_temporary(name) || r.find_argument(name) || r.has_iname(name));
-        r.temporaries[name] = Temporary{name, best.type(), {}, AddressSpace::Private, {}, {}};
+        r.temporaries.edit()[name] = Temporary{name, best.type(), {}, AddressSpace::Private, {}, {}};
         Instruction def;
         def.id = insn.id + "_" + name;
         def.lhs = make_var(name, best.type());

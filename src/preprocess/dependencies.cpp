@@ -202,7 +202,7 @@ LoopKernel add_dependencies(const LoopKernel& k) {
         return false;
       };
       if (!dep) dep = arrays(acc[a].writes, acc[b].reads) || arrays(acc[a].reads, acc[b].writes) || arrays(acc[a].writes, acc[b].writes);
-      if (dep) r.instructions[b].depends_on.insert(r.instructions[a].id);
+      if (dep) r.instructions.edit()[b].depends_on.insert(r.instructions[a].id);
     }
   }
   return r;

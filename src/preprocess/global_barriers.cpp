@@ -103,7 +103,7 @@ std::vector<LoopKernel> split(const LoopKernel& given, std::vector<Argument>& gl
     LoopKernel sk = k;
     sk.name = out.empty() ? k.name : k.name + "_" + std::to_string(out.size());
     sk.original = nullptr;
-    sk.instructions.clear();
+    sk.instructions.edit().clear();
     for (size_t i = 0; i < k.instructions.size(); ++i) {
       if (section[i] != s || k.instructions[i].kind == Instruction::GlobalBarrier) continue;
       Instruction insn = k.instructions[i];
@@ -113,7 +113,7 @@ std::vector<LoopKernel> split(const LoopKernel& given, std::vector<Argument>& gl
                     k.instruction(*it).kind != Instruction::GlobalBarrier;
         it = here || sec == section_of_id.end() ? std::next(it) : insn.depends_on.erase(it);  // earlier launches have finished
       }
-      sk.instructions.push_back(std::move(insn));
+      sk.instructions.edit().push_back(std::move(insn));
     }
     // a global barrier first, last or after another: no launch of its own (one
     // that does nothing would still cost a launch)
@@ -126,11 +126,12 @@ std::vector<LoopKernel> split(const LoopKernel& given, std::vector<Argument>& gl
       if (insn.lhs.defined()) used.visit(insn.lhs);
       for (auto& p : insn.predicates) used.visit(p);
     }
-    for (auto it = sk.iname_tags.begin(); it != sk.iname_tags.end();)
-      it = used.names.count(it->first) ? std::next(it) : sk.iname_tags.erase(it);
-    for (auto it = sk.temporaries.begin(); it != sk.temporaries.end();)
-      it = it->second.space == AddressSpace::Global ? sk.temporaries.erase(it) : std::next(it);
-    for (auto& g : globals) sk.arguments.push_back(g);
+    auto& tags = sk.iname_tags.edit();
+    for (auto it = tags.begin(); it != tags.end();) it = used.names.count(it->first) ? std::next(it) : tags.erase(it);
+    auto& temporaries = sk.temporaries.edit();
+    for (auto it = temporaries.begin(); it != temporaries.end();)
+      it = it->second.space == AddressSpace::Global ? temporaries.erase(it) : std::next(it);
+    for (auto& g : globals) sk.arguments.edit().push_back(g);
     out.push_back(std::move(sk));
   }
   return out;

@@ -97,7 +97,7 @@ void check_global_dependences(const LoopKernel& k) {
     if (readers == reads_of.end()) continue;
     for (auto& [other_index, r] : readers->second) {
       const Instruction& other = k.instructions[other_index];
-      if (!is_parallel[size_t(&w - k.instructions.data())] && !is_parallel[other_index]) continue;
+      if (!is_parallel[size_t(&w - k.instructions->data())] && !is_parallel[other_index]) continue;
       {
         bool self = &other == &w;
         if (w.no_sync_with.count(other.id) || other.no_sync_with.count(w.id)) continue;

@@ -71,7 +71,7 @@ LoopKernel privatize_ilp(const LoopKernel& k) {
         throw KernelError("kernel '" + k.name + "': ILP iname '" + L + "' needs a constant range to privatize '" + name + "'");
       auto [l, h] = *range;
       Privatizer pv(name, simplify(make_binary(BinOp::Sub, make_var(L, it), make_int(l, it), it)));
-      for (auto& insn : r.instructions) {
+      for (auto& insn : r.instructions.edit()) {
         if (!touches(insn, name)) continue;
         if (!insn.within_inames.count(L))
           throw KernelError("kernel '" + k.name + "': instruction '" + insn.id + "' uses '" + name +
@@ -80,7 +80,7 @@ LoopKernel privatize_ilp(const LoopKernel& k) {
         if (insn.rhs.defined()) insn.rhs = pv.mutate(insn.rhs);
         for (auto& p : insn.predicates) p = pv.mutate(p);
       }
-      Temporary& tt = r.temporaries[name];
+      Temporary& tt = r.temporaries.edit()[name];
       tt.shape.insert(tt.shape.begin(), make_int(h - l + 1, it));
       tt.space = AddressSpace::Private;
     }

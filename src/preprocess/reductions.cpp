@@ -141,7 +141,7 @@ class Realizer : public ExprMutator {
   }
   std::string temp(const std::string& base, Type t, std::vector<Expr> shape = {}, AddressSpace sp = AddressSpace::Private) {
     std::string n = unique_name(base);
-    k_.temporaries[n] = Temporary{n, t, std::move(shape), sp, {}, {}};
+    k_.temporaries.edit()[n] = Temporary{n, t, std::move(shape), sp, {}, {}};
     return n;
   }
   // (returns a reference into out_: read what is needed before the next emit)
@@ -263,8 +263,8 @@ class Realizer : public ExprMutator {
     std::string pr = unique_name(p + "_red");
     {
       std::string set = "{[" + pr + "]: " + std::to_string(plo) + " <= " + pr + " <= " + std::to_string(phi) + "}";
-      k_.domains.push_back(Domain::parse(set));
-      k_.iname_tags[pr] = k_.tag_of(p);
+      k_.domains.edit().push_back(Domain::parse(set));
+      k_.iname_tags.edit()[pr] = k_.tag_of(p);
     }
     if (warp_eligible(p, plo, extent, r.op)) return warp(r, p, pr, seq, extent);
     // one buffer slot per thread: the other thread inames in scope, then pr
@@ -383,8 +383,8 @@ class Realizer : public ExprMutator {
   std::string full_range_copy(const std::string& n) {
     auto [lo, hi] = constant_range(n);
     std::string c = unique_name(n + "_red");
-    k_.domains.push_back(Domain::parse("{[" + c + "]: " + std::to_string(lo) + " <= " + c + " <= " + std::to_string(hi) + "}"));
-    k_.iname_tags[c] = k_.tag_of(n);
+    k_.domains.edit().push_back(Domain::parse("{[" + c + "]: " + std::to_string(lo) + " <= " + c + " <= " + std::to_string(hi) + "}"));
+    k_.iname_tags.edit()[c] = k_.tag_of(n);
     return c;
   }
 

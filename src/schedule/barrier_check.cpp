@@ -273,7 +273,7 @@ LoopKernel place_local_barriers(const LoopKernel& k, Linearization& L) {
     auto& body = body_at(L, b.path, depth);
     body.insert(body.begin() + long(index), item);
     L.loop_inames[bar.id] = std::vector<std::string>(b.loops.begin(), b.loops.begin() + long(depth));
-    r.instructions.push_back(bar);
+    r.instructions.edit().push_back(bar);
   }
 }
 

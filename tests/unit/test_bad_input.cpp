@@ -776,7 +776,7 @@ TEST(BadInput, PrecomputeRefusesUsesShorterThanTheRuleWhateverBuiltTheKernel) {
   KernelFile f = parse_kernel_text("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  ...\ninstructions:\n  f(x) := 3 * a[x]\n  out[i] = f(i)\n",
                                    "k.loom");
   LoopKernel k = f.kernel;
-  k.substitutions.at("f").params.push_back("y");
+  k.substitutions.edit().at("f").params.push_back("y");
   try {
     precompute(k, "f", "i", {});
     ADD_FAILURE() << "accepted";

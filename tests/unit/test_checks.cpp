@@ -74,7 +74,7 @@ TEST(RaceCheck, TwoThreadsWritingOneElementAreRefused) {
 TEST(RaceCheck, LocalMemoryRacesWithinABlock) {
   LoopKernel k = make_kernel({"{[g, t]: 0 <= g < n and 0 <= t < 32}"}, "tile[t // 2] = a[32 * g + t]\nout[32 * g + t] = 1",
                              {"a: float32[32 * n], out: float32[32 * n]", "..."});
-  k.temporaries["tile"] = Temporary{"tile", types::float32, {make_int(16)}, AddressSpace::Local, {}, {}};
+  k.temporaries.edit()["tile"] = Temporary{"tile", types::float32, {make_int(16)}, AddressSpace::Local, {}, {}};
   EXPECT_NE(kernel_error(tag_inames(k, "g:g.0, t:l.0")).find("local temporary 'tile'"), std::string::npos);
 }
 
@@ -157,13 +157,13 @@ instructions:
             std::string::npos)
       << kernel_error(k);
   // two that fit alone but not together: the block's total
-  k.temporaries["big"].shape = {make_int(20000)};
-  k.temporaries["big2"] = k.temporaries["big"];
-  k.temporaries["big2"].name = "big2";
+  k.temporaries.edit()["big"].shape = {make_int(20000)};
+  k.temporaries.edit()["big2"] = k.temporaries.edit()["big"];
+  k.temporaries.edit()["big2"].name = "big2";
   EXPECT_NE(kernel_error(k).find("320000 bytes of local (shared) memory per block; at most 232448 bytes"), std::string::npos) << kernel_error(k);
-  k.temporaries.erase("big2");
+  k.temporaries.edit().erase("big2");
   // 64 KiB: dynamic shared memory, which NVRTC compiles
-  k.temporaries["big"].shape = {make_int(8192)};
+  k.temporaries.edit()["big"].shape = {make_int(8192)};
   EXPECT_EQ(kernel_error(k), "accepted");
   GeneratedKernel g = generate(k);
   EXPECT_EQ(g.local_bytes(), 65536);
@@ -171,7 +171,7 @@ instructions:
   EXPECT_NE(src.find("extern __shared__ __align__(16) unsigned char loom_shared[];"), std::string::npos) << src;
   if (cuda::nvrtc_available()) EXPECT_GT(cuda::compile(src, "sm_90").cubin.size(), 0u);
   LoopKernel u = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < n}"}, "out[i] = a[i]", {"a: float32[n], out: float32[n]"});
-  u.instructions[0].rhs = parse_expr("a[j]");  // j used, but the instruction has no j loop
+  u.instructions.edit()[0].rhs = parse_expr("a[j]");  // j used, but the instruction has no j loop
   EXPECT_NE(kernel_error(u).find("uses iname 'j' but runs within no loop or tag of it"), std::string::npos) << kernel_error(u);
 }
 
@@ -207,13 +207,13 @@ instructions:
 )").kernel;
   EXPECT_EQ(kernel_error(tag_inames(own, "i:l.0")), "accepted");
   LoopKernel other = own;
-  other.instructions[1].rhs = parse_expr("2 * v[i + 1]");
+  other.instructions.edit()[1].rhs = parse_expr("2 * v[i + 1]");
   std::string e2 = kernel_error(tag_inames(other, "i:l.0"));
   EXPECT_NE(e2.find("another thread may have written it"), std::string::npos) << e2;
   // without an address space (loopy's auto), a temporary each thread writes at its own
   // element is local: the block shares it
   LoopKernel shared = own;
-  shared.temporaries.at("v").space = AddressSpace::Auto;
+  shared.temporaries.edit().at("v").space = AddressSpace::Auto;
   EXPECT_EQ(preprocess(tag_inames(shared, "i:l.0")).temporaries.at("v").space, AddressSpace::Local);
   EXPECT_EQ(preprocess(shared).temporaries.at("v").space, AddressSpace::Private);
 }

@@ -42,7 +42,7 @@ TEST(KernelIdentity, AnyFieldThatDiffersMakesAnotherKernel) {
   renamed.name = "other";
   variants.push_back(renamed);
   LoopKernel typed = k;
-  typed.arguments[0].dtype = types::float64;
+  typed.arguments.edit()[0].dtype = types::float64;
   variants.push_back(typed);
   variants.push_back(k);
   for (size_t a = 0; a < variants.size(); ++a)
@@ -60,4 +60,47 @@ TEST(KernelIdentity, TheHashIsTheSameInEveryRun) {
                      .kernel;
   EXPECT_EQ(structural_hash(k), 0x621368d623c04318ull) << std::hex << structural_hash(k) << "\n" << structural_key(k);
   EXPECT_EQ(structural_key(k).substr(0, 9), "kernel v\n");
+}
+
+// A kernel is a handle to shared parts: a copy shares every part, a change
+// through edit() copies only the part changed (the copy's; never the
+// original's), and a transformation keeps the parts it does not touch.
+TEST(KernelValue, ACopySharesItsPartsAndAChangeCopiesOnlyThatPart) {
+  LoopKernel k = mm();
+  LoopKernel c = k;
+  EXPECT_TRUE(c.instructions.shares(k.instructions));
+  EXPECT_TRUE(c.domains.shares(k.domains));
+  EXPECT_TRUE(c.arguments.shares(k.arguments));
+  c.arguments.edit()[0].dtype = types::float64;
+  EXPECT_FALSE(c.arguments.shares(k.arguments));
+  EXPECT_EQ(k.arguments[0].dtype, types::float32);  // the original is unchanged
+  EXPECT_TRUE(c.instructions.shares(k.instructions));
+  EXPECT_TRUE(c.domains.shares(k.domains));
+  // an edit of a part nothing else holds happens in place
+  const void* before = c.arguments.identity();
+  c.arguments.edit()[1].dtype = types::float64;
+  EXPECT_EQ(c.arguments.identity(), before);
+}
+
+TEST(KernelValue, TransformationsShareThePartsTheyDoNotChange) {
+  LoopKernel k = mm();
+  LoopKernel tagged = apply_transforms(k, parse_transform_script("tag_inames j:l.0\n"));
+  EXPECT_TRUE(tagged.instructions.shares(k.instructions));
+  EXPECT_TRUE(tagged.domains.shares(k.domains));
+  EXPECT_TRUE(tagged.arguments.shares(k.arguments));
+  EXPECT_FALSE(tagged.iname_tags.shares(k.iname_tags));
+  LoopKernel assumed = apply_transforms(k, parse_transform_script("assume n >= 1\n"));
+  EXPECT_TRUE(assumed.instructions.shares(k.instructions));
+  EXPECT_TRUE(assumed.domains.shares(k.domains));
+  LoopKernel prioritized = apply_transforms(k, parse_transform_script("prioritize_loops j,i\n"));
+  EXPECT_TRUE(prioritized.instructions.shares(k.instructions));
+  EXPECT_TRUE(prioritized.domains.shares(k.domains));
+  LoopKernel split = apply_transforms(k, parse_transform_script("split_iname i 16\n"));
+  EXPECT_TRUE(split.arguments.shares(k.arguments));
+  EXPECT_FALSE(split.domains.shares(k.domains));
+  EXPECT_FALSE(split.instructions.shares(k.instructions));
+  // one tuned variant on top of another shares what the last step kept
+  LoopKernel both = apply_transforms(split, parse_transform_script("tag_inames i_inner:l.0\n"));
+  EXPECT_TRUE(both.instructions.shares(split.instructions));
+  EXPECT_TRUE(both.domains.shares(split.domains));
 }

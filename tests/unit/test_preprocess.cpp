@@ -128,7 +128,7 @@ TEST(Linearize, LoopsNestInInameOrderAndPriorityOrdersInstructions) {
   EXPECT_EQ(L.str(),
             "for i\n  for j\n    insn_0_acc_c_init\n    for k\n      insn_0_acc_c_update\n    end k\n    insn_0\n  end j\nend i\n");
   LoopKernel p = k;
-  p.loop_priority = {{"j", "i"}};
+  p.loop_priority = std::vector<std::vector<std::string>>{{"j", "i"}};
   EXPECT_EQ(linearize(preprocess(p)).str().substr(0, 14), "for j\n  for i\n");
   LoopKernel two = make_kernel({"{[i]: 0 <= i < n}"}, "x[i] = 1 {id=lo}\ny[i] = 2 {id=hi, priority=5}", {"..."});
   EXPECT_EQ(linearize(preprocess(two)).str(), "for i\n  hi\n  lo\nend i\n");
@@ -175,11 +175,11 @@ TEST(KernelLookups, IndexFollowsChangesToTheKernel) {
   EXPECT_EQ(k.find_argument("nothing"), nullptr);
   EXPECT_EQ(k.instruction("w13").id, "w13");
   LoopKernel c = k;  // a copy answers from its own vectors
-  c.arguments.push_back(Argument{Argument::Array, "extra", types::float32, {make_var("n")}, {}, false, false});
+  c.arguments.edit().push_back(Argument{Argument::Array, "extra", types::float32, {make_var("n")}, {}, false, false});
   ASSERT_NE(c.find_argument("extra"), nullptr);
   EXPECT_EQ(c.find_argument("out3"), &c.arguments[3 + 1]);  // (a first, then out0...)
   EXPECT_EQ(k.find_argument("extra"), nullptr);
-  c.instructions[5].id = "renamed";
+  c.instructions.edit()[5].id = "renamed";
   EXPECT_EQ(c.instruction("renamed").id, "renamed");
   EXPECT_THROW(c.instruction("w5"), KernelError);
   EXPECT_EQ(c.instruction("w6").id, "w6");
