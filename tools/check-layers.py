@@ -29,7 +29,7 @@ HEADERS = {
     "ir": "type expr kernel part domain constraints isl_util match functions half error script expr_text target_info",
     "analysis": "analysis", "frontend": "parser json", "transforms": "transforms", "preprocess": "preprocess",
     "schedule": "schedule", "codegen": "codegen ast", "runtime": "runtime disk_cache", "cuda": "cuda", "cpu": "cpu",
-    "interpreter": "interpreter", "top": "stages variants",
+    "interpreter": "interpreter", "top": "stages variants tuner",
 }
 HEADER_LAYER = {h: layer for layer, hs in HEADERS.items() for h in hs.split()}
 
@@ -38,7 +38,7 @@ FOLDERS = {
     "src/ir": "ir", "src/analysis": "analysis", "src/frontend": "frontend", "transforms": "transforms",
     "src/preprocess": "preprocess", "src/schedule": "schedule", "src/codegen": "codegen", "src/runtime": "runtime",
     "targets/cuda": "cuda", "targets/cpu": "cpu", "targets/interpreter": "interpreter", "targets": "top",
-    "src/cli": "top", "python": "top",
+    "src/cli": "top", "python": "top", "tuner": "top",
 }
 
 
@@ -56,7 +56,7 @@ def layer_of_path(rel):
 def main(root):
     bad = []
     include = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-    for top in ["include/loom", "src", "transforms", "targets", "python"]:
+    for top in ["include/loom", "src", "transforms", "targets", "tuner", "python"]:
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for f in files:
                 if not f.endswith((".h", ".cpp")):

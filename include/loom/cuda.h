@@ -119,6 +119,14 @@ class CudaKernel {
   Attributes attributes();
   // Milliseconds per launch: median of `reps` timed launches after warmup.
   double time(const ArgMap& device_args, int reps = 20);
+  // The same, launch i on argument set i mod n (the tuner rotates copies of
+  // its inputs so that a small kernel's data is not always in L2): device
+  // event times in ms, median and minimum.
+  struct Timing {
+    double median = 0, min = 0;
+    int reps = 0;
+  };
+  Timing time_each(const std::vector<ArgMap>& device_args_sets, int reps = 20);
   // Copies host arrays in, launches, copies written arrays back.
   void call_host(const ArgMap& host_args);
 

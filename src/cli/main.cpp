@@ -5,6 +5,8 @@
 //   loom run FILE        run on random or .npy inputs, check against the
 //                        reference interpreter, report the time
 //   loom bench FILE      time it without the check
+//   loom tune FILE       search a space of schedules for the fastest correct one
+//   loom best LOG        the fastest trial of a tuning log, as a script
 //   loom transforms      list the registered transformations
 // FILE is the kernel language or a loom-kernel JSON document.
 #include <algorithm>
@@ -27,6 +29,7 @@
 #include "loom/runtime.h"
 #include "loom/stages.h"
 #include "loom/transforms.h"
+#include "loom/tuner.h"
 #include "options.h"
 
 using namespace loom;
@@ -53,7 +56,7 @@ Loaded load(const Options& o) {
   Loaded l;
   std::string text = read_text_file(o.file);
   l.file = is_json_path(o.file, text) ? kernel_file_from_json(text, o.file) : parse_kernel_text(text, o.file);
-  l.steps = l.file.transforms;
+  if (!o.as_written) l.steps = l.file.transforms;
   for (auto& tf : o.transform_files) {
     std::string script = read_text_file(tf);
     auto more = is_json_path(tf, script) ? transform_script_from_json(script, tf) : parse_transform_script(script, tf);
@@ -174,14 +177,6 @@ void write_outputs(const Options& o, const LoopKernel& k, const std::map<std::st
   }
 }
 
-ArgMap host_args(const LoopKernel& k, std::map<std::string, HostArray>& arrays, const std::map<std::string, int64_t>& params) {
-  ArgMap args;
-  for (auto& [n, a] : arrays) args[n] = ArgValue::of(a.ref());
-  for (auto& a : k.arguments)
-    if (a.kind == Argument::Value && !args.count(a.name))
-      args[a.name] = params.count(a.name) ? ArgValue::of_int(params.at(a.name)) : ArgValue::of_float(1.5);
-  return args;
-}
 
 // Checks the written arrays of `got` against `want`; prints one line each.
 bool check_outputs(const LoopKernel& k, std::map<std::string, HostArray>& want, std::map<std::string, HostArray>& got) {
@@ -199,7 +194,7 @@ bool check_outputs(const LoopKernel& k, std::map<std::string, HostArray>& want, 
 bool check_against_reference(const Loaded& l, const std::map<std::string, int64_t>& params,
                              std::map<std::string, HostArray> reference, std::map<std::string, HostArray>& got) {
   auto t0 = std::chrono::steady_clock::now();
-  interpret(generate(reference_kernel(l.file.kernel, l.steps, l.kernel)), host_args(l.kernel, reference, params));
+  interpret(generate(reference_kernel(l.file.kernel, l.steps, l.kernel)), host_arguments(l.kernel, reference, params));
   std::printf("reference interpreter (untransformed kernel): %.2f s\n", seconds_since(t0));
   return check_outputs(l.kernel, reference, got);
 }
@@ -232,7 +227,7 @@ int run_cpu(const Options& o, const Loaded& l) {
   auto arrays = make_arrays(l.kernel, params, inputs, o);
   auto reference = arrays;
   auto t1 = std::chrono::steady_clock::now();
-  ck.call(host_args(l.kernel, arrays, params));
+  ck.call(host_arguments(l.kernel, arrays, params));
   double first = seconds_since(t1);
   bool ok = true;
   if (o.check && o.command == "run") ok = check_against_reference(l, params, reference, arrays);
@@ -241,7 +236,7 @@ int run_cpu(const Options& o, const Loaded& l) {
   std::vector<double> times;
   for (int r = 0; r < o.reps; ++r) {
     auto t = std::chrono::steady_clock::now();
-    ck.call(host_args(l.kernel, timing, params));
+    ck.call(host_arguments(l.kernel, timing, params));
     times.push_back(seconds_since(t));
   }
   std::sort(times.begin(), times.end());
@@ -316,7 +311,7 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
   auto params = parameter_values(o, l, ck.generated().kernel, inputs);
   print_params(("running on " + cuda::device().name + " (" + arch + ")").c_str(), params);
   auto arrays = make_arrays(kernel, params, inputs, o);
-  auto args_for = [&](std::map<std::string, HostArray>& arrs) { return host_args(kernel, arrs, params); };
+  auto args_for = [&](std::map<std::string, HostArray>& arrs) { return host_arguments(kernel, arrs, params); };
   bool ok = true;
   if (o.command == "run") {
     auto reference = arrays;
@@ -385,8 +380,72 @@ void widen_index_if_needed(const Options& o, Loaded& l) {
   l.kernel = apply_transforms(l.kernel, parse_transform_script("set_index_dtype int64"));
 }
 
+// loom tune: the kernel as written (the file's transforms: left out), the
+// space (auto or a file), one line per trial, the best five at the end.
+int run_tune(const Options& o) {
+  std::string text = read_text_file(o.file);
+  KernelFile file = is_json_path(o.file, text) ? kernel_file_from_json(text, o.file) : parse_kernel_text(text, o.file);
+  tune::Options to;
+  to.target = o.target == "auto" ? (cuda::gpu_available() ? "cuda" : "cpu") : o.target;
+  to.strategy = o.strategy;
+  to.trials = o.trials;
+  to.seed = o.seed;
+  to.log = o.log;
+  to.resume = o.resume;
+  to.arch = o.arch;
+  to.trial_timeout_seconds = o.trial_timeout;
+  to.parameters = file.defaults;
+  for (auto& [n, v] : o.params) {
+    auto ps = file.kernel.parameters();
+    if (std::find(ps.begin(), ps.end(), n) == ps.end()) throw Error("-D " + n + ": kernel '" + file.kernel.name + "' has no parameter '" + n + "'");
+    to.parameters[n] = v;
+  }
+  tune::Space space;
+  if (o.space == "auto") {
+    space = tune::auto_space(file.kernel, to.target);
+  } else {
+    std::string s = read_text_file(o.space);
+    space = is_json_path(o.space, s) ? tune::Space::from_json(s, o.space) : tune::Space::parse(s, o.space);
+  }
+  std::printf("tuning '%s' on %s: %s", file.kernel.name.c_str(), to.target.c_str(), space.str().c_str());
+  to.progress = [](const tune::Trial& t, const std::optional<tune::Trial>& best, int done, int total) {
+    std::string what = t.status == "ok" ? [&] {
+      char b[64];
+      std::snprintf(b, sizeof b, "%.4f ms", t.median_seconds * 1e3);
+      return std::string(b);
+    }() : t.status + ": " + t.error.substr(0, 100);
+    std::printf("[%d/%d] %-12s %s%s\n", done, total, t.key.c_str(), what.c_str(),
+                best && best->key == t.key && t.status == "ok" ? "  (best so far)" : "");
+    std::fflush(stdout);
+  };
+  tune::Result r = tune::tune(file.kernel, space, to);
+  std::vector<tune::Trial> ok;
+  for (auto& t : r.trials)
+    if (t.status == "ok") ok.push_back(t);
+  std::sort(ok.begin(), ok.end(), [](auto& a, auto& b) { return a.median_seconds < b.median_seconds; });
+  std::map<std::string, int> count;
+  for (auto& t : r.trials) ++count[t.status];
+  std::printf("\n%zu trials in %.1f s", r.trials.size(), r.seconds);
+  for (auto& [s, n] : count) std::printf(", %d %s", n, s.c_str());
+  if (r.skipped) std::printf(", %d already in the log", r.skipped);
+  std::printf("\nfastest (%s, %s):\n", to.target.c_str(), r.best->device.c_str());
+  for (size_t i = 0; i < std::min<size_t>(5, ok.size()); ++i) std::printf("  %10.4f ms  %s\n", ok[i].median_seconds * 1e3, ok[i].key.c_str());
+  std::printf("best: %.4f ms (%s)\n%s", r.best->median_seconds * 1e3, r.best->key.c_str(), r.best->script.c_str());
+  return 0;
+}
+
 int run(const Options& o) {
   if (o.command == "transforms") return list_transforms(o);
+  if (o.command == "tune") return run_tune(o);
+  if (o.command == "best") {
+    auto trials = tune::read_log(o.file);
+    if (trials.empty()) throw Error("'" + o.file + "' holds no trials");
+    auto b = tune::best(trials);
+    if (!b) throw Error("'" + o.file + "': none of its " + std::to_string(trials.size()) + " trials ran correctly");
+    std::printf("# %.4f ms on %s (%s), %s, trial %s\n%s", b->median_seconds * 1e3, b->device.c_str(), b->target.c_str(), b->parameters.c_str(),
+                b->key.c_str(), b->script.c_str());
+    return 0;
+  }
   if (!o.emit.empty()) check_stage_name(o.emit);
   Loaded l = load(o);
   widen_index_if_needed(o, l);

@@ -22,6 +22,7 @@ const char* kCommonOptions =
     "                           loom-transforms JSON document); repeatable\n"
     "  --target cuda|cpu|auto   cuda: CUDA C through NVRTC; cpu: the LLVM CPU target; auto (default):\n"
     "                           cuda, except that run and bench without a GPU use the CPU target\n"
+    "  --as-written             leave out the file's own transforms: (replay a tuned script with -t)\n"
     "  --arch sm_XX             the GPU architecture to compile for (default: the GPU's, or sm_90)\n"
     "  -D name=value            a parameter's value (overrides the file's defaults:)\n";
 
@@ -52,6 +53,22 @@ const CommandHelp kCommands[] = {
      "  --reps N                 timed repetitions (default 100)\n"
      "  --max-memory GIB         host memory the arrays of one copy of the inputs may take (default 8)\n",
      "loom bench examples/row_sums.loom -D n=65536 -D m=1024 --reps 200"},
+    {"tune", "search a space of schedules of the kernel as written for the fastest that computes the same result",
+     "loom tune FILE [--space auto|SPACE] [--trials N] [--strategy S] [--log LOG] [options]",
+     "  --space auto|SPACE       auto (default): sketches derived from the kernel; SPACE: a script whose\n"
+     "                           values may be choice(a|b|c) and whose lines may start with `optional`\n"
+     "                           (or a JSON script with {\"choice\": [...]} values)\n"
+     "  --trials N               configurations to try at most (default 64)\n"
+     "  --strategy S             exhaustive | random | evolution | auto (default: exhaustive when the\n"
+     "                           space fits in --trials, else evolution with a learnt cost model)\n"
+     "  --seed N                 the search's seed (default 1): a run is repeatable\n"
+     "  --log LOG                append every trial to LOG (JSON lines) and skip those it holds\n"
+     "  --no-resume              try every configuration again, even those in the log\n"
+     "  --trial-timeout S        seconds a trial may take before its worker is killed (default 60)\n"
+     "The file's own transforms: are not applied: the tuner starts from the kernel as written.\n",
+     "loom tune examples/row_sums.loom --target cpu -D n=4096 -D m=1000 --trials 40 --log rows.jsonl"},
+    {"best", "print the fastest valid trial of a tuning log (its script, replayable with --transform)",
+     "loom best LOG", "", "loom best rows.jsonl > best.txt && loom run examples/row_sums.loom --as-written -t best.txt"},
     {"transforms", "list the registered transformations with their typed arguments", "loom transforms [--json]",
      "  --json                   the declarations as a JSON schema (types, defaults, choices, ranges, search domains)\n", "loom transforms --json"},
     {"help", "help for the tool or for one command", "loom help [COMMAND]", "", "loom help run"},
@@ -79,7 +96,7 @@ void print_tool_help(std::FILE* out) {
 void print_command_help(const CommandHelp& c) {
   std::printf("loom %s: %s\n\nusage: %s\n", c.name, c.summary, c.usage);
   if (*c.options) std::printf("\noptions:\n%s", c.options);
-  if (std::string(c.name) != "transforms" && std::string(c.name) != "help") std::printf("%s", kCommonOptions);
+  if (std::string(c.name) != "transforms" && std::string(c.name) != "help" && std::string(c.name) != "best") std::printf("%s", kCommonOptions);
   std::printf("\nexample:\n  %s\n", c.example);
 }
 
@@ -153,6 +170,20 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--fallback-compile") o.fallback_compile = true;
     else if (a == "--verbose" || a == "-v") o.verbose = true;
     else if (a == "--json" && o.command == "transforms") o.json = true;
+    else if (a == "--space") o.space = value();
+    else if (a == "--strategy") o.strategy = value();
+    else if (a == "--log") o.log = value();
+    else if (a == "--no-resume") o.resume = false;
+    else if (a == "--as-written") o.as_written = true;
+    else if (a == "--trials" || a == "--seed" || a == "--trial-timeout") {
+      std::string v = value();
+      char* end = nullptr;
+      double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(x >= 0) || x > 1e9 || (a == "--trials" && x < 1)) usage(a + " takes a number, got '" + v + "'", o.command);
+      if (a == "--trials") o.trials = int(x);
+      else if (a == "--seed") o.seed = uint64_t(x);
+      else o.trial_timeout = x;
+    }
     else if (a == "-D" || a.rfind("-D", 0) == 0) {
       auto [name, v] = split_pair(a == "-D" ? value() : a.substr(2), "-D", o.command);
       char* end = nullptr;

@@ -23,6 +23,15 @@ struct Options {
   bool verbose = false;
   bool json = false;  // transforms --json: the declarations as a JSON schema
   bool help = false;
+  bool as_written = false;  // leave out the file's transforms: (a tuned script replaces them)
+  // tune
+  std::string space = "auto";  // auto | a space file (choice(...) lines, or JSON)
+  std::string strategy = "auto";
+  std::string log;
+  int trials = 64;
+  uint64_t seed = 1;
+  bool resume = true;
+  double trial_timeout = 60;
 };
 
 // Parses argv; prints usage and exits with 2 on a usage error, or prints help

@@ -211,9 +211,12 @@ void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, in
   launch_slots(kp.ptrs.data(), dims, stream);  // (its grid check and load pass at once now)
 }
 
-double CudaKernel::time(const ArgMap& args, int reps) {
+double CudaKernel::time(const ArgMap& args, int reps) { return time_each({args}, reps).median; }
+
+CudaKernel::Timing CudaKernel::time_each(const std::vector<ArgMap>& sets, int reps) {
   const DriverApi& d = driver_api();
-  for (int i = 0; i < 3; ++i) launch(args);
+  if (sets.empty()) throw Error("time_each: no argument sets");
+  for (int i = 0; i < 3; ++i) launch(sets[size_t(i) % sets.size()]);
   synchronize();
   CUevent start, stop;
   check(d.cuEventCreate(&start, 0), "cuEventCreate");
@@ -221,7 +224,7 @@ double CudaKernel::time(const ArgMap& args, int reps) {
   std::vector<float> ms;
   for (int i = 0; i < std::max(1, reps); ++i) {
     d.cuEventRecord(start, nullptr);
-    launch(args);
+    launch(sets[size_t(i) % sets.size()]);
     d.cuEventRecord(stop, nullptr);
     check(d.cuEventSynchronize(stop), "kernel execution");
     float t = 0;
@@ -231,7 +234,7 @@ double CudaKernel::time(const ArgMap& args, int reps) {
   d.cuEventDestroy(start);
   d.cuEventDestroy(stop);
   std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return Timing{ms[ms.size() / 2], ms.front(), int(ms.size())};
 }
 
 void CudaKernel::call_host(const ArgMap& host_args) {

@@ -36,7 +36,7 @@ if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1;
 fi
 # help for the tool and each command
 expect "tool help" 0 'commands:' -- "$LOOM" --help
-for c in show compile run bench transforms help; do
+for c in show compile run bench tune best transforms help; do
   expect "help $c" 0 "usage: loom $c" -- "$LOOM" help $c
 done
 expect "run --help" 0 'example:' -- "$LOOM" run --help
@@ -108,6 +108,17 @@ expect "a tail that would wrap gets 64-bit indices" 0 'long long const i_outer' 
 expect "naming the expression" 0 '100 \* i_outer \+ i_inner` can reach 2147483699: 64-bit' -- "$LOOM" show "$tmp/va100.loom" -D n=2147483601
 expect "one element fewer fits 32 bits" 0 'int const i_outer' -- "$LOOM" show "$tmp/va100.loom" -D n=2147483600
 expect "compile -v says how the index width is decided" 0 'index arithmetic: 32-bit, checked at each launch' -- "$LOOM" compile "$SRC/examples/vector_add.loom" --arch sm_90 -v
+# the tuner on the CPU target: a run, its log, the best trial replayed as a script
+if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1; then
+  printf 'split_iname i choice(32|64|2048) outer_tag=g.0 inner_tag=l.0\n' >"$tmp/rows.space"
+  expect "tune a user space" 0 'illegal: kernel .row_sums.: 2048 threads' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=301 -D m=77 --log "$tmp/rows.jsonl"
+  expect "tune resumes from its log" 0 '3 already in the log' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=301 -D m=77 --log "$tmp/rows.jsonl"
+  "$LOOM" best "$tmp/rows.jsonl" >"$tmp/best.txt" 2>&1
+  expect "the best trial replays" 0 'check out: match' -- "$LOOM" run "$SRC/examples/row_sums.loom" --target cpu --as-written -t "$tmp/best.txt"
+  expect "tune with the automatic space" 0 'best: [0-9.]+ ms' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --trials 6 -D n=301 -D m=77
+  printf 'split_iname i choice(32|) outer_tag=g.0\n' >"$tmp/bad.space"
+  expect "a bad space names line and column" 1 'bad.space:1:15: an empty value' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/bad.space"
+fi
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

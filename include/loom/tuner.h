@@ -1,0 +1,147 @@
+// The tuner (issue 30): from a kernel as written and a search space of
+// transformation scripts, the fastest schedule that computes the same
+// result. A space is a set of sketches, each a transformation script whose
+// values may be choice points (`split_iname i choice(64|128|256)`, a whole
+// step made `optional`); a user writes one, or auto_space derives one from
+// the kernel's structure. A configuration picks a sketch and a value at
+// every choice point; its script is an ordinary script, replayable with
+// `loom show FILE --transform`. Each trial is generated (Loom's legality
+// checks prune an illegal one with its reason), run in an isolated worker
+// process, checked against the untransformed kernel on random inputs,
+// timed (median of repetitions), and appended to a JSON-lines log as soon
+// as it finishes, so an interrupted run resumes where it stopped.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "loom/kernel.h"
+#include "loom/script.h"
+
+namespace loom::tune {
+
+// ---- spaces ---------------------------------------------------------------
+
+// One choice point: where it is (sketch line, for messages) and its values
+// as script text ("" for a step made optional and left out).
+struct ChoicePoint {
+  std::string name;                 // e.g. "split_iname i, factor" or "optional add_prefetch a"
+  std::vector<std::string> values;
+};
+
+// A sketch: a transformation script with choice points. Its text lines keep
+// `@N@` where choice point N goes; an optional line is choice point N with
+// values {"yes", ""} and the line is left out when "" is chosen.
+struct Sketch {
+  std::string name;                  // "user", "map 2-d", "rows across threads", ...
+  std::vector<std::string> lines;    // templates
+  std::vector<int> line_switch;      // per line: the choice point that turns it off, or -1
+  std::vector<ChoicePoint> choices;
+};
+
+struct Configuration {
+  int sketch = 0;
+  std::vector<int> picks;            // one value index per choice point of the sketch
+  std::string key() const;           // "2:0.3.1" (sketch:picks), unique in a space
+};
+
+class Space {
+ public:
+  Space() = default;
+  explicit Space(std::vector<Sketch> sketches);
+  // A user's space in the script language: transformation lines whose
+  // values may be `choice(a|b|c)`; `optional ` before a line makes the
+  // whole step a choice. Errors name line and column.
+  static Space parse(const std::string& text, const std::string& filename = "<space>");
+  // A JSON space: a script (a list of steps, as transform_script_from_json
+  // reads) whose values may be {"choice": [...]} and whose steps may carry
+  // "optional": true.
+  static Space from_json(const std::string& text, const std::string& filename = "<space>");
+
+  const std::vector<Sketch>& sketches() const { return sketches_; }
+  double size() const;                               // configurations in all
+  std::string script(const Configuration& c) const;  // the script text of c
+  std::vector<TransformStep> steps(const Configuration& c) const;
+  std::optional<Configuration> from_key(const std::string& key) const;
+  std::vector<Configuration> all() const;            // every configuration (small spaces)
+  Configuration random(std::mt19937_64& rng) const;
+  // c with one choice point changed at random (the same sketch).
+  Configuration mutate(const Configuration& c, std::mt19937_64& rng) const;
+  std::string str() const;                           // the sketches with their choice points
+
+ private:
+  std::vector<Sketch> sketches_;
+};
+
+// The space a tuner explores for a kernel as written, from its structure:
+// parallel loops mapped to blocks and threads with free tile sizes, work
+// per thread (ilp/unroll), reductions over threads, warps or sequential,
+// shared-memory tiles where a footprint is reused, vector loads on
+// contiguous axes. `target` is "cuda" or "cpu" (the CPU target runs GPU
+// schedules too; its space is the same).
+Space auto_space(const LoopKernel& k, const std::string& target = "cuda");
+
+// ---- trials and their log ---------------------------------------------------
+
+struct Trial {
+  std::string key;                   // Configuration::key
+  std::string script;                // the transformation script (text)
+  std::string status;                // ok | illegal | wrong | crashed | failed
+  std::string error;                 // why, for every status but ok
+  uint64_t kernel_hash = 0;          // of the kernel as written
+  uint64_t variant_hash = 0;         // of the transformed kernel
+  std::string target, device;        // "cpu"/"cuda"; the CPU or GPU name
+  double generate_seconds = 0, compile_seconds = 0;
+  int registers = -1;
+  int64_t shared_bytes = 0;
+  double median_seconds = 0, min_seconds = 0;
+  int reps = 0;
+  std::string parameters;            // "m=1024 n=65536" (the timed sizes)
+  std::string to_json() const;       // one line
+  static Trial from_json(const std::string& line);
+};
+
+// The log: a JSON-lines file, one trial per line, appended and flushed as
+// each trial ends. Lines that do not parse (a run killed while writing)
+// are skipped when read.
+std::vector<Trial> read_log(const std::string& path);
+void append_log(const std::string& path, const Trial& t);
+// The fastest valid trial of these (for this kernel and target when given).
+std::optional<Trial> best(const std::vector<Trial>& trials, uint64_t kernel_hash = 0, const std::string& target = "");
+
+// ---- the tuning loop --------------------------------------------------------
+
+struct Options {
+  std::string target = "cpu";        // cpu | cuda
+  std::string strategy = "auto";     // exhaustive | random | evolution | auto (exhaustive when it fits)
+  int trials = 64;                   // measured or refused configurations, at most
+  uint64_t seed = 1;
+  std::string log;                   // "" : no log file
+  bool resume = true;                // skip configurations already in the log for this kernel/target
+  std::map<std::string, int64_t> parameters;        // the sizes timed
+  std::map<std::string, int64_t> check_parameters;  // the sizes checked (default: small, not tile multiples)
+  double min_time_seconds = 0.05;    // timing: repeat until this long (at least 3 reps) ...
+  int max_reps = 50;                 // ... or this many
+  double trial_timeout_seconds = 60; // a trial longer than this: its worker is killed, the trial failed
+  int compile_workers = 0;           // processes generating (and compiling) candidates; 0: one per core
+  std::string arch;                  // cuda: "" = the GPU's
+  std::function<void(const Trial&, const std::optional<Trial>& best, int done, int total)> progress;
+};
+
+struct Result {
+  std::vector<Trial> trials;         // this run's, in order
+  std::optional<Trial> best;         // over this run and the log's earlier trials
+  int skipped = 0;                   // already in the log
+  double seconds = 0;
+};
+
+// Tunes `k` (the kernel as written) over `space`. Throws Error when no
+// configuration of the space is valid (with the reasons of the first few),
+// or when the reference cannot run for the given parameters.
+Result tune(const LoopKernel& k, const Space& space, const Options& o);
+
+}  // namespace loom::tune

@@ -1,0 +1,256 @@
+// The tuner on the CPU target (issue 30's checks that need no GPU): spaces
+// read, enumerated and replayed; illegal candidates pruned with their
+// reason; a wrong candidate (planted) rejected; a crashing and a hanging
+// worker replaced; the log resumed; a seed repeats a run; the automatic
+// space finds schedules for the benchmark kernels' shapes.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "loom/parser.h"
+#include "loom/transforms.h"
+#include "loom/tuner.h"
+
+using namespace loom;
+
+#ifdef LOOM_HAS_CPU_TARGET
+namespace {
+
+LoopKernel row_sums() {
+  return parse_kernel_text("kernel row_sums\ndomains:\n  {[i, j]: 0 <= i < n and 0 <= j < m}\narguments:\n"
+                           "  a: float32[n, m], out: float32[n]\ninstructions:\n  out[i] = sum(j, a[i, j])\n")
+      .kernel;
+}
+
+LoopKernel matmul() {
+  return parse_kernel_text("kernel mm\ndomains:\n  {[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}\narguments:\n"
+                           "  a: float32[n, l], b: float32[l, m], c: float32[n, m]\ninstructions:\n  c[i, j] = sum(k, a[i, k] * b[k, j])\n")
+      .kernel;
+}
+
+tune::Options small_run(const std::string& log = "") {
+  tune::Options o;
+  o.target = "cpu";
+  o.parameters = {{"n", 300}, {"m", 77}};
+  o.min_time_seconds = 0.002;
+  o.max_reps = 5;
+  o.compile_workers = 2;
+  o.log = log;
+  return o;
+}
+
+std::string temp_log(const std::string& name) {
+  std::string p = (std::filesystem::temp_directory_path() / ("loom_tune_" + name + "_" + std::to_string(getpid()) + ".jsonl")).string();
+  std::filesystem::remove(p);
+  return p;
+}
+
+struct FaultInjection {  // LOOM_TUNE_FAULT for one test
+  explicit FaultInjection(const char* spec) { setenv("LOOM_TUNE_FAULT", spec, 1); }
+  ~FaultInjection() { unsetenv("LOOM_TUNE_FAULT"); }
+};
+
+}  // namespace
+
+TEST(TuneSpace, ChoicesAndOptionalLinesAreEnumeratedAndReplay) {
+  auto space = tune::Space::parse("split_iname i choice(8|16|32) outer_tag=g.0 inner_tag=l.0  # threads\n"
+                                  "optional tag_inames j:unr\n");
+  EXPECT_EQ(space.size(), 6);
+  auto all = space.all();
+  ASSERT_EQ(all.size(), 6u);
+  std::set<std::string> keys, scripts;
+  for (auto& c : all) {
+    keys.insert(c.key());
+    scripts.insert(space.script(c));
+    EXPECT_EQ(space.from_key(c.key())->key(), c.key());
+  }
+  EXPECT_EQ(keys.size(), 6u);
+  EXPECT_EQ(scripts.size(), 6u);
+  EXPECT_EQ(space.script(tune::Configuration{0, {1, 1}}), "split_iname i 16 outer_tag=g.0 inner_tag=l.0\n");
+  EXPECT_EQ(space.script(tune::Configuration{0, {2, 0}}), "split_iname i 32 outer_tag=g.0 inner_tag=l.0\ntag_inames j:unr\n");
+  EXPECT_FALSE(space.from_key("0:3.0"));  // no fourth value
+  EXPECT_FALSE(space.from_key("1:0.0"));  // no second sketch
+}
+
+TEST(TuneSpace, BadSpacesAreRefusedWithLineAndColumn) {
+  auto message = [](const std::string& text) {
+    try {
+      tune::Space::parse(text, "s.space");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message("split_iname i choice(8|16\n").find("s.space:1:15"), std::string::npos) << message("split_iname i choice(8|16\n");
+  EXPECT_NE(message("split_iname i 16\nsplit_iname j choice(8||16)\n").find("s.space:2:15: an empty value"), std::string::npos);
+  EXPECT_NE(message("spilt_iname i choice(8|16)\n").find("no transformation named 'spilt_iname'"), std::string::npos);
+  EXPECT_NE(message("split_iname i choice(8|16) outer_tag=choice(g.0|g.9x)\n").find("g.9x"), std::string::npos);
+}
+
+TEST(TuneSpace, JsonSpacesReadLikeTextOnes) {
+  auto json = tune::Space::from_json(R"([{"transform": "split_iname", "iname": "i", "inner_length": {"choice": [8, 16, 32]},
+                                         "outer_tag": "g.0", "inner_tag": "l.0"},
+                                        {"transform": "tag_inames", "tags": {"j": "unr"}, "optional": true}])");
+  EXPECT_EQ(json.size(), 6);
+  LoopKernel k = row_sums();
+  auto text = tune::Space::parse("split_iname i choice(8|16|32) outer_tag=g.0 inner_tag=l.0\noptional tag_inames j:unr\n");
+  for (auto& c : text.all())
+    EXPECT_EQ(structural_hash(apply_transforms(k, json.steps(c))), structural_hash(apply_transforms(k, text.steps(c)))) << c.key();
+}
+
+TEST(Tune, ExhaustiveRunPrunesIllegalCandidatesAndTheLogReplays) {
+  std::string log = temp_log("exhaustive");
+  LoopKernel k = row_sums();
+  // 2048 threads per block (64 x 32) is beyond CUDA's limit: refused, with the reason, never measured
+  auto space = tune::Space::parse("split_iname j choice(32|64) inner_tag=l.0\nsplit_iname i choice(4|16|32) outer_tag=g.0 inner_tag=l.1\n");
+  auto o = small_run(log);
+  auto r = tune::tune(k, space, o);
+  ASSERT_EQ(r.trials.size(), 6u);
+  int illegal = 0;
+  for (auto& t : r.trials) {
+    if (t.status == "illegal") {
+      ++illegal;
+      EXPECT_NE(t.error.find("2048 threads per block"), std::string::npos) << t.error;
+      EXPECT_EQ(t.script.find("split_iname j 64"), 0u);
+    } else {
+      EXPECT_EQ(t.status, "ok") << t.key << ": " << t.error;
+      EXPECT_GT(t.median_seconds, 0);
+    }
+  }
+  EXPECT_EQ(illegal, 1);
+  // every logged script replays to the kernel that was measured
+  auto logged = tune::read_log(log);
+  ASSERT_EQ(logged.size(), 6u);
+  for (auto& t : logged)
+    if (t.status == "ok") EXPECT_EQ(structural_hash(apply_transforms(k, parse_transform_script(t.script))), t.variant_hash) << t.key;
+  EXPECT_EQ(tune::best(logged)->key, r.best->key);
+  std::filesystem::remove(log);
+}
+
+TEST(Tune, ResumeSkipsWhatTheLogHoldsAndACutLineIsIgnored) {
+  std::string log = temp_log("resume");
+  LoopKernel k = row_sums();
+  auto space = tune::Space::parse("split_iname i choice(8|16|32|64|128|256) outer_tag=g.0 inner_tag=l.0\n");
+  auto o = small_run(log);
+  o.trials = 3;
+  o.strategy = "exhaustive";
+  auto first = tune::tune(k, space, o);
+  EXPECT_EQ(first.trials.size(), 3u);
+  {  // a run killed while writing leaves half a line
+    FILE* f = std::fopen(log.c_str(), "a");
+    std::fputs("{\"key\": \"0:5\", \"scr", f);
+    std::fclose(f);
+  }
+  o.trials = 10;
+  auto second = tune::tune(k, space, o);
+  EXPECT_EQ(second.skipped, 3);
+  EXPECT_EQ(second.trials.size(), 3u);  // the other three
+  std::set<std::string> keys;
+  for (auto& t : first.trials) keys.insert(t.key);
+  for (auto& t : second.trials) EXPECT_TRUE(keys.insert(t.key).second) << t.key << " tried twice";
+  EXPECT_EQ(tune::read_log(log).size(), 6u);
+  // with the whole space in the log, nothing is left, and the best comes from the log
+  auto third = tune::tune(k, space, o);
+  EXPECT_TRUE(third.trials.empty());
+  ASSERT_TRUE(third.best);
+  std::filesystem::remove(log);
+}
+
+TEST(Tune, APlantedWrongResultNeverWins) {
+  FaultInjection plant("split_iname i 64=wrong");
+  LoopKernel k = row_sums();
+  auto space = tune::Space::parse("split_iname i choice(32|64) outer_tag=g.0 inner_tag=l.0\n");
+  auto r = tune::tune(k, space, small_run());
+  ASSERT_EQ(r.trials.size(), 2u);
+  EXPECT_EQ(r.trials[1].status, "wrong");
+  EXPECT_NE(r.trials[1].error.find("'out' differs from the kernel as written"), std::string::npos) << r.trials[1].error;
+  EXPECT_EQ(r.best->key, "0:0");
+}
+
+TEST(Tune, ACrashingOrHangingWorkerIsReplacedAndTheRunGoesOn) {
+  LoopKernel k = row_sums();
+  auto space = tune::Space::parse("split_iname i choice(16|32|64|128) outer_tag=g.0 inner_tag=l.0\n");
+  {
+    FaultInjection crash("split_iname i 32 =crash");
+    auto r = tune::tune(k, space, small_run());
+    ASSERT_EQ(r.trials.size(), 4u);
+    EXPECT_EQ(r.trials[1].status, "crashed");
+    EXPECT_NE(r.trials[1].error.find("signal 11"), std::string::npos) << r.trials[1].error;
+    EXPECT_EQ(r.trials[2].status, "ok") << r.trials[2].error;  // a fresh worker
+    EXPECT_EQ(r.trials[3].status, "ok");
+  }
+  {
+    FaultInjection hang("split_iname i 64 =hang");
+    auto o = small_run();
+    o.trial_timeout_seconds = 1;
+    auto r = tune::tune(k, space, o);
+    EXPECT_EQ(r.trials[2].status, "failed");
+    EXPECT_NE(r.trials[2].error.find("no result within 1 s"), std::string::npos) << r.trials[2].error;
+    EXPECT_EQ(r.trials[3].status, "ok") << r.trials[3].error;
+  }
+}
+
+TEST(Tune, TheSameSeedRepeatsARun) {
+  LoopKernel k = row_sums();
+  auto space = tune::auto_space(k);
+  auto keys = [&](uint64_t seed, const std::string& strategy) {
+    auto o = small_run();
+    o.seed = seed;
+    o.trials = 12;
+    o.strategy = strategy;
+    std::vector<std::string> out;
+    for (auto& t : tune::tune(k, space, o).trials) out.push_back(t.key);
+    return out;
+  };
+  EXPECT_EQ(keys(5, "random"), keys(5, "random"));
+  EXPECT_NE(keys(5, "random"), keys(6, "random"));
+  auto evolved = keys(3, "evolution");
+  EXPECT_EQ(evolved.size(), 12u);
+  EXPECT_EQ(std::set<std::string>(evolved.begin(), evolved.end()).size(), 12u);  // never the same configuration twice
+}
+
+TEST(Tune, NoValidConfigurationIsAClearError) {
+  LoopKernel k = row_sums();
+  auto space = tune::Space::parse("split_iname i choice(2048|4096) outer_tag=g.0 inner_tag=l.0\n");
+  try {
+    tune::tune(k, space, small_run());
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no configuration of the space ran correctly (2 tried)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("CUDA allows at most 1024"), std::string::npos) << e.what();
+  }
+  auto o = small_run();
+  o.parameters.erase("m");
+  EXPECT_THROW(tune::tune(k, space, o), Error);  // no size for m
+}
+
+TEST(AutoSpace, SketchesFitTheKernelsShapeAndItsBestIsCorrect) {
+  auto names = [](const tune::Space& s) {
+    std::vector<std::string> out;
+    for (auto& sk : s.sketches()) out.push_back(sk.name);
+    return out;
+  };
+  EXPECT_EQ(names(tune::auto_space(row_sums())), (std::vector<std::string>{"map", "rows"}));
+  auto mm = tune::auto_space(matmul());
+  EXPECT_EQ(names(mm), (std::vector<std::string>{"map", "map + work", "rows", "tiles"}));
+  // the product's tiles sketch offers a shared-memory tile of each input
+  EXPECT_NE(mm.str().find("optional add_prefetch a i_inner_outer,i_inner_inner,k_inner"), std::string::npos) << mm.str();
+  EXPECT_NE(mm.str().find("optional add_prefetch b k_inner,j_inner_outer,j_inner_inner"), std::string::npos) << mm.str();
+  // a short random search over the product's space finds correct schedules in each sketch
+  auto o = small_run();
+  o.parameters = {{"n", 70}, {"m", 90}, {"l", 33}};
+  o.check_parameters = {{"n", 37}, {"m", 41}, {"l", 19}};
+  o.trials = 24;
+  o.strategy = "random";
+  o.seed = 2;
+  auto r = tune::tune(matmul(), mm, o);
+  std::set<int> ok_sketches;
+  for (auto& t : r.trials) {
+    EXPECT_TRUE(t.status == "ok" || t.status == "illegal") << t.key << " " << t.status << ": " << t.error;
+    if (t.status == "ok") ok_sketches.insert(mm.from_key(t.key)->sketch);
+  }
+  EXPECT_GE(ok_sketches.size(), 3u);
+}
+#endif

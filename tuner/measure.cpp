@@ -1,0 +1,349 @@
+// The measuring worker: a process forked from the tuner that applies a
+// trial's script, compiles it for the target, checks it against the kernel
+// as written (the reference interpreter, at small sizes that are not
+// multiples of the tiles) and times it (median of repetitions over rotated
+// copies of the inputs). A trial that faults, hangs or aborts kills only
+// this worker: the tuner sees it die (or times it out), records the trial as
+// crashed or failed, and starts a fresh worker for the next one. The
+// tuner's own process never opens the GPU.
+#include "measure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <poll.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/codegen.h"
+#include "loom/cpu.h"
+#include "loom/cuda.h"
+#include "loom/interpreter.h"
+#include "loom/parser.h"
+#include "loom/runtime.h"
+#include "loom/transforms.h"
+
+namespace loom::tune::detail {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Framed messages over a pipe: a 4-byte length, then the bytes.
+bool write_all(int fd, const void* p, size_t n) {
+  auto* c = static_cast<const char*>(p);
+  while (n) {
+    ssize_t w = ::write(fd, c, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    c += w, n -= size_t(w);
+  }
+  return true;
+}
+bool read_all(int fd, void* p, size_t n) {
+  auto* c = static_cast<char*>(p);
+  while (n) {
+    ssize_t r = ::read(fd, c, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    c += r, n -= size_t(r);
+  }
+  return true;
+}
+bool send_message(int fd, const std::string& s) {
+  uint32_t n = uint32_t(s.size());
+  return write_all(fd, &n, 4) && write_all(fd, s.data(), s.size());
+}
+bool receive_message(int fd, std::string& s) {
+  uint32_t n = 0;
+  if (!read_all(fd, &n, 4)) return false;
+  s.resize(n);
+  return read_all(fd, s.data(), n);
+}
+
+
+// The sizes a trial is checked at: small and odd (not multiples of any
+// tile), then powers of two, then the timed sizes, the first the kernel's
+// assumptions allow.
+std::map<std::string, int64_t> check_sizes(const LoopKernel& k, const Options& o) {
+  if (!o.check_parameters.empty()) return o.check_parameters;
+  std::vector<std::string> names = k.parameters();
+  for (int64_t base : {67, 37, 128, 256, 512, 1024}) {
+    std::map<std::string, int64_t> p;
+    int64_t v = base;
+    for (auto& n : names) {
+      p[n] = std::min(v, o.parameters.count(n) ? std::max<int64_t>(o.parameters.at(n), 1) : v);
+      if (base < 100) v += 2;  // (distinct odd sizes: a transposition shows)
+    }
+    if (assumptions_hold(k, p)) return p;
+  }
+  return o.parameters;
+}
+
+// Runs one kernel on the target, for checking (on host arrays) and timing.
+struct Runner {
+  virtual ~Runner() = default;
+  virtual void run(const ArgMap& host) = 0;
+  // median and minimum seconds over the rotated sets
+  virtual void time(const LoopKernel& k, std::vector<std::map<std::string, HostArray>>& sets, const std::map<std::string, int64_t>& params,
+                    const Options& o, Trial& t) = 0;
+};
+
+#ifdef LOOM_HAS_CPU_TARGET
+struct CpuRunner : Runner {
+  explicit CpuRunner(const LoopKernel& k, Trial& t) {
+    auto t0 = Clock::now();
+    ck = std::make_unique<cpu::CpuKernel>(k);
+    t.compile_seconds = since(t0);
+  }
+  void run(const ArgMap& host) override { ck->call(host); }
+  void time(const LoopKernel& k, std::vector<std::map<std::string, HostArray>>& sets, const std::map<std::string, int64_t>& params,
+            const Options& o, Trial& t) override {
+    std::vector<ArgMap> args;
+    for (auto& s : sets) args.push_back(host_arguments(k, s, params));
+    ck->call(args[0]);  // warm-up
+    std::vector<double> times;
+    auto start = Clock::now();
+    for (size_t i = 0; int(times.size()) < o.max_reps && (times.size() < 3 || since(start) < o.min_time_seconds); ++i) {
+      auto t0 = Clock::now();
+      ck->call(args[i % args.size()]);
+      times.push_back(since(t0));
+    }
+    std::sort(times.begin(), times.end());
+    t.median_seconds = times[times.size() / 2];
+    t.min_seconds = times.front();
+    t.reps = int(times.size());
+  }
+  std::unique_ptr<cpu::CpuKernel> ck;
+};
+#endif
+
+struct CudaRunner : Runner {
+  CudaRunner(const LoopKernel& k, const std::string& arch, Trial& t) {
+    ck = std::make_unique<cuda::CudaKernel>(k, arch);
+    t.compile_seconds = ck->binary().seconds;
+    t.registers = ck->attributes().registers;
+    t.shared_bytes = ck->generated().local_bytes();
+  }
+  void run(const ArgMap& host) override { ck->call_host(host); }
+  void time(const LoopKernel& k, std::vector<std::map<std::string, HostArray>>& sets, const std::map<std::string, int64_t>& params,
+            const Options& o, Trial& t) override {
+    std::vector<std::map<std::string, cuda::DeviceBuffer>> buffers(sets.size());
+    std::vector<ArgMap> dev;
+    for (size_t i = 0; i < sets.size(); ++i) {
+      ArgMap a = host_arguments(k, sets[i], params);
+      for (auto& [n, h] : sets[i]) {
+        cuda::DeviceBuffer b(h.bytes.size());
+        b.upload(h.bytes.data(), h.bytes.size());
+        a[n].array.data = b.ptr();
+        buffers[i].emplace(n, std::move(b));
+      }
+      dev.push_back(a);
+    }
+    // a first estimate, then as many repetitions as min_time allows
+    auto first = ck->time_each(dev, 3);
+    int reps = int(std::clamp(o.min_time_seconds / std::max(first.median * 1e-3, 1e-7), 5.0, double(o.max_reps)));
+    auto timing = ck->time_each(dev, reps);
+    t.median_seconds = timing.median * 1e-3;
+    t.min_seconds = timing.min * 1e-3;
+    t.reps = timing.reps;
+  }
+  std::unique_ptr<cuda::CudaKernel> ck;
+};
+
+std::unique_ptr<Runner> make_runner(const LoopKernel& k, const Options& o, Trial& t) {
+  if (o.target == "cuda") return std::make_unique<CudaRunner>(k, o.arch, t);
+#ifdef LOOM_HAS_CPU_TARGET
+  if (o.target == "cpu") return std::make_unique<CpuRunner>(k, t);
+#endif
+  throw Error("the tuner has no target '" + o.target + "' in this build (cpu needs LLVM; cuda a GPU)");
+}
+
+// Fault injection for the tuner's own tests: LOOM_TUNE_FAULT=TEXT=crash|hang|wrong
+// makes the worker die, hang or spoil the result of every trial whose script
+// contains TEXT (no legal schedule should do any of these, so the paths that
+// handle them are tested this way).
+std::string injected_fault(const std::string& script) {
+  const char* f = std::getenv("LOOM_TUNE_FAULT");
+  if (!f) return "";
+  std::string spec = f;
+  size_t eq = spec.rfind('=');
+  if (eq == std::string::npos || script.find(spec.substr(0, eq)) == std::string::npos) return "";
+  return spec.substr(eq + 1);
+}
+
+// One trial, in the worker: its status, figures and error as JSON.
+std::string measure(const LoopKernel& as_written, const std::string& script, const Options& o) {
+  Trial t;
+  t.status = "ok";
+  std::string fault = injected_fault(script);
+  if (fault == "crash") std::raise(SIGSEGV);
+  if (fault == "hang")
+    for (;;) pause();
+  auto fail = [&](const std::string& status, const std::string& why) {
+    t.status = status;
+    t.error = why;
+  };
+  try {
+    auto t0 = Clock::now();
+    std::vector<TransformStep> steps = parse_transform_script(script, "<trial>");
+    LoopKernel k;
+    try {
+      k = apply_transforms(as_written, steps);
+      generate(k);  // (legality, races, bounds: an illegal schedule is refused here, never run)
+    } catch (const Error& e) {
+      fail("illegal", e.what());
+    }
+    t.generate_seconds = since(t0);
+    if (t.status == "ok") {
+      t.variant_hash = structural_hash(k);
+      std::unique_ptr<Runner> runner = make_runner(k, o, t);
+      // the check: the kernel as written (with the script's declarations) in the interpreter
+      auto small = check_sizes(k, o);
+      auto inputs = make_host_arrays(k, small, 7);
+      auto want = inputs, got = inputs;
+      interpret(generate(reference_kernel(as_written, steps, k)), host_arguments(k, want, small));
+      runner->run(host_arguments(k, got, small));
+      if (fault == "wrong")
+        for (auto& [n, a] : got)
+          if (k.is_written(n) && a.size() > 0) a.set(a.size() / 2, a.get(a.size() / 2) + 1);
+      for (auto& a : k.arguments) {
+        if (a.kind != Argument::Array || !k.is_written(a.name)) continue;
+        Comparison c = compare(want.at(a.name), got.at(a.name));
+        if (!c.ok && t.status == "ok") {
+          std::string sizes;
+          for (auto& [n, v] : small) sizes += " " + n + "=" + std::to_string(v);
+          fail("wrong", "'" + a.name + "' differs from the kernel as written at" + sizes + ": " + c.str());
+        }
+      }
+      if (t.status == "ok") {
+        if (!assumptions_hold(k, o.parameters)) throw Error("the timed sizes break the schedule's assumptions");
+        // copies of the inputs, enough that together they outgrow the caches (64 MiB), at most 8
+        int64_t bytes = std::max<int64_t>(1, host_bytes(k, o.parameters));
+        size_t copies = size_t(std::clamp<int64_t>((int64_t(64) << 20) / bytes, 1, 8));
+        std::vector<std::map<std::string, HostArray>> sets;
+        for (size_t i = 0; i < copies; ++i) sets.push_back(make_host_arrays(k, o.parameters, 11 + i));
+        runner->time(k, sets, o.parameters, o, t);
+      }
+    }
+  } catch (const std::exception& e) {
+    if (t.status == "ok") fail("failed", e.what());
+  }
+  nlohmann::json j;
+  j["status"] = t.status;
+  j["error"] = t.error;
+  j["variant_hash"] = t.variant_hash;
+  j["generate_seconds"] = t.generate_seconds;
+  j["compile_seconds"] = t.compile_seconds;
+  j["registers"] = t.registers;
+  j["shared_bytes"] = t.shared_bytes;
+  j["median_seconds"] = t.median_seconds;
+  j["min_seconds"] = t.min_seconds;
+  j["reps"] = t.reps;
+  return j.dump();
+}
+
+[[noreturn]] void serve(int in, int out, const LoopKernel& k, const Options& o) {
+  std::string script;
+  while (receive_message(in, script))
+    if (!send_message(out, measure(k, script, o))) break;
+  _exit(0);
+}
+
+std::string signal_name(int sig) {
+  const char* s = strsignal(sig);
+  return std::string(s ? s : "signal") + " (signal " + std::to_string(sig) + ")";
+}
+
+}  // namespace
+
+std::string device_name(const Options& o) {
+  if (o.target == "cuda") {
+    std::string why;
+    return cuda::gpu_available(&why) ? cuda::device().name : "no GPU (" + why + ")";
+  }
+#ifdef LOOM_HAS_CPU_TARGET
+  return "CPU " + cpu::target_cpu() + ", " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
+#else
+  return "CPU";
+#endif
+}
+
+MeasureWorker::MeasureWorker(const LoopKernel& k, const Options& o) : kernel_(k), options_(o) {}
+MeasureWorker::~MeasureWorker() { stop(); }
+
+void MeasureWorker::start() {
+  int request[2], reply[2];
+  if (pipe(request) != 0 || pipe(reply) != 0) throw Error("tuner: cannot create the worker's pipes");
+  std::fflush(nullptr);
+  pid_ = fork();
+  if (pid_ < 0) throw Error("tuner: cannot fork the measuring worker");
+  if (pid_ == 0) {
+    ::close(request[1]);
+    ::close(reply[0]);
+    serve(request[0], reply[1], kernel_, options_);
+  }
+  ::close(request[0]);
+  ::close(reply[1]);
+  to_ = request[1];
+  from_ = reply[0];
+}
+
+void MeasureWorker::stop() {
+  if (pid_ <= 0) return;
+  ::close(to_);
+  ::close(from_);
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+void MeasureWorker::measure(Trial& t) {
+  if (pid_ <= 0) start();
+  auto fail = [&](const std::string& status, const std::string& why) {
+    t.status = status;
+    t.error = why;
+  };
+  if (!send_message(to_, t.script)) {
+    stop();
+    return fail("crashed", "the measuring worker had exited");
+  }
+  pollfd p{from_, POLLIN, 0};
+  int ready = poll(&p, 1, int(options_.trial_timeout_seconds * 1000));
+  std::string reply;
+  if (ready <= 0) {
+    stop();
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "no result within %.0f s: the worker was killed", options_.trial_timeout_seconds);
+    return fail("failed", buf);
+  }
+  if (!receive_message(from_, reply)) {  // the worker died on this trial
+    ::close(to_);
+    ::close(from_);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    ++restarts_;
+    return fail("crashed", WIFSIGNALED(status) ? "the measuring worker died of " + signal_name(WTERMSIG(status))
+                                               : "the measuring worker exited with status " + std::to_string(WEXITSTATUS(status)));
+  }
+  auto j = nlohmann::json::parse(reply);
+  t.status = j["status"];
+  t.error = j["error"];
+  t.variant_hash = j["variant_hash"];
+  t.generate_seconds = j["generate_seconds"];
+  t.compile_seconds = j["compile_seconds"];
+  t.registers = j["registers"];
+  t.shared_bytes = j["shared_bytes"];
+  t.median_seconds = j["median_seconds"];
+  t.min_seconds = j["min_seconds"];
+  t.reps = j["reps"];
+}
+
+}  // namespace loom::tune::detail

@@ -1,0 +1,208 @@
+// The tuning loop: picks configurations (exhaustive, random, or evolution
+// guided by a cost model learnt from this run's measurements), screens each
+// batch in parallel worker processes (compile_variants: the transformation,
+// Loom's legality checks and code generation, and NVRTC for CUDA, so the
+// measuring worker finds the binary in the disk cache), measures the legal
+// ones one at a time in the measuring worker, and appends every trial to
+// the log as it ends. Configurations already in the log (same kernel, same
+// target, same script) are not tried again: a killed run resumes.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+
+#include "loom/cuda.h"
+#include "loom/parser.h"
+#include "loom/tuner.h"
+#include "loom/variants.h"
+#include "measure.h"
+
+namespace loom::tune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string parameter_text(const std::map<std::string, int64_t>& p) {
+  std::string s;
+  for (auto& [n, v] : p) s += (s.empty() ? "" : " ") + n + "=" + std::to_string(v);
+  return s;
+}
+
+// The cost model of the evolution strategy: the measured log-times of this
+// run's valid trials, and a prediction for an unmeasured configuration of
+// the same sketch from its nearest measured neighbours (distance: how far
+// apart the picks are, each choice point scaled to [0, 1]). Invalid trials
+// count as slow, so their neighbourhood is avoided.
+class NeighbourModel {
+ public:
+  explicit NeighbourModel(const Space& s) : space_(s) {}
+  void add(const Configuration& c, double seconds) { seen_.push_back({c, std::log(seconds)}); }
+  double predict(const Configuration& c) const {
+    const Sketch& s = space_.sketches()[size_t(c.sketch)];
+    std::vector<std::pair<double, double>> near;  // (distance, log-time)
+    for (auto& [m, y] : seen_) {
+      if (m.sketch != c.sketch) continue;
+      double d = 0;
+      for (size_t p = 0; p < c.picks.size(); ++p) {
+        double n = double(std::max<size_t>(1, s.choices[p].values.size() - 1));
+        d += std::fabs(double(c.picks[p] - m.picks[p])) / n;
+      }
+      near.push_back({d, y});
+    }
+    if (near.empty()) return 0;  // unknown sketch: neutral
+    std::sort(near.begin(), near.end());
+    double num = 0, den = 0;
+    for (size_t i = 0; i < std::min<size_t>(4, near.size()); ++i) {
+      double w = 1 / (near[i].first + 0.05);
+      num += w * near[i].second;
+      den += w;
+    }
+    return num / den;
+  }
+
+ private:
+  const Space& space_;
+  std::vector<std::pair<Configuration, double>> seen_;
+};
+
+}  // namespace
+
+Result tune(const LoopKernel& k, const Space& space, const Options& o) {
+  auto start = Clock::now();
+  Result result;
+  uint64_t kernel_hash = structural_hash(k);
+  std::string device = detail::device_name(o);
+  if (o.target == "cuda" && !cuda::gpu_available()) throw Error("tuning for the cuda target needs a GPU (" + device + "); --target cpu tunes on the CPU");
+  for (auto& p : k.parameters())
+    if (!o.parameters.count(p)) throw Error("tuning: no size for parameter '" + p + "' (give every parameter a value: -D " + p + "=VALUE)");
+
+  // what the log already holds for this kernel and target
+  std::vector<Trial> earlier;
+  std::set<std::string> done;
+  if (!o.log.empty() && o.resume)
+    for (auto& t : read_log(o.log))
+      if (t.kernel_hash == kernel_hash && t.target == o.target && t.parameters == parameter_text(o.parameters)) {
+        earlier.push_back(t);
+        done.insert(t.script);
+      }
+
+  std::mt19937_64 rng(o.seed);
+  std::string strategy = o.strategy;
+  if (strategy == "auto") strategy = space.size() <= double(o.trials) ? "exhaustive" : "evolution";
+  if (strategy != "exhaustive" && strategy != "random" && strategy != "evolution")
+    throw Error("tuning: no strategy '" + strategy + "' (exhaustive, random, evolution or auto)");
+
+  std::vector<Configuration> order;  // exhaustive: the whole list, in order
+  if (strategy == "exhaustive") order = space.all();
+  size_t next_in_order = 0;
+  std::set<std::string> picked;      // keys tried or skipped in this run
+  NeighbourModel model(space);
+  std::vector<std::pair<double, Configuration>> valid;  // (median, configuration), this run
+
+  auto fresh = [&](const Configuration& c) { return !picked.count(c.key()); };
+  // The next batch of configurations nobody has tried.
+  auto next_batch = [&](size_t want) {
+    std::vector<Configuration> batch;
+    auto take = [&](const Configuration& c) {
+      picked.insert(c.key());
+      if (done.count(space.script(c))) {
+        ++result.skipped;
+        return;
+      }
+      batch.push_back(c);
+    };
+    if (strategy == "exhaustive") {
+      while (batch.size() < want && next_in_order < order.size()) take(order[next_in_order++]);
+      return batch;
+    }
+    size_t warm = std::max<size_t>(8, size_t(o.trials) / 4);  // evolution: random until this many
+    for (int attempts = 0; batch.size() < want && attempts < 200 * int(want); ++attempts) {
+      if (double(picked.size()) >= space.size()) break;
+      if (strategy == "random" || valid.size() < 2 || result.trials.size() < warm) {
+        Configuration c = space.random(rng);
+        if (fresh(c)) take(c);
+        continue;
+      }
+      // evolution: mutants of the best few, the most promising by the model
+      std::sort(valid.begin(), valid.end(), [](auto& a, auto& b) { return a.first < b.first; });
+      size_t parents = std::min<size_t>(valid.size(), 4);
+      std::vector<std::pair<double, Configuration>> candidates;
+      for (int m = 0; m < 24; ++m) {
+        Configuration c = valid[size_t(std::uniform_int_distribution<size_t>(0, parents - 1)(rng))].second;
+        int steps = 1 + int(std::uniform_int_distribution<int>(0, 2)(rng) == 0);
+        for (int s = 0; s < steps; ++s) c = space.mutate(c, rng);
+        if (fresh(c)) candidates.push_back({model.predict(c), c});
+      }
+      if (candidates.empty()) {  // a neighbourhood worn out: explore
+        Configuration c = space.random(rng);
+        if (fresh(c)) take(c);
+        continue;
+      }
+      std::sort(candidates.begin(), candidates.end(), [](auto& a, auto& b) { return a.first < b.first; });
+      take(candidates.front().second);
+      if (std::uniform_int_distribution<int>(0, 3)(rng) == 0) {  // one in four also random, as evolution keeps diversity
+        Configuration c = space.random(rng);
+        if (fresh(c) && batch.size() < want) take(c);
+      }
+    }
+    return batch;
+  };
+
+  detail::MeasureWorker worker(k, o);
+  VariantOptions vo;
+  vo.workers = o.compile_workers;
+  vo.compile = o.target == "cuda";
+  vo.arch = o.arch;
+  int total = o.trials;
+  std::optional<Trial> best_so_far = best(earlier);
+  while (int(result.trials.size()) < total) {
+    size_t want = size_t(std::min(total - int(result.trials.size()), strategy == "evolution" ? 8 : 32));
+    std::vector<Configuration> batch = next_batch(want);
+    if (batch.empty()) break;  // the space is exhausted
+    std::vector<std::vector<TransformStep>> scripts;
+    for (auto& c : batch) scripts.push_back(space.steps(c));
+    std::vector<VariantResult> screened = compile_variants(k, scripts, vo);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Trial t;
+      t.key = batch[i].key();
+      t.script = space.script(batch[i]);
+      t.kernel_hash = kernel_hash;
+      t.target = o.target;
+      t.device = device;
+      t.parameters = parameter_text(o.parameters);
+      if (!screened[i].ok) {
+        t.status = "illegal";
+        t.error = screened[i].error;
+        t.generate_seconds = screened[i].generate_seconds;
+        t.variant_hash = screened[i].hash;
+      } else {
+        worker.measure(t);
+        if (o.target == "cuda") t.compile_seconds = screened[i].compile_seconds;  // (the worker's came from the cache)
+      }
+      if (t.status == "ok") {
+        valid.push_back({t.median_seconds, batch[i]});
+        model.add(batch[i], t.median_seconds);
+        if (!best_so_far || t.median_seconds < best_so_far->median_seconds) best_so_far = t;
+      } else if (!valid.empty()) {
+        model.add(batch[i], std::max_element(valid.begin(), valid.end(), [](auto& a, auto& b) { return a.first < b.first; })->first * 4);
+      }
+      if (!o.log.empty()) append_log(o.log, t);
+      result.trials.push_back(t);
+      if (o.progress) o.progress(t, best_so_far, int(result.trials.size()), total);
+    }
+  }
+  result.best = best_so_far;
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!result.best) {
+    std::string why;
+    int shown = 0;
+    for (auto& t : result.trials)
+      if (shown++ < 3) why += "\n  " + t.key + " (" + t.status + "): " + t.error;
+    throw Error("tuning kernel '" + k.name + "': no configuration of the space ran correctly (" + std::to_string(result.trials.size()) +
+                " tried" + (result.skipped ? ", " + std::to_string(result.skipped) + " already in the log" : "") + ")" + why);
+  }
+  return result;
+}
+
+}  // namespace loom::tune
