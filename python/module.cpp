@@ -21,6 +21,7 @@
 #include "loom/interpreter.h"
 #include "loom/runtime.h"
 #include "loom/transforms.h"
+#include "loom/tuner.h"
 #include "loom/variants.h"
 #ifdef LOOM_HAS_CPU_TARGET
 #include "loom/cpu.h"
@@ -729,9 +730,85 @@ PYBIND11_MODULE(_loom, m) {
     return apply_transform(k, step);
   });
 
+  m.def("apply_transform_script", [](const LoopKernel& k, const std::string& script) {
+    return apply_transforms(k, parse_transform_script(script, "<script>"));
+  });
   m.def("search_domain", [](const LoopKernel& k, const std::string& transform, const std::string& param,
                             const std::map<std::string, std::string>& bound) { return search_domain(transform, param, k, bound); });
   m.def("transform_schema_json", &transform_schema_json);
+  {  // the tuner (loom/tuner.h): spaces as text or script lists, trials as dicts
+    auto trial_dict = [](const tune::Trial& t) {
+      py::dict d;
+      d["key"] = t.key;
+      d["script"] = t.script;
+      d["status"] = t.status;
+      d["error"] = t.error;
+      d["kernel_hash"] = t.kernel_hash;
+      d["variant_hash"] = t.variant_hash;
+      d["target"] = t.target;
+      d["device"] = t.device;
+      d["generate_seconds"] = t.generate_seconds;
+      d["compile_seconds"] = t.compile_seconds;
+      d["registers"] = t.registers;
+      d["shared_bytes"] = t.shared_bytes;
+      d["median_seconds"] = t.median_seconds;
+      d["min_seconds"] = t.min_seconds;
+      d["reps"] = t.reps;
+      d["parameters"] = t.parameters;
+      return d;
+    };
+    auto make_space = [](const LoopKernel& k, const std::string& kind, const std::vector<std::string>& texts, const std::string& target) {
+      if (kind == "auto") return tune::auto_space(k, target);
+      if (kind == "scripts") return tune::Space::from_scripts(texts);
+      if (kind == "json") return tune::Space::from_json(texts.at(0));
+      return tune::Space::parse(texts.at(0));
+    };
+    m.def("space_text", [make_space](const LoopKernel& k, const std::string& kind, const std::vector<std::string>& texts, const std::string& target) {
+      return make_space(k, kind, texts, target).str();
+    });
+    m.def("tune", [trial_dict, make_space](const LoopKernel& k, const std::string& kind, const std::vector<std::string>& texts, const py::dict& opts,
+                                          py::object progress) {
+      tune::Options o;
+      o.target = opts["target"].cast<std::string>();
+      o.strategy = opts["strategy"].cast<std::string>();
+      o.trials = opts["trials"].cast<int>();
+      o.seed = opts["seed"].cast<uint64_t>();
+      o.log = opts["log"].cast<std::string>();
+      o.resume = opts["resume"].cast<bool>();
+      o.arch = opts["arch"].cast<std::string>();
+      o.parameters = opts["parameters"].cast<std::map<std::string, int64_t>>();
+      o.check_parameters = opts["check_parameters"].cast<std::map<std::string, int64_t>>();
+      o.min_time_seconds = opts["min_time"].cast<double>();
+      o.trial_timeout_seconds = opts["trial_timeout"].cast<double>();
+      o.compile_workers = opts["workers"].cast<int>();
+      tune::Space space = make_space(k, kind, texts, o.target);
+      // after each trial: Ctrl-C stops the run (every finished trial is in the log), then the progress report
+      o.progress = [&](const tune::Trial& t, const std::optional<tune::Trial>& best, int done, int total) {
+        py::gil_scoped_acquire hold;
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        if (!progress.is_none()) progress(trial_dict(t), best ? py::object(trial_dict(*best)) : py::none(), done, total);
+      };
+      tune::Result r;
+      {
+        py::gil_scoped_release release;
+        r = tune::tune(k, space, o);
+      }
+      py::dict d;
+      py::list trials;
+      for (auto& t : r.trials) trials.append(trial_dict(t));
+      d["trials"] = trials;
+      d["best"] = r.best ? py::object(trial_dict(*r.best)) : py::none();
+      d["skipped"] = r.skipped;
+      d["seconds"] = r.seconds;
+      d["space"] = space.str();
+      return d;
+    });
+    m.def("read_log", [trial_dict](const std::string& path) {
+      py::list out;
+      for (auto& t : tune::read_log(path)) out.append(trial_dict(t));
+      return out;
+    });
+  }
   {
     auto to_dicts = [](const std::vector<VariantResult>& rs) {
       py::list out;

@@ -193,6 +193,21 @@ Space Space::from_json(const std::string& text, const std::string& filename) {
   return checked(Space({s}), filename);
 }
 
+Space Space::from_scripts(const std::vector<std::string>& scripts) {
+  std::vector<Sketch> sketches;
+  for (size_t i = 0; i < scripts.size(); ++i) {
+    Sketch s;
+    s.name = "configuration " + std::to_string(i);
+    for (auto& step : parse_transform_script(scripts[i], "<configuration " + std::to_string(i) + ">")) {
+      bind_transform_arguments(step);
+      s.lines.push_back(step_text(step));
+      s.line_switch.push_back(-1);
+    }
+    sketches.push_back(s);
+  }
+  return Space(sketches);
+}
+
 double Space::size() const {
   double n = 0;
   for (auto& s : sketches_) {

@@ -61,6 +61,9 @@ class Space {
   // reads) whose values may be {"choice": [...]} and whose steps may carry
   // "optional": true.
   static Space from_json(const std::string& text, const std::string& filename = "<space>");
+  // A list of whole scripts (Triton's list of configurations): one sketch
+  // each, without choice points.
+  static Space from_scripts(const std::vector<std::string>& scripts);
 
   const std::vector<Sketch>& sketches() const { return sketches_; }
   double size() const;                               // configurations in all

@@ -5,6 +5,7 @@ import inspect
 
 from . import _loom
 from .kernel import LoopKernel
+from .tuning import Choice, TuningSpace, _step_line
 
 
 def _text(kind, value):
@@ -108,6 +109,12 @@ def _make(name, doc, params):
         # loopy's default_tag=None: the new inames stay untagged (sequential), not the default l.auto
         if "default_tag" in kwargs and kwargs["default_tag"] is None:
             bound.arguments["default_tag"] = "for"
+        if isinstance(knl, TuningSpace) or any(isinstance(v, Choice) for v in bound.arguments.values()):
+            # a choice point: the result is a space of kernels for lp.tune, not a kernel
+            if keyword_map and extra:
+                bound.arguments[keyword_map[0]] = ", ".join(f"{k}={_value_text(v)}" for k, v in extra.items())
+            values = {k: v for k, v in bound.arguments.items() if v is not None}
+            return TuningSpace.of(knl)._with(_step_line(name, values, lambda k, v: _text(kinds.get(k, "string"), v)))
         keyword = {k: _text(kinds[k], v) for k, v in bound.arguments.items() if v is not None}
         if keyword_map:
             if not extra and keyword_map[0] not in keyword:

@@ -1,0 +1,89 @@
+"""lp.tune on the CPU target: choice points in transformation calls, the
+automatic space, lists of scripts, a function of a configuration, the log and
+resume, and the winner as an ordinary kernel checked against NumPy."""
+import json
+
+import numpy as np
+import pytest
+
+import loom as lp
+
+SIZES = {"n": 300, "m": 77}
+
+
+def rows():
+    return lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < m}", "out[i] = sum(j, a[i, j])")
+
+
+def quick(**kw):
+    return dict(parameters=SIZES, target="cpu", progress=False, min_time=0.002, **kw)
+
+
+def check_rows(knl):
+    a = np.random.default_rng(0).random((301, 45), dtype=np.float32)
+    (out,) = knl(a=a)
+    np.testing.assert_allclose(out, a.sum(1), rtol=1e-4)
+
+
+def test_choices_make_a_space_and_the_winner_is_a_kernel():
+    knl = rows()
+    space = lp.split_iname(knl, "j", lp.Choice([32, 64]), inner_tag="l.0")
+    assert isinstance(space, lp.TuningSpace)
+    space = lp.split_iname(space, "i", lp.Choice([1, 4, 64]), outer_tag="g.0", inner_tag="l.1")
+    assert "choice(1|4|64)" in str(space) and "6 configurations" in str(space)
+    r = lp.tune(space, **quick())
+    assert len(r.trials) == 6
+    statuses = {t["key"]: t["status"] for t in r.trials}
+    assert statuses["0:1.2"] == "illegal"  # 64 x 64 threads per block
+    assert "4096 threads" in next(t["error"] for t in r.trials if t["key"] == "0:1.2")
+    assert r.best["status"] == "ok"
+    assert isinstance(r.kernel, lp.LoopKernel)
+    check_rows(r.kernel)
+
+
+def test_a_transformed_kernel_keeps_its_steps_before_the_choices():
+    knl = lp.split_iname(rows(), "j", 32, inner_tag="l.0")
+    space = lp.split_iname(knl, "i", lp.Choice([2, 4]), outer_tag="g.0", inner_tag="l.1")
+    assert space.lines[0].startswith("split_iname")
+    r = lp.tune(space, **quick())
+    assert all(t["script"].startswith("split_iname") and "j" in t["script"].splitlines()[0] for t in r.trials)
+    check_rows(r.kernel)
+
+
+def test_automatic_space_scripts_and_functions():
+    knl = rows()
+    r = lp.tune(knl, trials=5, seed=3, strategy="random", **quick())
+    assert len(r.trials) == 5
+    check_rows(r.kernel)
+    scripts = ["split_iname i 32 outer_tag=g.0 inner_tag=l.0", "split_iname j 32 inner_tag=l.0\nsplit_iname i 4 outer_tag=g.0 inner_tag=l.1"]
+    r = lp.tune((knl, scripts), **quick())
+    assert [t["key"] for t in r.trials] == ["0:", "1:"]
+    r = lp.tune(lambda c: lp.split_iname(knl, "i", c["b"], outer_tag="g.0", inner_tag="l.0"), configs=[{"b": 16}, {"b": 128}], **quick())
+    assert len(r.trials) == 2
+    check_rows(r.kernel)
+    r = lp.tune((knl, "split_iname i choice(16|32) outer_tag=g.0 inner_tag=l.0\n"), **quick())
+    assert len(r.trials) == 2
+
+
+def test_the_log_is_json_lines_and_a_second_run_resumes(tmp_path):
+    log = str(tmp_path / "t.jsonl")
+    space = lp.split_iname(rows(), "i", lp.Choice([8, 16, 32, 64]), outer_tag="g.0", inner_tag="l.0")
+    first = lp.tune(space, trials=2, strategy="exhaustive", log=log, **quick())
+    lines = open(log).read().splitlines()
+    assert len(lines) == 2 and all(json.loads(x)["status"] == "ok" for x in lines)
+    second = lp.tune(space, log=log, **quick())
+    assert second.skipped == 2 and len(second.trials) == 2
+    assert len(lp.read_log(log)) == 4
+    assert {t["key"] for t in first.trials}.isdisjoint({t["key"] for t in second.trials})
+
+
+def test_bad_spaces_and_missing_sizes_are_errors():
+    knl = rows()
+    with pytest.raises(lp.LoomError, match="1:15: an empty value"):
+        lp.tune((knl, "split_iname i choice(8||16)\n"), **quick())
+    with pytest.raises(lp.LoomError, match="no size for parameter 'm'"):
+        lp.tune(knl, parameters={"n": 10}, target="cpu", progress=False)
+    with pytest.raises(lp.LoomError, match="no configuration of the space ran correctly"):
+        lp.tune((knl, "split_iname i choice(2048|4096) outer_tag=g.0 inner_tag=l.0\n"), **quick())
+    with pytest.raises(ValueError):
+        lp.Choice([])
