@@ -781,6 +781,7 @@ PYBIND11_MODULE(_loom, m) {
       o.min_time_seconds = opts["min_time"].cast<double>();
       o.trial_timeout_seconds = opts["trial_timeout"].cast<double>();
       o.compile_workers = opts["workers"].cast<int>();
+      o.worker_command = opts["worker_command"].cast<std::vector<std::string>>();
       tune::Space space = make_space(k, kind, texts, o.target);
       // after each trial: Ctrl-C stops the run (every finished trial is in the log), then the progress report
       o.progress = [&](const tune::Trial& t, const std::optional<tune::Trial>& best, int done, int total) {
@@ -802,6 +803,10 @@ PYBIND11_MODULE(_loom, m) {
       d["seconds"] = r.seconds;
       d["space"] = space.str();
       return d;
+    });
+    m.def("tune_worker", [] {  // the measuring worker's program (lp.tune runs python3 -c ... as one)
+      py::gil_scoped_release release;
+      return tune::worker_main(3, 4);
     });
     m.def("read_log", [trial_dict](const std::string& path) {
       py::list out;

@@ -121,7 +121,7 @@ VariantResult one_variant(const std::function<LoopKernel()>& make, const TargetI
 std::vector<VariantResult> run_pool(size_t n, const std::function<LoopKernel(size_t)>& make, const VariantOptions& o) {
   std::vector<VariantResult> out(n);
   if (n == 0) return out;
-  TargetInfo target = cuda::target_info(o.arch);  // (asks the driver here, once, not in the workers)
+  TargetInfo target = o.target ? *o.target : cuda::target_info(o.arch);  // (asks the driver here, once, not in the workers)
   int workers = o.workers > 0 ? o.workers : int(std::max(1u, std::thread::hardware_concurrency()));
   workers = int(std::min<size_t>(size_t(workers), n));
   // the next variant to take, shared by the workers (variants differ in cost:

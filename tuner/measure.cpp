@@ -24,6 +24,7 @@
 #include "loom/cpu.h"
 #include "loom/cuda.h"
 #include "loom/interpreter.h"
+#include "loom/json.h"
 #include "loom/parser.h"
 #include "loom/runtime.h"
 #include "loom/transforms.h"
@@ -275,30 +276,78 @@ std::string measure(const LoopKernel& as_written, const std::string& script, con
   return j.dump();
 }
 
-[[noreturn]] void serve(int in, int out, const LoopKernel& k, const Options& o) {
-  std::string script;
-  while (receive_message(in, script))
-    if (!send_message(out, measure(k, script, o))) break;
-  _exit(0);
-}
-
 std::string signal_name(int sig) {
   const char* s = strsignal(sig);
   return std::string(s ? s : "signal") + " (signal " + std::to_string(sig) + ")";
 }
 
+// The device this worker runs trials on, resolving target "auto".
+nlohmann::json hello(Options& o) {
+  nlohmann::json h;
+  std::string why;
+  if (o.target == "auto") {
+    o.target = cuda::gpu_available(&why) ? "cuda" : "cpu";
+#ifndef LOOM_HAS_CPU_TARGET
+    if (o.target == "cpu") throw Error("no GPU (" + why + ") and no CPU target in this build: nothing to tune on");
+#endif
+  }
+  h["target"] = o.target;
+  if (o.target == "cuda") {
+    if (!cuda::gpu_available(&why)) throw Error("tuning for the cuda target needs a GPU (" + why + "); --target cpu tunes on the CPU");
+    const auto& d = cuda::device();
+    if (o.arch.empty()) o.arch = d.arch();
+    h["device"] = d.name;
+    h["arch"] = o.arch;
+    h["max_shared_bytes"] = o.arch.rfind(d.arch(), 0) == 0 ? d.max_shared_optin : 0;
+  } else {
+#ifdef LOOM_HAS_CPU_TARGET
+    h["device"] = "CPU " + cpu::target_cpu() + ", " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
+#else
+    throw Error("the cpu target is not in this build (it needs LLVM 19)");
+#endif
+  }
+  return h;
+}
+
+std::string setup_message(const LoopKernel& k, const Options& o) {
+  nlohmann::json j;
+  j["kernel"] = kernel_to_json(k, -1);
+  j["target"] = o.target;
+  j["arch"] = o.arch;
+  j["parameters"] = o.parameters;
+  j["check_parameters"] = o.check_parameters;
+  j["min_time_seconds"] = o.min_time_seconds;
+  j["max_reps"] = o.max_reps;
+  return j.dump();
+}
+
 }  // namespace
 
-std::string device_name(const Options& o) {
-  if (o.target == "cuda") {
-    std::string why;
-    return cuda::gpu_available(&why) ? cuda::device().name : "no GPU (" + why + ")";
+int serve_trials(int in, int out) {
+  std::string setup, script;
+  if (!receive_message(in, setup)) return 1;
+  LoopKernel k;
+  Options o;
+  try {
+    auto j = nlohmann::json::parse(setup);
+    k = kernel_from_json(j["kernel"].get<std::string>(), "<the tuned kernel>");
+    o.target = j["target"];
+    o.arch = j["arch"];
+    o.parameters = j["parameters"].get<std::map<std::string, int64_t>>();
+    o.check_parameters = j["check_parameters"].get<std::map<std::string, int64_t>>();
+    o.min_time_seconds = j["min_time_seconds"];
+    o.max_reps = j["max_reps"];
+    nlohmann::json h = hello(o);
+    if (!send_message(out, h.dump())) return 1;
+  } catch (const std::exception& e) {
+    nlohmann::json h;
+    h["error"] = e.what();
+    send_message(out, h.dump());
+    return 1;
   }
-#ifdef LOOM_HAS_CPU_TARGET
-  return "CPU " + cpu::target_cpu() + ", " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
-#else
-  return "CPU";
-#endif
+  while (receive_message(in, script))
+    if (!send_message(out, measure(k, script, o))) break;
+  return 0;
 }
 
 MeasureWorker::MeasureWorker(const LoopKernel& k, const Options& o) : kernel_(k), options_(o) {}
@@ -307,18 +356,44 @@ MeasureWorker::~MeasureWorker() { stop(); }
 void MeasureWorker::start() {
   int request[2], reply[2];
   if (pipe(request) != 0 || pipe(reply) != 0) throw Error("tuner: cannot create the worker's pipes");
+  std::vector<std::string> argv_strings = options_.worker_command;
   std::fflush(nullptr);
   pid_ = fork();
   if (pid_ < 0) throw Error("tuner: cannot fork the measuring worker");
   if (pid_ == 0) {
     ::close(request[1]);
     ::close(reply[0]);
-    serve(request[0], reply[1], kernel_, options_);
+    if (argv_strings.empty()) _exit(serve_trials(request[0], reply[1]));
+    // a fresh program: fds 3 and 4, everything else closed on exec
+    if (dup2(request[0], 3) < 0 || dup2(reply[1], 4) < 0) _exit(127);
+    std::vector<char*> argv;
+    for (auto& a : argv_strings) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
   }
   ::close(request[0]);
   ::close(reply[1]);
   to_ = request[1];
   from_ = reply[0];
+  std::string h;
+  if (!send_message(to_, setup_message(kernel_, options_)) || !receive_message(from_, h)) {
+    stop();
+    std::string cmd;
+    for (auto& a : argv_strings) cmd += (cmd.empty() ? "" : " ") + a;
+    throw Error("tuner: the measuring worker did not start" + (cmd.empty() ? std::string() : " ('" + cmd + "')"));
+  }
+  auto j = nlohmann::json::parse(h);
+  if (j.contains("error")) {
+    stop();
+    throw Error(j["error"].get<std::string>());
+  }
+  info_ = {j["target"], j.value("device", ""), j.value("arch", ""), j.value("max_shared_bytes", 0)};
+}
+
+const WorkerInfo& MeasureWorker::info() {
+  if (pid_ <= 0) start();
+  return info_;
 }
 
 void MeasureWorker::stop() {
@@ -373,3 +448,7 @@ void MeasureWorker::measure(Trial& t) {
 }
 
 }  // namespace loom::tune::detail
+
+namespace loom::tune {
+int worker_main(int in_fd, int out_fd) { return detail::serve_trials(in_fd, out_fd); }
+}  // namespace loom::tune

@@ -7,6 +7,17 @@
 
 namespace loom::tune::detail {
 
+// What the worker reported when it started: the target it resolved
+// ("auto" becomes cuda with a GPU), its device, and the GPU's architecture
+// and shared memory (so this process need not ask the driver).
+struct WorkerInfo {
+  std::string target, device, arch;
+  int max_shared_bytes = 0;
+};
+
+// The worker's loop: its setup, then one trial per message (worker_main).
+int serve_trials(int in_fd, int out_fd);
+
 class MeasureWorker {
  public:
   MeasureWorker(const LoopKernel& as_written, const Options& o);
@@ -17,6 +28,7 @@ class MeasureWorker {
   // figures. A worker that dies or overruns the trial timeout is recorded
   // as such (crashed / failed) and replaced at the next trial.
   void measure(Trial& t);
+  const WorkerInfo& info();  // starts the worker if it is not running
   int restarts() const { return restarts_; }
 
  private:
@@ -26,9 +38,7 @@ class MeasureWorker {
   Options options_;
   int pid_ = -1, to_ = -1, from_ = -1;
   int restarts_ = 0;
+  WorkerInfo info_;
 };
-
-// The device trials run on, as the log names it.
-std::string device_name(const Options& o);
 
 }  // namespace loom::tune::detail

@@ -11,7 +11,6 @@
 #include <cmath>
 #include <set>
 
-#include "loom/cuda.h"
 #include "loom/parser.h"
 #include "loom/tuner.h"
 #include "loom/variants.h"
@@ -68,14 +67,19 @@ class NeighbourModel {
 
 }  // namespace
 
-Result tune(const LoopKernel& k, const Space& space, const Options& o) {
+Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   auto start = Clock::now();
   Result result;
   uint64_t kernel_hash = structural_hash(k);
-  std::string device = detail::device_name(o);
-  if (o.target == "cuda" && !cuda::gpu_available()) throw Error("tuning for the cuda target needs a GPU (" + device + "); --target cpu tunes on the CPU");
   for (auto& p : k.parameters())
-    if (!o.parameters.count(p)) throw Error("tuning: no size for parameter '" + p + "' (give every parameter a value: -D " + p + "=VALUE)");
+    if (!options.parameters.count(p)) throw Error("tuning: no size for parameter '" + p + "' (give every parameter a value: -D " + p + "=VALUE)");
+  // the measuring worker first: it resolves the target and reports the
+  // device, so this process never initializes CUDA (its forks could not use it)
+  detail::MeasureWorker worker(k, options);
+  Options o = options;
+  o.target = worker.info().target;
+  o.arch = worker.info().arch;
+  std::string device = worker.info().device;
 
   // what the log already holds for this kernel and target
   std::vector<Trial> earlier;
@@ -149,11 +153,12 @@ Result tune(const LoopKernel& k, const Space& space, const Options& o) {
     return batch;
   };
 
-  detail::MeasureWorker worker(k, o);
   VariantOptions vo;
   vo.workers = o.compile_workers;
   vo.compile = o.target == "cuda";
   vo.arch = o.arch;
+  vo.target = TargetInfo::cuda(o.arch.empty() ? "sm_90" : o.arch);
+  if (worker.info().max_shared_bytes > 0) vo.target->max_shared_bytes = worker.info().max_shared_bytes;
   int total = o.trials;
   std::optional<Trial> best_so_far = best(earlier);
   while (int(result.trials.size()) < total) {

@@ -132,6 +132,12 @@ struct Options {
   double trial_timeout_seconds = 60; // a trial longer than this: its worker is killed, the trial failed
   int compile_workers = 0;           // processes generating (and compiling) candidates; 0: one per core
   std::string arch;                  // cuda: "" = the GPU's
+  // The measuring worker: forked from this process (empty), or a fresh
+  // program run with this argv that calls worker_main(3, 4) (the loom tool's
+  // `tune-worker`, Python's `_loom.tune_worker()`). A process that has used
+  // the GPU cannot hand CUDA to a forked child: from Python, or after any
+  // GPU work, the worker is exec'd. The tuner's own process never opens the GPU.
+  std::vector<std::string> worker_command;
   std::function<void(const Trial&, const std::optional<Trial>& best, int done, int total)> progress;
 };
 
@@ -141,6 +147,11 @@ struct Result {
   int skipped = 0;                   // already in the log
   double seconds = 0;
 };
+
+// The measuring worker's program (see Options::worker_command): reads its
+// setup (the kernel as JSON, the options) and then trials from in_fd,
+// answers on out_fd, until in_fd closes. Returns the exit status.
+int worker_main(int in_fd, int out_fd);
 
 // Tunes `k` (the kernel as written) over `space`. Throws Error when no
 // configuration of the space is valid (with the reasons of the first few),

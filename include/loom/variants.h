@@ -9,6 +9,7 @@
 // the rest go on. Results come back in the order given.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct VariantOptions {
   int workers = 0;           // processes; 0: one per core
   bool compile = true;       // NVRTC to CUBIN (else CUDA C only)
   std::string arch;          // "" : the GPU's, or sm_90 without one
+  // The target model to generate for, given: the driver is not asked (a
+  // tuner whose process must not initialize CUDA before it forks passes the
+  // model its measuring worker reported).
+  std::optional<TargetInfo> target;
 };
 
 struct VariantResult {

@@ -155,9 +155,10 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
             kind, texts = "scripts", [str(s) for s in space[1]]
     else:
         raise TypeError("tune: give a TuningSpace, a kernel, (kernel, space text), (kernel, [scripts]) or a function with configs")
-    if target == "auto":
-        target = "cuda" if _loom.gpu_available() else "cpu"
+    # (target "auto": the measuring worker, a fresh python process, looks for the GPU;
+    # this process may have used CUDA already, and a forked child could not)
     opts = {
+        "worker_command": [sys.executable, "-c", "import sys; from loom import _loom; sys.exit(_loom.tune_worker())"],
         "target": target, "strategy": strategy, "trials": int(trials), "seed": int(seed), "log": log or "",
         "resume": bool(resume), "arch": arch or "", "parameters": dict(parameters or {}),
         "check_parameters": dict(check_parameters or {}), "min_time": float(min_time),

@@ -386,7 +386,8 @@ int run_tune(const Options& o) {
   std::string text = read_text_file(o.file);
   KernelFile file = is_json_path(o.file, text) ? kernel_file_from_json(text, o.file) : parse_kernel_text(text, o.file);
   tune::Options to;
-  to.target = o.target == "auto" ? (cuda::gpu_available() ? "cuda" : "cpu") : o.target;
+  to.target = o.target;  // (auto: the measuring worker looks for the GPU; this process never opens it)
+  to.worker_command = {"/proc/self/exe", "tune-worker"};
   to.strategy = o.strategy;
   to.trials = o.trials;
   to.seed = o.seed;
@@ -407,7 +408,7 @@ int run_tune(const Options& o) {
     std::string s = read_text_file(o.space);
     space = is_json_path(o.space, s) ? tune::Space::from_json(s, o.space) : tune::Space::parse(s, o.space);
   }
-  std::printf("tuning '%s' on %s: %s", file.kernel.name.c_str(), to.target.c_str(), space.str().c_str());
+  std::printf("tuning '%s': %s", file.kernel.name.c_str(), space.str().c_str());
   to.progress = [](const tune::Trial& t, const std::optional<tune::Trial>& best, int done, int total) {
     std::string what = t.status == "ok" ? [&] {
       char b[64];
@@ -419,6 +420,7 @@ int run_tune(const Options& o) {
     std::fflush(stdout);
   };
   tune::Result r = tune::tune(file.kernel, space, to);
+  to.target = r.best->target;
   std::vector<tune::Trial> ok;
   for (auto& t : r.trials)
     if (t.status == "ok") ok.push_back(t);
@@ -465,6 +467,8 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // the tuner's measuring worker (loom tune runs this program again as one)
+  if (argc == 2 && std::string(argv[1]) == "tune-worker") return tune::worker_main(3, 4);
   Options o = loom::cli::parse_args(argc, argv);
   try {
     return run(o);
