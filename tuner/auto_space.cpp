@@ -30,12 +30,28 @@ namespace loom::tune {
 namespace {
 
 struct Reads : ExprVisitor {
+  explicit Reads(const LoopKernel& k) : k(k) {}
+  const LoopKernel& k;
   std::map<std::string, std::vector<std::set<std::string>>> arrays;  // array -> inames of each axis
+  // iname -> the size parameter of an array axis it indexes alone (a[i, j]
+  // with a: float32[n, m]: j -> m), for the divisibility a vector access needs
+  std::map<std::string, std::string> extent;
   void visit_subscript(const Subscript& s) override {
+    note(s);
     auto& axes = arrays[s.name];
     axes.resize(std::max(axes.size(), s.indices.size()));
     for (size_t d = 0; d < s.indices.size(); ++d) collect_free_vars(s.indices[d], axes[d]);
     ExprVisitor::visit_subscript(s);
+  }
+  void note(const Subscript& s) {
+    const Argument* a = k.find_argument(s.name);
+    if (!a || a->shape.size() != s.indices.size()) return;
+    for (size_t d = 0; d < s.indices.size(); ++d) {
+      auto v = s.indices[d].as<Var>();
+      Expr shape = simplify(a->shape[d]);
+      auto p = shape.as<Var>();
+      if (v && p && !extent.count(v->name)) extent[v->name] = p->name;
+    }
   }
 };
 
@@ -55,11 +71,12 @@ Space auto_space(const LoopKernel& k, const std::string& target) {
   std::optional<std::set<std::string>> parallel;
   std::string x, y;
   std::set<std::string> reduction;
-  Reads reads;
+  Reads reads(k);
   for (auto& insn : k.instructions) {
     if (insn.kind != Instruction::Assign) continue;
     std::set<std::string> mine;
     if (auto s = insn.lhs.as<Subscript>()) {
+      reads.note(*s);
       for (size_t d = 0; d < s->indices.size(); ++d) {
         std::set<std::string> axis;
         collect_free_vars(s->indices[d], axis);
@@ -94,6 +111,25 @@ Space auto_space(const LoopKernel& k, const std::string& target) {
   for (auto& n : k.all_inames())
     if (reduction.count(n)) r = n;
 
+  // add_prefetch lines for each array the kernel reads whose subscripts use
+  // only tiled inames (its sweep: their tile inames), optional or not
+  auto prefetches = [&](std::map<std::string, std::vector<std::string>> tile_inames, bool optional) {
+    std::string out;
+    for (auto& [array, axes] : reads.arrays) {
+      if (!k.find_argument(array)) continue;
+      std::vector<std::string> sweep;
+      bool tiled = true;
+      for (auto& axis : axes)
+        for (auto& n : axis) {
+          if (!inames.count(n)) continue;
+          if (!tile_inames.count(n)) tiled = false;
+          else
+            for (auto& m : tile_inames[n]) sweep.push_back(m);
+        }
+      if (tiled && !sweep.empty()) out += std::string(optional ? "optional " : "") + "add_prefetch " + array + " " + join(sweep) + " default_tag=l.auto\n";
+    }
+    return out;
+  };
   std::vector<Sketch> sketches;
   auto add = [&](const std::string& name, const std::string& text) {
     Space s = Space::parse(text, "<auto space: " + name + ">");
@@ -106,6 +142,14 @@ Space auto_space(const LoopKernel& k, const std::string& target) {
   std::string map = "split_iname " + x + " choice(32|64|128|256|512) outer_tag=g.0 inner_tag=l.0\n";
   if (!y.empty()) map += "split_iname " + y + " choice(1|2|4|8) outer_tag=g.1 inner_tag=l.1\n";
   add("map", map);
+  // vector accesses (float4) along x, where x indexes an axis whose size is
+  // a parameter: assumed a multiple of 4 (a timed size that is not fails)
+  if (reads.extent.count(x)) {
+    std::string v = "assume " + reads.extent[x] + " mod 4 = 0\nsplit_iname " + x + " 4 inner_tag=vec\n" + "split_iname " + x +
+                    "_outer choice(32|64|128|256|512) outer_tag=g.0 inner_tag=l.0\n";
+    if (!y.empty()) v += "split_iname " + y + " choice(1|2|4|8) outer_tag=g.1 inner_tag=l.1\n";
+    add("map + vec", v);
+  }
   // map + work per thread (an unrolled strip of y)
   if (!y.empty())
     add("map + work", "split_iname " + x + " choice(32|64|128|256) outer_tag=g.0 inner_tag=l.0\n" + "split_iname " + y +
@@ -114,30 +158,37 @@ Space auto_space(const LoopKernel& k, const std::string& target) {
   if (!r.empty())
     add("rows", "split_iname " + r + " choice(32|64|128|256|512) inner_tag=l.0\n" + "split_iname " + x +
                     " choice(1|2|4|8|16) outer_tag=g.0 inner_tag=l.1\n");
+  // rows with vector loads: float4 along the reduction, threads across it,
+  // rows per block on l.1 and two rows per thread (ilp)
+  if (!r.empty() && reads.extent.count(r))
+    add("rows + vec", "assume " + reads.extent[r] + " mod 4 = 0\nsplit_iname " + r + " 4 inner_tag=vec\n" + "split_iname " + r +
+                          "_outer choice(4|8|16|32|64|128|256) inner_tag=l.0\n" + "split_iname " + x +
+                          " choice(2|4|8|16|32|64|128) outer_tag=g.0\n" + "split_iname " + x + "_inner choice(1|2) outer_tag=l.1 inner_tag=ilp\n");
   // tiles: products (two parallel inames and a reduction)
   if (!r.empty() && !y.empty()) {
     std::string t = "split_iname " + y + " choice(32|64|128) outer_tag=g.1\n" + "split_iname " + x + " choice(32|64|128) outer_tag=g.0\n" +
                     "split_iname " + y + "_inner choice(2|4|8) outer_tag=l.1 inner_tag=ilp\n" + "split_iname " + x +
                     "_inner choice(16|32) outer_tag=ilp inner_tag=l.0\n" + "split_iname " + r + " choice(8|16|32)\n" + "prioritize_loops " + r +
                     "_outer," + r + "_inner," + y + "_inner_inner," + x + "_inner_outer\n";
-    // a shared-memory tile of each array the product reads (its sweep: the
-    // tile inames of the inames its subscript uses)
-    std::map<std::string, std::vector<std::string>> tile_inames = {
-        {y, {y + "_inner_outer", y + "_inner_inner"}}, {x, {x + "_inner_outer", x + "_inner_inner"}}, {r, {r + "_inner"}}};
-    for (auto& [array, axes] : reads.arrays) {
-      if (!k.find_argument(array)) continue;
-      std::vector<std::string> sweep;
-      bool tiled = true;
-      for (auto& axis : axes)
-        for (auto& n : axis) {
-          if (!inames.count(n)) continue;
-          if (!tile_inames.count(n)) tiled = false;
-          else
-            for (auto& m : tile_inames[n]) sweep.push_back(m);
-        }
-      if (tiled && !sweep.empty()) t += "optional add_prefetch " + array + " " + join(sweep) + " default_tag=l.auto\n";
-    }
+    t += prefetches({{y, {y + "_inner_outer", y + "_inner_inner"}}, {x, {x + "_inner_outer", x + "_inner_inner"}}, {r, {r + "_inner"}}}, true);
     add("tiles", t);
+    // the same with float4 along x (the hand-written sgemm_vec's shape): tiles of
+    // each input in shared memory, each optionally double-buffered across r's tiles
+    if (reads.extent.count(x)) {
+      std::string v = "assume " + reads.extent[x] + " mod 4 = 0\n" + "split_iname " + y + " choice(64|128) outer_tag=g.1\n" + "split_iname " + x +
+                      " choice(64|128) outer_tag=g.0\n" + "split_iname " + y + "_inner choice(8|16) outer_tag=ilp inner_tag=l.1\n" +
+                      "split_iname " + x + "_inner 4 inner_tag=vec\n" + "split_iname " + x + "_inner_outer choice(8|16) outer_tag=ilp inner_tag=l.0\n" +
+                      "split_iname " + r + " choice(16|32)\n" + "prioritize_loops " + r + "_outer," + r + "_inner," + y + "_inner_outer," + x +
+                      "_inner_outer_outer," + x + "_inner_inner\n";
+      v += prefetches({{y, {y + "_inner_outer", y + "_inner_inner"}},
+                       {x, {x + "_inner_outer_outer", x + "_inner_outer_inner", x + "_inner_inner"}},
+                       {r, {r + "_inner"}}},
+                      false);
+      for (auto& [array, axes] : reads.arrays)
+        if (k.find_argument(array) && v.find("add_prefetch " + array + " ") != std::string::npos)
+          v += "optional double_buffer " + array + "_fetch " + r + "_outer\n";
+      add("tiles + vec", v);
+    }
   }
   return Space(sketches);
 }

@@ -69,11 +69,11 @@ bool receive_message(int fd, std::string& s) {
 }
 
 
-// The sizes a trial is checked at: small and odd (not multiples of any
-// tile), then powers of two, then the timed sizes, the first the kernel's
-// assumptions allow.
+// The sizes a trial is checked at: the caller's, else small and odd (not
+// multiples of any tile), then powers of two, then the timed sizes, the
+// first the schedule's assumptions allow (`assume m mod 4 = 0`: not 67).
 std::map<std::string, int64_t> check_sizes(const LoopKernel& k, const Options& o) {
-  if (!o.check_parameters.empty()) return o.check_parameters;
+  if (!o.check_parameters.empty() && assumptions_hold(k, o.check_parameters)) return o.check_parameters;
   std::vector<std::string> names = k.parameters();
   for (int64_t base : {67, 37, 128, 256, 512, 1024}) {
     std::map<std::string, int64_t> p;
