@@ -757,8 +757,9 @@ PYBIND11_MODULE(_loom, m) {
       d["parameters"] = t.parameters;
       return d;
     };
-    auto make_space = [](const LoopKernel& k, const std::string& kind, const std::vector<std::string>& texts, const std::string& target) {
-      if (kind == "auto") return tune::auto_space(k, target);
+    auto make_space = [](const LoopKernel& k, const std::string& kind, const std::vector<std::string>& texts, const std::string& target,
+                         const std::map<std::string, int64_t>& sizes = {}) {
+      if (kind == "auto") return tune::auto_space(k, target, sizes);
       if (kind == "scripts") return tune::Space::from_scripts(texts);
       if (kind == "json") return tune::Space::from_json(texts.at(0));
       return tune::Space::parse(texts.at(0));
@@ -782,7 +783,7 @@ PYBIND11_MODULE(_loom, m) {
       o.trial_timeout_seconds = opts["trial_timeout"].cast<double>();
       o.compile_workers = opts["workers"].cast<int>();
       o.worker_command = opts["worker_command"].cast<std::vector<std::string>>();
-      tune::Space space = make_space(k, kind, texts, o.target);
+      tune::Space space = make_space(k, kind, texts, o.target, o.parameters);
       // after each trial: Ctrl-C stops the run (every finished trial is in the log), then the progress report
       o.progress = [&](const tune::Trial& t, const std::optional<tune::Trial>& best, int done, int total) {
         py::gil_scoped_acquire hold;

@@ -63,7 +63,7 @@ std::string join(const std::vector<std::string>& v, const char* sep = ",") {
 
 }  // namespace
 
-Space auto_space(const LoopKernel& k, const std::string& target) {
+Space auto_space(const LoopKernel& k, const std::string& target, const std::map<std::string, int64_t>& sizes) {
   (void)target;  // (the CPU target runs the GPU's schedules; one space serves both)
   std::set<std::string> inames;
   for (auto& n : k.all_inames()) inames.insert(n);
@@ -130,6 +130,13 @@ Space auto_space(const LoopKernel& k, const std::string& target) {
     }
     return out;
   };
+  // a vector axis: its size parameter is a multiple of 4 at the timed sizes (or none are given)
+  auto vector_axis = [&](const std::string& iname) {
+    auto e = reads.extent.find(iname);
+    if (e == reads.extent.end()) return false;
+    auto s = sizes.find(e->second);
+    return s == sizes.end() || s->second % 4 == 0;
+  };
   std::vector<Sketch> sketches;
   auto add = [&](const std::string& name, const std::string& text) {
     Space s = Space::parse(text, "<auto space: " + name + ">");
@@ -144,7 +151,7 @@ Space auto_space(const LoopKernel& k, const std::string& target) {
   add("map", map);
   // vector accesses (float4) along x, where x indexes an axis whose size is
   // a parameter: assumed a multiple of 4 (a timed size that is not fails)
-  if (reads.extent.count(x)) {
+  if (vector_axis(x)) {
     std::string v = "assume " + reads.extent[x] + " mod 4 = 0\nsplit_iname " + x + " 4 inner_tag=vec\n" + "split_iname " + x +
                     "_outer choice(32|64|128|256|512) outer_tag=g.0 inner_tag=l.0\n";
     if (!y.empty()) v += "split_iname " + y + " choice(1|2|4|8) outer_tag=g.1 inner_tag=l.1\n";
@@ -160,7 +167,7 @@ Space auto_space(const LoopKernel& k, const std::string& target) {
                     " choice(1|2|4|8|16) outer_tag=g.0 inner_tag=l.1\n");
   // rows with vector loads: float4 along the reduction, threads across it,
   // rows per block on l.1 and two rows per thread (ilp)
-  if (!r.empty() && reads.extent.count(r))
+  if (!r.empty() && vector_axis(r))
     add("rows + vec", "assume " + reads.extent[r] + " mod 4 = 0\nsplit_iname " + r + " 4 inner_tag=vec\n" + "split_iname " + r +
                           "_outer choice(4|8|16|32|64|128|256) inner_tag=l.0\n" + "split_iname " + x +
                           " choice(2|4|8|16|32|64|128) outer_tag=g.0\n" + "split_iname " + x + "_inner choice(1|2) outer_tag=l.1 inner_tag=ilp\n");
@@ -174,7 +181,7 @@ Space auto_space(const LoopKernel& k, const std::string& target) {
     add("tiles", t);
     // the same with float4 along x (the hand-written sgemm_vec's shape): tiles of
     // each input in shared memory, each optionally double-buffered across r's tiles
-    if (reads.extent.count(x)) {
+    if (vector_axis(x)) {
       std::string v = "assume " + reads.extent[x] + " mod 4 = 0\n" + "split_iname " + y + " choice(64|128) outer_tag=g.1\n" + "split_iname " + x +
                       " choice(64|128) outer_tag=g.0\n" + "split_iname " + y + "_inner choice(8|16) outer_tag=ilp inner_tag=l.1\n" +
                       "split_iname " + x + "_inner 4 inner_tag=vec\n" + "split_iname " + x + "_inner_outer choice(8|16) outer_tag=ilp inner_tag=l.0\n" +

@@ -85,8 +85,10 @@ class Space {
 // per thread (ilp/unroll), reductions over threads, warps or sequential,
 // shared-memory tiles where a footprint is reused, vector loads on
 // contiguous axes. `target` is "cuda" or "cpu" (the CPU target runs GPU
-// schedules too; its space is the same).
-Space auto_space(const LoopKernel& k, const std::string& target = "cuda");
+// schedules too; its space is the same). With the sizes to be timed,
+// sketches whose assumptions those sizes break (a vector axis of 77) are
+// left out.
+Space auto_space(const LoopKernel& k, const std::string& target = "cuda", const std::map<std::string, int64_t>& sizes = {});
 
 // ---- trials and their log ---------------------------------------------------
 

@@ -403,7 +403,7 @@ int run_tune(const Options& o) {
   }
   tune::Space space;
   if (o.space == "auto") {
-    space = tune::auto_space(file.kernel, to.target);
+    space = tune::auto_space(file.kernel, to.target, to.parameters);
   } else {
     std::string s = read_text_file(o.space);
     space = is_json_path(o.space, s) ? tune::Space::from_json(s, o.space) : tune::Space::parse(s, o.space);
