@@ -55,6 +55,10 @@ class PatternMatcher {
         auto a = p.as<Call>(), b = e.as<Call>();
         return a->name == b->name && all(a->args, b->args);
       }
+      case ExprKind::WarpReduce: {
+        auto a = p.as<WarpReduce>(), b = e.as<WarpReduce>();
+        return a->op == b->op && a->width == b->width && match(a->value, b->value);
+      }
       case ExprKind::Select: {
         auto a = p.as<Select>(), b = e.as<Select>();
         return match(a->cond, b->cond) && match(a->t, b->t) && match(a->f, b->f);

@@ -17,7 +17,7 @@
 
 namespace loom {
 
-enum class ExprKind : uint8_t { Int, Float, Var, Subscript, Unary, Binary, Call, Select, Reduce, Cast };
+enum class ExprKind : uint8_t { Int, Float, Var, Subscript, Unary, Binary, Call, Select, Reduce, Cast, WarpReduce };
 
 enum class UnOp : uint8_t { Neg, Not, BitNot };
 
@@ -157,6 +157,19 @@ struct Cast : ExprNode {
   Cast(Type t, Expr v) : ExprNode(kind_v, t), value(std::move(v)) {}
 };
 
+// A collective reduction across `width` consecutive threads of axis l.0
+// (a warp or part of one): every thread gets op over the group's `value`s.
+// Made by realize_reductions; CUDA prints warp shuffles, the CPU target and
+// the interpreter run it as a collective (each in one place: its case of the
+// printer, the lowering and the interpreter).
+struct WarpReduce : ExprNode {
+  static constexpr ExprKind kind_v = ExprKind::WarpReduce;
+  ReduceOp op;
+  int64_t width;
+  Expr value;
+  WarpReduce(ReduceOp o, int64_t w, Expr v, Type t) : ExprNode(kind_v, t), op(o), width(w), value(std::move(v)) {}
+};
+
 template <class T>
 const T* Expr::as() const {
   return node_ && node_->kind == T::kind_v ? static_cast<const T*>(node_.get()) : nullptr;
@@ -205,6 +218,7 @@ class ExprVisitor {
   virtual void visit_select(const Select& n);
   virtual void visit_reduce(const Reduce& n);
   virtual void visit_cast(const Cast& n);
+  virtual void visit_warp_reduce(const WarpReduce& n);
 };
 
 // Rebuilding traversal. Each handler receives the node and the Expr that
@@ -226,6 +240,7 @@ class ExprMutator {
   virtual Expr mutate_select(const Select& n, const Expr& self);
   virtual Expr mutate_reduce(const Reduce& n, const Expr& self);
   virtual Expr mutate_cast(const Cast& n, const Expr& self);
+  virtual Expr mutate_warp_reduce(const WarpReduce& n, const Expr& self);
 };
 
 // Replace variables by expressions (inames after a split, rule arguments).
@@ -249,17 +264,8 @@ void collect_reduction_inames(const Expr& e, std::set<std::string>& out);
 // everything else is kept as it is. Types are preserved.
 Expr simplify(const Expr& e);
 
-// A collective reduction across `width` consecutive threads of axis l.0
-// (a warp or part of one): every thread gets op over the group's `value`s.
-// Made by realize_reductions; CUDA prints warp shuffles, the CPU target and
-// the interpreter run it as a collective.
-struct WarpReduce {
-  ReduceOp op;
-  int64_t width;
-  Expr value;
-};
 Expr make_warp_reduce(ReduceOp op, Expr value, int64_t width);
-std::optional<WarpReduce> as_warp_reduce(const Expr& e);  // when e is such a call
+inline const WarpReduce* as_warp_reduce(const Expr& e) { return e.as<WarpReduce>(); }
 
 // Evaluates an integer expression (shapes, grid sizes, bounds) over variable
 // values; throws Error naming a variable without a value.

@@ -119,20 +119,6 @@ class Simplifier : public ExprMutator {
 };
 }  // namespace
 
-Expr make_warp_reduce(ReduceOp op, Expr value, int64_t width) {
-  Type t = value.type();
-  return make_call(std::string("__warp_") + to_string(op), {std::move(value), make_int(width, types::int32)}, t);
-}
-
-std::optional<WarpReduce> as_warp_reduce(const Expr& e) {
-  auto c = e.as<Call>();
-  if (!c || c->name.rfind("__warp_", 0) != 0 || c->args.size() != 2 || !c->args[1].as<IntImm>()) return std::nullopt;
-  std::string op = c->name.substr(7);
-  for (ReduceOp r : {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Max, ReduceOp::Min})
-    if (op == to_string(r)) return WarpReduce{r, c->args[1].as<IntImm>()->value, c->args[0]};
-  return std::nullopt;
-}
-
 Expr simplify(const Expr& e) {
   if (!e.defined()) return e;
   Simplifier s;

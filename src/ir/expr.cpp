@@ -138,6 +138,11 @@ Expr make_reduce(ReduceOp op, std::vector<std::string> inames, Expr body, Type t
   uint32_t d = depth_over({&body});
   return finish<Reduce>(h, d, op, std::move(inames), std::move(body), t);
 }
+Expr make_warp_reduce(ReduceOp op, Expr value, int64_t width) {
+  uint32_t d = depth_over({&value});
+  Type t = value.type();
+  return finish<WarpReduce>(mix(mix(size_t(op) + 0x5157, size_t(width)), value.hash()), d, op, width, std::move(value), t);
+}
 Expr make_cast(Type t, Expr v) {
   uint32_t d = depth_over({&v});
   return finish<Cast>(v.hash(), d, t, std::move(v));
@@ -177,6 +182,10 @@ bool Expr::same_as(const Expr& o) const {
     }
     case ExprKind::Call:
       return as<Call>()->name == o.as<Call>()->name && same_list(as<Call>()->args, o.as<Call>()->args);
+    case ExprKind::WarpReduce: {
+      auto x = as<WarpReduce>(), y = o.as<WarpReduce>();
+      return x->op == y->op && x->width == y->width && x->value.same_as(y->value);
+    }
     case ExprKind::Select: {
       auto x = as<Select>(), y = o.as<Select>();
       return x->cond.same_as(y->cond) && x->t.same_as(y->t) && x->f.same_as(y->f);
@@ -295,6 +304,13 @@ void print(std::ostream& os, const Expr& e, bool exact) {
       print_list(os, e.as<Call>()->args, exact);
       os << ')';
       break;
+    case ExprKind::WarpReduce: {  // (as the preprocessed kernel shows it; no reader takes it back)
+      auto w = e.as<WarpReduce>();
+      os << "__warp_" << to_string(w->op) << '(';
+      print_list(os, {w->value, make_int(w->width, types::int32)}, exact);
+      os << ')';
+      break;
+    }
     case ExprKind::Select: {
       auto s = e.as<Select>();
       os << "if_then_else(";
@@ -355,8 +371,10 @@ void ExprVisitor::visit(const Expr& e) {
     case ExprKind::Select: visit_select(*e.as<Select>()); break;
     case ExprKind::Reduce: visit_reduce(*e.as<Reduce>()); break;
     case ExprKind::Cast: visit_cast(*e.as<Cast>()); break;
+    case ExprKind::WarpReduce: visit_warp_reduce(*e.as<WarpReduce>()); break;
   }
 }
+void ExprVisitor::visit_warp_reduce(const WarpReduce& n) { visit(n.value); }
 void ExprVisitor::visit_subscript(const Subscript& n) {
   for (auto& i : n.indices) visit(i);
 }
@@ -390,8 +408,13 @@ Expr ExprMutator::mutate(const Expr& e) {
     case ExprKind::Select: return mutate_select(*e.as<Select>(), e);
     case ExprKind::Reduce: return mutate_reduce(*e.as<Reduce>(), e);
     case ExprKind::Cast: return mutate_cast(*e.as<Cast>(), e);
+    case ExprKind::WarpReduce: return mutate_warp_reduce(*e.as<WarpReduce>(), e);
   }
   return e;
+}
+Expr ExprMutator::mutate_warp_reduce(const WarpReduce& n, const Expr& self) {
+  Expr v = mutate(n.value);
+  return v.get() == n.value.get() ? self : make_warp_reduce(n.op, v, n.width);
 }
 
 namespace {

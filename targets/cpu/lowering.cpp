@@ -271,7 +271,7 @@ class Lowering {
 
   // A warp reduction: every thread's value first, then each thread combines its group's.
   void collective(const StmtPtr& s) {
-    WarpReduce w = *as_warp_reduce(s->rhs);
+    const WarpReduce& w = *as_warp_reduce(s->rhs);
     Type t = w.value.type();
     llvm::AllocaInst* vals = entry_alloca(mem_type(t), threads_, "warp_values");
     thread_loops([&] {
@@ -556,6 +556,7 @@ class Lowering {
       case ExprKind::Call: return call(*e.as<Call>(), t);
       case ExprKind::Binary: return binary(*e.as<Binary>(), t);
       case ExprKind::Reduce: fail("internal: unrealized reduction");
+      case ExprKind::WarpReduce: fail("internal: a warp reduction inside an expression (it is a statement of its own)");
     }
     fail("unsupported expression");
   }

@@ -318,7 +318,7 @@ class Printer {
 
   std::string expr_raw(const Expr& e) {
     // a 16-bit float result of arithmetic: computed in float, rounded once
-    if (is_half(e.type()) && (e.as<Binary>() || e.as<Unary>() || (e.as<Call>() && !as_warp_reduce(e))))
+    if (is_half(e.type()) && (e.as<Binary>() || e.as<Unary>() || e.as<Call>()))
       return round_to(e.type(), float_expr_raw(e));
     if (auto c = e.as<Cast>(); c && is_half(e.type()) && !(c->value.type() == e.type()))
       return round_to(e.type(), "(float)" + value(c->value, 11));
@@ -354,8 +354,9 @@ class Printer {
         auto s = e.as<Select>();
         return expr(s->cond, 1) + " ? " + expr(s->t, 1) + " : " + expr(s->f, 1);
       }
-      case ExprKind::Call: {
-        if (auto w = as_warp_reduce(e)) {
+      case ExprKind::WarpReduce: {
+        {
+          auto w = e.as<WarpReduce>();
           // The lanes taking part: a whole warp, or (fewer than 32 lanes on l.0,
           // the block's x extent) the group of `width` lanes this thread is in,
           // which other axes' guards enable or disable together.
@@ -371,6 +372,8 @@ class Printer {
           return std::string("loom_warp_") + to_string(w->op) + "(" + expr(w->value, 0) + ", " + std::to_string(w->width) +
                  ", " + mask + ")";
         }
+      }
+      case ExprKind::Call: {
         auto c = e.as<Call>();
         return call(math_name(c->name, e.type()), c->args);
       }

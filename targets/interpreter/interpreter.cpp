@@ -565,7 +565,7 @@ class Interpreter {
       };
     }
     if (is_collective(*s)) {  // a warp reduction: all values first, then each thread's group
-      WarpReduce w = *as_warp_reduce(s->rhs);
+      const WarpReduce& w = *as_warp_reduce(s->rhs);
       Type t = w.value.type();
       // the result goes to a variable, or to an element of an (ILP-privatized) array
       auto lv = s->lhs.as<Var>();
