@@ -782,6 +782,7 @@ PYBIND11_MODULE(_loom, m) {
       o.min_time_seconds = opts["min_time"].cast<double>();
       o.trial_timeout_seconds = opts["trial_timeout"].cast<double>();
       o.compile_workers = opts["workers"].cast<int>();
+      o.gpus = opts["gpus"].cast<int>();
       o.worker_command = opts["worker_command"].cast<std::vector<std::string>>();
       tune::Space space = make_space(k, kind, texts, o.target, o.parameters);
       // after each trial: Ctrl-C stops the run (every finished trial is in the log), then the progress report

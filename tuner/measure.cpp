@@ -350,7 +350,7 @@ int serve_trials(int in, int out) {
   return 0;
 }
 
-MeasureWorker::MeasureWorker(const LoopKernel& k, const Options& o) : kernel_(k), options_(o) {}
+MeasureWorker::MeasureWorker(const LoopKernel& k, const Options& o, std::string gpu) : kernel_(k), options_(o), gpu_(std::move(gpu)) {}
 MeasureWorker::~MeasureWorker() { stop(); }
 
 void MeasureWorker::start() {
@@ -363,6 +363,7 @@ void MeasureWorker::start() {
   if (pid_ == 0) {
     ::close(request[1]);
     ::close(reply[0]);
+    if (!gpu_.empty()) setenv("CUDA_VISIBLE_DEVICES", gpu_.c_str(), 1);  // (before anything opens the driver)
     if (argv_strings.empty()) _exit(serve_trials(request[0], reply[1]));
     // a fresh program: fds 3 and 4, everything else closed on exec
     if (dup2(request[0], 3) < 0 || dup2(reply[1], 4) < 0) _exit(127);
@@ -405,18 +406,29 @@ void MeasureWorker::stop() {
   pid_ = -1;
 }
 
-void MeasureWorker::measure(Trial& t) {
+bool MeasureWorker::begin(const Trial& t) {
   if (pid_ <= 0) start();
+  started_ = std::chrono::steady_clock::now();
+  busy_ = true;
+  return send_message(to_, t.script);
+}
+
+double MeasureWorker::seconds_left() const {
+  return options_.trial_timeout_seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+void MeasureWorker::finish(Trial& t, bool sent) {
+  busy_ = false;
   auto fail = [&](const std::string& status, const std::string& why) {
     t.status = status;
     t.error = why;
   };
-  if (!send_message(to_, t.script)) {
+  if (!sent) {
     stop();
     return fail("crashed", "the measuring worker had exited");
   }
   pollfd p{from_, POLLIN, 0};
-  int ready = poll(&p, 1, int(options_.trial_timeout_seconds * 1000));
+  int ready = poll(&p, 1, std::max(0, int(seconds_left() * 1000)));
   std::string reply;
   if (ready <= 0) {
     stop();
@@ -445,6 +457,37 @@ void MeasureWorker::measure(Trial& t) {
   t.median_seconds = j["median_seconds"];
   t.min_seconds = j["min_seconds"];
   t.reps = j["reps"];
+}
+
+void MeasureWorker::measure(Trial& t) { finish(t, begin(t)); }
+
+static int visible_gpus() {
+  // counted without the driver (this process must not initialize CUDA):
+  // CUDA_VISIBLE_DEVICES when set, else the /dev/nvidiaN nodes
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::string s = v;
+    if (s.empty() || s == "-1") return 0;
+    return int(std::count(s.begin(), s.end(), ',')) + 1;
+  }
+  int n = 0;
+  while (access(("/dev/nvidia" + std::to_string(n)).c_str(), F_OK) == 0) ++n;
+  return n;
+}
+
+std::vector<std::string> visible_gpu_ids() {
+  std::vector<std::string> ids;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::string s = v;
+    for (size_t b = 0; !s.empty() && s != "-1";) {
+      size_t c = s.find(',', b);
+      ids.push_back(s.substr(b, c == std::string::npos ? std::string::npos : c - b));
+      if (c == std::string::npos) break;
+      b = c + 1;
+    }
+    return ids;
+  }
+  for (int i = 0, n = visible_gpus(); i < n; ++i) ids.push_back(std::to_string(i));
+  return ids;
 }
 
 }  // namespace loom::tune::detail

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <set>
+#include <poll.h>
 
 #include "loom/parser.h"
 #include "loom/tuner.h"
@@ -75,11 +76,19 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     if (!options.parameters.count(p)) throw Error("tuning: no size for parameter '" + p + "' (give every parameter a value: -D " + p + "=VALUE)");
   // the measuring worker first: it resolves the target and reports the
   // device, so this process never initializes CUDA (its forks could not use it)
-  detail::MeasureWorker worker(k, options);
+  // One measuring worker per GPU (each sees only its own), or one for the CPU
+  // (trials timed side by side on the CPU would disturb each other).
+  std::vector<std::string> gpus = options.target == "cpu" ? std::vector<std::string>{} : detail::visible_gpu_ids();
+  if (options.gpus > 0 && gpus.size() > size_t(options.gpus)) gpus.resize(size_t(options.gpus));
+  std::vector<std::unique_ptr<detail::MeasureWorker>> workers;
+  workers.push_back(std::make_unique<detail::MeasureWorker>(k, options, gpus.empty() ? "" : gpus[0]));
+  detail::MeasureWorker& first = *workers[0];
   Options o = options;
-  o.target = worker.info().target;
-  o.arch = worker.info().arch;
-  std::string device = worker.info().device;
+  o.target = first.info().target;
+  o.arch = first.info().arch;
+  if (o.target == "cuda")
+    for (size_t g = 1; g < gpus.size(); ++g) workers.push_back(std::make_unique<detail::MeasureWorker>(k, o, gpus[g]));
+  std::string device = first.info().device;
 
   // what the log already holds for this kernel and target
   std::vector<Trial> earlier;
@@ -158,7 +167,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   vo.compile = o.target == "cuda";
   vo.arch = o.arch;
   vo.target = TargetInfo::cuda(o.arch.empty() ? "sm_90" : o.arch);
-  if (worker.info().max_shared_bytes > 0) vo.target->max_shared_bytes = worker.info().max_shared_bytes;
+  if (first.info().max_shared_bytes > 0) vo.target->max_shared_bytes = first.info().max_shared_bytes;
   int total = o.trials;
   std::optional<Trial> best_so_far = best(earlier);
   while (int(result.trials.size()) < total) {
@@ -168,8 +177,24 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     std::vector<std::vector<TransformStep>> scripts;
     for (auto& c : batch) scripts.push_back(space.steps(c));
     std::vector<VariantResult> screened = compile_variants(k, scripts, vo);
+    // every trial's record; the illegal ones are done now, the others go to the workers
+    std::vector<Trial> trials(batch.size());
+    std::vector<size_t> to_measure;
+    auto record = [&](size_t i) {
+      Trial& t = trials[i];
+      if (t.status == "ok") {
+        valid.push_back({t.median_seconds, batch[i]});
+        model.add(batch[i], t.median_seconds);
+        if (!best_so_far || t.median_seconds < best_so_far->median_seconds) best_so_far = t;
+      } else if (!valid.empty()) {
+        model.add(batch[i], std::max_element(valid.begin(), valid.end(), [](auto& a, auto& b) { return a.first < b.first; })->first * 4);
+      }
+      if (!o.log.empty()) append_log(o.log, t);
+      result.trials.push_back(t);
+      if (o.progress) o.progress(t, best_so_far, int(result.trials.size()), total);
+    };
     for (size_t i = 0; i < batch.size(); ++i) {
-      Trial t;
+      Trial& t = trials[i];
       t.key = batch[i].key();
       t.script = space.script(batch[i]);
       t.kernel_hash = kernel_hash;
@@ -181,20 +206,42 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
         t.error = screened[i].error;
         t.generate_seconds = screened[i].generate_seconds;
         t.variant_hash = screened[i].hash;
+        record(i);
       } else {
-        worker.measure(t);
         if (o.target == "cuda") t.compile_seconds = screened[i].compile_seconds;  // (the worker's came from the cache)
+        to_measure.push_back(i);
       }
-      if (t.status == "ok") {
-        valid.push_back({t.median_seconds, batch[i]});
-        model.add(batch[i], t.median_seconds);
-        if (!best_so_far || t.median_seconds < best_so_far->median_seconds) best_so_far = t;
-      } else if (!valid.empty()) {
-        model.add(batch[i], std::max_element(valid.begin(), valid.end(), [](auto& a, auto& b) { return a.first < b.first; })->first * 4);
+    }
+    // each idle worker takes the next trial; the first to answer (or to run out of time) is recorded
+    std::vector<long> running(workers.size(), -1);
+    std::vector<bool> sent(workers.size(), false);
+    size_t next = 0;
+    for (;;) {
+      for (size_t w = 0; w < workers.size() && next < to_measure.size(); ++w)
+        if (running[w] < 0) {
+          running[w] = long(to_measure[next++]);
+          sent[w] = workers[w]->begin(trials[size_t(running[w])]);
+        }
+      std::vector<pollfd> fds;
+      std::vector<size_t> owner;
+      double wait = 3600;
+      for (size_t w = 0; w < workers.size(); ++w)
+        if (running[w] >= 0) {
+          fds.push_back({workers[w]->fd(), POLLIN, 0});
+          owner.push_back(w);
+          wait = std::min(wait, workers[w]->seconds_left());
+        }
+      if (fds.empty()) break;
+      poll(fds.data(), fds.size(), std::max(0, int(wait * 1000)));
+      for (size_t f = 0; f < fds.size(); ++f) {
+        size_t w = owner[f];
+        if (fds[f].revents == 0 && workers[w]->seconds_left() > 0 && sent[w]) continue;
+        size_t i = size_t(running[w]);
+        workers[w]->finish(trials[i], sent[w]);
+        if (workers.size() > 1) trials[i].device = device + " (GPU " + gpus[w] + ")";
+        running[w] = -1;
+        record(i);
       }
-      if (!o.log.empty()) append_log(o.log, t);
-      result.trials.push_back(t);
-      if (o.progress) o.progress(t, best_so_far, int(result.trials.size()), total);
     }
   }
   result.best = best_so_far;

@@ -133,6 +133,7 @@ struct Options {
   int max_reps = 50;                 // ... or this many
   double trial_timeout_seconds = 60; // a trial longer than this: its worker is killed, the trial failed
   int compile_workers = 0;           // processes generating (and compiling) candidates; 0: one per core
+  int gpus = 0;                      // cuda: measuring workers, one per GPU; 0: every visible GPU
   std::string arch;                  // cuda: "" = the GPU's
   // The measuring worker: forked from this process (empty), or a fresh
   // program run with this argv that calls worker_main(3, 4) (the loom tool's

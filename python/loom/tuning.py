@@ -122,7 +122,7 @@ def _progress_printer(total_hint):
 
 
 def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None, resume=True, target="auto",
-         arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, workers=0, configs=None, progress=True):
+         arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, workers=0, gpus=0, configs=None, progress=True):
     """Search for the fastest schedule that computes what the kernel as written does.
 
     space: a TuningSpace (transformations given lp.Choice values); a kernel (the
@@ -133,6 +133,8 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
     strategy: exhaustive | random | evolution | auto. seed: repeatable runs.
     log: a JSON-lines file each trial is appended to; with resume, trials it
     holds are not run again. target: "cpu", "cuda" or "auto" (cuda with a GPU).
+    gpus: measuring workers for cuda, one per GPU (0: every visible GPU).
+    workers: processes screening and compiling candidates (0: one per core).
     Returns a TuneResult (its .kernel is the winner)."""
     if callable(space) and not isinstance(space, (LoopKernel, TuningSpace)):
         if not configs:
@@ -162,7 +164,7 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
         "target": target, "strategy": strategy, "trials": int(trials), "seed": int(seed), "log": log or "",
         "resume": bool(resume), "arch": arch or "", "parameters": dict(parameters or {}),
         "check_parameters": dict(check_parameters or {}), "min_time": float(min_time),
-        "trial_timeout": float(trial_timeout), "workers": int(workers),
+        "trial_timeout": float(trial_timeout), "workers": int(workers), "gpus": int(gpus),
     }
     report = _progress_printer(trials) if progress is True else (progress or None)
     d = _loom.tune(base._core, kind, texts, opts, report)

@@ -395,6 +395,7 @@ int run_tune(const Options& o) {
   to.resume = o.resume;
   to.arch = o.arch;
   to.trial_timeout_seconds = o.trial_timeout;
+  to.gpus = o.gpus;
   to.parameters = file.defaults;
   for (auto& [n, v] : o.params) {
     auto ps = file.kernel.parameters();

@@ -65,6 +65,7 @@ const CommandHelp kCommands[] = {
      "  --log LOG                append every trial to LOG (JSON lines) and skip those it holds\n"
      "  --no-resume              try every configuration again, even those in the log\n"
      "  --trial-timeout S        seconds a trial may take before its worker is killed (default 60)\n"
+     "  --gpus N                 measuring workers, one per GPU (default: every visible GPU)\n"
      "The file's own transforms: are not applied: the tuner starts from the kernel as written.\n",
      "loom tune examples/row_sums.loom --target cpu -D n=4096 -D m=1000 --trials 40 --log rows.jsonl"},
     {"best", "print the fastest valid trial of a tuning log (its script, replayable with --transform)",
@@ -175,13 +176,14 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--log") o.log = value();
     else if (a == "--no-resume") o.resume = false;
     else if (a == "--as-written") o.as_written = true;
-    else if (a == "--trials" || a == "--seed" || a == "--trial-timeout") {
+    else if (a == "--trials" || a == "--seed" || a == "--trial-timeout" || a == "--gpus") {
       std::string v = value();
       char* end = nullptr;
       double x = std::strtod(v.c_str(), &end);
       if (v.empty() || *end || !(x >= 0) || x > 1e9 || (a == "--trials" && x < 1)) usage(a + " takes a number, got '" + v + "'", o.command);
       if (a == "--trials") o.trials = int(x);
       else if (a == "--seed") o.seed = uint64_t(x);
+      else if (a == "--gpus") o.gpus = int(x);
       else o.trial_timeout = x;
     }
     else if (a == "-D" || a.rfind("-D", 0) == 0) {

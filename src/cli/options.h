@@ -32,6 +32,7 @@ struct Options {
   uint64_t seed = 1;
   bool resume = true;
   double trial_timeout = 60;
+  int gpus = 0;
 };
 
 // Parses argv; prints usage and exits with 2 on a usage error, or prints help
