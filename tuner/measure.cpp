@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <thread>
@@ -364,9 +365,13 @@ void MeasureWorker::start() {
     ::close(request[1]);
     ::close(reply[0]);
     if (!gpu_.empty()) setenv("CUDA_VISIBLE_DEVICES", gpu_.c_str(), 1);  // (before anything opens the driver)
-    if (argv_strings.empty()) _exit(serve_trials(request[0], reply[1]));
-    // a fresh program: fds 3 and 4, everything else closed on exec
-    if (dup2(request[0], 3) < 0 || dup2(reply[1], 4) < 0) _exit(127);
+    // the pipes on fds 3 and 4, and no other descriptor of the tuner's: a copy
+    // of a screening worker's pipe kept open here would keep its reader
+    // waiting for an end that never comes
+    int in = fcntl(request[0], F_DUPFD, 5), out = fcntl(reply[1], F_DUPFD, 5);
+    if (in < 0 || out < 0 || dup2(in, 3) < 0 || dup2(out, 4) < 0) _exit(127);
+    close_range(5, ~0U, 0);
+    if (argv_strings.empty()) _exit(serve_trials(3, 4));
     std::vector<char*> argv;
     for (auto& a : argv_strings) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <set>
 #include <poll.h>
 
@@ -170,13 +171,29 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   if (first.info().max_shared_bytes > 0) vo.target->max_shared_bytes = first.info().max_shared_bytes;
   int total = o.trials;
   std::optional<Trial> best_so_far = best(earlier);
-  while (int(result.trials.size()) < total) {
-    size_t want = size_t(std::min(total - int(result.trials.size()), strategy == "evolution" ? 8 : 32));
-    std::vector<Configuration> batch = next_batch(want);
-    if (batch.empty()) break;  // the space is exhausted
-    std::vector<std::vector<TransformStep>> scripts;
-    for (auto& c : batch) scripts.push_back(space.steps(c));
-    std::vector<VariantResult> screened = compile_variants(k, scripts, vo);
+  // Screening runs one batch ahead: while the workers measure a batch, the
+  // next is transformed, generated and compiled (its configurations chosen
+  // from what was measured so far).
+  int issued = 0;
+  auto take_batch = [&] {
+    size_t want = size_t(std::max(0, std::min(total - issued, strategy == "evolution" ? 8 : 32)));
+    std::vector<Configuration> b = want ? next_batch(want) : std::vector<Configuration>{};
+    issued += int(b.size());
+    return b;
+  };
+  auto screen = [&k, &vo](std::vector<std::vector<TransformStep>> scripts) { return compile_variants(k, scripts, vo); };
+  auto scripts_of = [&](const std::vector<Configuration>& b) {
+    std::vector<std::vector<TransformStep>> s;
+    for (auto& c : b) s.push_back(space.steps(c));
+    return s;
+  };
+  std::vector<Configuration> batch = take_batch();
+  std::future<std::vector<VariantResult>> screening;
+  if (!batch.empty()) screening = std::async(std::launch::async, screen, scripts_of(batch));
+  while (!batch.empty()) {
+    std::vector<VariantResult> screened = screening.get();
+    std::vector<Configuration> following = take_batch();
+    if (!following.empty()) screening = std::async(std::launch::async, screen, scripts_of(following));
     // every trial's record; the illegal ones are done now, the others go to the workers
     std::vector<Trial> trials(batch.size());
     std::vector<size_t> to_measure;
@@ -243,6 +260,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
         record(i);
       }
     }
+    batch = std::move(following);
   }
   result.best = best_so_far;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
