@@ -25,7 +25,7 @@ def one(n):
                 progress=lambda t, best, done, total: t["status"] != "illegal" and stamps.append(time.time()))
     s = time.time() - t0
     print(json.dumps({"gpus": n, "trials": len(r.trials), "measured": sum(1 for t in r.trials if t["status"] != "illegal"),
-                      "seconds": s, "steady": (len(stamps) - 1) / (stamps[-1] - stamps[0])  # measured trials per second, "startup": stamps[0] - t0,
+                      "seconds": s, "steady": (len(stamps) - 1) / (stamps[-1] - stamps[0]), "startup": stamps[0] - t0,
                       "best_ms": r.best["median_seconds"] * 1e3,
                       "devices": sorted({t["device"] for t in r.trials if t["status"] == "ok"})}))
 
