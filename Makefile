@@ -19,8 +19,8 @@ deps:
 	@tools/install-deps.sh
 
 pyenv: deps
-	@$(VENV)/bin/python -c "import numpy, pytest, tqdm" 2>/dev/null || \
-	  { $(PYTHON) -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check numpy pytest tqdm; }
+	@$(VENV)/bin/python -c "import numpy, pytest, tqdm, matplotlib" 2>/dev/null || \
+	  { $(PYTHON) -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check numpy pytest tqdm matplotlib; }
 
 build: deps pyenv
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DLOOM_WITH_PYTHON=ON \

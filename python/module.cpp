@@ -882,6 +882,7 @@ PYBIND11_MODULE(_loom, m) {
     return d;
   }, py::arg("arch") = "");
   m.def("gpu_available", [] { return cuda::gpu_available(); });
+  m.def("device_name", [] { return cuda::gpu_available() ? cuda::device().name + " (" + cuda::device().arch() + ")" : std::string(); });
   m.def("has_cpu_target", [] {
 #ifdef LOOM_HAS_CPU_TARGET
     return true;

@@ -17,12 +17,12 @@ from ._loom import ArgumentError, CudaError, JsonError, KernelError, LoomError, 
 from .kernel import (AddressSpace, CudaTarget, ExecutableCTarget, GlobalArg, InterpreterTarget, LoopKernel,
                      TemporaryVariable, ValueArg, auto, generate_code, generate_code_v2, kernel_from_json, load_kernel, make_kernel, set_options, target_info)
 from .transforms import compile_variants, search_domain, transform_names, transform_schema, _install
-from .tuning import Choice, TuneResult, TuningSpace, read_log, tune
+from .tuning import Autotuned, Choice, TuneResult, TuningSpace, autotune, read_log, tune
 
 __all__ = [
     "AddressSpace", "ArgumentError", "CudaError", "CudaTarget", "ExecutableCTarget", "GlobalArg", "InterpreterTarget",
     "KernelError", "LoomError", "LoopKernel", "ParseError", "TemporaryVariable", "TransformError", "ValueArg", "auto",
     "generate_code", "generate_code_v2", "JsonError", "kernel_from_json", "load_kernel", "make_kernel", "set_options", "target_info", "compile_variants", "search_domain", "transform_names", "transform_schema",
-    "Choice", "TuneResult", "TuningSpace", "read_log", "tune",
+    "Autotuned", "Choice", "TuneResult", "TuningSpace", "autotune", "read_log", "tune",
 ]
 __all__ += _install(globals())

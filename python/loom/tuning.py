@@ -88,6 +88,10 @@ class TuneResult:
             core = _loom.apply_transform_script(self.kernel._core, line)
             self.kernel = self.kernel._derived(core, line)
 
+    def plot(self, path):
+        """A PNG of the run (matplotlib): best time against trials, and every valid trial's time by sketch."""
+        plot_trials(self.trials, path)
+
     def table(self, n=5):
         ok = sorted((t for t in self.trials if t["status"] == "ok"), key=lambda t: t["median_seconds"])
         return "\n".join(f"{t['median_seconds'] * 1e3:10.4f} ms  {t['key']}" for t in ok[:n])
@@ -174,3 +178,156 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
 def read_log(path):
     """The trials of a tuning log, as dicts (lines cut short by a killed run are skipped)."""
     return _loom.read_log(path)
+
+
+def _cache_root():
+    import os
+    base = os.environ.get("LOOM_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "loom")
+    return os.path.join(base, "tuned")
+
+
+class Autotuned:
+    """A kernel tuned on its first call for each key (the values of the named
+    parameters, taken from the call's array shapes and scalars), as
+    @triton.autotune does; the winner's script is kept on disk, so a later
+    process with the same kernel, space, target, device and key reuses it
+    without tuning. Calls go to the winner, an ordinary kernel."""
+
+    def __init__(self, space, key=None, cache_dir=None, **tune_kwargs):
+        self.space = space
+        self.key = tuple(key) if key is not None else None
+        self.cache_dir = cache_dir or _cache_root()
+        self.tune_kwargs = tune_kwargs
+        self.kernels = {}  # key -> the winner
+        self.tuned = 0     # tuning runs this object started (not loaded from disk)
+        self.base = space.kernel if isinstance(space, TuningSpace) else space
+        if not isinstance(self.base, LoopKernel):
+            raise TypeError("autotune: give a kernel (the automatic space) or a TuningSpace (lp.Choice values)")
+
+    def sizes_of(self, kwargs):
+        """The kernel's parameters in this call: scalars given by name, else array extents."""
+        core = self.base._core
+        sizes = {}
+        for p, places in core.shape_parameters().items():
+            if p in kwargs and not hasattr(kwargs[p], "shape"):
+                sizes[p] = int(kwargs[p])
+                continue
+            for array, axis in places:
+                if array in kwargs and hasattr(kwargs[array], "shape"):
+                    sizes[p] = int(kwargs[array].shape[axis])
+                    break
+        for p in core.parameters():
+            if p not in sizes and p in kwargs:
+                sizes[p] = int(kwargs[p])
+        return sizes
+
+    def _path(self, sizes, target, device):
+        import hashlib
+        space_text = self.space.text() if isinstance(self.space, TuningSpace) else "auto"
+        names = self.key if self.key is not None else tuple(sorted(sizes))
+        key = ",".join(f"{n}={sizes.get(n)}" for n in names)
+        h = hashlib.sha256(f"{self.base._core.structural_hash()}\n{space_text}\n{target}\n{device}\n{key}".encode()).hexdigest()[:24]
+        import os
+        return os.path.join(self.cache_dir, f"{self.base.name}-{h}.json"), key
+
+    def winner(self, sizes):
+        """The tuned kernel for these sizes: from memory, from disk, or tuned now."""
+        import json
+        import os
+        target = self.tune_kwargs.get("target", "auto")
+        if target == "auto":
+            target = "cuda" if _loom.gpu_available() else "cpu"
+        device = _loom.device_name() if target == "cuda" else "cpu"
+        path, key = self._path(sizes, target, device)
+        if key in self.kernels:
+            return self.kernels[key]
+        script = None
+        if os.path.exists(path):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    script = json.load(f)["script"]
+            except (OSError, ValueError, KeyError):
+                script = None  # a damaged entry: tune again
+        if script is None:
+            kw = dict(self.tune_kwargs, target=target)
+            r = tune(self.space, parameters=sizes, **kw)
+            self.tuned += 1
+            script = r.best["script"]
+            os.makedirs(self.cache_dir, exist_ok=True)
+            tmp = path + f".{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"script": script, "median_seconds": r.best["median_seconds"], "device": r.best["device"],
+                           "key": key, "kernel": self.base.name}, f)
+            os.replace(tmp, path)  # (atomic: a concurrent process reads the old entry or the new one)
+        knl = self.base
+        for line in script.splitlines():
+            knl = knl._derived(_loom.apply_transform_script(knl._core, line), line)
+        self.kernels[key] = knl
+        return knl
+
+    def __call__(self, *args, **kwargs):
+        return self.winner(self.sizes_of(kwargs))(*args, **kwargs)
+
+
+def autotune(space=None, *, key=None, cache_dir=None, **tune_kwargs):
+    """Tune on first use, per key, with the winner cached on disk:
+
+        fast = lp.autotune(knl, key=["n", "m"], trials=64)       # or a TuningSpace
+        (out,) = fast(a=a)            # tunes for a's shape (first time), then runs
+
+    or as a decorator of a function that returns the kernel or space:
+
+        @lp.autotune(key=["n"], trials=32)
+        def scale():
+            return lp.split_iname(knl, "i", lp.Choice([64, 128, 256]), outer_tag="g.0", inner_tag="l.0")
+
+    Other keywords go to lp.tune (trials, strategy, target, min_time, ...)."""
+    if space is not None and not callable(space) or isinstance(space, (LoopKernel, TuningSpace)):
+        return Autotuned(space, key=key, cache_dir=cache_dir, **tune_kwargs)
+
+    def wrap(fn):
+        return Autotuned(fn(), key=key, cache_dir=cache_dir, **tune_kwargs)
+
+    return wrap(space) if space is not None else wrap
+
+
+def plot_trials(trials, path, title=None):
+    """Draws a tuning run (trials as lp.tune or lp.read_log give them) to a PNG:
+    on the left the best time so far against the trial number, on the right
+    every valid trial's time, one colour per sketch, invalid trials marked
+    along the bottom. Needs matplotlib (the tune extra)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    best, xs, ys = None, [], []
+    for i, t in enumerate(trials):
+        if t["status"] == "ok" and (best is None or t["median_seconds"] < best):
+            best = t["median_seconds"]
+        if best is not None:
+            xs.append(i + 1)
+            ys.append(best * 1e3)
+    left.step(xs, ys, where="post")
+    left.set_xlabel("trial")
+    left.set_ylabel("best time so far (ms)")
+    left.set_yscale("log")
+    sketches = sorted({t["key"].split(":")[0] for t in trials})
+    for s in sketches:
+        pts = [(i + 1, t["median_seconds"] * 1e3) for i, t in enumerate(trials) if t["status"] == "ok" and t["key"].split(":")[0] == s]
+        if pts:
+            right.scatter([p[0] for p in pts], [p[1] for p in pts], s=10, label=f"sketch {s}")
+    bad = [i + 1 for i, t in enumerate(trials) if t["status"] != "ok"]
+    if bad:
+        low = min((t["median_seconds"] * 1e3 for t in trials if t["status"] == "ok"), default=1.0)
+        right.scatter(bad, [low * 0.8] * len(bad), marker="x", color="grey", s=10, label="illegal / wrong / failed")
+    right.set_xlabel("trial")
+    right.set_ylabel("time (ms)")
+    right.set_yscale("log")
+    right.legend(fontsize=7)
+    device = next((t["device"] for t in trials if t.get("device")), "")
+    fig.suptitle(title or f"{len(trials)} trials on {device}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+

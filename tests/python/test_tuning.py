@@ -90,3 +90,48 @@ def test_bad_spaces_and_missing_sizes_are_errors():
         lp.tune((knl, "split_iname i choice(2048|4096) outer_tag=g.0 inner_tag=l.0\n"), **quick())
     with pytest.raises(ValueError):
         lp.Choice([])
+
+
+def test_autotune_tunes_once_per_key_and_reuses_the_winner_from_disk(tmp_path, monkeypatch):
+    space = lp.split_iname(rows(), "i", lp.Choice([16, 32]), outer_tag="g.0", inner_tag="l.0")
+    fast = lp.autotune(space, key=["n"], cache_dir=str(tmp_path), target=TARGET, progress=False, min_time=0.002)
+    a = np.random.default_rng(1).random((300, 45), dtype=np.float32)
+    (out,) = fast(a=a)
+    np.testing.assert_allclose(out, a.sum(1), rtol=1e-4)
+    assert fast.tuned == 1
+    fast(a=np.ones((300, 20), dtype=np.float32))  # m is not part of the key: the same winner
+    assert fast.tuned == 1
+    b = np.random.default_rng(2).random((64, 45), dtype=np.float32)
+    (out,) = fast(a=b)  # another n: tuned for it
+    np.testing.assert_allclose(out, b.sum(1), rtol=1e-4)
+    assert fast.tuned == 2
+    assert len(list(tmp_path.iterdir())) == 2
+    # a later process (a new object, the same cache): the winners come from disk, nothing is tuned
+    def no_tuning(*args, **kwargs):
+        raise AssertionError("tuned again")
+    monkeypatch.setattr(lp.tuning, "tune", no_tuning)
+    again = lp.autotune(space, key=["n"], cache_dir=str(tmp_path), target=TARGET)
+    (out,) = again(a=a)
+    np.testing.assert_allclose(out, a.sum(1), rtol=1e-4)
+    assert again.tuned == 0
+
+
+def test_autotune_as_a_decorator():
+    @lp.autotune(key=["n"], target=TARGET, progress=False, min_time=0.002, cache_dir=None, trials=3)
+    def fast():
+        return rows()
+    assert isinstance(fast, lp.Autotuned)
+
+
+def test_a_run_plots_to_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    space = lp.split_iname(rows(), "i", lp.Choice([16, 32, 2048]), outer_tag="g.0", inner_tag="l.0")
+    log = str(tmp_path / "t.jsonl")
+    r = lp.tune(space, log=log, **quick())
+    png = tmp_path / "run.png"
+    r.plot(str(png))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000
+    import subprocess, sys
+    out = subprocess.run([sys.executable, "-m", "loom.plot", log, str(tmp_path / "log.png")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "log.png").stat().st_size > 10000
