@@ -7,7 +7,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 # The Python package is built and tested with the python3 on PATH, in a venv
-# of its own under the build folder (numpy and pytest from PyPI).
+# of its own under the build folder (numpy and pytest from PyPI; tqdm,
+# matplotlib and Ray for the tuner: its progress bar, plots and Ray backend).
 PYTHON ?= python3
 VENV = $(BUILD)/venv
 
@@ -19,8 +20,8 @@ deps:
 	@tools/install-deps.sh
 
 pyenv: deps
-	@$(VENV)/bin/python -c "import numpy, pytest, tqdm, matplotlib" 2>/dev/null || \
-	  { $(PYTHON) -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check numpy pytest tqdm matplotlib; }
+	@$(VENV)/bin/python -c "import numpy, pytest, tqdm, matplotlib, ray" 2>/dev/null || \
+	  { $(PYTHON) -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check numpy pytest tqdm matplotlib 'ray>=2'; }
 
 build: deps pyenv
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DLOOM_WITH_PYTHON=ON \

@@ -767,8 +767,7 @@ PYBIND11_MODULE(_loom, m) {
     m.def("space_text", [make_space](const LoopKernel& k, const std::string& kind, const std::vector<std::string>& texts, const std::string& target) {
       return make_space(k, kind, texts, target).str();
     });
-    m.def("tune", [trial_dict, make_space](const LoopKernel& k, const std::string& kind, const std::vector<std::string>& texts, const py::dict& opts,
-                                          py::object progress) {
+    auto read_options = [](const py::dict& opts) {
       tune::Options o;
       o.target = opts["target"].cast<std::string>();
       o.strategy = opts["strategy"].cast<std::string>();
@@ -784,6 +783,69 @@ PYBIND11_MODULE(_loom, m) {
       o.compile_workers = opts["workers"].cast<int>();
       o.gpus = opts["gpus"].cast<int>();
       o.worker_command = opts["worker_command"].cast<std::vector<std::string>>();
+      return o;
+    };
+    auto trial_from = [](tune::Trial& t, const py::dict& d) {  // a backend's result for a trial
+      t.status = d["status"].cast<std::string>();
+      t.error = d["error"].cast<std::string>();
+      t.variant_hash = d["variant_hash"].cast<uint64_t>();
+      t.device = d["device"].cast<std::string>();
+      t.generate_seconds = d["generate_seconds"].cast<double>();
+      t.compile_seconds = std::max(t.compile_seconds, d["compile_seconds"].cast<double>());
+      t.registers = d["registers"].cast<int>();
+      t.shared_bytes = d["shared_bytes"].cast<int64_t>();
+      t.median_seconds = d["median_seconds"].cast<double>();
+      t.min_seconds = d["min_seconds"].cast<double>();
+      t.reps = d["reps"].cast<int>();
+    };
+    py::class_<tune::Measurer>(m, "Measurer")
+        .def(py::init([read_options](const LoopKernel& k, const py::dict& opts) { return new tune::Measurer(k, read_options(opts)); }))
+        .def("info", [](tune::Measurer& w) {
+          py::gil_scoped_release release;
+          std::string t = w.target(), d = w.device(), a = w.arch();
+          int s = w.max_shared_bytes();
+          py::gil_scoped_acquire hold;
+          py::dict r;
+          r["target"] = t, r["device"] = d, r["arch"] = a, r["max_shared_bytes"] = s;
+          return r;
+        })
+        .def("measure", [trial_dict](tune::Measurer& w, const std::string& script) {
+          tune::Trial t;
+          {
+            py::gil_scoped_release release;
+            t = w.measure(script);
+          }
+          return trial_dict(t);
+        });
+    m.def("tune", [trial_dict, make_space, read_options, trial_from](const LoopKernel& k, const std::string& kind, const std::vector<std::string>& texts,
+                                                                   const py::dict& opts, py::object progress) {
+      tune::Options o = read_options(opts);
+      py::object backend = opts.contains("backend") ? py::object(opts["backend"]) : py::none();
+      if (!backend.is_none()) {  // screening and measuring elsewhere (loom/ray_backend.py)
+        o.target = backend.attr("target").cast<std::string>();
+        o.arch = backend.attr("arch").cast<std::string>();
+        o.device = backend.attr("device").cast<std::string>();
+        o.max_shared_bytes = backend.attr("max_shared_bytes").cast<int>();
+        o.screen = [backend](const std::vector<std::string>& scripts) {
+          py::gil_scoped_acquire hold;
+          std::vector<tune::ScreenResult> out;
+          for (auto item : backend.attr("screen")(scripts)) {
+            py::dict d = item.cast<py::dict>();
+            out.push_back({d["ok"].cast<bool>(), d["error"].cast<std::string>(), d["hash"].cast<uint64_t>(), d["generate_seconds"].cast<double>(),
+                           d["compile_seconds"].cast<double>()});
+          }
+          return out;
+        };
+        o.measure = [backend, trial_from](std::vector<tune::Trial>& trials, const std::function<void(size_t)>& finished) {
+          py::gil_scoped_acquire hold;
+          py::list scripts;
+          for (auto& t : trials) scripts.append(t.script);
+          backend.attr("measure")(scripts, py::cpp_function([&](size_t i, const py::dict& d) {
+                                    trial_from(trials.at(i), d);
+                                    finished(i);
+                                  }));
+        };
+      }
       tune::Space space = make_space(k, kind, texts, o.target, o.parameters);
       // after each trial: Ctrl-C stops the run (every finished trial is in the log), then the progress report
       o.progress = [&](const tune::Trial& t, const std::optional<tune::Trial>& best, int done, int total) {

@@ -500,3 +500,20 @@ std::vector<std::string> visible_gpu_ids() {
 namespace loom::tune {
 int worker_main(int in_fd, int out_fd) { return detail::serve_trials(in_fd, out_fd); }
 }  // namespace loom::tune
+
+namespace loom::tune {
+Measurer::Measurer(const LoopKernel& as_written, const Options& o) : worker_(std::make_unique<detail::MeasureWorker>(as_written, o)) {}
+Measurer::~Measurer() = default;
+std::string Measurer::target() { return worker_->info().target; }
+std::string Measurer::device() { return worker_->info().device; }
+std::string Measurer::arch() { return worker_->info().arch; }
+int Measurer::max_shared_bytes() { return worker_->info().max_shared_bytes; }
+Trial Measurer::measure(const std::string& script) {
+  Trial t;
+  t.script = script;
+  t.target = target();
+  t.device = device();
+  worker_->measure(t);
+  return t;
+}
+}  // namespace loom::tune

@@ -82,14 +82,20 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   std::vector<std::string> gpus = options.target == "cpu" ? std::vector<std::string>{} : detail::visible_gpu_ids();
   if (options.gpus > 0 && gpus.size() > size_t(options.gpus)) gpus.resize(size_t(options.gpus));
   std::vector<std::unique_ptr<detail::MeasureWorker>> workers;
-  workers.push_back(std::make_unique<detail::MeasureWorker>(k, options, gpus.empty() ? "" : gpus[0]));
-  detail::MeasureWorker& first = *workers[0];
   Options o = options;
-  o.target = first.info().target;
-  o.arch = first.info().arch;
-  if (o.target == "cuda")
-    for (size_t g = 1; g < gpus.size(); ++g) workers.push_back(std::make_unique<detail::MeasureWorker>(k, o, gpus[g]));
-  std::string device = first.info().device;
+  if (!options.measure) {
+    workers.push_back(std::make_unique<detail::MeasureWorker>(k, options, gpus.empty() ? "" : gpus[0]));
+    const detail::WorkerInfo& first = workers[0]->info();
+    o.target = first.target;
+    o.arch = first.arch;
+    o.device = first.device;
+    o.max_shared_bytes = first.max_shared_bytes;
+    if (o.target == "cuda")
+      for (size_t g = 1; g < gpus.size(); ++g) workers.push_back(std::make_unique<detail::MeasureWorker>(k, o, gpus[g]));
+  } else if (o.target != "cpu" && o.target != "cuda") {
+    throw Error("tuning with a backend of its own: give the target (cpu or cuda) its workers resolved, not '" + o.target + "'");
+  }
+  std::string device = o.device;
 
   // what the log already holds for this kernel and target
   std::vector<Trial> earlier;
@@ -168,7 +174,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   vo.compile = o.target == "cuda";
   vo.arch = o.arch;
   vo.target = TargetInfo::cuda(o.arch.empty() ? "sm_90" : o.arch);
-  if (first.info().max_shared_bytes > 0) vo.target->max_shared_bytes = first.info().max_shared_bytes;
+  if (o.max_shared_bytes > 0) vo.target->max_shared_bytes = o.max_shared_bytes;
   int total = o.trials;
   std::optional<Trial> best_so_far = best(earlier);
   // Screening runs one batch ahead: while the workers measure a batch, the
@@ -181,17 +187,24 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     issued += int(b.size());
     return b;
   };
-  auto screen = [&k, &vo](std::vector<std::vector<TransformStep>> scripts) { return compile_variants(k, scripts, vo); };
+  auto screen = [&k, &vo, &o](std::vector<std::string> texts) {
+    std::vector<ScreenResult> out;
+    if (o.screen) return o.screen(texts);
+    std::vector<std::vector<TransformStep>> scripts;
+    for (size_t i = 0; i < texts.size(); ++i) scripts.push_back(parse_transform_script(texts[i], "<trial " + std::to_string(i) + ">"));
+    for (auto& v : compile_variants(k, scripts, vo)) out.push_back({v.ok, v.error, v.hash, v.generate_seconds, v.compile_seconds});
+    return out;
+  };
   auto scripts_of = [&](const std::vector<Configuration>& b) {
-    std::vector<std::vector<TransformStep>> s;
-    for (auto& c : b) s.push_back(space.steps(c));
+    std::vector<std::string> s;
+    for (auto& c : b) s.push_back(space.script(c));
     return s;
   };
   std::vector<Configuration> batch = take_batch();
-  std::future<std::vector<VariantResult>> screening;
+  std::future<std::vector<ScreenResult>> screening;
   if (!batch.empty()) screening = std::async(std::launch::async, screen, scripts_of(batch));
   while (!batch.empty()) {
-    std::vector<VariantResult> screened = screening.get();
+    std::vector<ScreenResult> screened = screening.get();
     std::vector<Configuration> following = take_batch();
     if (!following.empty()) screening = std::async(std::launch::async, screen, scripts_of(following));
     // every trial's record; the illegal ones are done now, the others go to the workers
@@ -228,6 +241,16 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
         if (o.target == "cuda") t.compile_seconds = screened[i].compile_seconds;  // (the worker's came from the cache)
         to_measure.push_back(i);
       }
+    }
+    if (o.measure) {  // the backend's workers
+      std::vector<Trial> batch_trials;
+      for (size_t i : to_measure) batch_trials.push_back(trials[i]);
+      o.measure(batch_trials, [&](size_t j) {
+        trials[to_measure.at(j)] = batch_trials.at(j);
+        record(to_measure[j]);
+      });
+      batch = std::move(following);
+      continue;
     }
     // each idle worker takes the next trial; the first to answer (or to run out of time) is recorded
     std::vector<long> running(workers.size(), -1);

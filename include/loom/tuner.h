@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -119,6 +120,15 @@ void append_log(const std::string& path, const Trial& t);
 std::optional<Trial> best(const std::vector<Trial>& trials, uint64_t kernel_hash = 0, const std::string& target = "");
 
 // ---- the tuning loop --------------------------------------------------------
+// What screening says of one script: whether Loom accepts it, and its
+// figures (VariantResult's, without the code).
+struct ScreenResult {
+  bool ok = false;
+  std::string error;
+  uint64_t hash = 0;
+  double generate_seconds = 0, compile_seconds = 0;
+};
+
 
 struct Options {
   std::string target = "cpu";        // cpu | cuda
@@ -142,7 +152,19 @@ struct Options {
   // GPU work, the worker is exec'd. The tuner's own process never opens the GPU.
   std::vector<std::string> worker_command;
   std::function<void(const Trial&, const std::optional<Trial>& best, int done, int total)> progress;
+
+  // A backend other than this machine's processes (Ray, from Python): when
+  // `measure` is set, no local measuring worker starts; `target`, `arch`,
+  // `device` and `max_shared_bytes` are the backend's (it asked a worker of
+  // its own), `screen` checks, generates (and compiles) a batch of scripts,
+  // one result each, and `measure` runs a batch of trials, calling
+  // finished(i) as trial i is filled in (so it is logged at once).
+  std::function<std::vector<ScreenResult>(const std::vector<std::string>& scripts)> screen;
+  std::function<void(std::vector<Trial>& trials, const std::function<void(size_t)>& finished)> measure;
+  std::string device;
+  int max_shared_bytes = 0;
 };
+
 
 struct Result {
   std::vector<Trial> trials;         // this run's, in order
@@ -155,6 +177,27 @@ struct Result {
 // setup (the kernel as JSON, the options) and then trials from in_fd,
 // answers on out_fd, until in_fd closes. Returns the exit status.
 int worker_main(int in_fd, int out_fd);
+
+namespace detail {
+class MeasureWorker;
+}
+// One measuring worker for a backend of one's own (a Ray actor holds one):
+// the same isolated process as the tuner's local workers (a trial that
+// crashes or hangs costs a fresh process, not the caller). The first call
+// starts it; target "auto" is resolved by it.
+class Measurer {
+ public:
+  Measurer(const LoopKernel& as_written, const Options& o);
+  ~Measurer();
+  std::string target();
+  std::string device();
+  std::string arch();
+  int max_shared_bytes();
+  Trial measure(const std::string& script);  // status, error and figures filled in
+
+ private:
+  std::unique_ptr<detail::MeasureWorker> worker_;
+};
 
 // Tunes `k` (the kernel as written) over `space`. Throws Error when no
 // configuration of the space is valid (with the reasons of the first few),

@@ -126,7 +126,8 @@ def _progress_printer(total_hint):
 
 
 def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None, resume=True, target="auto",
-         arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, workers=0, gpus=0, configs=None, progress=True):
+         arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, workers=0, gpus=0, configs=None, progress=True,
+         backend="local", ray_address=None, actors=None):
     """Search for the fastest schedule that computes what the kernel as written does.
 
     space: a TuningSpace (transformations given lp.Choice values); a kernel (the
@@ -138,6 +139,9 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
     log: a JSON-lines file each trial is appended to; with resume, trials it
     holds are not run again. target: "cpu", "cuda" or "auto" (cuda with a GPU).
     gpus: measuring workers for cuda, one per GPU (0: every visible GPU).
+    backend: "local" (this machine's processes) or "ray" (screening as Ray tasks,
+    one measuring actor per GPU of the cluster; ray_address joins a running
+    cluster, actors sets how many measure).
     workers: processes screening and compiling candidates (0: one per core).
     Returns a TuneResult (its .kernel is the winner)."""
     if callable(space) and not isinstance(space, (LoopKernel, TuningSpace)):
@@ -170,6 +174,12 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
         "check_parameters": dict(check_parameters or {}), "min_time": float(min_time),
         "trial_timeout": float(trial_timeout), "workers": int(workers), "gpus": int(gpus),
     }
+    if backend == "ray":
+        from . import ray_backend
+        opts["ray_address"] = ray_address
+        opts["backend"] = ray_backend.backend(base, opts, actors)
+    elif backend != "local":
+        raise ValueError(f"tune: backend is 'local' or 'ray', not {backend!r}")
     report = _progress_printer(trials) if progress is True else (progress or None)
     d = _loom.tune(base._core, kind, texts, opts, report)
     return TuneResult(base, d)
