@@ -187,13 +187,18 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
                       "split_iname " + x + "_inner 4 inner_tag=vec\n" + "split_iname " + x + "_inner_outer choice(8|16) outer_tag=ilp inner_tag=l.0\n" +
                       "split_iname " + r + " choice(16|32)\n" + "prioritize_loops " + r + "_outer," + r + "_inner," + y + "_inner_outer," + x +
                       "_inner_outer_outer," + x + "_inner_inner\n";
-      v += prefetches({{y, {y + "_inner_outer", y + "_inner_inner"}},
-                       {x, {x + "_inner_outer_outer", x + "_inner_outer_inner", x + "_inner_inner"}},
-                       {r, {r + "_inner"}}},
-                      false);
+      // (each tile fetched with float4 copies or not, with cp.async or not)
+      std::string fetches = prefetches({{y, {y + "_inner_outer", y + "_inner_inner"}},
+                                        {x, {x + "_inner_outer_outer", x + "_inner_outer_inner", x + "_inner_inner"}},
+                                        {r, {r + "_inner"}}},
+                                       false);
+      for (size_t at = 0; (at = fetches.find(" default_tag=l.auto\n", at)) != std::string::npos; at += 1)
+        fetches.replace(at, 20, " default_tag=l.auto vector_width=choice(1|4) async_copy=choice(false|true)\n");
+      v += fetches;
       for (auto& [array, axes] : reads.arrays)
         if (k.find_argument(array) && v.find("add_prefetch " + array + " ") != std::string::npos)
           v += "optional double_buffer " + array + "_fetch " + r + "_outer\n";
+      v += "optional split_iname " + r + "_inner 4 inner_tag=unr outer_tag=unr\n";  // the k tile unrolled whole
       add("tiles + vec", v);
     }
   }

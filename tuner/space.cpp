@@ -287,14 +287,10 @@ std::vector<Configuration> Space::all() const {
 }
 
 Configuration Space::random(std::mt19937_64& rng) const {
-  // sketches in proportion to their sizes: every configuration equally likely
-  std::vector<double> w;
-  for (auto& s : sketches_) {
-    double m = 1;
-    for (auto& c : s.choices) m *= double(c.values.size());
-    w.push_back(m);
-  }
-  int si = int(std::discrete_distribution<size_t>(w.begin(), w.end())(rng));
+  // a sketch at random, then a value at each choice point: each sketch is as
+  // likely as another (as Ansor samples sketches), so a sketch of thousands of
+  // configurations does not drown one of five
+  int si = int(std::uniform_int_distribution<size_t>(0, sketches_.size() - 1)(rng));
   Configuration c{si, {}};
   for (auto& cp : sketches_[size_t(si)].choices) c.picks.push_back(int(std::uniform_int_distribution<size_t>(0, cp.values.size() - 1)(rng)));
   return c;
