@@ -780,6 +780,7 @@ PYBIND11_MODULE(_loom, m) {
       o.check_parameters = opts["check_parameters"].cast<std::map<std::string, int64_t>>();
       o.min_time_seconds = opts["min_time"].cast<double>();
       o.trial_timeout_seconds = opts["trial_timeout"].cast<double>();
+      o.compile_timeout_seconds = opts["compile_timeout"].cast<double>();
       o.compile_workers = opts["workers"].cast<int>();
       o.gpus = opts["gpus"].cast<int>();
       o.worker_command = opts["worker_command"].cast<std::vector<std::string>>();
@@ -831,8 +832,8 @@ PYBIND11_MODULE(_loom, m) {
           std::vector<tune::ScreenResult> out;
           for (auto item : backend.attr("screen")(scripts)) {
             py::dict d = item.cast<py::dict>();
-            out.push_back({d["ok"].cast<bool>(), d["error"].cast<std::string>(), d["hash"].cast<uint64_t>(), d["generate_seconds"].cast<double>(),
-                           d["compile_seconds"].cast<double>()});
+            out.push_back({d["ok"].cast<bool>(), d.contains("stopped") && d["stopped"].cast<bool>(), d["error"].cast<std::string>(),
+                           d["hash"].cast<uint64_t>(), d["generate_seconds"].cast<double>(), d["compile_seconds"].cast<double>()});
           }
           return out;
         };
@@ -884,6 +885,7 @@ PYBIND11_MODULE(_loom, m) {
       for (auto& r : rs) {
         py::dict d;
         d["ok"] = r.ok;
+        d["stopped"] = r.stopped;
         d["error"] = r.error;
         d["hash"] = r.hash;
         d["cuda"] = r.cuda;

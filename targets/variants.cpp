@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <new>
 #include <cstring>
 #include <functional>
@@ -55,12 +56,29 @@ std::string encode(size_t index, const VariantResult& r) {
   return rec + body;
 }
 
-bool decode(std::string& buf, size_t& index, VariantResult& r) {
-  if (buf.size() < 16) return false;
+// "Worker starts variant index": a record without a body, so the parent
+// knows which variant a worker is on (and how long it has been at it).
+constexpr uint64_t kStarted = ~uint64_t(0);
+std::string encode_start(size_t index) {
+  std::string rec;
+  uint64_t idx = index, len = kStarted;
+  rec.append(reinterpret_cast<const char*>(&idx), sizeof idx);
+  rec.append(reinterpret_cast<const char*>(&len), sizeof len);
+  return rec;
+}
+
+// 0: no whole record yet; 1: a result for index; 2: a worker started index.
+int decode(std::string& buf, size_t& index, VariantResult& r) {
+  if (buf.size() < 16) return 0;
   uint64_t idx, len;
   std::memcpy(&idx, buf.data(), 8);
   std::memcpy(&len, buf.data() + 8, 8);
-  if (buf.size() < 16 + len) return false;
+  if (len == kStarted) {
+    index = size_t(idx);
+    buf.erase(0, 16);
+    return 2;
+  }
+  if (buf.size() < 16 + len) return 0;
   size_t at = 16;
   auto get = [&]() {
     uint64_t n;
@@ -81,7 +99,7 @@ bool decode(std::string& buf, size_t& index, VariantResult& r) {
   r.compile_seconds = std::stod(get());
   index = size_t(idx);
   buf.erase(0, 16 + len);
-  return true;
+  return 1;
 }
 
 void write_all(int fd, const std::string& s) {
@@ -133,6 +151,8 @@ std::vector<VariantResult> run_pool(size_t n, const std::function<LoopKernel(siz
     pid_t pid = -1;
     int fd = -1;
     std::string buf;
+    long current = -1;  // the variant it is on, and since when
+    std::chrono::steady_clock::time_point since;
   };
   std::vector<Worker> ws(static_cast<size_t>(workers));
   std::vector<bool> done(n, false);
@@ -145,7 +165,10 @@ std::vector<VariantResult> run_pool(size_t n, const std::function<LoopKernel(siz
     if (pid < 0) throw Error("compile_variants: fork failed");
     if (pid == 0) {
       ::close(p[0]);
-      for (size_t i; (i = size_t(next->fetch_add(1))) < n;) write_all(p[1], encode(i, one_variant([&] { return make(i); }, target, o)));
+      for (size_t i; (i = size_t(next->fetch_add(1))) < n;) {
+        write_all(p[1], encode_start(i));
+        write_all(p[1], encode(i, one_variant([&] { return make(i); }, target, o)));
+      }
       ::close(p[1]);
       _exit(0);
     }
@@ -153,12 +176,36 @@ std::vector<VariantResult> run_pool(size_t n, const std::function<LoopKernel(siz
     ws[size_t(w)].pid = pid;
     ws[size_t(w)].fd = p[0];
   }
-  // read every pipe until each worker closes it
+  // read every pipe until each worker closes it (or is stopped for taking too long)
+  auto now = [] { return std::chrono::steady_clock::now(); };
   for (size_t open = ws.size(); open > 0;) {
     std::vector<pollfd> fds;
-    for (auto& w : ws)
-      if (w.fd >= 0) fds.push_back({w.fd, POLLIN, 0});
-    if (poll(fds.data(), fds.size(), -1) < 0) continue;
+    int wait_ms = -1;
+    for (auto& w : ws) {
+      if (w.fd < 0) continue;
+      fds.push_back({w.fd, POLLIN, 0});
+      if (o.seconds_per_variant > 0 && w.current >= 0) {
+        double left = o.seconds_per_variant - std::chrono::duration<double>(now() - w.since).count();
+        int ms = std::max(0, int(left * 1000) + 1);
+        wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
+      }
+    }
+    int ready = poll(fds.data(), fds.size(), wait_ms);
+    if (ready < 0) continue;
+    for (auto& w : ws)  // past its time: stopped; its variant says so, the others go on
+      if (o.seconds_per_variant > 0 && w.fd >= 0 && w.current >= 0 &&
+          std::chrono::duration<double>(now() - w.since).count() > o.seconds_per_variant) {
+        kill(w.pid, SIGKILL);
+        VariantResult& r = out[size_t(w.current)];
+        r.ok = false;
+        r.stopped = true;
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "generating and compiling it took longer than %g s: stopped", o.seconds_per_variant);
+        r.error = buf;
+        done[size_t(w.current)] = true;
+        w.current = -1;
+      }
+    if (ready == 0) continue;
     for (auto& f : fds) {
       if (!(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
       Worker& w = *std::find_if(ws.begin(), ws.end(), [&](auto& x) { return x.fd == f.fd; });
@@ -168,9 +215,15 @@ std::vector<VariantResult> run_pool(size_t n, const std::function<LoopKernel(siz
         w.buf.append(chunk, size_t(got));
         size_t idx;
         VariantResult r;
-        while (decode(w.buf, idx, r)) {
+        for (int got_record; (got_record = decode(w.buf, idx, r)) != 0;) {
+          if (got_record == 2) {
+            w.current = long(idx);
+            w.since = now();
+            continue;
+          }
           out[idx] = std::move(r);
           done[idx] = true;
+          w.current = -1;
           r = VariantResult{};
         }
         continue;
@@ -193,6 +246,7 @@ std::vector<VariantResult> run_pool(size_t n, const std::function<LoopKernel(siz
   for (size_t i = 0; i < n; ++i)
     if (!done[i]) {
       out[i].ok = false;
+      out[i].stopped = true;
       out[i].error = why.empty() ? "the worker generating this variant stopped without a result" : why;
     }
   return out;

@@ -173,6 +173,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   vo.workers = o.compile_workers;
   vo.compile = o.target == "cuda";
   vo.arch = o.arch;
+  vo.seconds_per_variant = o.compile_timeout_seconds;
   vo.target = TargetInfo::cuda(o.arch.empty() ? "sm_90" : o.arch);
   if (o.max_shared_bytes > 0) vo.target->max_shared_bytes = o.max_shared_bytes;
   int total = o.trials;
@@ -192,7 +193,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     if (o.screen) return o.screen(texts);
     std::vector<std::vector<TransformStep>> scripts;
     for (size_t i = 0; i < texts.size(); ++i) scripts.push_back(parse_transform_script(texts[i], "<trial " + std::to_string(i) + ">"));
-    for (auto& v : compile_variants(k, scripts, vo)) out.push_back({v.ok, v.error, v.hash, v.generate_seconds, v.compile_seconds});
+    for (auto& v : compile_variants(k, scripts, vo)) out.push_back({v.ok, v.stopped, v.error, v.hash, v.generate_seconds, v.compile_seconds});
     return out;
   };
   auto scripts_of = [&](const std::vector<Configuration>& b) {
@@ -232,7 +233,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       t.device = device;
       t.parameters = parameter_text(o.parameters);
       if (!screened[i].ok) {
-        t.status = "illegal";
+        t.status = screened[i].stopped ? "failed" : "illegal";
         t.error = screened[i].error;
         t.generate_seconds = screened[i].generate_seconds;
         t.variant_hash = screened[i].hash;

@@ -124,6 +124,7 @@ std::optional<Trial> best(const std::vector<Trial>& trials, uint64_t kernel_hash
 // figures (VariantResult's, without the code).
 struct ScreenResult {
   bool ok = false;
+  bool stopped = false;  // not refused: it took longer than compile_timeout_seconds (or its worker died)
   std::string error;
   uint64_t hash = 0;
   double generate_seconds = 0, compile_seconds = 0;
@@ -142,6 +143,7 @@ struct Options {
   double min_time_seconds = 0.05;    // timing: repeat until this long (at least 3 reps) ...
   int max_reps = 50;                 // ... or this many
   double trial_timeout_seconds = 60; // a trial longer than this: its worker is killed, the trial failed
+  double compile_timeout_seconds = 30;  // screening (generation and NVRTC) longer than this: the trial failed
   int compile_workers = 0;           // processes generating (and compiling) candidates; 0: one per core
   int gpus = 0;                      // cuda: measuring workers, one per GPU; 0: every visible GPU
   std::string arch;                  // cuda: "" = the GPU's

@@ -27,11 +27,16 @@ struct VariantOptions {
   // tuner whose process must not initialize CUDA before it forks passes the
   // model its measuring worker reported).
   std::optional<TargetInfo> target;
+  // Seconds one variant may take to generate and compile (0: no limit): a
+  // worker past it is killed, the variant reported stopped, and the others
+  // go on (NVRTC can take minutes over a fully unrolled register tile).
+  double seconds_per_variant = 0;
 };
 
 struct VariantResult {
   bool ok = false;
   std::string error;         // why not (the transformation's or compiler's message)
+  bool stopped = false;      // not refused: its worker died or ran out of time
   uint64_t hash = 0;         // structural hash of the transformed kernel
   std::string cuda;          // the CUDA C
   std::string cubin;         // with compile

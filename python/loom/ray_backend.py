@@ -85,7 +85,7 @@ def _make_remotes():
             r = core.compile_variants_of_scripts(k, [script], 1, compile_, arch)[0]
         except core.LoomError as e:  # (a script the reader refuses)
             return {"ok": False, "error": str(e), "hash": 0, "generate_seconds": 0.0, "compile_seconds": 0.0}
-        return {"ok": r["ok"], "error": r["error"], "hash": r["hash"], "generate_seconds": r["generate_seconds"],
+        return {"ok": r["ok"], "stopped": r["stopped"], "error": r["error"], "hash": r["hash"], "generate_seconds": r["generate_seconds"],
                 "compile_seconds": r["compile_seconds"]}
 
     @ray.remote(max_restarts=-1)

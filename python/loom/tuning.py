@@ -126,7 +126,7 @@ def _progress_printer(total_hint):
 
 
 def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None, resume=True, target="auto",
-         arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, workers=0, gpus=0, configs=None, progress=True,
+         arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, compile_timeout=30.0, workers=0, gpus=0, configs=None, progress=True,
          backend="local", ray_address=None, actors=None):
     """Search for the fastest schedule that computes what the kernel as written does.
 
@@ -172,7 +172,7 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
         "target": target, "strategy": strategy, "trials": int(trials), "seed": int(seed), "log": log or "",
         "resume": bool(resume), "arch": arch or "", "parameters": dict(parameters or {}),
         "check_parameters": dict(check_parameters or {}), "min_time": float(min_time),
-        "trial_timeout": float(trial_timeout), "workers": int(workers), "gpus": int(gpus),
+        "trial_timeout": float(trial_timeout), "compile_timeout": float(compile_timeout), "workers": int(workers), "gpus": int(gpus),
     }
     if backend == "ray":
         from . import ray_backend

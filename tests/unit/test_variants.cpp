@@ -3,6 +3,8 @@
 // illegal variant reports its reason and a crashing worker loses only its
 // own unfinished variants.
 #include <gtest/gtest.h>
+#include <thread>
+#include <chrono>
 
 #include <csignal>
 #include <random>
@@ -90,6 +92,24 @@ TEST(Variants, ACrashingWorkerLosesOnlyTheVariantItWasOn) {
   EXPECT_TRUE(one[0].ok);
   EXPECT_NE(one[1].error.find("died (signal 6)"), std::string::npos) << one[1].error;
   EXPECT_FALSE(one[2].ok);  // (the only worker was gone)
+}
+
+TEST(Variants, AVariantPastItsTimeIsStoppedAndTheOthersGoOn) {
+  VariantOptions o;
+  o.workers = 2;
+  o.compile = false;
+  o.seconds_per_variant = 0.5;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = compile_variants(6, [](size_t i) -> LoopKernel {
+    if (i == 1) std::this_thread::sleep_for(std::chrono::seconds(30));  // (NVRTC over a huge unrolled tile, say)
+    return apply_transforms(sgemm(), parse_transform_script("split_iname i " + std::to_string(4 << i) + "\n"));
+  }, o);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10);
+  ASSERT_EQ(r.size(), 6u);
+  EXPECT_FALSE(r[1].ok);
+  EXPECT_TRUE(r[1].stopped);
+  EXPECT_NE(r[1].error.find("took longer than 0.5 s: stopped"), std::string::npos) << r[1].error;
+  for (size_t i : {0, 2, 3, 4, 5}) EXPECT_TRUE(r[i].ok) << i << ": " << r[i].error;  // the other worker took the rest
 }
 
 TEST(Variants, CompiledWithNvrtcInTheWorkers) {
