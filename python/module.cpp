@@ -751,6 +751,7 @@ PYBIND11_MODULE(_loom, m) {
       d["compile_seconds"] = t.compile_seconds;
       d["registers"] = t.registers;
       d["shared_bytes"] = t.shared_bytes;
+      d["occupancy"] = t.occupancy;
       d["median_seconds"] = t.median_seconds;
       d["min_seconds"] = t.min_seconds;
       d["reps"] = t.reps;
@@ -833,7 +834,9 @@ PYBIND11_MODULE(_loom, m) {
           for (auto item : backend.attr("screen")(scripts)) {
             py::dict d = item.cast<py::dict>();
             out.push_back({d["ok"].cast<bool>(), d.contains("stopped") && d["stopped"].cast<bool>(), d["error"].cast<std::string>(),
-                           d["hash"].cast<uint64_t>(), d["generate_seconds"].cast<double>(), d["compile_seconds"].cast<double>()});
+                           d["hash"].cast<uint64_t>(), d["generate_seconds"].cast<double>(), d["compile_seconds"].cast<double>(),
+                           d.contains("registers") ? d["registers"].cast<int>() : -1, d.contains("threads") ? d["threads"].cast<int64_t>() : 0,
+                           d.contains("shared_bytes") ? d["shared_bytes"].cast<int64_t>() : 0});
           }
           return out;
         };
@@ -893,6 +896,7 @@ PYBIND11_MODULE(_loom, m) {
         d["registers"] = r.registers;
         d["spill_bytes"] = r.spill_bytes;
         d["shared_bytes"] = r.shared_bytes;
+        d["threads"] = r.threads;
         d["generate_seconds"] = r.generate_seconds;
         d["compile_seconds"] = r.compile_seconds;
         out.append(d);

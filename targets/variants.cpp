@@ -47,6 +47,7 @@ std::string encode(size_t index, const VariantResult& r) {
   put(body, std::to_string(r.registers));
   put(body, std::to_string(r.spill_bytes));
   put(body, std::to_string(r.shared_bytes));
+  put(body, std::to_string(r.threads));
   put(body, std::to_string(r.generate_seconds));
   put(body, std::to_string(r.compile_seconds));
   std::string rec;
@@ -95,6 +96,7 @@ int decode(std::string& buf, size_t& index, VariantResult& r) {
   r.registers = std::stoi(get());
   r.spill_bytes = std::stoi(get());
   r.shared_bytes = std::stoll(get());
+  r.threads = std::stoll(get());
   r.generate_seconds = std::stod(get());
   r.compile_seconds = std::stod(get());
   index = size_t(idx);
@@ -120,6 +122,8 @@ VariantResult one_variant(const std::function<LoopKernel()>& make, const TargetI
     GeneratedKernel g = generate(k, target);
     r.cuda = cuda::print_source(g);
     r.shared_bytes = g.local_bytes();
+    r.threads = g.threads_per_block();
+    for (auto& l : g.launches) r.threads = std::max(r.threads, l.threads_per_block());
     r.generate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (o.compile) {
       cuda::CompileResult c = cuda::compile(r.cuda, target.arch);

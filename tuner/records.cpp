@@ -31,6 +31,7 @@ std::string Trial::to_json() const {
   j["compile_seconds"] = compile_seconds;
   if (registers >= 0) j["registers"] = registers;
   j["shared_bytes"] = shared_bytes;
+  if (occupancy >= 0) j["occupancy"] = occupancy;
   if (status == "ok") {
     j["median_seconds"] = median_seconds;
     j["min_seconds"] = min_seconds;
@@ -55,6 +56,7 @@ Trial Trial::from_json(const std::string& line) {
   t.compile_seconds = j.value("compile_seconds", 0.0);
   t.registers = j.value("registers", -1);
   t.shared_bytes = j.value("shared_bytes", int64_t(0));
+  t.occupancy = j.value("occupancy", -1.0);
   t.median_seconds = j.value("median_seconds", 0.0);
   t.min_seconds = j.value("min_seconds", 0.0);
   t.reps = j.value("reps", 0);

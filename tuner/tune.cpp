@@ -69,6 +69,33 @@ class NeighbourModel {
 
 }  // namespace
 
+double occupancy(const TargetInfo& t, int64_t threads, int registers, int64_t shared_bytes, std::string* limit) {
+  if (threads <= 0) return 0;
+  int64_t warps = (threads + t.warp_size - 1) / t.warp_size, rounded = warps * t.warp_size;
+  auto why = [&](const std::string& s) {
+    if (limit) *limit = s;
+  };
+  int64_t blocks = std::min<int64_t>(32, t.max_threads_per_sm / rounded);  // (32 resident blocks per SM on sm_80-sm_90)
+  why(std::to_string(threads) + " threads per block");
+  if (registers > 0) {
+    int64_t per_block = int64_t((registers + 7) / 8 * 8) * rounded;  // (allocated per warp in units of 8 per thread)
+    int64_t by_registers = t.registers_per_sm / per_block;
+    if (by_registers < blocks) {
+      blocks = by_registers;
+      why(std::to_string(registers) + " registers x " + std::to_string(threads) + " threads = " + std::to_string(int64_t(registers) * threads) +
+          " per block, of the SM's " + std::to_string(t.registers_per_sm));
+    }
+  }
+  if (shared_bytes > 0) {
+    int64_t by_shared = (t.max_shared_bytes + 1024) / (shared_bytes + 1024);  // (1 KiB reserved per block)
+    if (by_shared < blocks) {
+      blocks = by_shared;
+      why(std::to_string(shared_bytes) + " bytes of shared memory per block, of the SM's " + std::to_string(t.max_shared_bytes + 1024));
+    }
+  }
+  return double(std::max<int64_t>(0, blocks) * rounded) / double(t.max_threads_per_sm);
+}
+
 Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   auto start = Clock::now();
   Result result;
@@ -193,7 +220,8 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     if (o.screen) return o.screen(texts);
     std::vector<std::vector<TransformStep>> scripts;
     for (size_t i = 0; i < texts.size(); ++i) scripts.push_back(parse_transform_script(texts[i], "<trial " + std::to_string(i) + ">"));
-    for (auto& v : compile_variants(k, scripts, vo)) out.push_back({v.ok, v.stopped, v.error, v.hash, v.generate_seconds, v.compile_seconds});
+    for (auto& v : compile_variants(k, scripts, vo))
+      out.push_back({v.ok, v.stopped, v.error, v.hash, v.generate_seconds, v.compile_seconds, v.registers, v.threads, v.shared_bytes});
     return out;
   };
   auto scripts_of = [&](const std::vector<Configuration>& b) {
@@ -232,6 +260,15 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       t.target = o.target;
       t.device = device;
       t.parameters = parameter_text(o.parameters);
+      if (o.target == "cuda" && screened[i].ok && screened[i].threads > 0) {
+        // static pruning: a block whose registers or shared memory do not fit an SM would fail to launch
+        std::string limit;
+        t.occupancy = occupancy(*vo.target, screened[i].threads, screened[i].registers, screened[i].shared_bytes, &limit);
+        if (t.occupancy == 0) {
+          screened[i].ok = false;
+          screened[i].error = "one block does not fit an SM: " + limit;
+        }
+      }
       if (!screened[i].ok) {
         t.status = screened[i].stopped ? "failed" : "illegal";
         t.error = screened[i].error;

@@ -22,6 +22,7 @@
 
 #include "loom/kernel.h"
 #include "loom/script.h"
+#include "loom/target_info.h"
 
 namespace loom::tune {
 
@@ -104,6 +105,7 @@ struct Trial {
   double generate_seconds = 0, compile_seconds = 0;
   int registers = -1;
   int64_t shared_bytes = 0;
+  double occupancy = -1;             // the target model's estimate (cuda), -1: none
   double median_seconds = 0, min_seconds = 0;
   int reps = 0;
   std::string parameters;            // "m=1024 n=65536" (the timed sizes)
@@ -128,7 +130,16 @@ struct ScreenResult {
   std::string error;
   uint64_t hash = 0;
   double generate_seconds = 0, compile_seconds = 0;
+  int registers = -1;        // per thread, when compiled (-1: unknown)
+  int64_t threads = 0, shared_bytes = 0;  // per block
 };
+
+// The target model's estimate of the fraction of an SM's threads a kernel
+// keeps resident (blocks per SM x threads per block / threads per SM), from
+// its threads, registers (-1: unknown, not counted) and shared memory per
+// block; 0 when one block does not fit. `limit` names what bounds it
+// (threads, registers, shared memory).
+double occupancy(const TargetInfo& t, int64_t threads, int registers, int64_t shared_bytes, std::string* limit = nullptr);
 
 
 struct Options {

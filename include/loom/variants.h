@@ -43,6 +43,7 @@ struct VariantResult {
   int registers = -1;        // per thread (ptxas), with compile
   int spill_bytes = 0;
   int64_t shared_bytes = 0;  // per block
+  int64_t threads = 0;       // per block (the largest launch's)
   double generate_seconds = 0, compile_seconds = 0;
 };
 

@@ -86,6 +86,7 @@ def _make_remotes():
         except core.LoomError as e:  # (a script the reader refuses)
             return {"ok": False, "error": str(e), "hash": 0, "generate_seconds": 0.0, "compile_seconds": 0.0}
         return {"ok": r["ok"], "stopped": r["stopped"], "error": r["error"], "hash": r["hash"], "generate_seconds": r["generate_seconds"],
+                "registers": r["registers"], "threads": r["threads"], "shared_bytes": r["shared_bytes"],
                 "compile_seconds": r["compile_seconds"]}
 
     @ray.remote(max_restarts=-1)

@@ -10,9 +10,11 @@
 #include <random>
 #include <set>
 
+#include "loom/cuda.h"
 #include "loom/parser.h"
 #include "loom/transforms.h"
 #include "loom/tuner.h"
+#include "loom/variants.h"
 
 using namespace loom;
 
@@ -273,5 +275,32 @@ TEST(AutoSpace, SketchesFitTheKernelsShapeAndItsBestIsCorrect) {
     if (t.status == "ok") ok_sketches.insert(sketch_of[std::stoul(t.key.substr(0, t.key.find(':')))]);
   }
   EXPECT_GE(ok_sketches.size(), 5u);
+}
+
+// The target model's occupancy estimate, and the static pruning it allows:
+// a block whose registers or shared memory do not fit an SM never launches.
+TEST(TuneOccupancy, TheEstimateFollowsTheTargetModelsLimits) {
+  TargetInfo h = TargetInfo::cuda("sm_90");  // 2048 threads, 65536 registers per SM, 227 KiB shared per block
+  std::string why;
+  EXPECT_DOUBLE_EQ(tune::occupancy(h, 256, 32, 0, &why), 1.0);  // 8 blocks of 256
+  EXPECT_DOUBLE_EQ(tune::occupancy(h, 256, 64, 0, &why), 0.5);  // 64 x 256 = 16384 a block: 4 blocks
+  EXPECT_NE(why.find("64 registers x 256 threads = 16384 per block"), std::string::npos) << why;
+  EXPECT_DOUBLE_EQ(tune::occupancy(h, 1024, 128, 0, &why), 0.0);  // 131072 registers: no block fits
+  EXPECT_NE(why.find("of the SM's 65536"), std::string::npos) << why;
+  EXPECT_DOUBLE_EQ(tune::occupancy(h, 128, -1, 100 * 1024, &why), 2 * 128.0 / 2048);  // two blocks' shared memory fit
+  EXPECT_NE(why.find("bytes of shared memory per block"), std::string::npos) << why;
+  EXPECT_DOUBLE_EQ(tune::occupancy(h, 48, -1, 0), 32 * 64.0 / 2048);  // 32 blocks at most, warps rounded up
+  EXPECT_DOUBLE_EQ(tune::occupancy(h, 0, -1, 0), 0.0);
+}
+
+TEST(TuneOccupancy, ScreeningReportsThreadsAndRegisters) {
+  VariantOptions o;
+  o.workers = 1;
+  o.compile = cuda::nvrtc_available();
+  o.arch = "sm_90";
+  auto r = compile_variants(row_sums(), {parse_transform_script("split_iname i 192 outer_tag=g.0 inner_tag=l.0\n")}, o);
+  ASSERT_TRUE(r[0].ok) << r[0].error;
+  EXPECT_EQ(r[0].threads, 192);
+  if (o.compile) EXPECT_GT(r[0].registers, 0);  // (ptxas's report, where NVRTC is here)
 }
 #endif
