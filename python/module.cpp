@@ -787,18 +787,20 @@ PYBIND11_MODULE(_loom, m) {
       o.worker_command = opts["worker_command"].cast<std::vector<std::string>>();
       return o;
     };
-    auto trial_from = [](tune::Trial& t, const py::dict& d) {  // a backend's result for a trial
-      t.status = d["status"].cast<std::string>();
-      t.error = d["error"].cast<std::string>();
-      t.variant_hash = d["variant_hash"].cast<uint64_t>();
-      t.device = d["device"].cast<std::string>();
-      t.generate_seconds = d["generate_seconds"].cast<double>();
-      t.compile_seconds = std::max(t.compile_seconds, d["compile_seconds"].cast<double>());
-      t.registers = d["registers"].cast<int>();
-      t.shared_bytes = d["shared_bytes"].cast<int64_t>();
-      t.median_seconds = d["median_seconds"].cast<double>();
-      t.min_seconds = d["min_seconds"].cast<double>();
-      t.reps = d["reps"].cast<int>();
+    auto trial_from = [](tune::Trial& t, const py::dict& d) {  // a backend's result for a trial (trial_dict's form)
+      tune::Trial m;
+      m.status = d["status"].cast<std::string>();
+      m.error = d["error"].cast<std::string>();
+      m.variant_hash = d["variant_hash"].cast<uint64_t>();
+      m.device = d["device"].cast<std::string>();
+      m.generate_seconds = d["generate_seconds"].cast<double>();
+      m.compile_seconds = d["compile_seconds"].cast<double>();
+      m.registers = d["registers"].cast<int>();
+      m.shared_bytes = d["shared_bytes"].cast<int64_t>();
+      m.median_seconds = d["median_seconds"].cast<double>();
+      m.min_seconds = d["min_seconds"].cast<double>();
+      m.reps = d["reps"].cast<int>();
+      t.adopt(m);
     };
     py::class_<tune::Measurer>(m, "Measurer")
         .def(py::init([read_options](const LoopKernel& k, const py::dict& opts) { return new tune::Measurer(k, read_options(opts)); }))

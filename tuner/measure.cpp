@@ -121,9 +121,9 @@ struct Runner {
 
 #ifdef LOOM_HAS_CPU_TARGET
 struct CpuRunner : Runner {
-  explicit CpuRunner(const LoopKernel& k, Trial& t) {
+  CpuRunner(GeneratedKernel g, Trial& t) {
     auto t0 = Clock::now();
-    ck = std::make_unique<cpu::CpuKernel>(k);
+    ck = std::make_unique<cpu::CpuKernel>(std::move(g));
     t.compile_seconds = since(t0);
   }
   void run(const ArgMap& host) override { ck->call(host); }
@@ -149,8 +149,8 @@ struct CpuRunner : Runner {
 #endif
 
 struct CudaRunner : Runner {
-  CudaRunner(const LoopKernel& k, const std::string& arch, Trial& t) {
-    ck = std::make_unique<cuda::CudaKernel>(k, arch);
+  CudaRunner(GeneratedKernel g, const std::string& arch, Trial& t) {
+    ck = std::make_unique<cuda::CudaKernel>(std::move(g), arch);
     t.compile_seconds = ck->binary().seconds;
     t.registers = ck->attributes().registers;
     t.shared_bytes = ck->generated().local_bytes();
@@ -190,10 +190,16 @@ struct CudaRunner : Runner {
   std::unique_ptr<cuda::CudaKernel> ck;
 };
 
-std::unique_ptr<Runner> make_runner(const LoopKernel& k, const Options& o, Trial& t) {
-  if (o.target == "cuda") return std::make_unique<CudaRunner>(k, o.arch, t);
+// The code the trial runs, generated once: Loom's checks refuse an illegal
+// schedule here (legality, races, bounds), with the target's limits.
+GeneratedKernel generate_for(const LoopKernel& k, const Options& o) {
+  return o.target == "cuda" ? generate(k, cuda::target_info(o.arch)) : generate(k);
+}
+
+std::unique_ptr<Runner> make_runner(GeneratedKernel g, const Options& o, Trial& t) {
+  if (o.target == "cuda") return std::make_unique<CudaRunner>(std::move(g), o.arch, t);
 #ifdef LOOM_HAS_CPU_TARGET
-  if (o.target == "cpu") return std::make_unique<CpuRunner>(k, t);
+  if (o.target == "cpu") return std::make_unique<CpuRunner>(std::move(g), t);
 #endif
   throw Error("the tuner has no target '" + o.target + "' in this build (cpu needs LLVM; cuda a GPU)");
 }
@@ -211,7 +217,7 @@ std::string injected_fault(const std::string& script) {
   return spec.substr(eq + 1);
 }
 
-// One trial, in the worker: its status, figures and error as JSON.
+// One trial, in the worker: its status, figures and error, as a log line.
 std::string measure(const LoopKernel& as_written, const std::string& script, const Options& o) {
   Trial t;
   t.status = "ok";
@@ -227,16 +233,17 @@ std::string measure(const LoopKernel& as_written, const std::string& script, con
     auto t0 = Clock::now();
     std::vector<TransformStep> steps = parse_transform_script(script, "<trial>");
     LoopKernel k;
+    GeneratedKernel g;
     try {
       k = apply_transforms(as_written, steps);
-      generate(k);  // (legality, races, bounds: an illegal schedule is refused here, never run)
+      g = generate_for(k, o);  // (an illegal schedule is refused here, never run)
     } catch (const Error& e) {
       fail("illegal", e.what());
     }
     t.generate_seconds = since(t0);
     if (t.status == "ok") {
       t.variant_hash = structural_hash(k);
-      std::unique_ptr<Runner> runner = make_runner(k, o, t);
+      std::unique_ptr<Runner> runner = make_runner(std::move(g), o, t);
       // the check: the kernel as written (with the script's declarations) in the interpreter
       auto small = check_sizes(k, o);
       auto inputs = make_host_arrays(k, small, 7);
@@ -263,18 +270,7 @@ std::string measure(const LoopKernel& as_written, const std::string& script, con
   } catch (const std::exception& e) {
     if (t.status == "ok") fail("failed", e.what());
   }
-  nlohmann::json j;
-  j["status"] = t.status;
-  j["error"] = t.error;
-  j["variant_hash"] = t.variant_hash;
-  j["generate_seconds"] = t.generate_seconds;
-  j["compile_seconds"] = t.compile_seconds;
-  j["registers"] = t.registers;
-  j["shared_bytes"] = t.shared_bytes;
-  j["median_seconds"] = t.median_seconds;
-  j["min_seconds"] = t.min_seconds;
-  j["reps"] = t.reps;
-  return j.dump();
+  return t.to_json();  // (the log's form: the tuner reads it back with Trial::from_json)
 }
 
 std::string signal_name(int sig) {
@@ -451,17 +447,7 @@ void MeasureWorker::finish(Trial& t, bool sent) {
     return fail("crashed", WIFSIGNALED(status) ? "the measuring worker died of " + signal_name(WTERMSIG(status))
                                                : "the measuring worker exited with status " + std::to_string(WEXITSTATUS(status)));
   }
-  auto j = nlohmann::json::parse(reply);
-  t.status = j["status"];
-  t.error = j["error"];
-  t.variant_hash = j["variant_hash"];
-  t.generate_seconds = j["generate_seconds"];
-  t.compile_seconds = j["compile_seconds"];
-  t.registers = j["registers"];
-  t.shared_bytes = j["shared_bytes"];
-  t.median_seconds = j["median_seconds"];
-  t.min_seconds = j["min_seconds"];
-  t.reps = j["reps"];
+  t.adopt(Trial::from_json(reply));
 }
 
 void MeasureWorker::measure(Trial& t) { finish(t, begin(t)); }

@@ -64,6 +64,20 @@ Trial Trial::from_json(const std::string& line) {
   return t;
 }
 
+void Trial::adopt(const Trial& m) {
+  status = m.status;
+  error = m.error;
+  variant_hash = m.variant_hash;
+  if (!m.device.empty()) device = m.device;
+  generate_seconds = m.generate_seconds;
+  compile_seconds = std::max(compile_seconds, m.compile_seconds);
+  registers = m.registers;
+  shared_bytes = m.shared_bytes;
+  median_seconds = m.median_seconds;
+  min_seconds = m.min_seconds;
+  reps = m.reps;
+}
+
 std::vector<Trial> read_log(const std::string& path) {
   std::vector<Trial> out;
   std::ifstream in(path);

@@ -216,8 +216,8 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     return b;
   };
   auto screen = [&k, &vo, &o](std::vector<std::string> texts) {
-    std::vector<ScreenResult> out;
     if (o.screen) return o.screen(texts);
+    std::vector<ScreenResult> out;
     std::vector<std::vector<TransformStep>> scripts;
     for (size_t i = 0; i < texts.size(); ++i) scripts.push_back(parse_transform_script(texts[i], "<trial " + std::to_string(i) + ">"));
     for (auto& v : compile_variants(k, scripts, vo))

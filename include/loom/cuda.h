@@ -86,6 +86,8 @@ class CudaKernel {
  public:
   // arch: "" = the GPU's, or sm_90 when there is none.
   explicit CudaKernel(const LoopKernel& k, std::string arch = "");
+  // One already generated for arch's target model (cuda::target_info(arch)).
+  CudaKernel(GeneratedKernel g, const std::string& arch);
   ~CudaKernel();
   CudaKernel(const CudaKernel&) = delete;
   CudaKernel& operator=(const CudaKernel&) = delete;

@@ -111,6 +111,11 @@ struct Trial {
   std::string parameters;            // "m=1024 n=65536" (the timed sizes)
   std::string to_json() const;       // one line
   static Trial from_json(const std::string& line);
+  // Takes what a measuring worker found (status, error, figures) and keeps
+  // what the tuner knew of the trial (its configuration, kernel, target,
+  // sizes, occupancy); the device when the worker names one, and the longer
+  // compile time (the screening's NVRTC run, not the worker's cache hit).
+  void adopt(const Trial& measured);
 };
 
 // The log: a JSON-lines file, one trial per line, appended and flushed as

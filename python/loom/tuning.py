@@ -72,6 +72,14 @@ def _step_line(name, keyword, text_of):
     return " ".join(parts)
 
 
+def _replay(base, script):
+    """base with a trial's script applied, a step at a time (each step in the kernel's history)."""
+    knl = base
+    for line in script.splitlines():
+        knl = knl._derived(_loom.apply_transform_script(knl._core, line), line)
+    return knl
+
+
 class TuneResult:
     """What lp.tune found: kernel (the fastest correct schedule, ready to call),
     best (its trial), trials (this run's, as dicts: key, script, status, error,
@@ -83,10 +91,7 @@ class TuneResult:
         self.skipped = d["skipped"]
         self.seconds = d["seconds"]
         self.space = d["space"]
-        self.kernel = base
-        for line in self.best["script"].splitlines():
-            core = _loom.apply_transform_script(self.kernel._core, line)
-            self.kernel = self.kernel._derived(core, line)
+        self.kernel = _replay(base, self.best["script"])
 
     def plot(self, path):
         """A PNG of the run (matplotlib): best time against trials, and every valid trial's time by sketch."""
@@ -270,11 +275,8 @@ class Autotuned:
                 json.dump({"script": script, "median_seconds": r.best["median_seconds"], "device": r.best["device"],
                            "key": key, "kernel": self.base.name}, f)
             os.replace(tmp, path)  # (atomic: a concurrent process reads the old entry or the new one)
-        knl = self.base
-        for line in script.splitlines():
-            knl = knl._derived(_loom.apply_transform_script(knl._core, line), line)
-        self.kernels[key] = knl
-        return knl
+        self.kernels[key] = _replay(self.base, script)
+        return self.kernels[key]
 
     def __call__(self, *args, **kwargs):
         return self.winner(self.sizes_of(kwargs))(*args, **kwargs)

@@ -21,6 +21,11 @@ CudaKernel::CudaKernel(const LoopKernel& k, std::string arch) {
   bin_ = compile(source_, arch);
 }
 
+CudaKernel::CudaKernel(GeneratedKernel g, const std::string& arch) : gen_(std::move(g)) {
+  source_ = print_source(gen_);
+  bin_ = compile(source_, arch);
+}
+
 CudaKernel::~CudaKernel() {
   if (module_) {
     try {
