@@ -202,6 +202,31 @@ def main():
             ok=ok)
         del A, B, C
 
+    # bfloat16 GEMM on the tensor cores (float32 accumulation and result)
+    bf_ceiling = None
+    for size, sched in ((8192, "gemm_bf16"), (4096, "gemm_bf16"), (4000, "gemm_bf16_any")):
+        A = torch.randn(size, size, device=dev).to(torch.bfloat16)
+        B = torch.randn(size, size, device=dev).to(torch.bfloat16)
+        C = torch.empty(size, size, device=dev)
+        k = loom_kernel(sched)
+        C.fill_(float("nan"))
+        k(a=A, b=B, c=C)
+        ok = check(C, A.float() @ B.float(), rtol=1e-2, atol=1e-2)
+        # (cuBLAS writes bf16, Loom and Triton float32: 4 bytes more per element of c, 0.1% of the time at 4096^3)
+        peers = {"cuBLAS (torch.matmul)": median_ms(lambda: torch.matmul(A, B))}
+        if triton:
+            from triton_sgemm import best_of_six_tensor_core
+
+            t = best_of_six_tensor_core(A, B, C, median_ms)
+            if t:
+                peers["triton tl.dot (best of 6)"] = t
+        flops = 2 * size**3
+        if bf_ceiling is None:
+            bf_ceiling = flops / min(v for n_, v in peers.items() if n_.startswith("cuBLAS")) / 1e9
+            print(f"ceiling: cuBLAS bf16 GEMM {size}^3 {bf_ceiling:.1f} TFLOP/s")
+        row(f"gemm bf16 {size}^3", sched, median_ms(lambda: k(a=A, b=B, c=C)), peers, flops=flops, ceiling=bf_ceiling, ok=ok)
+        del A, B, C
+
     # 5-point stencil
     n2 = 8192
     U = torch.rand(n2, n2, device=dev)

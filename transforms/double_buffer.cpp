@@ -3,7 +3,10 @@
 // product) gets two copies, and the fill moves one iteration ahead: while
 // iteration ko computes from copy ko mod 2, the fill for ko + 1 goes into the
 // other copy. A first fill (for the loop's first iteration) runs before the
-// loop. TVM calls this double_buffer; loopy has no equivalent.
+// loop. TVM calls this double_buffer; loopy has no equivalent. With
+// stages=S (Triton's num_stages, CUTLASS's pipeline stages) there are S
+// copies and the fill runs S - 1 iterations ahead (S - 1 first fills before
+// the loop), so a copy has S - 1 iterations of computation to arrive.
 //
 // The fill is tagged `async` (unless async_copy=false): on sm_80 and newer the
 // CUDA target copies global to shared memory with cp.async, which needs no
@@ -115,8 +118,9 @@ Instruction with_values(Instruction insn, const std::map<std::string, Expr>& val
 
 }  // namespace
 
-LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, const std::string& iname, bool async) {
+LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, const std::string& iname, bool async, int stages) {
   const std::string what = "double_buffer('" + temporary + "', '" + iname + "')";
+  if (stages < 2 || stages > 8) refuse(k, what, "stages=" + std::to_string(stages) + ": a pipeline has 2 to 8 copies");
   const Temporary* t = k.find_temporary(temporary);
   if (!t) refuse(k, what, "no temporary '" + temporary + "'");
   if (t->space != AddressSpace::Local)
@@ -204,45 +208,54 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
 
   LoopKernel r = k;
   Temporary& tv = r.temporaries.edit().at(temporary);
-  tv.shape.insert(tv.shape.begin(), make_int(2));
+  tv.shape.insert(tv.shape.begin(), make_int(stages));
   tv.double_buffered_in = iname;
   Expr ko = make_var(iname, it);
-  auto slot = [&](Expr at) {  // (at - first) mod 2
+  Expr ahead = make_int(stages - 1, it);
+  auto slot = [&](Expr at) {  // (at - first) mod stages
     bool zero = first.as<IntImm>() && first.as<IntImm>()->value == 0;
-    return make_binary(BinOp::Mod, zero ? at : simplify(at - first), make_int(2, it), it);
+    return make_binary(BinOp::Mod, zero ? at : simplify(at - first), make_int(stages, it), it);
   };
-  Expr parity = slot(ko), next_parity = slot(ko + make_int(1, it));
+  Expr parity = slot(ko), next_parity = slot(ko + ahead);
 
   const std::string fill_id = fill->id;
-  std::string first_id = transforms::unique_instruction_id(k, fill_id + "_first");
-  Instruction head;
+  // the first fills: the loop's first stages - 1 iterations, into copies 0, 1, ..., before the loop
+  std::vector<std::string> first_ids;
+  for (int s = 0; s + 1 < stages; ++s)
+    first_ids.push_back(transforms::unique_instruction_id(k, fill_id + "_first" + (s ? "_" + std::to_string(s) : std::string())));
+  Instruction fill_as_written;
   for (auto& insn : r.instructions.edit()) {
     if (insn.kind != Instruction::Assign) continue;
     if (insn.id == fill_id) {
-      // the fill for the next iteration, into the other copy, while there is one
-      head = with_values(insn, {{iname, first}});
-      insn = with_values(insn, {{iname, ko + make_int(1, it)}});
+      // the fill for iteration ko + stages - 1, into its copy, while there is one
+      fill_as_written = insn;
+      insn = with_values(insn, {{iname, ko + ahead}});
       lead_with(insn, temporary, next_parity);
-      insn.predicates.push_back(make_binary(BinOp::Le, simplify(ko + make_int(1, it)), last, types::boolean));
+      insn.predicates.push_back(make_binary(BinOp::Le, simplify(ko + ahead), last, types::boolean));
       if (async) insn.async_copy = true;
       continue;
     }
     lead_with(insn, temporary, parity);
-    if (insn.depends_on.count(fill_id)) insn.depends_on.insert(first_id);
-    if (insn.no_sync_with.count(fill_id)) insn.no_sync_with.insert(first_id);
+    for (auto& id : first_ids) {
+      if (insn.depends_on.count(fill_id)) insn.depends_on.insert(id);
+      if (insn.no_sync_with.count(fill_id)) insn.no_sync_with.insert(id);
+    }
   }
-  // the first fill: the loop's first iteration, into copy 0, before the loop
-  head.id = first_id;
-  head.within_inames.erase(iname);
-  head.inames_given = true;
-  lead_with(head, temporary, make_int(0, it));
-  head.predicates.push_back(make_binary(BinOp::Le, first, last, types::boolean));
-  if (async) head.async_copy = true;
-  transforms::drop_proven_predicates(r, head);
-  // before the fill in the list: the order of the instructions is the order
-  // of their writes for the dependence analysis
-  auto at = std::find_if(r.instructions.begin(), r.instructions.end(), [&](const Instruction& i) { return i.id == fill_id; });
-  r.instructions.edit().insert(at, head);
+  for (int s = 0; s + 1 < stages; ++s) {
+    Expr at_s = simplify(first + make_int(s, it));
+    Instruction head = with_values(fill_as_written, {{iname, at_s}});
+    head.id = first_ids[size_t(s)];
+    head.within_inames.erase(iname);
+    head.inames_given = true;
+    lead_with(head, temporary, make_int(s, it));
+    head.predicates.push_back(make_binary(BinOp::Le, at_s, last, types::boolean));
+    if (async) head.async_copy = true;
+    transforms::drop_proven_predicates(r, head);
+    // before the fill in the list: the order of the instructions is the order
+    // of their writes for the dependence analysis
+    auto at = std::find_if(r.instructions.begin(), r.instructions.end(), [&](const Instruction& i) { return i.id == fill_id; });
+    r.instructions.edit().insert(at, head);
+  }
   for (auto& n : shared)
     if (n != iname && !k.tag_of(n).is_hardware()) r.loop_priority.edit().push_back({n, iname});
   if (!own.empty()) {
@@ -251,7 +264,7 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
       names += (names.empty() ? "" : ",") + n;
       tags += (tags.empty() ? "" : ",") + k.tag_of(n).str();
     }
-    r = duplicate_inames(r, names, "id:" + first_id, "", tags);
+    for (auto& id : first_ids) r = duplicate_inames(r, names, "id:" + id, "", tags);
   }
   for (auto& insn : r.instructions.edit())
     if (insn.id == fill_id) transforms::drop_proven_predicates(r, insn);
@@ -264,10 +277,11 @@ void register_double_buffer_transforms(TransformRegistry& reg) {
            "Give a local temporary filled in every iteration of a loop two copies, and fill the next iteration's copy while this one's is read.",
            {TransformParam{"temporary", TransformParam::String, true, "the local temporary (a prefetch's tile)"}.of(TransformParam::Type::Temporary),
             TransformParam{"iname", TransformParam::String, true, "the sequential loop the fill runs in (a k-tile loop)"}.of(TransformParam::Type::Iname),
-            TransformParam{"async_copy", TransformParam::String, false, "true (default): copy global to shared memory with cp.async on sm_80+; false: plain copies"}.of(TransformParam::Type::Bool).otherwise("true").searched(TransformParam::Search::Bools)},
+            TransformParam{"async_copy", TransformParam::String, false, "true (default): copy global to shared memory with cp.async on sm_80+; false: plain copies"}.of(TransformParam::Type::Bool).otherwise("true").searched(TransformParam::Search::Bools),
+            TransformParam{"stages", TransformParam::Int, false, "copies of the tile: 2 (default) double-buffers; S fills S - 1 iterations ahead"}.of(TransformParam::Type::Int).at_least(2).otherwise("2")},
            [](const LoopKernel& k, const TransformArgs& a) {
              bool async = a.flag("async_copy", true /* declared: true */);
-             return double_buffer(k, a.str("temporary"), a.str("iname"), async);
+             return double_buffer(k, a.str("temporary"), a.str("iname"), async, int(a.integer("stages")));
            }});
 }
 

@@ -35,6 +35,7 @@ const TransformRegistry& transform_registry() {
     register_layout_transforms(t);
     register_double_buffer_transforms(t);
     register_round_up_reduction_transforms(t);
+    register_tensor_core_transforms(t);
     return t;
   }();
   return r;

@@ -67,3 +67,19 @@ std::string pair_witness(const isl::set& pairs);
 std::vector<std::string> inames_in_order(const LoopKernel& k, const Instruction& insn);
 
 }  // namespace loom
+
+namespace loom {
+
+// The two operands of a warp matrix instruction's product (tensor_core,
+// codegen/warp_matrices.cpp): the summand `float32(x) * float32(y)` of a
+// sum over the k iname, with x over (m, k) and y over (k, n), both float16
+// or both bfloat16, the product in float32 (the instruction multiplies
+// exactly and accumulates in float32). a is the factor that mentions m, b the
+// one that mentions n, each without its cast; `why` says what else was found.
+struct MatrixProduct {
+  Expr a, b;
+  Type input;  // float16 or bfloat16
+};
+std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::string& m, const std::string& n, std::string& why);
+
+}  // namespace loom

@@ -16,6 +16,20 @@ namespace loom {
 struct Stmt;
 using StmtPtr = std::shared_ptr<const Stmt>;
 
+// One warp-level matrix multiply-accumulate (tensor_core, lowered by
+// codegen/warp_matrices.cpp for CUDA): every lane's four accumulator
+// elements (`accumulator` with the element number `element` free, 0..3)
+// plus, over the tile's k, A(m, k) * B(k, n), where `a` and `b` are the
+// operands in the tile's loop variables (16-bit values) and `a_valid` /
+// `b_valid` (null: always) where an operand element exists; elsewhere it is 0.
+struct WarpMatrix {
+  std::string instruction;  // "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+  int m = 16, n = 8, k = 16;
+  Type input;
+  std::string m_var, n_var, k_var, lane, element;
+  Expr a, b, a_valid, b_valid, accumulator;
+};
+
 struct Stmt {
   enum Kind { Block, For, If, Assign, Barrier };
   Kind kind = Block;
@@ -38,6 +52,10 @@ struct Stmt {
   // warp_reduce call; every lane of the group takes part).
   enum class Op : uint8_t { Compute, AsyncCopy, WarpReduce };
   Op op = Op::Compute;
+  // Block: a warp matrix instruction that a target with tensor cores runs
+  // instead of the children (the same computation lane by lane, which other
+  // targets run and analyses read).
+  std::shared_ptr<const WarpMatrix> matrix;
 };
 
 StmtPtr make_block(std::vector<StmtPtr> stmts);

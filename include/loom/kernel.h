@@ -28,15 +28,21 @@ namespace loom {
 // fully unrolled one; Ilp ("ilp", "ilp.unr") an unrolled loop whose private
 // temporaries get one copy per iteration (instruction-level parallelism),
 // IlpSeq ("ilp.seq") the same as a plain loop; Vec ("vec") is unrolled
-// (vector types come later, loopy's fallback for vec).
+// (vector types come later, loopy's fallback for vec). MatrixM, MatrixN and
+// MatrixK ("mma.m", "mma.n", "mma.k", set by tensor_core) are the rows,
+// columns and reduction of one warp-level matrix instruction: the warp runs
+// them as one logical thread (loops, the accumulator private to it, one copy
+// per (m, n) as ILP gives), and code generation spreads the (m, n) elements
+// over the warp's 32 lanes (codegen/warp_matrices.cpp).
 struct InameTag {
-  enum Kind : uint8_t { Seq, Group, Local, Unroll, Ilp, IlpSeq, Vec };
+  enum Kind : uint8_t { Seq, Group, Local, Unroll, Ilp, IlpSeq, Vec, MatrixM, MatrixN, MatrixK };
   Kind kind = Seq;
   int axis = 0;  // for Group/Local: 0..2
 
   bool is_hardware() const { return kind == Group || kind == Local; }
   bool is_unrolled() const { return kind == Unroll || kind == Ilp || kind == Vec; }
-  bool is_ilp() const { return kind == Ilp || kind == IlpSeq; }
+  bool is_ilp() const { return kind == Ilp || kind == IlpSeq || kind == MatrixM || kind == MatrixN; }
+  bool is_matrix() const { return kind == MatrixM || kind == MatrixN || kind == MatrixK; }
   std::string str() const;  // "g.0", "l.1", "unr", "for"
   static std::optional<InameTag> parse(const std::string& s);
   friend bool operator==(InameTag a, InameTag b) { return a.kind == b.kind && a.axis == b.axis; }

@@ -122,6 +122,12 @@ LoopKernel set_temporary_address_space(const LoopKernel& k, const std::string& t
 // temporaries read outside their arrays (add_prefetch with fill_value=0).
 LoopKernel round_up_reduction(const LoopKernel& k, const std::string& inames);
 
+// ---- tensor_core (transforms/tensor_core.cpp) ----
+// The (m, n, k) inames of a product's 16x8x16 tile tagged mma.m, mma.n,
+// mma.k: one warp-level matrix instruction (shape "m16n8k16").
+LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::string& n, const std::string& k_iname,
+                       const std::string& shape = "m16n8k16");
+
 // ---- precompute (transforms/precompute.cpp) ----
 struct PrecomputeOptions {
   std::string storage_axes;       // rule parameters stored, comma-separated; default all
@@ -165,7 +171,7 @@ LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, co
 // sequential loop `iname` gets two copies; the fill moves one iteration
 // ahead (into the other copy) and a first fill runs before the loop. With
 // async, the fill is tagged `async` (cp.async on the CUDA target, sm_80+).
-LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, const std::string& iname, bool async = true);
+LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, const std::string& iname, bool async = true, int stages = 2);
 
 // ---- buffer_array (transforms/buffer_array.cpp) ----
 struct BufferOptions {
@@ -329,5 +335,6 @@ void register_dtype_transforms(TransformRegistry& r);
 void register_layout_transforms(TransformRegistry& r);
 void register_double_buffer_transforms(TransformRegistry& r);
 void register_round_up_reduction_transforms(TransformRegistry& r);
+void register_tensor_core_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -8,6 +8,7 @@
 #include "hardware_axes.h"
 #include "unswitch.h"
 #include "vectorize.h"
+#include "warp_matrices.h"
 #include "loom/preprocess.h"
 
 namespace loom {
@@ -91,6 +92,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
       g.body = codegen::vectorize_loops(g.kernel, g.body, g.argument_alignment);
       g.fast_path = true;
       codegen::check_synchronization(g.kernel, g);
+      codegen::lower_warp_matrices(g);
       st.loop_nest = lap(t);
       return g;
     }
@@ -108,6 +110,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   g.body = codegen::build_loop_nest(g.kernel, g.linearization, hw);
   codegen::check_vector_axes(g.kernel, g.body);  // (isl's loop nests unroll vec loops)
   codegen::check_synchronization(g.kernel, g);
+  codegen::lower_warp_matrices(g);
   st.loop_nest = lap(t);
   return g;
 }

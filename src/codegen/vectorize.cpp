@@ -24,6 +24,7 @@
 #include "vectorize.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
@@ -271,24 +272,34 @@ class Vectorizer {
     bool written_read_elsewhere = false;
     for (auto& r : reads.subscripts)
       if (r.as<Subscript>()->name == written && !r.same_as(assign.lhs)) written_read_elsewhere = true;
+    // a plain copy (x[..] = y[..], or its zero-filled guarded form) moves
+    // raw bytes: element types without a CUDA vector type (16-bit floats:
+    // 8 of them in 16 bytes) move too
+    const Select* sel = guarded_copy(assign.rhs);
+    Expr source = sel ? sel->t : assign.rhs;
+    bool copy = assign.lhs.as<Subscript>() && source.as<Subscript>() && source.type() == assign.lhs.type() &&
+                (!sel || (sel->f.as<FloatImm>() && sel->f.as<FloatImm>()->value == 0 && !std::signbit(sel->f.as<FloatImm>()->value)) ||
+                 (sel->f.as<IntImm>() && sel->f.as<IntImm>()->value == 0));
     std::vector<Expr> out;
     for (auto& r : reads.subscripts) {
       const Subscript& s = *r.as<Subscript>();
       if (s.name == written && written_read_elsewhere) continue;
       if (std::any_of(out.begin(), out.end(), [&](const Expr& o) { return o.same_as(r); })) continue;
-      if (contiguous_and_aligned(loop, r)) out.push_back(r);
+      if (contiguous_and_aligned(loop, r, copy)) out.push_back(r);
     }
     return out;
   }
 
-  bool contiguous_and_aligned(const Stmt& loop, const Expr& access) {
+  bool contiguous_and_aligned(const Stmt& loop, const Expr& access, bool copy) {
     const Subscript& s = *access.as<Subscript>();
     const Argument* arg = k_.find_argument(s.name);
     const Temporary* temp = k_.find_temporary(s.name);
     bool global = arg && arg->kind == Argument::Array;
     if (!global && !(temp && temp->space == AddressSpace::Local)) return false;
     int64_t lanes = loop.vector_lanes;
-    if (!has_vector_type(access.type(), lanes)) return false;
+    int64_t bytes = lanes * access.type().bytes();
+    if (!has_vector_type(access.type(), lanes) && !(copy && access.type().lanes == 1 && access.type().bits() == 16 && (bytes == 8 || bytes == 16)))
+      return false;
     auto poly = polynomial(k_.flat_index(s), loop.var);
     if (!poly) return false;
     // contiguous: the loop variable appears exactly as "+ 1 * var"

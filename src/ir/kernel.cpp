@@ -24,6 +24,9 @@ std::string InameTag::str() const {
     case Ilp: return "ilp";
     case IlpSeq: return "ilp.seq";
     case Vec: return "vec";
+    case MatrixM: return "mma.m";
+    case MatrixN: return "mma.n";
+    case MatrixK: return "mma.k";
   }
   return "?";
 }
@@ -34,6 +37,9 @@ std::optional<InameTag> InameTag::parse(const std::string& s) {
   if (s == "ilp" || s == "ilp.unr") return InameTag{Ilp, 0};
   if (s == "ilp.seq") return InameTag{IlpSeq, 0};
   if (s == "vec") return InameTag{Vec, 0};
+  if (s == "mma.m") return InameTag{MatrixM, 0};
+  if (s == "mma.n") return InameTag{MatrixN, 0};
+  if (s == "mma.k") return InameTag{MatrixK, 0};
   if (s.size() == 3 && (s[0] == 'g' || s[0] == 'l') && s[1] == '.' && s[2] >= '0' && s[2] <= '2')
     return InameTag{s[0] == 'g' ? Group : Local, s[2] - '0'};
   return std::nullopt;

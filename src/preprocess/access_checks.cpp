@@ -206,18 +206,27 @@ class Checker {
       std::vector<std::string> hw;
       for (auto& h : hardware)
         if (!local || k_.tag_of(h).kind == InameTag::Local) hw.push_back(h);
+      // Inside a warp matrix tile (mma.m x mma.n) each element is one lane's,
+      // l.0 being the lanes: the tile's inames tell threads apart instead.
+      bool in_tile = false;
+      for (auto& n : insn.within_inames)
+        if (k_.tag_of(n).kind == InameTag::MatrixM || k_.tag_of(n).kind == InameTag::MatrixN) {
+          hw.push_back(n);
+          in_tile = true;
+        }
       if (hw.empty()) continue;
       // an axis whose inames the instruction runs within none of: every
       // thread (or block) along it executes the write
       std::map<std::string, std::vector<std::string>> axes;
       for (auto& h : hw) axes[k_.tag_of(h).str()].push_back(h);
       for (auto& [axis, names] : axes) {
+        if (k_.tag_of(names[0]).is_matrix()) continue;
         bool within = false, wide = false;
         for (auto& h : names) {
           within |= insn.within_inames.count(h) > 0;
           wide |= extent_above_one(h);
         }
-        if (!within && wide)
+        if (!within && wide && !(in_tile && axis == "l.0"))
           throw KernelError("kernel '" + k_.name + "': write race: instruction '" + insn.id + "' writes " +
                             (local ? "local temporary '" : "array '") + s->name + "' from every thread along axis " + axis +
                             " ('" + names[0] + "'), but runs within none of that axis' inames");

@@ -107,13 +107,18 @@ class Linearizer {
     // Among the inames free to go next, ILP and vec ones go last (as in
     // loopy): a register tile's loops inside the k loop leave room for the
     // tile fetches, which run within k but not within the tile's inames.
-    auto innermost = [&](const std::string& n) { return k_.tag_of(n).is_ilp() || k_.tag_of(n).kind == InameTag::Vec; };
+    // A warp matrix instruction's inames go inside those: its (m, n, k)
+    // loops must close around the update alone to become one instruction.
+    auto pass_of = [&](const std::string& n) {
+      InameTag t = k_.tag_of(n);
+      return t.is_matrix() ? 2 : t.is_ilp() || t.kind == InameTag::Vec ? 1 : 0;
+    };
     std::set<std::string> placed;
     while (order_.size() < names.size()) {
       bool found = false;
-      for (int pass = 0; pass < 2 && !found; ++pass) {
+      for (int pass = 0; pass < 3 && !found; ++pass) {
         for (auto& n : names) {
-          if (placed.count(n) || (pass == 0 && innermost(n))) continue;
+          if (placed.count(n) || pass_of(n) > pass) continue;
           bool ok = true;
           for (auto& b : before[n]) ok &= placed.count(b) > 0 || std::find(names.begin(), names.end(), b) == names.end();
           if (!ok) continue;

@@ -71,6 +71,46 @@ template <class T, class F> __device__ __forceinline__ T loom_cvt_sat(F x, T lo,
   return x != x ? T(0) : x <= F(lo) ? lo : x >= F(hi) ? hi : T(x);
 }
 )"},
+    {"loom_pack2", R"(// Two 16-bit values in one 32-bit register, lo in the low half (a matrix fragment's unit)
+template <class T> __device__ __forceinline__ unsigned loom_pack2(T lo, T hi) {
+  return unsigned(*reinterpret_cast<unsigned short *>(&lo)) | (unsigned(*reinterpret_cast<unsigned short *>(&hi)) << 16);
+}
+)"},
+    {"loom_mma_m16n8k16_bf16", R"(// A warp's D = A B + D on the tensor cores: m16n8k16, bfloat16 operands, float32 accumulator (sm_80+)
+__device__ __forceinline__ void loom_mma_m16n8k16_bf16(float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1,
+                                                       unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+)"},
+    {"loom_mma_m16n8k16_f16", R"(// A warp's D = A B + D on the tensor cores: m16n8k16, float16 operands, float32 accumulator (sm_80+)
+__device__ __forceinline__ void loom_mma_m16n8k16_f16(float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1,
+                                                      unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+)"},
+    {"loom_ldmatrix_x4", R"(// Four 8x8 matrices of 16-bit values from shared memory, a warp's A fragment (each lane names one row)
+__device__ __forceinline__ void loom_ldmatrix_x4(const void *row, unsigned &r0, unsigned &r1, unsigned &r2, unsigned &r3) {
+  unsigned p = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(p));
+}
+)"},
+    {"loom_ldmatrix_x2_trans", R"(// Two 8x8 matrices of 16-bit values from shared memory, transposed: a B fragment stored by rows of k
+__device__ __forceinline__ void loom_ldmatrix_x2_trans(const void *row, unsigned &r0, unsigned &r1) {
+  unsigned p = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(p));
+}
+)"},
+    {"loom_cp_async_wait_pending", R"(// A pipeline's barrier (double_buffer with stages > 2): this iteration's
+// copies become one group, and all but the newest N groups must have arrived.
+template <int N> __device__ __forceinline__ void loom_cp_async_wait_pending() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+  asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+#endif
+}
+)"},
     {"loom_ipow", R"(template <class T> __device__ __forceinline__ T loom_ipow(T a, T b) {
   T r = 1;
   for (; b > 0; b >>= 1, a *= a)
@@ -421,12 +461,141 @@ class Printer {
     return "?";
   }
 
+  // At a barrier: how many groups of copies may stay in flight. Only the
+  // one barrier of a pipelined loop (double_buffer with stages = S > 2,
+  // every asynchronous copy in the loop a fill of such a tile) lets the
+  // S - 2 newest iterations' copies go on; every other barrier waits for all.
+  int copies_left_pending() const {
+    if (loops_.empty()) return 0;
+    const Stmt& loop = *loops_.back();
+    int barriers = 0;
+    std::function<void(const StmtPtr&)> count = [&](const StmtPtr& x) {
+      barriers += x->kind == Stmt::Barrier;
+      for (auto& c : x->children) count(c);
+    };
+    count(loop.children[0]);
+    if (barriers != 1) return 0;
+    int pending = -1;
+    for (auto& insn : k_.instructions) {
+      if (!insn.async_copy || !insn.within_inames.count(loop.var)) continue;
+      const Temporary* t = k_.find_temporary(insn.assignee_name());
+      auto copies = t && t->double_buffered_in == loop.var && !t->shape.empty() ? t->shape[0].as<IntImm>() : nullptr;
+      if (!copies) return 0;
+      pending = pending < 0 ? int(copies->value) - 2 : std::min(pending, int(copies->value) - 2);
+    }
+    return std::max(pending, 0);
+  }
+
+  // Whether flat index e is `contiguous` (coefficient 1, counted in `once`)
+  // plus terms that are multiples of 8 elements (16 bytes of 16-bit values):
+  // rows of an ldmatrix start 16-byte aligned. Terms may be non-affine
+  // (a double buffer's (k mod 2) * size).
+  static bool aligned_run(const Expr& e, const std::string& contiguous, int& once) {
+    auto b = e.as<Binary>();
+    if (b && (b->op == BinOp::Add || b->op == BinOp::Sub)) {
+      if (b->op == BinOp::Sub && mentions_var(b->b, contiguous)) return false;
+      return aligned_run(b->a, contiguous, once) && aligned_run(b->b, contiguous, once);
+    }
+    if (auto v = e.as<Var>(); v && v->name == contiguous) return ++once, true;
+    return !mentions_var(e, contiguous) && multiple_of_8(e);
+  }
+  static bool multiple_of_8(const Expr& e) {
+    if (auto i = e.as<IntImm>()) return i->value % 8 == 0;
+    auto b = e.as<Binary>();
+    if (b && b->op == BinOp::Mul) return multiple_of_8(b->a) || multiple_of_8(b->b);
+    if (b && (b->op == BinOp::Add || b->op == BinOp::Sub)) return multiple_of_8(b->a) && multiple_of_8(b->b);
+    return false;
+  }
+
+  // One mma.sync: each lane packs its fragments of A (8 values) and B (4)
+  // from the operands' expressions at its elements (the PTX ISA's layout for
+  // m16n8k16: A rows lane/4 (+8), k 2*(lane%4) (+1, +8); B k likewise,
+  // column lane/4), zero where an element does not exist.
+  void warp_matrix(std::ostream& os, const WarpMatrix& w, int ind) {
+    std::string pad(ind * 2, ' ');
+    Type it = k_.options.index_dtype;
+    auto num = [&](int64_t v) { return make_int(v, it); };
+    auto bin = [&](BinOp op, Expr a, Expr b) { return make_binary(op, std::move(a), std::move(b), it); };
+    Expr lane = make_var(w.lane, it);
+    Expr group = bin(BinOp::FloorDiv, lane, num(4)), pair = bin(BinOp::Mul, bin(BinOp::Mod, lane, num(4)), num(2));
+    std::string zero = round_to(w.input, "0.0f");
+    auto element = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) {
+      std::string v = expr(simplify(substitute(value, at)), 0);
+      if (!valid.defined()) return v;
+      return "(" + expr(simplify(substitute(valid, at)), 0) + " ? " + v + " : " + zero + ")";
+    };
+    // an operand read from shared memory with its contiguous axis (A: k, B: n)
+    // in rows of 16-byte aligned 8-element runs: ldmatrix, each fragment
+    // loaded once in a straight run of instructions (the register tile's
+    // products share them)
+    auto ldmatrix_row = [&](const Expr& value, const Expr& valid, const std::string& contiguous) -> Expr {
+      auto sub = value.as<Subscript>();
+      const Temporary* t = sub ? k_.find_temporary(sub->name) : nullptr;
+      if (valid.defined() || !t || t->space != AddressSpace::Local) return Expr();
+      int once = 0;
+      return aligned_run(k_.flat_index(*sub), contiguous, once) && once == 1 ? value : Expr();
+    };
+    auto cached = [&](const std::string& key, int regs, const std::function<void(const std::string&)>& load) {
+      auto it = fragment_cache_.find(key);
+      if (it != fragment_cache_.end()) return it->second;
+      std::string name = "loom_frag" + std::to_string(fragment_count_++);
+      os << pad << "unsigned " << name << "[" << regs << "];\n";
+      load(name);
+      return fragment_cache_[key] = name;
+    };
+    std::vector<std::string> a, b;
+    if (Expr row = ldmatrix_row(w.a, w.a_valid, w.k_var); row.defined()) {
+      Expr at = simplify(substitute(row, {{w.m_var, bin(BinOp::Mod, lane, num(16))}, {w.k_var, bin(BinOp::Mul, bin(BinOp::FloorDiv, lane, num(16)), num(8))}}));
+      std::string addr = "&" + expr(at, 13);
+      std::string f = cached("x4 " + addr, 4, [&](const std::string& n) {
+        os << pad << "loom_ldmatrix_x4(" << addr << ", " << n << "[0], " << n << "[1], " << n << "[2], " << n << "[3]);\n";
+      });
+      for (int r = 0; r < 4; ++r) a.push_back(f + "[" + std::to_string(r) + "]");
+    }
+    if (Expr row = ldmatrix_row(w.b, w.b_valid, w.n_var); row.defined()) {
+      Expr at = simplify(substitute(row, {{w.k_var, bin(BinOp::Mod, lane, num(16))}, {w.n_var, num(0)}}));
+      std::string addr = "&" + expr(at, 13);
+      std::string f = cached("x2t " + addr, 2, [&](const std::string& n) {
+        os << pad << "loom_ldmatrix_x2_trans(" << addr << ", " << n << "[0], " << n << "[1]);\n";
+      });
+      for (int r = 0; r < 2; ++r) b.push_back(f + "[" + std::to_string(r) + "]");
+    }
+    std::vector<std::string> av, bv;  // element by element
+    for (int r = 0; r < 8 && a.empty(); ++r) {
+      Expr m = simplify(bin(BinOp::Add, group, num(8 * ((r / 2) % 2)))), kk = simplify(bin(BinOp::Add, pair, num(r % 2 + 8 * (r / 4))));
+      av.push_back(element(w.a, w.a_valid, {{w.m_var, m}, {w.k_var, kk}}));
+    }
+    for (int r = 0; r < 4 && b.empty(); ++r) {
+      Expr kk = simplify(bin(BinOp::Add, pair, num(r % 2 + 8 * (r / 2))));
+      bv.push_back(element(w.b, w.b_valid, {{w.k_var, kk}, {w.n_var, group}}));
+    }
+    for (size_t r = 0; r < av.size(); r += 2) a.push_back("loom_pack2(" + av[r] + ", " + av[r + 1] + ")");
+    for (size_t r = 0; r < bv.size(); r += 2) b.push_back("loom_pack2(" + bv[r] + ", " + bv[r + 1] + ")");
+    os << pad << "// " << w.instruction << "\n";
+    os << pad << "loom_mma_m16n8k16_" << (w.input.kind == ScalarKind::BFloat16 ? "bf16" : "f16") << "(";
+    for (int e = 0; e < 4; ++e) os << expr(simplify(substitute(w.accumulator, {{w.element, num(e)}})), 0) << ", ";
+    os << "\n" << pad << "    ";
+    for (int r = 0; r < 4; ++r) os << a[size_t(r)] << ",\n" << pad << "    ";
+    os << b[0] << ", " << b[1] << ");\n";
+  }
+
   void stmt(std::ostream& os, const StmtPtr& s, int ind) {
     std::string pad(ind * 2, ' ');
     switch (s->kind) {
       case Stmt::Block:
+        if (s->matrix) {
+          warp_matrix(os, *s->matrix, ind);
+          break;
+        }
         for (auto& c : s->children) stmt(os, c, ind);
         break;
+      default: break;
+    }
+    // fragments loaded for a straight run of matrix instructions stay valid
+    // until anything else runs (a store, a barrier, a loop or branch scope)
+    if (s->kind != Stmt::Block) fragment_cache_.clear();
+    switch (s->kind) {
+      case Stmt::Block: break;
       case Stmt::For: {
         if (!s->vector_accesses.empty()) {
           vector_loop(os, *s, ind);
@@ -437,7 +606,9 @@ class Printer {
         if (s->step == 1) os << "++" << s->var;
         else os << s->var << " += " << s->step;
         os << ")\n" << pad << "{\n";
+        loops_.push_back(s.get());
         stmt(os, s->children[0], ind + 1);
+        loops_.pop_back();
         os << pad << "}\n";
         break;
       }
@@ -467,10 +638,12 @@ class Printer {
         os << pad << expr(s->lhs, 0) << " = " << expr(s->rhs, 0) << ";\n";
         break;
       case Stmt::Barrier:
-        if (has_async_) os << pad << "loom_cp_async_wait_all();\n";
+        if (int n = has_async_ ? copies_left_pending() : 0; n > 0) os << pad << "loom_cp_async_wait_pending<" << n << ">();\n";
+        else if (has_async_) os << pad << "loom_cp_async_wait_all();\n";
         os << pad << "__syncthreads();\n";
         break;
     }
+    if (s->kind != Stmt::Block) fragment_cache_.clear();  // (a scope's fragments end with it)
   }
 
   // A vec loop that codegen/vectorize.cpp proved: its vector accesses are
@@ -539,6 +712,18 @@ class Printer {
         os << ");\n";
         return;
       }
+    }
+    // a copy of 16-bit values (no CUDA vector type): raw 8 or 16 bytes
+    if (accesses.size() == 2 && (a->lhs.type().bits() == 16)) {
+      const Expr& st = accesses[0].same_as(a->lhs) ? accesses[0] : accesses[1];
+      const Expr& ld = accesses[0].same_as(a->lhs) ? accesses[1] : accesses[0];
+      auto [src, full] = copy_source(a->rhs);
+      std::string raw = loop.vector_lanes * 2 == 16 ? "uint4" : "uint2";
+      if (!st.same_as(a->lhs) || !src.same_as(ld)) throw KernelError("kernel '" + k_.name + "': a vector of 16-bit values that is not a copy (internal error)");
+      std::string load = "*reinterpret_cast<const " + raw + " *>(&" + expr(simplify(substitute(ld, first)), 13) + ")";
+      if (full.defined()) load = "(" + expr(simplify(substitute(full, first)), 0) + ") ? " + load + " : " + raw + "{}";
+      os << pad << "*reinterpret_cast<" << raw << " *>(&" << expr(simplify(substitute(st, first)), 13) << ") = " << load << ";\n";
+      return;
     }
     // `x = c ? v[...] : value` with v[...] a vector access: the vector is
     // loaded under c (the lanes agree on it: vectorize.cpp), each lane takes
@@ -612,6 +797,9 @@ class Printer {
   const GeneratedKernel& g_;
   const LoopKernel& k_;
   bool has_async_ = false;
+  std::vector<const Stmt*> loops_;  // the loops around the statement being printed
+  std::map<std::string, std::string> fragment_cache_;  // ldmatrix address -> the registers holding it
+  int fragment_count_ = 0;
   int vector_count_ = 0;
 };
 

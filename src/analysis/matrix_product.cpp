@@ -1,0 +1,56 @@
+// The operands of a warp matrix instruction's product: which factor of a
+// sum's summand feeds the instruction's A (rows m) and which its B (columns
+// n). tensor_core checks the form when it tags the inames; code generation
+// asks again for the preprocessed update, whose operands may since have
+// become reads of fetched tiles.
+#include "loom/analysis.h"
+
+namespace loom {
+
+namespace {
+
+bool is_16bit_float(Type t) { return t.lanes == 1 && (t.kind == ScalarKind::Float16 || t.kind == ScalarKind::BFloat16); }
+
+}  // namespace
+
+std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::string& m, const std::string& n, std::string& why) {
+  auto mul = summand.as<Binary>();
+  if (!mul || mul->op != BinOp::Mul) {
+    why = "the summed value " + summand.str() + " is not a product of two factors";
+    return std::nullopt;
+  }
+  // (before types are inferred, the product's type is its factors')
+  Type t = mul->type.known() ? mul->type : promote(mul->a.type(), mul->b.type());
+  if (!(t == types::float32)) {
+    why = "the product " + summand.str() + " is computed in " + t.name() +
+          "; the tensor core multiplies exactly and accumulates in float32: write float32(x) * float32(y) with x, y float16 or bfloat16";
+    return std::nullopt;
+  }
+  auto operand = [&](const Expr& f) -> Expr {
+    auto c = f.as<Cast>();
+    Expr v = c ? c->value : f;
+    return is_16bit_float(v.type()) ? v : Expr();
+  };
+  Expr x = operand(mul->a), y = operand(mul->b);
+  if (!x.defined() || !y.defined()) {
+    why = "the factors of " + summand.str() + " must be float16 or bfloat16 values (each converted to float32)";
+    return std::nullopt;
+  }
+  if (!(x.type() == y.type())) {
+    why = "the factors of " + summand.str() + " have different types (" + x.type().name() + ", " + y.type().name() + ")";
+    return std::nullopt;
+  }
+  auto mentions = [](const Expr& e, const std::string& v) {
+    std::set<std::string> vars;
+    collect_free_vars(e, vars);
+    return vars.count(v) > 0;
+  };
+  if (mentions(x, n) || mentions(y, m)) std::swap(x, y);
+  if (!mentions(x, m) || mentions(x, n) || !mentions(y, n) || mentions(y, m)) {
+    why = "in " + summand.str() + " one factor must depend on '" + m + "' and not on '" + n + "', the other on '" + n + "' and not on '" + m + "'";
+    return std::nullopt;
+  }
+  return MatrixProduct{x, y, x.type()};
+}
+
+}  // namespace loom

@@ -1,0 +1,325 @@
+// lower_warp_matrices (warp_matrices.h): after the loop nest is built, a
+// tensor_core tile's loops become lane code. The kernel as transformed runs
+// the tile's (m, n) loops in one logical thread per warp; here axis l.0
+// becomes the warp's 32 lanes and each lane runs the four (m, n) elements
+// the mma.sync fragment layout gives it (m16n8k16: m = lane / 4 + 8 * (e / 2),
+// n = 2 * (lane mod 4) + e mod 2), the loops' bounds turned into guards. A
+// private temporary indexed by [.., m, .., n, ..] in the tile (an
+// accumulator) keeps those four elements: [.., e, ..]. The CPU target and
+// the interpreter run exactly this code. On CUDA the product's (m, n, k)
+// nest is also recognised and wrapped in a WarpMatrix block the printer
+// emits as one mma.sync, loading each lane's operand fragments through the
+// operands' own expressions (guards become zeros).
+#include "warp_matrices.h"
+
+#include <algorithm>
+
+#include "loom/analysis.h"
+
+namespace loom::codegen {
+
+namespace {
+
+StmtPtr unwrap(StmtPtr s) {
+  while (s->kind == Stmt::Block && s->children.size() == 1 && !s->matrix) s = s->children[0];
+  return s;
+}
+
+std::vector<Expr> conjuncts(const Expr& e) {
+  if (auto b = e.as<Binary>(); b && b->op == BinOp::And) {
+    auto l = conjuncts(b->a), r = conjuncts(b->b);
+    l.insert(l.end(), r.begin(), r.end());
+    return l;
+  }
+  return {e};
+}
+
+Expr conjunction(const std::vector<Expr>& cs) {
+  Expr r;
+  for (auto& c : cs) r = r.defined() ? make_binary(BinOp::And, r, c, types::boolean) : c;
+  return r;
+}
+
+bool mentions(const Expr& e, const std::string& v) {
+  std::set<std::string> vars;
+  collect_free_vars(e, vars);
+  return vars.count(v) > 0;
+}
+
+// Statement s with every expression mapped by f (children first).
+StmtPtr map_exprs(const StmtPtr& s, const std::function<Expr(const Expr&)>& f) {
+  auto n = std::make_shared<Stmt>(*s);
+  for (Expr* e : {&n->init, &n->cond, &n->lhs, &n->rhs})
+    if (e->defined()) *e = f(*e);
+  for (auto& a : n->vector_accesses) a = f(a);
+  for (auto& c : n->children) c = map_exprs(c, f);
+  return n;
+}
+
+class Lowering {
+ public:
+  explicit Lowering(GeneratedKernel& g) : g_(g), k_(g.kernel), it_(g.kernel.options.index_dtype) {}
+
+  void run() {
+    bool any = false;
+    for (auto& [n, t] : k_.iname_tags) any |= t.is_matrix() && k_.has_iname(n);
+    if (!any) return;
+    fail_unless_lanes_free();
+    lane_ = fresh_name("lane");
+    cuda_ = g_.target.kind == TargetInfo::Cuda;
+    StmtPtr body = rewrite(g_.body);
+    check_fragment_uses(body);
+    if (cuda_ && products_ == 0)
+      fail("no loop nest over the tile's m, n and k holds the product's update alone (it needs the three loops directly "
+           "inside one another around it, nothing else in them); see the kernel's schedule");
+    // the lanes: an iname of its own on l.0 (every target binds it to the thread's x index)
+    g_.kernel.domains.edit().push_back(Domain::parse("{[" + lane_ + "]: 0 <= " + lane_ + " < 32}"));
+    g_.kernel.iname_tags.edit()[lane_] = InameTag{InameTag::Local, 0};
+    g_.hardware_inames.push_back(HardwareIname{lane_, InameTag{InameTag::Local, 0}, make_int(0, it_)});
+    g_.block[0] = 32;
+    if (g_.threads_per_block() > g_.target.max_threads_per_block)
+      fail("its warps (" + std::to_string(g_.block[1] * g_.block[2]) + " of 32 lanes) exceed the " +
+           std::to_string(g_.target.max_threads_per_block) + " threads a block may have");
+    auto& temps = g_.kernel.temporaries.edit();
+    for (auto& [name, f] : fragments_) {
+      Temporary& t = temps[name];
+      int lo = std::min(f.m_dim, f.n_dim), hi = std::max(f.m_dim, f.n_dim);
+      t.shape.erase(t.shape.begin() + hi);
+      t.shape.erase(t.shape.begin() + lo);
+      t.shape.insert(t.shape.begin() + lo, make_int(4, it_));
+    }
+    g_.body = body;
+  }
+
+ private:
+  struct Fragment {
+    int m_dim = -1, n_dim = -1;
+  };
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw KernelError("kernel '" + k_.name + "': tensor_core: " + why);
+  }
+
+  std::string fresh_name(const std::string& base) const {
+    std::string n = base;
+    for (int i = 0; k_.has_iname(n) || k_.find_argument(n) || k_.find_temporary(n); ++i) n = base + "_" + std::to_string(i);
+    return n;
+  }
+
+  InameTag::Kind tag(const std::string& v) const { return k_.has_iname(v) ? k_.tag_of(v).kind : InameTag::Seq; }
+
+  // Axis l.0 is the lanes: an iname on it must span exactly one warp, and
+  // nothing inside a tile may run within one (the tile's elements pick the lane).
+  void fail_unless_lanes_free() const {
+    if (g_.block[0] != 1 && g_.block[0] != 32)
+      fail("axis l.0 holds the warp's 32 lanes, but the kernel's l.0 inames span " + std::to_string(g_.block[0]) +
+           " threads; put warps on l.1 and l.2, and tag l.0 only inames of extent 32");
+    for (auto& insn : k_.instructions) {
+      bool in_tile = false;
+      std::string on_lanes;
+      for (auto& n : insn.within_inames) {
+        in_tile |= tag(n) == InameTag::MatrixM;
+        if (k_.tag_of(n) == InameTag{InameTag::Local, 0}) on_lanes = n;
+      }
+      if (in_tile && !on_lanes.empty())
+        fail("instruction '" + insn.id + "' runs within the tile and within '" + on_lanes + "' (l.0), the lanes the tile is spread over");
+    }
+  }
+
+  Expr lane() const { return make_var(lane_, it_); }
+  Expr num(int64_t v) const { return make_int(v, it_); }
+  Expr bin(BinOp op, Expr a, Expr b) const { return make_binary(op, std::move(a), std::move(b), it_); }
+  // the fragment layout of m16n8k16's accumulator (and A's rows, B's columns)
+  Expr row_of(int e) const { return simplify(bin(BinOp::Add, bin(BinOp::FloorDiv, lane(), num(4)), num(8 * (e / 2)))); }
+  Expr col_of(int e) const { return simplify(bin(BinOp::Add, bin(BinOp::Mul, bin(BinOp::Mod, lane(), num(4)), num(2)), num(e % 2))); }
+
+  // Where loop `f`'s variable may take value v: its bounds, without those
+  // every value of the tile (0..extent-1) meets.
+  std::vector<Expr> loop_bounds(const Stmt& f, int64_t extent, const Expr& v) const {
+    if (f.step != 1) fail("the loop over '" + f.var + "' steps by " + std::to_string(f.step));
+    std::vector<Expr> r;
+    auto lo = f.init.as<IntImm>();
+    if (!lo || lo->value > 0) r.push_back(make_binary(BinOp::Ge, v, f.init, types::boolean));
+    for (auto& c : conjuncts(f.cond)) {
+      auto b = c.as<Binary>();
+      auto var = b ? b->a.as<Var>() : nullptr;
+      auto bound = b ? b->b.as<IntImm>() : nullptr;
+      if (var && var->name == f.var && bound && ((b->op == BinOp::Le && bound->value >= extent - 1) || (b->op == BinOp::Lt && bound->value >= extent)))
+        continue;
+      r.push_back(simplify(substitute(c, {{f.var, v}})));
+    }
+    return r;
+  }
+
+  // Rewrites the tile's fragment accesses ([.., m, .., n, ..] of a private
+  // temporary) to element `e`.
+  Expr fragments(const Expr& x, const std::string& m, const std::string& n, const Expr& e) {
+    struct M : ExprMutator {
+      Lowering* self;
+      std::string m, n;
+      Expr e;
+      Expr mutate_subscript(const Subscript& s, const Expr& me) override {
+        Expr r = ExprMutator::mutate_subscript(s, me);
+        auto sub = r.as<Subscript>();
+        const Temporary* t = self->k_.find_temporary(sub->name);
+        if (!t || t->space == AddressSpace::Local || t->space == AddressSpace::Global) return r;
+        int dm = -1, dn = -1;
+        for (size_t d = 0; d < sub->indices.size(); ++d)
+          if (auto v = sub->indices[d].as<Var>()) {
+            if (v->name == m) dm = int(d);
+            if (v->name == n) dn = int(d);
+          }
+        if (dm < 0 || dn < 0) return r;
+        Fragment& f = self->fragments_[sub->name];
+        if (f.m_dim < 0) f = {dm, dn};
+        if (f.m_dim != dm || f.n_dim != dn)
+          self->fail("temporary '" + sub->name + "' is accessed as " + r.str() + " and elsewhere with the tile's inames in other places");
+        std::vector<Expr> idx = sub->indices;
+        int lo = std::min(dm, dn), hi = std::max(dm, dn);
+        idx.erase(idx.begin() + hi);
+        idx.erase(idx.begin() + lo);
+        idx.insert(idx.begin() + lo, e);
+        return make_subscript(sub->name, idx, sub->type);
+      }
+    } mut;
+    mut.self = this;
+    mut.m = m;
+    mut.n = n;
+    mut.e = e;
+    return mut.mutate(x);
+  }
+
+  // The (m, n) loop pair `outer` (whose body is the partner's loop) as four
+  // copies of the body, one per element of the lane's fragment.
+  StmtPtr distribute(const StmtPtr& outer) {
+    StmtPtr inner = unwrap(outer->children[0]);
+    InameTag::Kind want = tag(outer->var) == InameTag::MatrixM ? InameTag::MatrixN : InameTag::MatrixM;
+    if (inner->kind != Stmt::For || tag(inner->var) != want)
+      fail("the loop over '" + outer->var + "' must hold the tile's other loop (" + (want == InameTag::MatrixN ? "mma.n" : "mma.m") +
+           ") directly, with nothing beside it");
+    const Stmt& mf = tag(outer->var) == InameTag::MatrixM ? *outer : *inner;
+    const Stmt& nf = tag(outer->var) == InameTag::MatrixM ? *inner : *outer;
+    StmtPtr body = rewrite(inner->children[0]);
+    std::vector<StmtPtr> copies;
+    for (int e = 0; e < 4; ++e) {
+      Expr row = row_of(e), col = col_of(e);
+      std::vector<Expr> valid = loop_bounds(mf, 16, row);
+      for (auto& c : loop_bounds(nf, 8, col)) valid.push_back(c);
+      StmtPtr b = map_exprs(body, [&](const Expr& x) { return fragments(x, mf.var, nf.var, num(e)); });
+      b = substitute_stmt(b, {{mf.var, row}, {nf.var, col}});
+      copies.push_back(valid.empty() ? b : make_if(conjunction(valid), b));
+    }
+    return make_block(copies);
+  }
+
+  // The product's nest: loops over the tile's m, n and k (any order, each
+  // holding the next alone) around guards and the update acc = acc + x * y.
+  // A WarpMatrix for it, or null when s is not such a nest.
+  std::shared_ptr<WarpMatrix> product(const StmtPtr& s) {
+    std::map<InameTag::Kind, const Stmt*> loops;
+    StmtPtr at = s;
+    while (at->kind == Stmt::For && k_.has_iname(at->var) && k_.tag_of(at->var).is_matrix() && !loops.count(tag(at->var))) {
+      loops[tag(at->var)] = at.get();
+      at = unwrap(at->children[0]);
+    }
+    if (loops.size() != 3) return nullptr;
+    std::vector<Expr> guards;
+    while (at->kind == Stmt::If && at->children.size() == 1) {
+      for (auto& c : conjuncts(at->cond)) guards.push_back(c);
+      at = unwrap(at->children[0]);
+    }
+    if (at->kind != Stmt::Assign || at->op != Stmt::Op::Compute) return nullptr;
+    const Stmt& mf = *loops[InameTag::MatrixM];
+    const Stmt& nf = *loops[InameTag::MatrixN];
+    const Stmt& kf = *loops[InameTag::MatrixK];
+    auto add = at->rhs.as<Binary>();
+    if (!add || add->op != BinOp::Add) return nullptr;
+    Expr summand = add->a.same_as(at->lhs) ? add->b : add->b.same_as(at->lhs) ? add->a : Expr();
+    if (!summand.defined()) return nullptr;
+    std::string why;
+    auto p = matrix_product(summand, mf.var, nf.var, why);
+    if (!p) fail("the update of instruction '" + at->insn_id + "': " + why);
+    if (!(at->lhs.type() == types::float32))
+      fail("the update of instruction '" + at->insn_id + "' accumulates in " + at->lhs.type().name() + "; the instruction accumulates in float32");
+    auto w = std::make_shared<WarpMatrix>();
+    const MatrixInstruction* mi = g_.target.find_matrix_instruction(16, 8, 16, p->input);
+    if (!mi)
+      fail("architecture " + g_.target.arch + " has no m16n8k16 matrix instruction for " + p->input.name() +
+           " (mma.sync needs sm_80 or later)");
+    w->instruction = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + (p->input.kind == ScalarKind::BFloat16 ? "bf16.bf16" : "f16.f16") + ".f32";
+    w->input = p->input;
+    w->m_var = mf.var;
+    w->n_var = nf.var;
+    w->k_var = kf.var;
+    w->lane = lane_;
+    w->element = fresh_name("element");
+    w->a = p->a;
+    w->b = p->b;
+    std::vector<Expr> va = loop_bounds(mf, 16, make_var(mf.var, it_)), vb = loop_bounds(nf, 8, make_var(nf.var, it_));
+    for (auto& c : loop_bounds(kf, 16, make_var(kf.var, it_))) {
+      va.push_back(c);
+      vb.push_back(c);
+    }
+    for (auto& g : guards) {
+      bool on_m = mentions(g, mf.var), on_n = mentions(g, nf.var);
+      if (on_m && on_n) fail("the guard " + g.str() + " of instruction '" + at->insn_id + "' ties the tile's rows to its columns");
+      if (!on_n) va.push_back(g);
+      if (!on_m) vb.push_back(g);
+    }
+    w->a_valid = conjunction(va);
+    w->b_valid = conjunction(vb);
+    w->accumulator = fragments(at->lhs, mf.var, nf.var, make_var(w->element, it_));
+    if (w->accumulator.same_as(at->lhs)) fail("the update of instruction '" + at->insn_id + "' does not write a temporary private to the tile");
+    return w;
+  }
+
+  StmtPtr rewrite(const StmtPtr& s) {
+    if (s->kind == Stmt::For) {
+      InameTag::Kind t = tag(s->var);
+      bool tile = t == InameTag::MatrixM || t == InameTag::MatrixN;
+      if (cuda_ && (tile || t == InameTag::MatrixK))
+        if (auto w = product(s)) {
+          cuda_ = false;  // the lane code beside it, for analyses
+          StmtPtr lanes = rewrite(s);
+          cuda_ = true;
+          auto b = std::make_shared<Stmt>(*make_block({lanes}));
+          b->matrix = w;
+          ++products_;
+          return b;
+        }
+      if (tile) return distribute(s);
+    }
+    return map_children(s, [&](const StmtPtr& c) { return rewrite(c); });
+  }
+
+  // Every access of a fragment temporary now names its element.
+  void check_fragment_uses(const StmtPtr& s) {
+    auto check = [&](const Expr& e) {
+      if (!e.defined()) return;
+      for_each_subscript(e, [&](const Subscript& sub) {
+        auto it = fragments_.find(sub.name);
+        if (it == fragments_.end()) return;
+        const Temporary* t = k_.find_temporary(sub.name);
+        if (sub.indices.size() == t->shape.size())
+          fail("temporary '" + sub.name + "' holds the tile's elements, one lane each; " + make_subscript(sub.name, sub.indices, sub.type).str() +
+               " reads or writes it outside the tile's loops or away from its (m, n) element");
+      });
+    };
+    for (const Expr* e : {&s->init, &s->cond, &s->lhs, &s->rhs}) check(*e);
+    for (auto& c : s->children) check_fragment_uses(c);
+  }
+
+  GeneratedKernel& g_;
+  const LoopKernel& k_;
+  Type it_;
+  std::string lane_;
+  bool cuda_ = false;
+  int products_ = 0;
+  std::map<std::string, Fragment> fragments_;
+};
+
+}  // namespace
+
+void lower_warp_matrices(GeneratedKernel& g) { Lowering(g).run(); }
+
+}  // namespace loom::codegen

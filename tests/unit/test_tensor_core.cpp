@@ -1,0 +1,175 @@
+// tensor_core: a product's 16x8x16 tile on the warp-level matrix instruction
+// (mma.sync m16n8k16). Each schedule runs on the CPU target (and the
+// interpreter) against the untransformed kernel at sizes that leave partial
+// tiles, outputs poisoned first: the lane code every target shares, with
+// the fragment layout, the guards made from the tile's bounds and the
+// accumulators' four elements per lane. The CUDA C issues mma.sync (ldmatrix
+// where an operand sits in shared memory in aligned rows) and compiles with
+// NVRTC where it is present. Refusals name the reason.
+#include <gtest/gtest.h>
+
+#include "loom/codegen.h"
+#include "loom/cuda.h"
+#include "loom/interpreter.h"
+#include "loom/parser.h"
+#include "loom/transforms.h"
+#include "oracle.h"
+#include "transform_check.h"
+
+using namespace loom;
+using loom::testing::check_transformed;
+using loom::testing::count_of;
+using loom::testing::error_of;
+
+namespace {
+
+LoopKernel product(const std::string& dtype = "bfloat16", const std::string& body = "float32(a[i, k]) * float32(b[k, j])") {
+  return make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, " + body + ")",
+                     {"a: " + dtype + "[n, l], b: " + dtype + "[l, m], c: float32[n, m]"}, "mm");
+}
+
+LoopKernel scheduled(const LoopKernel& k, const std::string& script) { return apply_transforms(k, parse_transform_script(script)); }
+
+// one warp per 16 x 8 tile of c, operands read from global memory
+const std::string kOneWarp =
+    "split_iname i 16 outer_tag=g.1\nsplit_iname j 8 outer_tag=g.0\nsplit_iname k 16\n"
+    "tensor_core i_inner j_inner k_inner\n";
+
+// 2 x 2 warps of 32 x 16 (2 x 2 tiles each, ILP), tiles of a and b in shared memory
+const std::string kWarpTiles =
+    "split_iname i 64 outer_tag=g.1\nsplit_iname j 32 outer_tag=g.0\n"
+    "split_iname i_inner 32 outer_tag=l.1\nsplit_iname i_inner_inner 16 outer_tag=ilp\n"
+    "split_iname j_inner 16 outer_tag=l.2\nsplit_iname j_inner_inner 8 outer_tag=ilp\n"
+    "split_iname k 32\nsplit_iname k_inner 16 outer_tag=unr\n"
+    "tensor_core i_inner_inner_inner j_inner_inner_inner k_inner_inner\n"
+    "add_prefetch a i_inner_outer,i_inner_inner_outer,i_inner_inner_inner,k_inner_outer,k_inner_inner dim_arg_names=ar,ak padding=8 default_tag=for\n"
+    "tag_inames ak:l.0\nsplit_iname ar 2 inner_tag=l.1\nsplit_iname ar_outer 2 inner_tag=l.2\n"
+    "add_prefetch b k_inner_outer,k_inner_inner,j_inner_outer,j_inner_inner_outer,j_inner_inner_inner dim_arg_names=bk,bc padding=8 default_tag=for\n"
+    "tag_inames bc:l.0\nsplit_iname bk 2 inner_tag=l.1\nsplit_iname bk_outer 2 inner_tag=l.2\n";
+
+const std::vector<std::map<std::string, int64_t>> kSizes = {
+    {{"n", 64}, {"m", 32}, {"l", 32}},   // whole tiles
+    {{"n", 37}, {"m", 45}, {"l", 21}},   // partial tiles in i, j and k
+    {{"n", 5}, {"m", 3}, {"l", 7}},      // one partial tile of each
+    {{"n", 17}, {"m", 9}, {"l", 0}}};    // no k: c is zero
+
+std::string interpreted_vs_reference(const LoopKernel& ref, const LoopKernel& t, const std::map<std::string, int64_t>& p) {
+  auto expected = make_host_arrays(ref, p, 3);
+  auto actual = expected;
+  interpret(generate(ref, TargetInfo::interpreter()), loom::testing::args_of(ref, expected, p));
+  interpret(generate(t, TargetInfo::interpreter()), loom::testing::args_of(t, actual, p));
+  return loom::testing::compare_written(ref, expected, actual);
+}
+
+}  // namespace
+
+TEST(TensorCore, OneWarpPerTileMatchesOnEveryTarget) {
+  LoopKernel t = scheduled(product(), kOneWarp);
+  EXPECT_EQ(t.tag_of("i_inner").str(), "mma.m");
+  EXPECT_EQ(t.tag_of("k_inner").str(), "mma.k");
+  check_transformed(product(), t, kSizes);
+  EXPECT_EQ(interpreted_vs_reference(product(), t, kSizes[1]), "");
+  GeneratedKernel g = generate(t);
+  EXPECT_EQ(g.block[0], 32);  // the lanes
+  std::string cuda = cuda::print_source(g);
+  EXPECT_EQ(count_of(cuda, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {"), 1u) << cuda;
+  EXPECT_EQ(count_of(cuda, "ldmatrix"), 0u);  // (operands in global memory, guarded)
+}
+
+TEST(TensorCore, WarpTilesFromSharedMemoryMatch) {
+  LoopKernel t = scheduled(product(), kWarpTiles);
+  check_transformed(product(), t, kSizes);
+  EXPECT_EQ(interpreted_vs_reference(product(), t, kSizes[2]), "");
+  GeneratedKernel g = generate(t);
+  EXPECT_EQ(g.threads_per_block(), 32 * 2 * 2);
+  std::string cuda = cuda::print_source(g);
+  // four products per warp and k step of 16, two steps per k tile; accumulators in registers
+  size_t products = count_of(cuda, "loom_mma_m16n8k16_bf16(acc_");
+  EXPECT_TRUE(products == 8 || products == 16) << cuda;  // (16: the whole k tile apart from the partial one)
+  EXPECT_NE(cuda.find("float acc_c[16];"), std::string::npos) << cuda;
+}
+
+TEST(TensorCore, WholeTilesLoadFragmentsWithLdmatrix) {
+  LoopKernel t = scheduled(product(), "assume n mod 64 = 0 and m mod 32 = 0 and l mod 32 = 0\n" + kWarpTiles +
+                                          "double_buffer a_fetch k_outer\ndouble_buffer b_fetch k_outer\n");
+  check_transformed(product(), t, {kSizes[0], {{"n", 128}, {"m", 64}, {"l", 96}}});
+  std::string cuda = cuda::print_source(generate(t));
+  // A once per row of tiles and k step, B once per column of tiles: each loaded once for the two products that share it
+  EXPECT_EQ(count_of(cuda, "loom_ldmatrix_x4(&"), 4u) << cuda;
+  EXPECT_EQ(count_of(cuda, "loom_ldmatrix_x2_trans(&"), 4u) << cuda;
+}
+
+TEST(TensorCore, VectorCopiesOfBfloat16TilesAreAsynchronous) {
+  LoopKernel t = scheduled(product(), "assume n mod 64 = 0 and m mod 32 = 0 and l mod 32 = 0\n"
+                                      "split_iname i 64 outer_tag=g.1\nsplit_iname j 32 outer_tag=g.0\n"
+                                      "split_iname i_inner 32 outer_tag=l.1\nsplit_iname i_inner_inner 16 outer_tag=ilp\n"
+                                      "split_iname j_inner 16 outer_tag=l.2\nsplit_iname j_inner_inner 8 outer_tag=ilp\n"
+                                      "split_iname k 32\nsplit_iname k_inner 16 outer_tag=unr\n"
+                                      "tensor_core i_inner_inner_inner j_inner_inner_inner k_inner_inner\n"
+                                      "add_prefetch a i_inner_outer,i_inner_inner_outer,i_inner_inner_inner,k_inner_outer,k_inner_inner "
+                                      "dim_arg_names=ar,ak padding=8 default_tag=for\n"
+                                      "split_iname ak 8 inner_tag=vec\nsplit_iname ar 8\njoin_inames ar_inner,ak_outer new_iname=ax\n"
+                                      "tag_inames ax:l.0\nsplit_iname ar_outer 2 inner_tag=l.1\nsplit_iname ar_outer_outer 2 inner_tag=l.2\n"
+                                      "add_prefetch b k_inner_outer,k_inner_inner,j_inner_outer,j_inner_inner_outer,j_inner_inner_inner "
+                                      "dim_arg_names=bk,bc padding=8 default_tag=for\n"
+                                      "split_iname bc 8 inner_tag=vec\nsplit_iname bk 8\njoin_inames bk_inner,bc_outer new_iname=bx\n"
+                                      "tag_inames bx:l.0\nsplit_iname bk_outer 2 inner_tag=l.1\nsplit_iname bk_outer_outer 2 inner_tag=l.2\n"
+                                      "double_buffer a_fetch k_outer\ndouble_buffer b_fetch k_outer\n");
+  check_transformed(product(), t, {kSizes[0], {{"n", 128}, {"m", 96}, {"l", 64}}});
+  std::string cuda = cuda::print_source(generate(t));
+  EXPECT_EQ(count_of(cuda, "loom_cp_async<16>"), 4u) << cuda;  // a and b, before the loop and inside it
+}
+
+TEST(TensorCore, Float16OperandsAndAnEpilogue) {
+  // bias and ReLU after the product: ordinary instructions on the tile's lanes
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"},
+                             "<> s = sum(k, float32(a[i, k]) * float32(b[k, j])) {id=prod}\n"
+                             "c[i, j] = max(s + bias[j], 0.0f) {dep=prod}",
+                             {"a: float16[n, l], b: float16[l, m], bias: float32[m], c: float32[n, m]"}, "mm");
+  LoopKernel t = scheduled(k, kOneWarp);
+  check_transformed(k, t, kSizes);
+  std::string cuda = cuda::print_source(generate(t));
+  EXPECT_NE(cuda.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos) << cuda;
+}
+
+TEST(TensorCore, RefusesWhatTheInstructionCannotRun) {
+  auto refusal = [](const LoopKernel& k, const std::string& script) { return error_of([&] { scheduled(k, script); }); };
+  EXPECT_NE(refusal(product(), "split_iname i 32\nsplit_iname j 8\nsplit_iname k 16\ntensor_core i_inner j_inner k_inner\n")
+                .find("iname 'i_inner' must run over 0..15"),
+            std::string::npos);
+  EXPECT_NE(refusal(product(), "split_iname i 16\nsplit_iname j 8\nsplit_iname k 16\ntensor_core i_inner j_inner k_inner shape=m16n8k8\n")
+                .find("shape"),
+            std::string::npos);
+  // products rounded to bfloat16, float32 operands
+  EXPECT_NE(refusal(product("bfloat16", "a[i, k] * b[k, j]"), kOneWarp).find("is computed in bfloat16"), std::string::npos);
+  EXPECT_NE(refusal(product("float32", "a[i, k] * b[k, j]"), kOneWarp).find("float16 or bfloat16"), std::string::npos);
+  // one factor over both m and n
+  EXPECT_NE(refusal(product("bfloat16", "float32(a[i, k]) * float32(b[k, j] + a[i, k])"), kOneWarp).find("one factor must depend"),
+            std::string::npos);
+  EXPECT_NE(refusal(product(), "split_iname i 16 inner_tag=l.0\nsplit_iname j 8\nsplit_iname k 16\ntensor_core i_inner j_inner k_inner\n")
+                .find("is tagged l.0"),
+            std::string::npos);
+}
+
+TEST(TensorCore, TheLanesAxisIsTheWarps) {
+  // a tile of a fetched by 64 threads along l.0: l.0 is the 32 lanes
+  LoopKernel t = scheduled(product(), "split_iname i 16 outer_tag=g.1\nsplit_iname j 8 outer_tag=g.0\nsplit_iname k 64\n"
+                                      "split_iname k_inner 16 outer_tag=unr\ntensor_core i_inner j_inner k_inner_inner\n"
+                                      "add_prefetch a i_inner,k_inner_outer,k_inner_inner dim_arg_names=ar,ak default_tag=for\n"
+                                      "tag_inames ak:l.0\n");
+  EXPECT_NE(error_of([&] { generate(t); }).find("axis l.0 holds the warp's 32 lanes"), std::string::npos) << error_of([&] { generate(t); });
+  // sm_75 has no bf16 m16n8k16
+  std::string old = error_of([&] { generate(scheduled(product(), kOneWarp), TargetInfo::cuda("sm_75")); });
+  EXPECT_NE(old.find("architecture sm_75 has no m16n8k16 matrix instruction for bfloat16"), std::string::npos) << old;
+  // ... which the CPU target and the interpreter do not need
+  EXPECT_EQ(interpreted_vs_reference(product(), scheduled(product(), kOneWarp), kSizes[2]), "");
+}
+
+TEST(TensorCore, AWriteTheLanesWouldShareIsARace) {
+  // d[i] is written at every j: one lane per (i, j) element, so lanes of one row meet
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"},
+                             "c[i, j] = sum(k, float32(a[i, k]) * float32(b[k, j]))\nd[i] = 2.0f {inames=i:j}",
+                             {"a: bfloat16[n, l], b: bfloat16[l, m], c: float32[n, m], d: float32[n]"}, "mm");
+  LoopKernel t = scheduled(k, kOneWarp);
+  EXPECT_NE(error_of([&] { generate(t); }).find("write race"), std::string::npos);
+}
