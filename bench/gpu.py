@@ -204,7 +204,7 @@ def main():
 
     # bfloat16 GEMM on the tensor cores (float32 accumulation and result)
     bf_ceiling = None
-    for size, sched in ((8192, "gemm_bf16"), (4096, "gemm_bf16"), (4000, "gemm_bf16_any")):
+    for size, sched in ((8192, "gemm_bf16"), (4096, "gemm_bf16"), (4000, "gemm_bf16_zfill"), (4000, "gemm_bf16_any")):
         A = torch.randn(size, size, device=dev).to(torch.bfloat16)
         B = torch.randn(size, size, device=dev).to(torch.bfloat16)
         C = torch.empty(size, size, device=dev)
@@ -226,6 +226,64 @@ def main():
             print(f"ceiling: cuBLAS bf16 GEMM {size}^3 {bf_ceiling:.1f} TFLOP/s")
         row(f"gemm bf16 {size}^3", sched, median_ms(lambda: k(a=A, b=B, c=C)), peers, flops=flops, ceiling=bf_ceiling, ok=ok)
         del A, B, C
+
+    # TF32 GEMM (float32 operands rounded to TF32, asked for in the kernel)
+    size = 4096
+    A, B = torch.randn(size, size, device=dev), torch.randn(size, size, device=dev)
+    C = torch.empty(size, size, device=dev)
+    k = loom_kernel("gemm_tf32")
+    C.fill_(float("nan"))
+    k(a=A, b=B, c=C)
+    ok = check(C, A @ B, rtol=1e-2, atol=5e-2)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    tf32_ms = median_ms(lambda: torch.mm(A, B, out=C))
+    peers = {"cuBLAS TF32 (torch.mm)": tf32_ms}
+    if triton:
+        from triton_sgemm import best_of_six_tensor_core
+
+        t = best_of_six_tensor_core(A, B, C, median_ms)
+        if t:
+            peers["triton tl.dot tf32 (best of 6)"] = t
+    torch.backends.cuda.matmul.allow_tf32 = False
+    row(f"gemm tf32 {size}^3", "gemm_tf32", median_ms(lambda: k(a=A, b=B, c=C)), peers, flops=2 * size**3,
+        ceiling=2 * size**3 / tf32_ms / 1e9, ok=ok)
+    del A, B, C
+
+    # GEMM + bias + ReLU in bfloat16, fused (skinny: the epilogue's pass over c weighs as much as the product)
+    for (M, N, K) in ((8192, 8192, 128), (8192, 8192, 8192)):
+        A = torch.randn(M, K, device=dev).to(torch.bfloat16)
+        B = torch.randn(K, N, device=dev).to(torch.bfloat16)
+        bias = torch.randn(N, device=dev)
+        bias16 = bias.to(torch.bfloat16)
+        C = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
+        k = loom_kernel("gemm_bf16_bias_relu")
+        C.fill_(float("nan"))
+        k(a=A, b=B, bias=bias, c=C)
+        ok = check(C.float(), torch.relu(A.float() @ B.float() + bias), rtol=2e-2, atol=2e-2)
+        peers = {"torch.addmm + torch.relu": median_ms(lambda: torch.relu(torch.addmm(bias16, A, B)))}
+        if triton:
+            from triton_sgemm import best_of_six_tensor_core
+
+            t = best_of_six_tensor_core(A, B, C, median_ms, bias=bias)
+            if t:
+                peers["triton fused (best of 6)"] = t
+        row(f"gemm+bias+relu bf16 {M}x{N}x{K}", "gemm_bf16_bias_relu", median_ms(lambda: k(a=A, b=B, bias=bias, c=C)), peers,
+            flops=2 * M * N * K, ok=ok)
+        del A, B, C
+
+    # batched 16x16 bfloat16 products on the tensor cores
+    nb = 65536
+    A = torch.randn(nb, 16, 16, device=dev).to(torch.bfloat16)
+    X = torch.randn(nb, 16, 16, device=dev).to(torch.bfloat16)
+    C = torch.empty(nb, 16, 16, device=dev, dtype=torch.bfloat16)
+    peers = {"torch.bmm": median_ms(lambda: torch.bmm(A, X, out=C))}
+    k = loom_kernel("bmm16_bf16")
+    C.fill_(float("nan"))
+    k(a=A, x=X, c=C)
+    ok = check(C.float(), torch.bmm(A.float(), X.float()), rtol=1e-2, atol=1e-2)
+    row(f"batched 16x16 products bf16, {nb}", "bmm16_bf16", median_ms(lambda: k(a=A, x=X, c=C)), peers, nbytes=3 * nb * 512,
+        ceiling=copy_gbs, ok=ok)
+    del A, X, C
 
     # 5-point stencil
     n2 = 8192

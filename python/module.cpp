@@ -191,7 +191,10 @@ void run_device(Compiled& c, const LoopKernel& k, const py::dict& arrays, const 
   ArgMap args;
   for (auto& [key, v] : arrays) {
     auto t = py::cast<py::tuple>(v);
-    ArrayRef ref{reinterpret_cast<void*>(py::cast<uintptr_t>(t[0])), dtype_of(py::dtype(py::cast<std::string>(t[1]))),
+    // ("bfloat16": a device tensor of a dtype NumPy lacks, named by loom/kernel.py)
+    std::string typestr = py::cast<std::string>(t[1]);
+    ArrayRef ref{reinterpret_cast<void*>(py::cast<uintptr_t>(t[0])),
+                 typestr == "bfloat16" ? Type{ScalarKind::BFloat16} : dtype_of(py::dtype(typestr)),
                  py::cast<std::vector<int64_t>>(t[2])};
     args[py::cast<std::string>(key)] = ArgValue::of(ref);
   }

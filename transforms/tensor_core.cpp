@@ -42,12 +42,58 @@ class SumsOver : public ExprVisitor {
   std::string k_;
 };
 
+// sum(k, x * y) -> sum(k, round_tf32(x) * round_tf32(y)) for the sums over k
+class RoundToTf32 : public ExprMutator {
+ public:
+  explicit RoundToTf32(std::string k) : k_(std::move(k)) {}
+  int rewritten = 0;
+
+ protected:
+  Expr mutate_reduce(const Reduce& r, const Expr& self) override {
+    Expr e = ExprMutator::mutate_reduce(r, self);
+    auto red = e.as<Reduce>();
+    auto mul = red->body.as<Binary>();
+    if (std::find(red->inames.begin(), red->inames.end(), k_) == red->inames.end() || !mul || mul->op != BinOp::Mul) return e;
+    ++rewritten;
+    auto rounded = [](const Expr& f) {  // (a factor the kernel already rounds stays as it is)
+      auto c = f.as<Call>();
+      return c && c->name == "round_tf32" ? f : make_call("round_tf32", {f});
+    };
+    Expr body = make_binary(BinOp::Mul, rounded(mul->a), rounded(mul->b), mul->type);
+    return make_reduce(red->op, red->inames, body, red->type);
+  }
+
+ private:
+  std::string k_;
+};
+
 }  // namespace
 
-LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::string& n, const std::string& kk, const std::string& shape) {
-  const std::string what = "tensor_core(" + m + ", " + n + ", " + kk + ", " + shape + ")";
-  if (shape != "m16n8k16") refuse(k, what, "unknown shape '" + shape + "' (known: m16n8k16)");
-  const int64_t extent[3] = {16, 8, 16};
+// Whether the kernel as given already sums round_tf32(x) * round_tf32(y) over k (TF32 written out).
+bool sums_tf32(const LoopKernel& k, const std::string& kk) {
+  LoopKernel typed = infer_types(expand_substitutions(k));
+  for (auto& insn : typed.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    SumsOver sums(kk);
+    sums.visit(insn.rhs);
+    for (auto* r : sums.found) {
+      auto mul = r->body.as<Binary>();
+      auto call = mul && mul->op == BinOp::Mul ? mul->a.as<Call>() : nullptr;
+      if (call && call->name == "round_tf32") return true;
+    }
+  }
+  return false;
+}
+
+LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::string& n, const std::string& kk, const std::string& shape_given,
+                       bool tf32) {
+  if (!tf32 && k.has_iname(kk)) tf32 = sums_tf32(k, kk);
+  const std::string shape = shape_given.empty() ? (tf32 ? "m16n8k8" : "m16n8k16") : shape_given;
+  const std::string what = "tensor_core(" + m + ", " + n + ", " + kk + ", " + shape + (tf32 ? ", tf32" : "") + ")";
+  if (shape != "m16n8k16" && shape != "m16n8k8") refuse(k, what, "unknown shape '" + shape + "' (known: m16n8k16, m16n8k8 with tf32=true)");
+  if (tf32 != (shape == "m16n8k8"))
+    refuse(k, what, tf32 ? "TF32 runs as m16n8k8" : "m16n8k8 is the TF32 shape: pass tf32=true to run float32 operands as TF32");
+  const int64_t extent[3] = {16, 8, tf32 ? 8 : 16};
   const std::string names[3] = {m, n, kk};
   for (int d = 0; d < 3; ++d) {
     const std::string& x = names[d];
@@ -57,12 +103,26 @@ LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::str
     if (k.tag_of(x).kind != InameTag::Seq) refuse(k, what, "iname '" + x + "' is tagged " + k.tag_of(x).str() + "; the instruction's inames must be untagged");
     auto r = islu::constant_range(k, x);
     if (!r || r->first != 0 || r->second != extent[d] - 1)
-      refuse(k, what, "iname '" + x + "' must run over 0.." + std::to_string(extent[d] - 1) + " (the " + "mnk"[d] + " of " + shape +
+      refuse(k, what, "iname '" + x + "' must run over 0.." + std::to_string(extent[d] - 1) + " (the " + std::string(1, "mnk"[d]) + " of " + shape +
                           "), but " + (r ? "runs over " + std::to_string(r->first) + ".." + std::to_string(r->second) : "its range depends on the parameters") +
                           "; split it to that size first");
   }
+  // TF32 is never silent: the sum's factors become round_tf32(x) * round_tf32(y) in the kernel itself
+  LoopKernel source = k;
+  if (tf32) {
+    int rewritten = 0;
+    for (auto& insn : source.instructions.edit()) {
+      if (insn.kind != Instruction::Assign) continue;
+      RoundToTf32 round(kk);
+      insn.rhs = round.mutate(insn.rhs);
+      rewritten += round.rewritten;
+    }
+    if (rewritten != 1)
+      refuse(k, what, rewritten == 0 ? "no instruction sums a product x * y over '" + kk + "' (written out, not through a substitution rule)"
+                                     : "several sums run over '" + kk + "'; the instruction computes one");
+  }
   int products = 0;
-  LoopKernel typed = infer_types(expand_substitutions(k));  // (the operands' types decide)
+  LoopKernel typed = infer_types(expand_substitutions(source));  // (the operands' types decide)
   for (auto& insn : typed.instructions) {
     if (insn.kind != Instruction::Assign) continue;
     bool in_m = insn.within_inames.count(m) > 0, in_n = insn.within_inames.count(n) > 0;
@@ -84,7 +144,7 @@ LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::str
   }
   if (products != 1)
     refuse(k, what, products == 0 ? "no instruction sums over '" + kk + "'" : "several sums run over '" + kk + "'; the instruction computes one");
-  LoopKernel r = k;
+  LoopKernel r = source;
   auto& tags = r.iname_tags.edit();
   tags[m] = InameTag{InameTag::MatrixM, 0};
   tags[n] = InameTag{InameTag::MatrixN, 0};
@@ -99,9 +159,12 @@ void register_tensor_core_transforms(TransformRegistry& reg) {
            "m, n and k inames mma.m, mma.n, mma.k; the warp becomes one logical thread and its 32 lanes share the tile.",
            {P{"m", P::String, true, "the tile's row iname (extent 16)"}.of(P::Type::Iname),
             P{"n", P::String, true, "the tile's column iname (extent 8)"}.of(P::Type::Iname),
-            P{"k", P::String, true, "the sum's iname of the tile (extent 16)"}.of(P::Type::Iname),
-            P{"shape", P::String, false, "the instruction's shape"}.one_of({"m16n8k16"}).otherwise("m16n8k16")},
-           [](const LoopKernel& k, const TransformArgs& a) { return tensor_core(k, a.str("m"), a.str("n"), a.str("k"), a.str("shape")); }});
+            P{"k", P::String, true, "the sum's iname of the tile (extent 16; 8 for TF32)"}.of(P::Type::Iname),
+            P{"shape", P::String, false, "the instruction's shape (default: m16n8k16, or m16n8k8 with tf32)"}.one_of({"", "m16n8k16", "m16n8k8"}).otherwise(""),
+            P{"tf32", P::String, false, "run float32 operands as TF32 (10-bit mantissa): the sum's factors become round_tf32(x) * round_tf32(y)"}.of(P::Type::Bool).otherwise("false")},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             return tensor_core(k, a.str("m"), a.str("n"), a.str("k"), a.has("shape") ? a.str("shape") : "", a.flag("tf32", false));
+           }});
 }
 
 }  // namespace loom

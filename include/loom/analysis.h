@@ -76,9 +76,12 @@ namespace loom {
 // or both bfloat16, the product in float32 (the instruction multiplies
 // exactly and accumulates in float32). a is the factor that mentions m, b the
 // one that mentions n, each without its cast; `why` says what else was found.
+// TF32 (m16n8k8): both factors round_tf32(x) with x float32 (tensor_core
+// tf32=true writes them so); a and b are then the round_tf32 calls.
 struct MatrixProduct {
   Expr a, b;
-  Type input;  // float16 or bfloat16
+  Type input;  // float16, bfloat16, or float32 for TF32
+  bool tf32 = false;
 };
 std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::string& m, const std::string& n, std::string& why);
 

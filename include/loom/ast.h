@@ -24,10 +24,12 @@ using StmtPtr = std::shared_ptr<const Stmt>;
 // `b_valid` (null: always) where an operand element exists; elsewhere it is 0.
 struct WarpMatrix {
   std::string instruction;  // "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
-  int m = 16, n = 8, k = 16;
+  int m = 16, n = 8, k = 16;  // (k = 8: TF32, a and b round_tf32 calls)
   Type input;
+  bool tf32 = false;
   std::string m_var, n_var, k_var, lane, element;
   Expr a, b, a_valid, b_valid, accumulator;
+  std::vector<Expr> uniform;  // guards of the whole warp (printed around the instruction)
 };
 
 struct Stmt {

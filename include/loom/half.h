@@ -10,5 +10,8 @@ uint16_t float_to_half_bits(float f);
 float half_bits_to_float(uint16_t h);
 uint16_t float_to_bfloat16_bits(float f);
 float bfloat16_bits_to_float(uint16_t b);
+// f with its mantissa rounded to TF32's 10 bits, to nearest with ties away
+// from zero (PTX cvt.rna.tf32.f32); infinities and NaN unchanged.
+float round_tf32(float f);
 
 }  // namespace loom

@@ -126,7 +126,7 @@ LoopKernel round_up_reduction(const LoopKernel& k, const std::string& inames);
 // The (m, n, k) inames of a product's 16x8x16 tile tagged mma.m, mma.n,
 // mma.k: one warp-level matrix instruction (shape "m16n8k16").
 LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::string& n, const std::string& k_iname,
-                       const std::string& shape = "m16n8k16");
+                       const std::string& shape = "", bool tf32 = false);
 
 // ---- precompute (transforms/precompute.cpp) ----
 struct PrecomputeOptions {

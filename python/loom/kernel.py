@@ -476,7 +476,9 @@ class LoopKernel:
                         step *= s
                     if tuple(strides) != tuple(expected):
                         raise ArgumentError(f"array '{name}' must be C-contiguous")
-                arrays[name] = (cai["data"][0], np.dtype(cai["typestr"]).str, list(shape))
+                # a bfloat16 tensor shows as 2 raw bytes ("<V2"): NumPy has no bfloat16
+                bf16 = str(getattr(v, "dtype", "")) in ("torch.bfloat16", "bfloat16") and np.dtype(cai["typestr"]).kind == "V"
+                arrays[name] = (cai["data"][0], "bfloat16" if bf16 else np.dtype(cai["typestr"]).str, list(shape))
             elif isinstance(v, np.ndarray):
                 raise _loom.ArgumentError(f"array '{name}' is a NumPy array while others are CUDA tensors; "
                                           "pass all arrays on one device")

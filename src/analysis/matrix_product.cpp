@@ -26,14 +26,24 @@ std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::stri
           "; the tensor core multiplies exactly and accumulates in float32: write float32(x) * float32(y) with x, y float16 or bfloat16";
     return std::nullopt;
   }
+  auto tf32 = [](const Expr& f) {
+    auto c = f.as<Call>();
+    return c && c->name == "round_tf32" && c->args.size() == 1 && c->args[0].type() == types::float32;
+  };
   auto operand = [&](const Expr& f) -> Expr {
+    if (tf32(f)) return f;
     auto c = f.as<Cast>();
     Expr v = c ? c->value : f;
     return is_16bit_float(v.type()) ? v : Expr();
   };
   Expr x = operand(mul->a), y = operand(mul->b);
   if (!x.defined() || !y.defined()) {
-    why = "the factors of " + summand.str() + " must be float16 or bfloat16 values (each converted to float32)";
+    why = "the factors of " + summand.str() +
+          " must be float16 or bfloat16 values (each converted to float32), or float32 values run as TF32 (tensor_core tf32=true)";
+    return std::nullopt;
+  }
+  if (tf32(x) != tf32(y)) {
+    why = "in " + summand.str() + " one factor is rounded to TF32 and the other is not";
     return std::nullopt;
   }
   if (!(x.type() == y.type())) {
@@ -50,7 +60,7 @@ std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::stri
     why = "in " + summand.str() + " one factor must depend on '" + m + "' and not on '" + n + "', the other on '" + n + "' and not on '" + m + "'";
     return std::nullopt;
   }
-  return MatrixProduct{x, y, x.type()};
+  return MatrixProduct{x, y, x.type(), tf32(x)};
 }
 
 }  // namespace loom

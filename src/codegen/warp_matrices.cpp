@@ -217,17 +217,19 @@ class Lowering {
   // A WarpMatrix for it, or null when s is not such a nest.
   std::shared_ptr<WarpMatrix> product(const StmtPtr& s) {
     std::map<InameTag::Kind, const Stmt*> loops;
+    std::vector<Expr> guards;  // (ifs between the loops too: a guard of the warp's, or of the tile's bounds)
     StmtPtr at = s;
-    while (at->kind == Stmt::For && k_.has_iname(at->var) && k_.tag_of(at->var).is_matrix() && !loops.count(tag(at->var))) {
-      loops[tag(at->var)] = at.get();
+    while (true) {
+      if (at->kind == Stmt::For && k_.has_iname(at->var) && k_.tag_of(at->var).is_matrix() && !loops.count(tag(at->var))) {
+        loops[tag(at->var)] = at.get();
+      } else if (at->kind == Stmt::If && at->children.size() == 1) {
+        for (auto& c : conjuncts(at->cond)) guards.push_back(c);
+      } else {
+        break;
+      }
       at = unwrap(at->children[0]);
     }
     if (loops.size() != 3) return nullptr;
-    std::vector<Expr> guards;
-    while (at->kind == Stmt::If && at->children.size() == 1) {
-      for (auto& c : conjuncts(at->cond)) guards.push_back(c);
-      at = unwrap(at->children[0]);
-    }
     if (at->kind != Stmt::Assign || at->op != Stmt::Op::Compute) return nullptr;
     const Stmt& mf = *loops[InameTag::MatrixM];
     const Stmt& nf = *loops[InameTag::MatrixN];
@@ -242,11 +244,16 @@ class Lowering {
     if (!(at->lhs.type() == types::float32))
       fail("the update of instruction '" + at->insn_id + "' accumulates in " + at->lhs.type().name() + "; the instruction accumulates in float32");
     auto w = std::make_shared<WarpMatrix>();
-    const MatrixInstruction* mi = g_.target.find_matrix_instruction(16, 8, 16, p->input);
+    const int kk = p->tf32 ? 8 : 16;
+    const std::string shape = p->tf32 ? "m16n8k8" : "m16n8k16";
+    const MatrixInstruction* mi = g_.target.find_matrix_instruction(16, 8, kk, p->input);
     if (!mi)
-      fail("architecture " + g_.target.arch + " has no m16n8k16 matrix instruction for " + p->input.name() +
+      fail("architecture " + g_.target.arch + " has no " + shape + " matrix instruction for " + (p->tf32 ? "tf32" : p->input.name()) +
            " (mma.sync needs sm_80 or later)");
-    w->instruction = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + (p->input.kind == ScalarKind::BFloat16 ? "bf16.bf16" : "f16.f16") + ".f32";
+    w->instruction = "mma.sync.aligned." + shape + ".row.col.f32." +
+                     (p->tf32 ? "tf32.tf32" : p->input.kind == ScalarKind::BFloat16 ? "bf16.bf16" : "f16.f16") + ".f32";
+    w->k = kk;
+    w->tf32 = p->tf32;
     w->input = p->input;
     w->m_var = mf.var;
     w->n_var = nf.var;
@@ -256,16 +263,36 @@ class Lowering {
     w->a = p->a;
     w->b = p->b;
     std::vector<Expr> va = loop_bounds(mf, 16, make_var(mf.var, it_)), vb = loop_bounds(nf, 8, make_var(nf.var, it_));
-    for (auto& c : loop_bounds(kf, 16, make_var(kf.var, it_))) {
+    for (auto& c : loop_bounds(kf, kk, make_var(kf.var, it_))) {
       va.push_back(c);
       vb.push_back(c);
     }
+    size_t bounds_a = va.size(), bounds_b = vb.size();
+    std::vector<Expr> loop_a = va, loop_b = vb;
+    va.clear();
+    vb.clear();
     for (auto& g : guards) {
       bool on_m = mentions(g, mf.var), on_n = mentions(g, nf.var);
+      if (!on_m && !on_n && !mentions(g, kf.var)) {  // the warp's own: around the instruction
+        w->uniform.push_back(g);
+        continue;
+      }
       if (on_m && on_n) fail("the guard " + g.str() + " of instruction '" + at->insn_id + "' ties the tile's rows to its columns");
       if (!on_n) va.push_back(g);
       if (!on_m) vb.push_back(g);
     }
+    va.insert(va.end(), loop_a.begin(), loop_a.end());  // (the loops' bounds last: a zero-filled operand drops them)
+    vb.insert(vb.end(), loop_b.begin(), loop_b.end());
+    // An operand read from a zero-filled tile (add_prefetch fill_value=0: the
+    // whole box copied, zeros outside the array) needs no loop-bound guards:
+    // inside the box, where the tile's loops stop short, the tile holds 0.
+    auto zero_filled = [&](const Expr& operand) {
+      auto sub = operand.as<Subscript>();
+      const Temporary* t = sub ? k_.find_temporary(sub->name) : nullptr;
+      return t && t->space == AddressSpace::Local && !t->zero_fill_of.empty();
+    };
+    if (zero_filled(p->a)) va.resize(va.size() - bounds_a);
+    if (zero_filled(p->b)) vb.resize(vb.size() - bounds_b);
     w->a_valid = conjunction(va);
     w->b_valid = conjunction(vb);
     w->accumulator = fragments(at->lhs, mf.var, nf.var, make_var(w->element, it_));
@@ -285,8 +312,33 @@ class Lowering {
           auto b = std::make_shared<Stmt>(*make_block({lanes}));
           b->matrix = w;
           ++products_;
-          return b;
+          // the warp's guards around it (every lane takes the same branch)
+          return w->uniform.empty() ? StmtPtr(b) : make_if(conjunction(w->uniform), b);
         }
+      if (tile && cuda_) {
+        // the product's update beside other statements in the tile's loops
+        // (init, update and store of a tile whose k is whole): one (m, n)
+        // nest per statement, so the update's nest holds it alone. Each
+        // element keeps its statements' order; elements are lanes anyway.
+        StmtPtr inner = unwrap(s->children[0]);
+        StmtPtr body = inner->kind == Stmt::For ? unwrap(inner->children[0]) : nullptr;
+        if (body && body->kind == Stmt::Block && body->children.size() > 1 && !body->matrix) {
+          std::vector<StmtPtr> parts;
+          bool any = false;
+          for (auto& c : body->children) {
+            auto in = std::make_shared<Stmt>(*inner);
+            in->children = {c};
+            auto out = std::make_shared<Stmt>(*s);
+            out->children = {in};
+            any |= product(out) != nullptr;
+            parts.push_back(out);
+          }
+          if (any) {
+            for (auto& p : parts) p = rewrite(p);
+            return make_block(parts);
+          }
+        }
+      }
       if (tile) return distribute(s);
     }
     return map_children(s, [&](const StmtPtr& c) { return rewrite(c); });

@@ -90,9 +90,13 @@ ojson kernel_object(const LoopKernel& k) {
   for (auto& a : k.arguments) j["arguments"].push_back(argument_to_json(a));
   if (!k.temporaries.empty()) {
     j["temporaries"] = ojson::array();
-    for (auto& [n, t] : k.temporaries)
-      j["temporaries"].push_back(
-          {{"name", n}, {"dtype", dtype_to_json(t.dtype)}, {"shape", exprs_to_json(t.shape)}, {"address_space", to_string(t.space)}});
+    for (auto& [n, t] : k.temporaries) {
+      ojson tj = {{"name", n}, {"dtype", dtype_to_json(t.dtype)}, {"shape", exprs_to_json(t.shape)}, {"address_space", to_string(t.space)}};
+      // what transformations recorded and later steps and code generation read
+      if (!t.zero_fill_of.empty()) tj["zero_fill_of"] = t.zero_fill_of;
+      if (!t.double_buffered_in.empty()) tj["double_buffered_in"] = t.double_buffered_in;
+      j["temporaries"].push_back(tj);
+    }
   }
   if (!k.substitutions.empty()) {
     j["substitutions"] = ojson::array();
@@ -169,8 +173,10 @@ Argument read_argument(const JsonValue& v, const std::set<std::string>& inames) 
 }
 
 Temporary read_temporary(const JsonValue& v, const std::set<std::string>& inames) {
-  v.allow_fields({"name", "dtype", "shape", "address_space"});
+  v.allow_fields({"name", "dtype", "shape", "address_space", "zero_fill_of", "double_buffered_in"});
   Temporary t;
+  if (v.has("zero_fill_of")) t.zero_fill_of = v.field("zero_fill_of").identifier();
+  if (v.has("double_buffered_in")) t.double_buffered_in = v.field("double_buffered_in").identifier();
   t.name = v.field("name").identifier();
   t.dtype = v.has("dtype") ? read_dtype(v.field("dtype"), true) : types::unknown;
   if (v.has("shape")) t.shape = read_exprs(v.field("shape"), inames);

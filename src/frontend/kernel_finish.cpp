@@ -197,6 +197,13 @@ void check_bounded_inames(const LoopKernel& kernel) {
     if (insn.kind != Instruction::Assign) continue;
     std::set<std::string> used = insn.within_inames;
     if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, used);
+    // (before argument inference, whose shapes would ask isl about the iname twice)
+    std::set<std::string> reduced;
+    if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, reduced);
+    for (auto& n : reduced)
+      if (insn.within_inames.count(n))
+        throw ParseError(insn.loc, "instruction '" + insn.id + "' reduces over '" + n + "', but the instruction already runs within '" + n +
+                                       "' (its left-hand side or its inames use it)");
     std::vector<std::string> names;
     for (auto& n : kernel.all_inames())
       if (used.count(n)) names.push_back(n);

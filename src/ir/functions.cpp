@@ -22,6 +22,9 @@ const MathFunction kFunctions[] = {
     {"min", 2, MathFunction::SameBinary},    {"max", 2, MathFunction::SameBinary},
     {"fmin", 2, MathFunction::SameBinary},   {"fmax", 2, MathFunction::SameBinary},
     {"fma", 3, MathFunction::Fma},
+    // to TF32's 10-bit mantissa, nearest with ties away from zero (cvt.rna.tf32.f32):
+    // the operands of a TF32 tensor-core product (tensor_core tf32=true)
+    {"round_tf32", 1, MathFunction::FloatUnary},
 };
 }  // namespace
 

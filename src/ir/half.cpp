@@ -62,4 +62,12 @@ uint16_t float_to_bfloat16_bits(float f) {
 
 float bfloat16_bits_to_float(uint16_t b) { return float_of(uint32_t(b) << 16); }
 
+float round_tf32(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u) return f;  // inf, NaN
+  u = (u + 0x1000u) & 0xffffe000u;                 // (the sign bit apart: ties go away from zero)
+  return float_of(u);
+}
+
 }  // namespace loom

@@ -111,6 +111,19 @@ template <int N> __device__ __forceinline__ void loom_cp_async_wait_pending() {
 #endif
 }
 )"},
+    {"loom_round_tf32", R"(// To TF32 (10-bit mantissa), nearest with ties away from zero, as cvt.rna.tf32.f32 does
+__device__ __forceinline__ float loom_round_tf32(float x) {
+  unsigned u = __float_as_uint(x);
+  return (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float((u + 0x1000u) & 0xffffe000u);
+}
+)"},
+    {"loom_mma_m16n8k8_tf32", R"(// A warp's D = A B + D on the tensor cores: m16n8k8, TF32 operands, float32 accumulator (sm_80+)
+__device__ __forceinline__ void loom_mma_m16n8k8_tf32(float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1,
+                                                      unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+)"},
     {"loom_ipow", R"(template <class T> __device__ __forceinline__ T loom_ipow(T a, T b) {
   T r = 1;
   for (; b > 0; b >>= 1, a *= a)
@@ -339,6 +352,7 @@ class Printer {
   }
 
   std::string math_name(const std::string& name, Type t) {
+    if (name == "round_tf32") return "loom_round_tf32";
     bool f32 = t.kind == ScalarKind::Float32 || is_half(t);  // 16-bit floats compute in float
     if (!t.is_float()) {
       if (name == "abs" || name == "fabs") return t.bits() == 64 ? "llabs" : "abs";
@@ -530,6 +544,7 @@ class Printer {
     // products share them)
     auto ldmatrix_row = [&](const Expr& value, const Expr& valid, const std::string& contiguous) -> Expr {
       auto sub = value.as<Subscript>();
+      if (w.tf32) return Expr();  // (32-bit elements: loaded one by one)
       const Temporary* t = sub ? k_.find_temporary(sub->name) : nullptr;
       if (valid.defined() || !t || t->space != AddressSpace::Local) return Expr();
       int once = 0;
@@ -560,6 +575,19 @@ class Printer {
       });
       for (int r = 0; r < 2; ++r) b.push_back(f + "[" + std::to_string(r) + "]");
     }
+    if (w.tf32) {  // m16n8k8: A (g + 8 (r mod 2), t + 4 (r / 2)), B (k t + 4 r, n g); one 32-bit value a register
+      auto bits = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) {
+        std::string v = expr(simplify(substitute(value, at)), 0);
+        if (valid.defined()) v = "(" + expr(simplify(substitute(valid, at)), 0) + " ? " + v + " : 0.0f)";
+        return "__float_as_uint(" + v + ")";
+      };
+      Expr t = bin(BinOp::Mod, lane, num(4));
+      for (int r = 0; r < 4; ++r)
+        a.push_back(bits(w.a, w.a_valid, {{w.m_var, simplify(bin(BinOp::Add, group, num(8 * (r % 2))))},
+                                          {w.k_var, simplify(bin(BinOp::Add, t, num(4 * (r / 2))))}}));
+      for (int r = 0; r < 2; ++r)
+        b.push_back(bits(w.b, w.b_valid, {{w.k_var, simplify(bin(BinOp::Add, t, num(4 * r)))}, {w.n_var, group}}));
+    }
     std::vector<std::string> av, bv;  // element by element
     for (int r = 0; r < 8 && a.empty(); ++r) {
       Expr m = simplify(bin(BinOp::Add, group, num(8 * ((r / 2) % 2)))), kk = simplify(bin(BinOp::Add, pair, num(r % 2 + 8 * (r / 4))));
@@ -572,7 +600,7 @@ class Printer {
     for (size_t r = 0; r < av.size(); r += 2) a.push_back("loom_pack2(" + av[r] + ", " + av[r + 1] + ")");
     for (size_t r = 0; r < bv.size(); r += 2) b.push_back("loom_pack2(" + bv[r] + ", " + bv[r + 1] + ")");
     os << pad << "// " << w.instruction << "\n";
-    os << pad << "loom_mma_m16n8k16_" << (w.input.kind == ScalarKind::BFloat16 ? "bf16" : "f16") << "(";
+    os << pad << (w.tf32 ? "loom_mma_m16n8k8_tf32" : w.input.kind == ScalarKind::BFloat16 ? "loom_mma_m16n8k16_bf16" : "loom_mma_m16n8k16_f16") << "(";
     for (int e = 0; e < 4; ++e) os << expr(simplify(substitute(w.accumulator, {{w.element, num(e)}})), 0) << ", ";
     os << "\n" << pad << "    ";
     for (int r = 0; r < 4; ++r) os << a[size_t(r)] << ",\n" << pad << "    ";

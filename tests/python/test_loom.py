@@ -384,3 +384,18 @@ def test_compile_variants_in_parallel_workers():
     assert r[0]["cuda"] == lp.generate_code_v2(lp.split_iname(k, "i", 16, outer_tag="g.0", inner_tag="l.0")).device_code()
     by_kernel = lp.compile_variants([lp.split_iname(k, "i", 32, outer_tag="g.0", inner_tag="l.0")], compile=False)
     assert by_kernel[0]["hash"] == r[1]["hash"]
+
+
+@pytest.mark.skipif(not lp._loom.gpu_available(), reason="no GPU")
+def test_gpu_bfloat16_tensors_and_tensor_cores():
+    # torch's bfloat16 tensors (NumPy has no bfloat16) on the tensor-core GEMM example
+    torch = pytest.importorskip("torch")
+    import os
+
+    knl = lp.load_kernel(os.path.join(os.environ.get("LOOM_SOURCE_DIR", "."), "examples", "gemm_bf16_any.loom"))
+    a = torch.randn(70, 45, device="cuda").to(torch.bfloat16)
+    b = torch.randn(45, 33, device="cuda").to(torch.bfloat16)
+    c = torch.full((70, 33), float("nan"), device="cuda")
+    knl(a=a, b=b, c=c)
+    torch.cuda.synchronize()
+    assert torch.allclose(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)

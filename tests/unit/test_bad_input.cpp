@@ -866,3 +866,12 @@ TEST(BadInput, AnExtentInAParameterNoDomainUsesIsStillProved) {
                      "  c: float32[nb, 16]\nassumptions:\n  q >= nb\ninstructions:\n  c[b, k] = 2 * x[b, k]\n"),
             "no error");
 }
+
+TEST(BadInput, ASumOverAnAxisTheLeftSideUsesIsRefusedBeforeArgumentInference) {
+  // found by the mutation fuzzer: with inferred arguments, isl's shape
+  // inference met the iname twice first ("isl: arrange_dims: position or range out of bounds")
+  std::string e = error_of("kernel k\ndomains:\n  {[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}\narguments:\n  ...\n"
+                           "instructions:\n  c[k, j] = sum(k, a[i, k] * b[k, j])\n");
+  EXPECT_NE(e.find("k.loom:7:3: instruction 'insn_0' reduces over 'k', but the instruction already runs within 'k'"), std::string::npos) << e;
+  EXPECT_EQ(e.find("isl"), std::string::npos) << e;
+}

@@ -10,6 +10,7 @@
 
 #include "loom/codegen.h"
 #include "loom/cuda.h"
+#include "loom/half.h"
 #include "loom/interpreter.h"
 #include "loom/parser.h"
 #include "loom/transforms.h"
@@ -172,4 +173,62 @@ TEST(TensorCore, AWriteTheLanesWouldShareIsARace) {
                              {"a: bfloat16[n, l], b: bfloat16[l, m], c: float32[n, m], d: float32[n]"}, "mm");
   LoopKernel t = scheduled(k, kOneWarp);
   EXPECT_NE(error_of([&] { generate(t); }).find("write race"), std::string::npos);
+}
+
+TEST(TensorCore, AWholeKTileSplitsItsNestPerStatement) {
+  // k of 16 in one tile: init, update and store share the (m, n) loops; the
+  // update gets a nest of its own (one mma.sync per 16x8 tile), guarded by
+  // the warp's own bound (nb) around the instruction rather than per element
+  LoopKernel k = make_kernel({"{[b, i, j, k]: 0 <= b < nb and 0 <= i, j, k < 16}"},
+                             "c[b, i, j] = sum(k, float32(a[b, i, k]) * float32(x[b, k, j]))",
+                             {"a: bfloat16[nb, 16, 16], x: bfloat16[nb, 16, 16], c: bfloat16[nb, 16, 16]"}, "bmm");
+  LoopKernel t = scheduled(k, "split_iname b 8 outer_tag=g.0 inner_tag=l.1\nsplit_iname j 8 outer_tag=ilp\ntensor_core i j_inner k\n");
+  check_transformed(k, t, {{{"nb", 37}}, {{"nb", 1}}, {{"nb", 16}}});
+  std::string cuda = cuda::print_source(generate(t));
+  EXPECT_EQ(count_of(cuda, "loom_mma_m16n8k16_bf16(acc_"), 2u) << cuda;
+  EXPECT_EQ(count_of(cuda, "__float2bfloat16_rn(0.0f)"), 0u) << cuda;  // no element guards
+}
+
+TEST(TensorCore, Tf32IsAnExplicitRoundingOfFloat32Operands) {
+  // float32 operands run as TF32 only when asked: the sum's factors become
+  // round_tf32(x) * round_tf32(y) in the kernel, which the untransformed kernel
+  // written with the same rounding matches on every target
+  const std::string script = "split_iname i 16 outer_tag=g.1\nsplit_iname j 8 outer_tag=g.0\nsplit_iname k 8\n"
+                             "tensor_core i_inner j_inner k_inner tf32=true\n";
+  LoopKernel f32 = product("float32", "a[i, k] * b[k, j]");
+  EXPECT_NE(error_of([&] { scheduled(f32, "split_iname i 16\nsplit_iname j 8\nsplit_iname k 16\ntensor_core i_inner j_inner k_inner\n"); })
+                .find("tensor_core tf32=true"),
+            std::string::npos);
+  LoopKernel t = scheduled(f32, script);
+  EXPECT_NE(t.instructions[0].rhs.str().find("round_tf32(a["), std::string::npos) << t.instructions[0].rhs.str();
+  EXPECT_EQ(t.tag_of("k_inner").str(), "mma.k");
+  LoopKernel rounded = product("float32", "round_tf32(a[i, k]) * round_tf32(b[k, j])");
+  check_transformed(rounded, t, kSizes);
+  EXPECT_EQ(interpreted_vs_reference(rounded, t, kSizes[1]), "");
+  std::string cuda = cuda::print_source(generate(t));
+  EXPECT_EQ(count_of(cuda, "loom_mma_m16n8k8_tf32(acc_"), 1u) << cuda;
+  EXPECT_NE(cuda.find("? loom_round_tf32(a["), std::string::npos) << cuda;
+  // m16n8k8 is the TF32 shape
+  EXPECT_NE(error_of([&] { scheduled(f32, "split_iname i 16\nsplit_iname j 8\nsplit_iname k 8\ntensor_core i_inner j_inner k_inner shape=m16n8k8\n"); })
+                .find("pass tf32=true"),
+            std::string::npos);
+}
+
+TEST(TensorCore, RoundTf32RoundsToTenMantissaBitsTiesAway) {
+  // 1 + 2^-11 is half an ulp of TF32 at 1: away from zero; 1 + 2^-12 rounds down; -(1 + 3 * 2^-11) -> -(1 + 2^-9)
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = round_tf32(x[i])", {"x: float32[n], out: float32[n]"}, "tf32");
+  const std::vector<float> in = {1.0f + 0x1p-11f, 1.0f + 0x1p-12f, -(1.0f + 3 * 0x1p-11f), 3.0e38f, 0.0f};
+  const std::vector<float> want = {1.0f + 0x1p-10f, 1.0f, -(1.0f + 0x1p-9f), 3.0e38f + 0.0f, 0.0f};
+  for (bool interpreter : {false, true}) {
+    HostArray x(types::float32, {int64_t(in.size())}), out(types::float32, {int64_t(in.size())});
+    for (size_t i = 0; i < in.size(); ++i) x.set(int64_t(i), in[i]);
+    ArgMap args{{"x", ArgValue::of(x.ref())}, {"out", ArgValue::of(out.ref())}, {"n", ArgValue::of_int(int64_t(in.size()))}};
+    if (interpreter) interpret(generate(k, TargetInfo::interpreter()), args);
+    else loom::testing::run_on_host(k, args);
+    for (size_t i = 0; i < in.size(); ++i)
+      EXPECT_EQ(float(out.get(int64_t(i))), loom::round_tf32(in[i])) << i << (interpreter ? " (interpreter)" : "");
+    EXPECT_EQ(float(out.get(0)), want[0]);
+    EXPECT_EQ(float(out.get(1)), want[1]);
+    EXPECT_EQ(float(out.get(2)), want[2]);
+  }
 }
