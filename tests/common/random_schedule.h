@@ -4,13 +4,15 @@
 // assumptions (and do_not_specialize), prefetches (local or private, random sweeps and tags, async
 // copies, zero fills and the sums over their tiles rounded up) and the
 // other memory transformations (precompute, buffer_array, privatize,
-// double_buffer, assignment_to_subst, expand_subst);
+// double_buffer, assignment_to_subst, expand_subst), and a product's tile
+// on the tensor cores (tensor_core);
 // `log` is the applied steps as a transformation script (one per line), so a
 // failing case replays (and shrinks) through apply_transforms. steps a transform refuses are skipped. Used by the CPU and GPU
 // random-schedule tests; `log` records what was applied.
 #pragma once
 #include <functional>
 #include <random>
+#include <set>
 #include <string>
 
 #include "loom/isl_util.h"
@@ -34,6 +36,38 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
   LoopKernel t = k;
   auto pick = [&](int n) { return int(rng() % unsigned(n)); };
   std::vector<std::string> used_axes;
+  // a product's tile on the tensor cores, sometimes first (refused where the
+  // kernel has no float16/bfloat16 product): m by 16, n by 8, k by 16
+  if (pick(3) == 0) {
+    std::vector<std::string> loops, sums;
+    for (auto& n : t.all_inames()) {
+      bool reduced = false;
+      for (auto& insn : t.instructions) {
+        std::set<std::string> r;
+        if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, r);
+        reduced |= r.count(n) > 0;
+      }
+      (reduced ? sums : loops).push_back(n);
+    }
+    if (loops.size() >= 2 && !sums.empty()) {
+      std::string m = loops[size_t(pick(int(loops.size())))], n = loops[size_t(pick(int(loops.size())))], kk = sums[size_t(pick(int(sums.size())))];
+      static const char* outer[] = {"for", "g.0", "g.1", "ilp"};
+      LoopKernel before = t;
+      std::string steps_log;
+      try {
+        for (auto [iname, length] : {std::pair{m, 16}, std::pair{n, 8}, std::pair{kk, 16}}) {
+          SplitOptions o;
+          o.outer_tag = InameTag::parse(outer[iname == kk ? 0 : pick(4)]);
+          t = split_iname(t, iname, length, o);
+          steps_log += "split_iname " + iname + " " + std::to_string(length) + " outer_tag=" + o.outer_tag->str() + "\n";
+        }
+        t = tensor_core(t, m + "_inner", n + "_inner", kk + "_inner");
+        log += steps_log + "tensor_core " + m + "_inner " + n + "_inner " + kk + "_inner\n";
+      } catch (const TransformError&) {
+        t = before;
+      }
+    }
+  }
   int steps = 1 + pick(4);
   for (int s = 0; s < steps; ++s) {
     auto inames = t.all_inames();
