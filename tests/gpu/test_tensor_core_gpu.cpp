@@ -1,0 +1,47 @@
+// Tensor cores on the GPU: float16 and TF32 products (the bfloat16 ones are
+// examples, run by test_examples_gpu.cpp) against the interpreter of the
+// kernel as written, at sizes with partial tiles; an epilogue on the lanes.
+#include "gpu_oracle.h"
+#include "loom/parser.h"
+#include "loom/transforms.h"
+
+using namespace loom;
+using loom::testing::gpu_vs_reference;
+
+namespace {
+
+LoopKernel product(const std::string& dtype, const std::string& body, const std::string& extra_args = "", const std::string& epilogue = "") {
+  return make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, body + epilogue,
+                     {"a: " + dtype + "[n, l], b: " + dtype + "[l, m], c: float32[n, m]" + extra_args}, "mm");
+}
+
+const std::vector<std::map<std::string, int64_t>> kSizes = {
+    {{"n", 64}, {"m", 32}, {"l", 48}}, {{"n", 37}, {"m", 45}, {"l", 21}}, {{"n", 5}, {"m", 3}, {"l", 7}}};
+
+const std::string kWarpTiles =
+    "split_iname i 32 outer_tag=g.1\nsplit_iname j 16 outer_tag=g.0\nsplit_iname i_inner 16 outer_tag=ilp\n"
+    "split_iname j_inner 8 outer_tag=ilp\nsplit_iname k K\n";
+
+std::string tiles(int k) {
+  std::string s = kWarpTiles;
+  s.replace(s.find("K\n"), 2, std::to_string(k) + "\n");
+  return s;
+}
+
+}  // namespace
+
+TEST(GpuTensorCore, Float16OperandsWithBiasAndReluOnTheLanes) {
+  REQUIRE_GPU();
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"},
+                             "<> s = sum(k, float32(a[i, k]) * float32(b[k, j])) {id=prod}\nc[i, j] = max(s + bias[j], 0.0f) {dep=prod}",
+                             {"a: float16[n, l], b: float16[l, m], bias: float32[m], c: float32[n, m]"}, "mm");
+  LoopKernel t = apply_transforms(k, parse_transform_script(tiles(16) + "tensor_core i_inner_inner j_inner_inner k_inner\n"));
+  for (auto& p : kSizes) EXPECT_EQ(gpu_vs_reference(k, t, p), "") << p.at("n");
+}
+
+TEST(GpuTensorCore, Tf32AsTheKernelSaysIt) {
+  REQUIRE_GPU();
+  LoopKernel k = product("float32", "c[i, j] = sum(k, round_tf32(a[i, k]) * round_tf32(b[k, j]))");
+  LoopKernel t = apply_transforms(k, parse_transform_script(tiles(8) + "tensor_core i_inner_inner j_inner_inner k_inner\n"));
+  for (auto& p : kSizes) EXPECT_EQ(gpu_vs_reference(k, t, p), "") << p.at("n");
+}
