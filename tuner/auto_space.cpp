@@ -19,6 +19,9 @@
 //   tiles:      (two parallel inames and a reduction: products) register
 //               tiles per thread (ilp), a tiled reduction loop, and
 //               optional shared-memory tiles of each array read
+//   tensor cores: (a product of float16/bfloat16 matrices) tensor_core
+//               tiles in warp register tiles, cp.async tiles of both inputs
+//               in shared memory, 2 or 3 stages; four block shapes
 #include <algorithm>
 #include <set>
 
@@ -59,6 +62,48 @@ std::string join(const std::vector<std::string>& v, const char* sep = ",") {
   std::string s;
   for (auto& x : v) s += (s.empty() ? "" : sep) + x;
   return s;
+}
+
+// A tensor-core schedule of c[y, x] = sum(r, a[y, r] * b[r, x]) (16-bit a
+// and b, rows contiguous): bi x bj tiles of c per block of wi x wj warps
+// (l.1, l.2; l.0 the lanes), each warp a register tile of 16x8 mma.sync
+// tiles (ilp), r in tiles of bk copied 8 values (16 bytes) at a time, every
+// one of the 32 lanes fetching, rows padded by 8 (conflict-free ldmatrix),
+// multi-buffered with `stages` copies. `whole`: sizes are multiples of the
+// tiles (no guards); else the fetched tiles are zero-filled where they leave
+// the matrices (rows of 8 values: the contiguous sizes multiples of 8).
+std::string tensor_core_script(const std::string& y, const std::string& x, const std::string& r, const std::string& a, const std::string& b,
+                               const std::string& ny, const std::string& nx, const std::string& nr, int bi, int bj, int wi, int wj, int bk,
+                               bool whole) {
+  auto S = [](int v) { return std::to_string(v); };
+  std::string t;
+  if (whole)
+    t += "assume " + ny + " mod " + S(bi) + " = 0 and " + nx + " mod " + S(bj) + " = 0 and " + nr + " mod " + S(bk) + " = 0 and " + ny + " >= " + S(bi) +
+         " and " + nx + " >= " + S(bj) + " and " + nr + " >= " + S(bk) + "\n";
+  else
+    t += "assume " + nx + " mod 8 = 0 and " + nr + " mod 8 = 0\n";
+  std::string fill = whole ? "" : " fill_value=0";
+  t += "split_iname " + y + " " + S(bi) + " outer_tag=g.1\nsplit_iname " + x + " " + S(bj) + " outer_tag=g.0\n";
+  t += "split_iname " + y + "_inner " + S(bi / wi) + " outer_tag=l.1\nsplit_iname " + y + "_inner_inner 16 outer_tag=ilp\n";
+  t += "split_iname " + x + "_inner " + S(bj / wj) + " outer_tag=l.2\nsplit_iname " + x + "_inner_inner 8 outer_tag=ilp\n";
+  t += "split_iname " + r + " " + S(bk) + "\nsplit_iname " + r + "_inner 16 outer_tag=unr\n";
+  t += "tensor_core " + y + "_inner_inner_inner " + x + "_inner_inner_inner " + r + "_inner_inner\n";
+  // a's tile: bi rows of bk / 8 vectors; 32 lanes take 32 / (bk / 8) rows of them
+  t += "add_prefetch " + a + " " + y + "_inner_outer," + y + "_inner_inner_outer," + y + "_inner_inner_inner," + r + "_inner_outer," + r +
+       "_inner_inner dim_arg_names=tc_ar,tc_ak padding=8 default_tag=for" + fill + "\n";
+  t += "split_iname tc_ak 8 inner_tag=vec\nsplit_iname tc_ar " + S(32 / (bk / 8)) + "\njoin_inames tc_ar_inner,tc_ak_outer new_iname=tc_ax\n";
+  t += "tag_inames tc_ax:l.0\nsplit_iname tc_ar_outer " + S(wi) + " inner_tag=l.1\nsplit_iname tc_ar_outer_outer " + S(wj) + " inner_tag=l.2\n";
+  // b's tile: bk rows of bj / 8 vectors
+  t += "add_prefetch " + b + " " + r + "_inner_outer," + r + "_inner_inner," + x + "_inner_outer," + x + "_inner_inner_outer," + x +
+       "_inner_inner_inner dim_arg_names=tc_bk,tc_bc padding=8 default_tag=for" + fill + "\n";
+  if (bj / 8 >= 32)
+    t += "split_iname tc_bc 8 inner_tag=vec\nsplit_iname tc_bc_outer 32 inner_tag=l.0\nsplit_iname tc_bk " + S(wi) +
+         " inner_tag=l.1\nsplit_iname tc_bk_outer " + S(wj) + " inner_tag=l.2\n";
+  else
+    t += "split_iname tc_bc 8 inner_tag=vec\nsplit_iname tc_bk " + S(32 / (bj / 8)) + "\njoin_inames tc_bk_inner,tc_bc_outer new_iname=tc_bx\n"
+         "tag_inames tc_bx:l.0\nsplit_iname tc_bk_outer " + S(wi) + " inner_tag=l.1\nsplit_iname tc_bk_outer_outer " + S(wj) + " inner_tag=l.2\n";
+  t += "double_buffer " + a + "_fetch " + r + "_outer stages=choice(2|3)\ndouble_buffer " + b + "_fetch " + r + "_outer stages=choice(2|3)\n";
+  return t;
 }
 
 }  // namespace
@@ -200,6 +245,33 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
           v += "optional double_buffer " + array + "_fetch " + r + "_outer\n";
       v += "optional split_iname " + r + "_inner 4 inner_tag=unr outer_tag=unr\n";  // the k tile unrolled whole
       add("tiles + vec", v);
+    }
+  }
+  // tensor cores: c[y, x] = sum(r, a[y, r] * b[r, x]) with 16-bit a and b
+  // (each read array indexed by the product's two inames in that order)
+  if (!r.empty() && !y.empty()) {
+    std::string a, b;
+    auto single = [](const std::set<std::string>& axis, const std::string& n) { return axis.size() == 1 && axis.count(n); };
+    for (auto& [array, axes] : reads.arrays) {
+      const Argument* arg = k.find_argument(array);
+      if (!arg || axes.size() != 2 || !(arg->dtype.kind == ScalarKind::BFloat16 || arg->dtype.kind == ScalarKind::Float16)) continue;
+      if (single(axes[0], y) && single(axes[1], r)) a = array;
+      if (single(axes[0], r) && single(axes[1], x)) b = array;
+    }
+    bool sized = reads.extent.count(y) && reads.extent.count(x) && reads.extent.count(r);
+    if (!a.empty() && !b.empty() && sized) {
+      const std::string &ny = reads.extent[y], &nx = reads.extent[x], &nr = reads.extent[r];
+      auto size_of = [&](const std::string& p) { auto it = sizes.find(p); return it == sizes.end() ? int64_t(-1) : it->second; };
+      auto multiple = [&](const std::string& p, int64_t of) { int64_t v = size_of(p); return v < 0 || (v % of == 0 && v >= of); };
+      struct Shape { int bi, bj, wi, wj, bk; };
+      for (Shape sh : {Shape{128, 128, 2, 4, 64}, Shape{128, 128, 2, 2, 32}, Shape{128, 256, 2, 4, 64}, Shape{64, 64, 2, 2, 32}}) {
+        std::string name = "tensor cores " + std::to_string(sh.bi) + "x" + std::to_string(sh.bj) + "x" + std::to_string(sh.bk) + ", " +
+                           std::to_string(sh.wi * sh.wj) + " warps";
+        if (multiple(ny, sh.bi) && multiple(nx, sh.bj) && multiple(nr, sh.bk))
+          add(name, tensor_core_script(y, x, r, a, b, ny, nx, nr, sh.bi, sh.bj, sh.wi, sh.wj, sh.bk, true));
+        else if (multiple(nx, 8) && multiple(nr, 8))
+          add(name + ", partial tiles", tensor_core_script(y, x, r, a, b, ny, nx, nr, sh.bi, sh.bj, sh.wi, sh.wj, sh.bk, false));
+      }
     }
   }
   return Space(sketches);

@@ -277,6 +277,34 @@ TEST(AutoSpace, SketchesFitTheKernelsShapeAndItsBestIsCorrect) {
   EXPECT_GE(ok_sketches.size(), 5u);
 }
 
+// A product of bfloat16 matrices gets tensor-core sketches (whole tiles where
+// the timed sizes are multiples of them, zero-filled partial tiles where the
+// contiguous sizes are multiples of 8); the first configuration of each runs
+// correct on the CPU target, checked against the kernel as written.
+TEST(AutoSpace, Bfloat16ProductsGetTensorCoreSketchesThatRunRight) {
+  LoopKernel k = parse_kernel_text("kernel mm\ndomains:\n  {[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}\narguments:\n"
+                                   "  a: bfloat16[n, l], b: bfloat16[l, m], c: float32[n, m]\ninstructions:\n"
+                                   "  c[i, j] = sum(k, float32(a[i, k]) * float32(b[k, j]))\n")
+                     .kernel;
+  for (auto sizes : {std::map<std::string, int64_t>{{"n", 128}, {"m", 256}, {"l", 64}}, std::map<std::string, int64_t>{{"n", 100}, {"m", 136}, {"l", 40}}}) {
+    tune::Space space = tune::auto_space(k, "cpu", sizes);
+    std::vector<std::string> scripts;
+    for (size_t s = 0; s < space.sketches().size(); ++s)
+      if (space.sketches()[s].name.rfind("tensor cores", 0) == 0)
+        scripts.push_back(space.script(tune::Configuration{int(s), std::vector<int>(space.sketches()[s].choices.size(), 0)}));
+    ASSERT_EQ(scripts.size(), 4u) << space.str();
+    bool whole = sizes.at("n") == 128;
+    for (auto& sc : scripts) EXPECT_EQ(sc.find("fill_value=0") == std::string::npos, whole) << sc;
+    auto o = small_run();
+    o.parameters = sizes;
+    o.check_parameters = whole ? sizes : std::map<std::string, int64_t>{{"n", 37}, {"m", 24}, {"l", 16}};
+    o.strategy = "exhaustive";
+    auto r = tune::tune(k, tune::Space::from_scripts(scripts), o);
+    ASSERT_EQ(r.trials.size(), scripts.size());
+    for (auto& t : r.trials) EXPECT_EQ(t.status, "ok") << t.key << ": " << t.error;
+  }
+}
+
 // The target model's occupancy estimate, and the static pruning it allows:
 // a block whose registers or shared memory do not fit an SM never launches.
 TEST(TuneOccupancy, TheEstimateFollowsTheTargetModelsLimits) {
