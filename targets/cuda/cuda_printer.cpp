@@ -521,27 +521,39 @@ class Printer {
     return false;
   }
 
+  // Whether s holds matrix instructions and guards around them only.
+  static bool only_matrices(const StmtPtr& s) {
+    if (s->kind == Stmt::Block && s->matrix) return true;
+    if (s->kind == Stmt::If) return s->children.size() == 1 && only_matrices(s->children[0]);
+    if (s->kind != Stmt::Block) return false;
+    for (auto& c : s->children)
+      if (!only_matrices(c)) return false;
+    return true;
+  }
+  void preload_fragments(std::ostream& os, const StmtPtr& s, int ind) {
+    if (s->kind == Stmt::Block && s->matrix) {
+      std::vector<std::string> a, b;
+      ldmatrix_fragments(os, *s->matrix, ind, a, b);
+      return;
+    }
+    for (auto& c : s->children) preload_fragments(os, c, ind);
+  }
+
   // One mma.sync: each lane packs its fragments of A (8 values) and B (4)
   // from the operands' expressions at its elements (the PTX ISA's layout for
   // m16n8k16: A rows lane/4 (+8), k 2*(lane%4) (+1, +8); B k likewise,
   // column lane/4), zero where an element does not exist.
-  void warp_matrix(std::ostream& os, const WarpMatrix& w, int ind) {
+  // The fragments of w's operands that ldmatrix can load (an operand read
+  // from shared memory with its contiguous axis, A: k, B: n, in rows of
+  // 16-byte aligned 8-element runs), loaded once in a straight run of
+  // instructions (the register tile's products share them): the registers
+  // into a and b; an operand it cannot load leaves its list empty.
+  void ldmatrix_fragments(std::ostream& os, const WarpMatrix& w, int ind, std::vector<std::string>& a, std::vector<std::string>& b) {
     std::string pad(ind * 2, ' ');
     Type it = k_.options.index_dtype;
     auto num = [&](int64_t v) { return make_int(v, it); };
-    auto bin = [&](BinOp op, Expr a, Expr b) { return make_binary(op, std::move(a), std::move(b), it); };
+    auto bin = [&](BinOp op, Expr x, Expr y) { return make_binary(op, std::move(x), std::move(y), it); };
     Expr lane = make_var(w.lane, it);
-    Expr group = bin(BinOp::FloorDiv, lane, num(4)), pair = bin(BinOp::Mul, bin(BinOp::Mod, lane, num(4)), num(2));
-    std::string zero = round_to(w.input, "0.0f");
-    auto element = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) {
-      std::string v = expr(simplify(substitute(value, at)), 0);
-      if (!valid.defined()) return v;
-      return "(" + expr(simplify(substitute(valid, at)), 0) + " ? " + v + " : " + zero + ")";
-    };
-    // an operand read from shared memory with its contiguous axis (A: k, B: n)
-    // in rows of 16-byte aligned 8-element runs: ldmatrix, each fragment
-    // loaded once in a straight run of instructions (the register tile's
-    // products share them)
     auto ldmatrix_row = [&](const Expr& value, const Expr& valid, const std::string& contiguous) -> Expr {
       auto sub = value.as<Subscript>();
       if (w.tf32) return Expr();  // (32-bit elements: loaded one by one)
@@ -558,7 +570,6 @@ class Printer {
       load(name);
       return fragment_cache_[key] = name;
     };
-    std::vector<std::string> a, b;
     if (Expr row = ldmatrix_row(w.a, w.a_valid, w.k_var); row.defined()) {
       Expr at = simplify(substitute(row, {{w.m_var, bin(BinOp::Mod, lane, num(16))}, {w.k_var, bin(BinOp::Mul, bin(BinOp::FloorDiv, lane, num(16)), num(8))}}));
       std::string addr = "&" + expr(at, 13);
@@ -575,6 +586,23 @@ class Printer {
       });
       for (int r = 0; r < 2; ++r) b.push_back(f + "[" + std::to_string(r) + "]");
     }
+  }
+
+  void warp_matrix(std::ostream& os, const WarpMatrix& w, int ind) {
+    std::string pad(ind * 2, ' ');
+    Type it = k_.options.index_dtype;
+    auto num = [&](int64_t v) { return make_int(v, it); };
+    auto bin = [&](BinOp op, Expr a, Expr b) { return make_binary(op, std::move(a), std::move(b), it); };
+    Expr lane = make_var(w.lane, it);
+    Expr group = bin(BinOp::FloorDiv, lane, num(4)), pair = bin(BinOp::Mul, bin(BinOp::Mod, lane, num(4)), num(2));
+    std::string zero = round_to(w.input, "0.0f");
+    auto element = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) {
+      std::string v = expr(simplify(substitute(value, at)), 0);
+      if (!valid.defined()) return v;
+      return "(" + expr(simplify(substitute(valid, at)), 0) + " ? " + v + " : " + zero + ")";
+    };
+    std::vector<std::string> a, b;
+    ldmatrix_fragments(os, w, ind, a, b);
     if (w.tf32) {  // m16n8k8: A (g + 8 (r mod 2), t + 4 (r / 2)), B (k t + 4 r, n g); one 32-bit value a register
       auto bits = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) {
         std::string v = expr(simplify(substitute(value, at)), 0);
@@ -620,7 +648,19 @@ class Printer {
       default: break;
     }
     // fragments loaded for a straight run of matrix instructions stay valid
-    // until anything else runs (a store, a barrier, a loop or branch scope)
+    // until anything else runs (a store, a barrier, a loop or branch scope);
+    // a branch that holds only matrix instructions (the warp's guards of a
+    // register tile's parts) gets its fragments loaded before it, so the
+    // parts share them (the loads stay inside the tiles' shared memory)
+    if (s->kind == Stmt::If && s->children.size() == 1 && only_matrices(s->children[0])) {
+      preload_fragments(os, s->children[0], ind);
+      auto saved = fragment_cache_;
+      os << pad << "if (" << expr(s->cond, 0) << ")\n" << pad << "{\n";
+      stmt(os, s->children[0], ind + 1);
+      os << pad << "}\n";
+      fragment_cache_ = saved;
+      return;
+    }
     if (s->kind != Stmt::Block) fragment_cache_.clear();
     switch (s->kind) {
       case Stmt::Block: break;

@@ -433,14 +433,20 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_zfill(__nv_bfloat16 
           }
         }
       }
+      unsigned loom_frag0[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag0[0], loom_frag0[1], loom_frag0[2], loom_frag0[3]);
+      unsigned loom_frag1[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + 32 * j_inner_outer]), loom_frag1[0], loom_frag1[1]);
+      unsigned loom_frag2[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag2[0], loom_frag2[1]);
+      unsigned loom_frag3[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag3[0], loom_frag3[1]);
+      unsigned loom_frag4[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag4[0], loom_frag4[1]);
       if (n >= 128 * i_outer + 64 * i_inner_outer + 1)
       {
         if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
         {
-          unsigned loom_frag0[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag0[0], loom_frag0[1], loom_frag0[2], loom_frag0[3]);
-          unsigned loom_frag1[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + 32 * j_inner_outer]), loom_frag1[0], loom_frag1[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[0], acc_c[16], acc_c[32], acc_c[48], 
               loom_frag0[0],
@@ -451,57 +457,186 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_zfill(__nv_bfloat16 
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
         {
-          unsigned loom_frag2[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag2[0], loom_frag2[1], loom_frag2[2], loom_frag2[3]);
-          unsigned loom_frag3[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag3[0], loom_frag3[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[4], acc_c[20], acc_c[36], acc_c[52], 
-              loom_frag2[0],
-              loom_frag2[1],
-              loom_frag2[2],
-              loom_frag2[3],
-              loom_frag3[0], loom_frag3[1]);
+              loom_frag0[0],
+              loom_frag0[1],
+              loom_frag0[2],
+              loom_frag0[3],
+              loom_frag2[0], loom_frag2[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
         {
-          unsigned loom_frag4[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag4[0], loom_frag4[1], loom_frag4[2], loom_frag4[3]);
-          unsigned loom_frag5[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag5[0], loom_frag5[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[8], acc_c[24], acc_c[40], acc_c[56], 
-              loom_frag4[0],
-              loom_frag4[1],
-              loom_frag4[2],
-              loom_frag4[3],
-              loom_frag5[0], loom_frag5[1]);
+              loom_frag0[0],
+              loom_frag0[1],
+              loom_frag0[2],
+              loom_frag0[3],
+              loom_frag3[0], loom_frag3[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
         {
-          unsigned loom_frag6[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag6[0], loom_frag6[1], loom_frag6[2], loom_frag6[3]);
-          unsigned loom_frag7[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag7[0], loom_frag7[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[12], acc_c[28], acc_c[44], acc_c[60], 
-              loom_frag6[0],
-              loom_frag6[1],
-              loom_frag6[2],
-              loom_frag6[3],
-              loom_frag7[0], loom_frag7[1]);
+              loom_frag0[0],
+              loom_frag0[1],
+              loom_frag0[2],
+              loom_frag0[3],
+              loom_frag4[0], loom_frag4[1]);
         }
       }
+      unsigned loom_frag5[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag5[0], loom_frag5[1], loom_frag5[2], loom_frag5[3]);
       if (n >= 128 * i_outer + 64 * i_inner_outer + 17)
       {
         if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
         {
-          unsigned loom_frag8[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag8[0], loom_frag8[1], loom_frag8[2], loom_frag8[3]);
-          unsigned loom_frag9[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + 32 * j_inner_outer]), loom_frag9[0], loom_frag9[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[1], acc_c[17], acc_c[33], acc_c[49], 
+              loom_frag5[0],
+              loom_frag5[1],
+              loom_frag5[2],
+              loom_frag5[3],
+              loom_frag1[0], loom_frag1[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[5], acc_c[21], acc_c[37], acc_c[53], 
+              loom_frag5[0],
+              loom_frag5[1],
+              loom_frag5[2],
+              loom_frag5[3],
+              loom_frag2[0], loom_frag2[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[9], acc_c[25], acc_c[41], acc_c[57], 
+              loom_frag5[0],
+              loom_frag5[1],
+              loom_frag5[2],
+              loom_frag5[3],
+              loom_frag3[0], loom_frag3[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[13], acc_c[29], acc_c[45], acc_c[61], 
+              loom_frag5[0],
+              loom_frag5[1],
+              loom_frag5[2],
+              loom_frag5[3],
+              loom_frag4[0], loom_frag4[1]);
+        }
+      }
+      unsigned loom_frag6[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag6[0], loom_frag6[1], loom_frag6[2], loom_frag6[3]);
+      if (n >= 128 * i_outer + 64 * i_inner_outer + 33)
+      {
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[2], acc_c[18], acc_c[34], acc_c[50], 
+              loom_frag6[0],
+              loom_frag6[1],
+              loom_frag6[2],
+              loom_frag6[3],
+              loom_frag1[0], loom_frag1[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[6], acc_c[22], acc_c[38], acc_c[54], 
+              loom_frag6[0],
+              loom_frag6[1],
+              loom_frag6[2],
+              loom_frag6[3],
+              loom_frag2[0], loom_frag2[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[10], acc_c[26], acc_c[42], acc_c[58], 
+              loom_frag6[0],
+              loom_frag6[1],
+              loom_frag6[2],
+              loom_frag6[3],
+              loom_frag3[0], loom_frag3[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[14], acc_c[30], acc_c[46], acc_c[62], 
+              loom_frag6[0],
+              loom_frag6[1],
+              loom_frag6[2],
+              loom_frag6[3],
+              loom_frag4[0], loom_frag4[1]);
+        }
+      }
+      unsigned loom_frag7[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag7[0], loom_frag7[1], loom_frag7[2], loom_frag7[3]);
+      if (n >= 128 * i_outer + 64 * i_inner_outer + 49)
+      {
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[3], acc_c[19], acc_c[35], acc_c[51], 
+              loom_frag7[0],
+              loom_frag7[1],
+              loom_frag7[2],
+              loom_frag7[3],
+              loom_frag1[0], loom_frag1[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[7], acc_c[23], acc_c[39], acc_c[55], 
+              loom_frag7[0],
+              loom_frag7[1],
+              loom_frag7[2],
+              loom_frag7[3],
+              loom_frag2[0], loom_frag2[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[11], acc_c[27], acc_c[43], acc_c[59], 
+              loom_frag7[0],
+              loom_frag7[1],
+              loom_frag7[2],
+              loom_frag7[3],
+              loom_frag3[0], loom_frag3[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[15], acc_c[31], acc_c[47], acc_c[63], 
+              loom_frag7[0],
+              loom_frag7[1],
+              loom_frag7[2],
+              loom_frag7[3],
+              loom_frag4[0], loom_frag4[1]);
+        }
+      }
+      unsigned loom_frag8[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag8[0], loom_frag8[1], loom_frag8[2], loom_frag8[3]);
+      unsigned loom_frag9[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + 32 * j_inner_outer]), loom_frag9[0], loom_frag9[1]);
+      unsigned loom_frag10[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag10[0], loom_frag10[1]);
+      unsigned loom_frag11[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag11[0], loom_frag11[1]);
+      unsigned loom_frag12[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag12[0], loom_frag12[1]);
+      if (n >= 128 * i_outer + 64 * i_inner_outer + 1)
+      {
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[0], acc_c[16], acc_c[32], acc_c[48], 
               loom_frag8[0],
               loom_frag8[1],
               loom_frag8[2],
@@ -510,57 +645,186 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_zfill(__nv_bfloat16 
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
         {
-          unsigned loom_frag10[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag10[0], loom_frag10[1], loom_frag10[2], loom_frag10[3]);
-          unsigned loom_frag11[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag11[0], loom_frag11[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[5], acc_c[21], acc_c[37], acc_c[53], 
-              loom_frag10[0],
-              loom_frag10[1],
-              loom_frag10[2],
-              loom_frag10[3],
-              loom_frag11[0], loom_frag11[1]);
+          loom_mma_m16n8k16_bf16(acc_c[4], acc_c[20], acc_c[36], acc_c[52], 
+              loom_frag8[0],
+              loom_frag8[1],
+              loom_frag8[2],
+              loom_frag8[3],
+              loom_frag10[0], loom_frag10[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
         {
-          unsigned loom_frag12[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag12[0], loom_frag12[1], loom_frag12[2], loom_frag12[3]);
-          unsigned loom_frag13[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag13[0], loom_frag13[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[9], acc_c[25], acc_c[41], acc_c[57], 
-              loom_frag12[0],
-              loom_frag12[1],
-              loom_frag12[2],
-              loom_frag12[3],
-              loom_frag13[0], loom_frag13[1]);
+          loom_mma_m16n8k16_bf16(acc_c[8], acc_c[24], acc_c[40], acc_c[56], 
+              loom_frag8[0],
+              loom_frag8[1],
+              loom_frag8[2],
+              loom_frag8[3],
+              loom_frag11[0], loom_frag11[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
         {
-          unsigned loom_frag14[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag14[0], loom_frag14[1], loom_frag14[2], loom_frag14[3]);
-          unsigned loom_frag15[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag15[0], loom_frag15[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[13], acc_c[29], acc_c[45], acc_c[61], 
-              loom_frag14[0],
-              loom_frag14[1],
-              loom_frag14[2],
-              loom_frag14[3],
-              loom_frag15[0], loom_frag15[1]);
+          loom_mma_m16n8k16_bf16(acc_c[12], acc_c[28], acc_c[44], acc_c[60], 
+              loom_frag8[0],
+              loom_frag8[1],
+              loom_frag8[2],
+              loom_frag8[3],
+              loom_frag12[0], loom_frag12[1]);
         }
       }
+      unsigned loom_frag13[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag13[0], loom_frag13[1], loom_frag13[2], loom_frag13[3]);
+      if (n >= 128 * i_outer + 64 * i_inner_outer + 17)
+      {
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[1], acc_c[17], acc_c[33], acc_c[49], 
+              loom_frag13[0],
+              loom_frag13[1],
+              loom_frag13[2],
+              loom_frag13[3],
+              loom_frag9[0], loom_frag9[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[5], acc_c[21], acc_c[37], acc_c[53], 
+              loom_frag13[0],
+              loom_frag13[1],
+              loom_frag13[2],
+              loom_frag13[3],
+              loom_frag10[0], loom_frag10[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[9], acc_c[25], acc_c[41], acc_c[57], 
+              loom_frag13[0],
+              loom_frag13[1],
+              loom_frag13[2],
+              loom_frag13[3],
+              loom_frag11[0], loom_frag11[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[13], acc_c[29], acc_c[45], acc_c[61], 
+              loom_frag13[0],
+              loom_frag13[1],
+              loom_frag13[2],
+              loom_frag13[3],
+              loom_frag12[0], loom_frag12[1]);
+        }
+      }
+      unsigned loom_frag14[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag14[0], loom_frag14[1], loom_frag14[2], loom_frag14[3]);
       if (n >= 128 * i_outer + 64 * i_inner_outer + 33)
       {
         if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
         {
-          unsigned loom_frag16[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag16[0], loom_frag16[1], loom_frag16[2], loom_frag16[3]);
-          unsigned loom_frag17[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + 32 * j_inner_outer]), loom_frag17[0], loom_frag17[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[2], acc_c[18], acc_c[34], acc_c[50], 
+              loom_frag14[0],
+              loom_frag14[1],
+              loom_frag14[2],
+              loom_frag14[3],
+              loom_frag9[0], loom_frag9[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[6], acc_c[22], acc_c[38], acc_c[54], 
+              loom_frag14[0],
+              loom_frag14[1],
+              loom_frag14[2],
+              loom_frag14[3],
+              loom_frag10[0], loom_frag10[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[10], acc_c[26], acc_c[42], acc_c[58], 
+              loom_frag14[0],
+              loom_frag14[1],
+              loom_frag14[2],
+              loom_frag14[3],
+              loom_frag11[0], loom_frag11[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[14], acc_c[30], acc_c[46], acc_c[62], 
+              loom_frag14[0],
+              loom_frag14[1],
+              loom_frag14[2],
+              loom_frag14[3],
+              loom_frag12[0], loom_frag12[1]);
+        }
+      }
+      unsigned loom_frag15[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag15[0], loom_frag15[1], loom_frag15[2], loom_frag15[3]);
+      if (n >= 128 * i_outer + 64 * i_inner_outer + 49)
+      {
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[3], acc_c[19], acc_c[35], acc_c[51], 
+              loom_frag15[0],
+              loom_frag15[1],
+              loom_frag15[2],
+              loom_frag15[3],
+              loom_frag9[0], loom_frag9[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[7], acc_c[23], acc_c[39], acc_c[55], 
+              loom_frag15[0],
+              loom_frag15[1],
+              loom_frag15[2],
+              loom_frag15[3],
+              loom_frag10[0], loom_frag10[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[11], acc_c[27], acc_c[43], acc_c[59], 
+              loom_frag15[0],
+              loom_frag15[1],
+              loom_frag15[2],
+              loom_frag15[3],
+              loom_frag11[0], loom_frag11[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[15], acc_c[31], acc_c[47], acc_c[63], 
+              loom_frag15[0],
+              loom_frag15[1],
+              loom_frag15[2],
+              loom_frag15[3],
+              loom_frag12[0], loom_frag12[1]);
+        }
+      }
+      unsigned loom_frag16[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag16[0], loom_frag16[1], loom_frag16[2], loom_frag16[3]);
+      unsigned loom_frag17[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + 32 * j_inner_outer]), loom_frag17[0], loom_frag17[1]);
+      unsigned loom_frag18[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (8 + 32 * j_inner_outer)]), loom_frag18[0], loom_frag18[1]);
+      unsigned loom_frag19[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (16 + 32 * j_inner_outer)]), loom_frag19[0], loom_frag19[1]);
+      unsigned loom_frag20[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (24 + 32 * j_inner_outer)]), loom_frag20[0], loom_frag20[1]);
+      if (n >= 128 * i_outer + 64 * i_inner_outer + 1)
+      {
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[0], acc_c[16], acc_c[32], acc_c[48], 
               loom_frag16[0],
               loom_frag16[1],
               loom_frag16[2],
@@ -569,57 +833,186 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_zfill(__nv_bfloat16 
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
         {
-          unsigned loom_frag18[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag18[0], loom_frag18[1], loom_frag18[2], loom_frag18[3]);
-          unsigned loom_frag19[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag19[0], loom_frag19[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[6], acc_c[22], acc_c[38], acc_c[54], 
-              loom_frag18[0],
-              loom_frag18[1],
-              loom_frag18[2],
-              loom_frag18[3],
-              loom_frag19[0], loom_frag19[1]);
+          loom_mma_m16n8k16_bf16(acc_c[4], acc_c[20], acc_c[36], acc_c[52], 
+              loom_frag16[0],
+              loom_frag16[1],
+              loom_frag16[2],
+              loom_frag16[3],
+              loom_frag18[0], loom_frag18[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
         {
-          unsigned loom_frag20[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag20[0], loom_frag20[1], loom_frag20[2], loom_frag20[3]);
-          unsigned loom_frag21[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag21[0], loom_frag21[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[10], acc_c[26], acc_c[42], acc_c[58], 
-              loom_frag20[0],
-              loom_frag20[1],
-              loom_frag20[2],
-              loom_frag20[3],
-              loom_frag21[0], loom_frag21[1]);
+          loom_mma_m16n8k16_bf16(acc_c[8], acc_c[24], acc_c[40], acc_c[56], 
+              loom_frag16[0],
+              loom_frag16[1],
+              loom_frag16[2],
+              loom_frag16[3],
+              loom_frag19[0], loom_frag19[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
         {
-          unsigned loom_frag22[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag22[0], loom_frag22[1], loom_frag22[2], loom_frag22[3]);
-          unsigned loom_frag23[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag23[0], loom_frag23[1]);
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[12], acc_c[28], acc_c[44], acc_c[60], 
+              loom_frag16[0],
+              loom_frag16[1],
+              loom_frag16[2],
+              loom_frag16[3],
+              loom_frag20[0], loom_frag20[1]);
+        }
+      }
+      unsigned loom_frag21[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag21[0], loom_frag21[1], loom_frag21[2], loom_frag21[3]);
+      if (n >= 128 * i_outer + 64 * i_inner_outer + 17)
+      {
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[1], acc_c[17], acc_c[33], acc_c[49], 
+              loom_frag21[0],
+              loom_frag21[1],
+              loom_frag21[2],
+              loom_frag21[3],
+              loom_frag17[0], loom_frag17[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[5], acc_c[21], acc_c[37], acc_c[53], 
+              loom_frag21[0],
+              loom_frag21[1],
+              loom_frag21[2],
+              loom_frag21[3],
+              loom_frag18[0], loom_frag18[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[9], acc_c[25], acc_c[41], acc_c[57], 
+              loom_frag21[0],
+              loom_frag21[1],
+              loom_frag21[2],
+              loom_frag21[3],
+              loom_frag19[0], loom_frag19[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[13], acc_c[29], acc_c[45], acc_c[61], 
+              loom_frag21[0],
+              loom_frag21[1],
+              loom_frag21[2],
+              loom_frag21[3],
+              loom_frag20[0], loom_frag20[1]);
+        }
+      }
+      unsigned loom_frag22[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag22[0], loom_frag22[1], loom_frag22[2], loom_frag22[3]);
+      if (n >= 128 * i_outer + 64 * i_inner_outer + 33)
+      {
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[2], acc_c[18], acc_c[34], acc_c[50], 
+              loom_frag22[0],
+              loom_frag22[1],
+              loom_frag22[2],
+              loom_frag22[3],
+              loom_frag17[0], loom_frag17[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[6], acc_c[22], acc_c[38], acc_c[54], 
+              loom_frag22[0],
+              loom_frag22[1],
+              loom_frag22[2],
+              loom_frag22[3],
+              loom_frag18[0], loom_frag18[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[10], acc_c[26], acc_c[42], acc_c[58], 
+              loom_frag22[0],
+              loom_frag22[1],
+              loom_frag22[2],
+              loom_frag22[3],
+              loom_frag19[0], loom_frag19[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
+        {
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[14], acc_c[30], acc_c[46], acc_c[62], 
               loom_frag22[0],
               loom_frag22[1],
               loom_frag22[2],
               loom_frag22[3],
-              loom_frag23[0], loom_frag23[1]);
+              loom_frag20[0], loom_frag20[1]);
         }
       }
+      unsigned loom_frag23[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag23[0], loom_frag23[1], loom_frag23[2], loom_frag23[3]);
       if (n >= 128 * i_outer + 64 * i_inner_outer + 49)
       {
         if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
         {
-          unsigned loom_frag24[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag24[0], loom_frag24[1], loom_frag24[2], loom_frag24[3]);
-          unsigned loom_frag25[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + 32 * j_inner_outer]), loom_frag25[0], loom_frag25[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[3], acc_c[19], acc_c[35], acc_c[51], 
+              loom_frag23[0],
+              loom_frag23[1],
+              loom_frag23[2],
+              loom_frag23[3],
+              loom_frag17[0], loom_frag17[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[7], acc_c[23], acc_c[39], acc_c[55], 
+              loom_frag23[0],
+              loom_frag23[1],
+              loom_frag23[2],
+              loom_frag23[3],
+              loom_frag18[0], loom_frag18[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[11], acc_c[27], acc_c[43], acc_c[59], 
+              loom_frag23[0],
+              loom_frag23[1],
+              loom_frag23[2],
+              loom_frag23[3],
+              loom_frag19[0], loom_frag19[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[15], acc_c[31], acc_c[47], acc_c[63], 
+              loom_frag23[0],
+              loom_frag23[1],
+              loom_frag23[2],
+              loom_frag23[3],
+              loom_frag20[0], loom_frag20[1]);
+        }
+      }
+      unsigned loom_frag24[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag24[0], loom_frag24[1], loom_frag24[2], loom_frag24[3]);
+      unsigned loom_frag25[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + 32 * j_inner_outer]), loom_frag25[0], loom_frag25[1]);
+      unsigned loom_frag26[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (8 + 32 * j_inner_outer)]), loom_frag26[0], loom_frag26[1]);
+      unsigned loom_frag27[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (16 + 32 * j_inner_outer)]), loom_frag27[0], loom_frag27[1]);
+      unsigned loom_frag28[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (24 + 32 * j_inner_outer)]), loom_frag28[0], loom_frag28[1]);
+      if (n >= 128 * i_outer + 64 * i_inner_outer + 1)
+      {
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[0], acc_c[16], acc_c[32], acc_c[48], 
               loom_frag24[0],
               loom_frag24[1],
               loom_frag24[2],
@@ -628,753 +1021,168 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_zfill(__nv_bfloat16 
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
         {
-          unsigned loom_frag26[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag26[0], loom_frag26[1], loom_frag26[2], loom_frag26[3]);
-          unsigned loom_frag27[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag27[0], loom_frag27[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[7], acc_c[23], acc_c[39], acc_c[55], 
-              loom_frag26[0],
-              loom_frag26[1],
-              loom_frag26[2],
-              loom_frag26[3],
-              loom_frag27[0], loom_frag27[1]);
+          loom_mma_m16n8k16_bf16(acc_c[4], acc_c[20], acc_c[36], acc_c[52], 
+              loom_frag24[0],
+              loom_frag24[1],
+              loom_frag24[2],
+              loom_frag24[3],
+              loom_frag26[0], loom_frag26[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
         {
-          unsigned loom_frag28[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag28[0], loom_frag28[1], loom_frag28[2], loom_frag28[3]);
-          unsigned loom_frag29[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag29[0], loom_frag29[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[11], acc_c[27], acc_c[43], acc_c[59], 
-              loom_frag28[0],
-              loom_frag28[1],
-              loom_frag28[2],
-              loom_frag28[3],
-              loom_frag29[0], loom_frag29[1]);
+          loom_mma_m16n8k16_bf16(acc_c[8], acc_c[24], acc_c[40], acc_c[56], 
+              loom_frag24[0],
+              loom_frag24[1],
+              loom_frag24[2],
+              loom_frag24[3],
+              loom_frag27[0], loom_frag27[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
         {
-          unsigned loom_frag30[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag30[0], loom_frag30[1], loom_frag30[2], loom_frag30[3]);
-          unsigned loom_frag31[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag31[0], loom_frag31[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[15], acc_c[31], acc_c[47], acc_c[63], 
+          loom_mma_m16n8k16_bf16(acc_c[12], acc_c[28], acc_c[44], acc_c[60], 
+              loom_frag24[0],
+              loom_frag24[1],
+              loom_frag24[2],
+              loom_frag24[3],
+              loom_frag28[0], loom_frag28[1]);
+        }
+      }
+      unsigned loom_frag29[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag29[0], loom_frag29[1], loom_frag29[2], loom_frag29[3]);
+      if (n >= 128 * i_outer + 64 * i_inner_outer + 17)
+      {
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[1], acc_c[17], acc_c[33], acc_c[49], 
+              loom_frag29[0],
+              loom_frag29[1],
+              loom_frag29[2],
+              loom_frag29[3],
+              loom_frag25[0], loom_frag25[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[5], acc_c[21], acc_c[37], acc_c[53], 
+              loom_frag29[0],
+              loom_frag29[1],
+              loom_frag29[2],
+              loom_frag29[3],
+              loom_frag26[0], loom_frag26[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[9], acc_c[25], acc_c[41], acc_c[57], 
+              loom_frag29[0],
+              loom_frag29[1],
+              loom_frag29[2],
+              loom_frag29[3],
+              loom_frag27[0], loom_frag27[1]);
+        }
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[13], acc_c[29], acc_c[45], acc_c[61], 
+              loom_frag29[0],
+              loom_frag29[1],
+              loom_frag29[2],
+              loom_frag29[3],
+              loom_frag28[0], loom_frag28[1]);
+        }
+      }
+      unsigned loom_frag30[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag30[0], loom_frag30[1], loom_frag30[2], loom_frag30[3]);
+      if (n >= 128 * i_outer + 64 * i_inner_outer + 33)
+      {
+        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
+        {
+          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+          loom_mma_m16n8k16_bf16(acc_c[2], acc_c[18], acc_c[34], acc_c[50], 
               loom_frag30[0],
               loom_frag30[1],
               loom_frag30[2],
               loom_frag30[3],
-              loom_frag31[0], loom_frag31[1]);
-        }
-      }
-      if (n >= 128 * i_outer + 64 * i_inner_outer + 1)
-      {
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
-        {
-          unsigned loom_frag32[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag32[0], loom_frag32[1], loom_frag32[2], loom_frag32[3]);
-          unsigned loom_frag33[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + 32 * j_inner_outer]), loom_frag33[0], loom_frag33[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[0], acc_c[16], acc_c[32], acc_c[48], 
-              loom_frag32[0],
-              loom_frag32[1],
-              loom_frag32[2],
-              loom_frag32[3],
-              loom_frag33[0], loom_frag33[1]);
+              loom_frag25[0], loom_frag25[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
         {
-          unsigned loom_frag34[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag34[0], loom_frag34[1], loom_frag34[2], loom_frag34[3]);
-          unsigned loom_frag35[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag35[0], loom_frag35[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[4], acc_c[20], acc_c[36], acc_c[52], 
-              loom_frag34[0],
-              loom_frag34[1],
-              loom_frag34[2],
-              loom_frag34[3],
-              loom_frag35[0], loom_frag35[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
-        {
-          unsigned loom_frag36[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag36[0], loom_frag36[1], loom_frag36[2], loom_frag36[3]);
-          unsigned loom_frag37[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag37[0], loom_frag37[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[8], acc_c[24], acc_c[40], acc_c[56], 
-              loom_frag36[0],
-              loom_frag36[1],
-              loom_frag36[2],
-              loom_frag36[3],
-              loom_frag37[0], loom_frag37[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
-        {
-          unsigned loom_frag38[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag38[0], loom_frag38[1], loom_frag38[2], loom_frag38[3]);
-          unsigned loom_frag39[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag39[0], loom_frag39[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[12], acc_c[28], acc_c[44], acc_c[60], 
-              loom_frag38[0],
-              loom_frag38[1],
-              loom_frag38[2],
-              loom_frag38[3],
-              loom_frag39[0], loom_frag39[1]);
-        }
-      }
-      if (n >= 128 * i_outer + 64 * i_inner_outer + 17)
-      {
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
-        {
-          unsigned loom_frag40[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag40[0], loom_frag40[1], loom_frag40[2], loom_frag40[3]);
-          unsigned loom_frag41[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + 32 * j_inner_outer]), loom_frag41[0], loom_frag41[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[1], acc_c[17], acc_c[33], acc_c[49], 
-              loom_frag40[0],
-              loom_frag40[1],
-              loom_frag40[2],
-              loom_frag40[3],
-              loom_frag41[0], loom_frag41[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
-        {
-          unsigned loom_frag42[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag42[0], loom_frag42[1], loom_frag42[2], loom_frag42[3]);
-          unsigned loom_frag43[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag43[0], loom_frag43[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[5], acc_c[21], acc_c[37], acc_c[53], 
-              loom_frag42[0],
-              loom_frag42[1],
-              loom_frag42[2],
-              loom_frag42[3],
-              loom_frag43[0], loom_frag43[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
-        {
-          unsigned loom_frag44[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag44[0], loom_frag44[1], loom_frag44[2], loom_frag44[3]);
-          unsigned loom_frag45[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag45[0], loom_frag45[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[9], acc_c[25], acc_c[41], acc_c[57], 
-              loom_frag44[0],
-              loom_frag44[1],
-              loom_frag44[2],
-              loom_frag44[3],
-              loom_frag45[0], loom_frag45[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
-        {
-          unsigned loom_frag46[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag46[0], loom_frag46[1], loom_frag46[2], loom_frag46[3]);
-          unsigned loom_frag47[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag47[0], loom_frag47[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[13], acc_c[29], acc_c[45], acc_c[61], 
-              loom_frag46[0],
-              loom_frag46[1],
-              loom_frag46[2],
-              loom_frag46[3],
-              loom_frag47[0], loom_frag47[1]);
-        }
-      }
-      if (n >= 128 * i_outer + 64 * i_inner_outer + 33)
-      {
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
-        {
-          unsigned loom_frag48[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag48[0], loom_frag48[1], loom_frag48[2], loom_frag48[3]);
-          unsigned loom_frag49[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + 32 * j_inner_outer]), loom_frag49[0], loom_frag49[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[2], acc_c[18], acc_c[34], acc_c[50], 
-              loom_frag48[0],
-              loom_frag48[1],
-              loom_frag48[2],
-              loom_frag48[3],
-              loom_frag49[0], loom_frag49[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
-        {
-          unsigned loom_frag50[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag50[0], loom_frag50[1], loom_frag50[2], loom_frag50[3]);
-          unsigned loom_frag51[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag51[0], loom_frag51[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[6], acc_c[22], acc_c[38], acc_c[54], 
-              loom_frag50[0],
-              loom_frag50[1],
-              loom_frag50[2],
-              loom_frag50[3],
-              loom_frag51[0], loom_frag51[1]);
+              loom_frag30[0],
+              loom_frag30[1],
+              loom_frag30[2],
+              loom_frag30[3],
+              loom_frag26[0], loom_frag26[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
         {
-          unsigned loom_frag52[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag52[0], loom_frag52[1], loom_frag52[2], loom_frag52[3]);
-          unsigned loom_frag53[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag53[0], loom_frag53[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[10], acc_c[26], acc_c[42], acc_c[58], 
-              loom_frag52[0],
-              loom_frag52[1],
-              loom_frag52[2],
-              loom_frag52[3],
-              loom_frag53[0], loom_frag53[1]);
+              loom_frag30[0],
+              loom_frag30[1],
+              loom_frag30[2],
+              loom_frag30[3],
+              loom_frag27[0], loom_frag27[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
         {
-          unsigned loom_frag54[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag54[0], loom_frag54[1], loom_frag54[2], loom_frag54[3]);
-          unsigned loom_frag55[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag55[0], loom_frag55[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[14], acc_c[30], acc_c[46], acc_c[62], 
-              loom_frag54[0],
-              loom_frag54[1],
-              loom_frag54[2],
-              loom_frag54[3],
-              loom_frag55[0], loom_frag55[1]);
+              loom_frag30[0],
+              loom_frag30[1],
+              loom_frag30[2],
+              loom_frag30[3],
+              loom_frag28[0], loom_frag28[1]);
         }
       }
+      unsigned loom_frag31[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag31[0], loom_frag31[1], loom_frag31[2], loom_frag31[3]);
       if (n >= 128 * i_outer + 64 * i_inner_outer + 49)
       {
         if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
         {
-          unsigned loom_frag56[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag56[0], loom_frag56[1], loom_frag56[2], loom_frag56[3]);
-          unsigned loom_frag57[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + 32 * j_inner_outer]), loom_frag57[0], loom_frag57[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[3], acc_c[19], acc_c[35], acc_c[51], 
-              loom_frag56[0],
-              loom_frag56[1],
-              loom_frag56[2],
-              loom_frag56[3],
-              loom_frag57[0], loom_frag57[1]);
+              loom_frag31[0],
+              loom_frag31[1],
+              loom_frag31[2],
+              loom_frag31[3],
+              loom_frag25[0], loom_frag25[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
         {
-          unsigned loom_frag58[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag58[0], loom_frag58[1], loom_frag58[2], loom_frag58[3]);
-          unsigned loom_frag59[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag59[0], loom_frag59[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[7], acc_c[23], acc_c[39], acc_c[55], 
-              loom_frag58[0],
-              loom_frag58[1],
-              loom_frag58[2],
-              loom_frag58[3],
-              loom_frag59[0], loom_frag59[1]);
+              loom_frag31[0],
+              loom_frag31[1],
+              loom_frag31[2],
+              loom_frag31[3],
+              loom_frag26[0], loom_frag26[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
         {
-          unsigned loom_frag60[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag60[0], loom_frag60[1], loom_frag60[2], loom_frag60[3]);
-          unsigned loom_frag61[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag61[0], loom_frag61[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[11], acc_c[27], acc_c[43], acc_c[59], 
-              loom_frag60[0],
-              loom_frag60[1],
-              loom_frag60[2],
-              loom_frag60[3],
-              loom_frag61[0], loom_frag61[1]);
+              loom_frag31[0],
+              loom_frag31[1],
+              loom_frag31[2],
+              loom_frag31[3],
+              loom_frag27[0], loom_frag27[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
         {
-          unsigned loom_frag62[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag62[0], loom_frag62[1], loom_frag62[2], loom_frag62[3]);
-          unsigned loom_frag63[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag63[0], loom_frag63[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[15], acc_c[31], acc_c[47], acc_c[63], 
-              loom_frag62[0],
-              loom_frag62[1],
-              loom_frag62[2],
-              loom_frag62[3],
-              loom_frag63[0], loom_frag63[1]);
-        }
-      }
-      if (n >= 128 * i_outer + 64 * i_inner_outer + 1)
-      {
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
-        {
-          unsigned loom_frag64[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag64[0], loom_frag64[1], loom_frag64[2], loom_frag64[3]);
-          unsigned loom_frag65[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + 32 * j_inner_outer]), loom_frag65[0], loom_frag65[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[0], acc_c[16], acc_c[32], acc_c[48], 
-              loom_frag64[0],
-              loom_frag64[1],
-              loom_frag64[2],
-              loom_frag64[3],
-              loom_frag65[0], loom_frag65[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
-        {
-          unsigned loom_frag66[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag66[0], loom_frag66[1], loom_frag66[2], loom_frag66[3]);
-          unsigned loom_frag67[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (8 + 32 * j_inner_outer)]), loom_frag67[0], loom_frag67[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[4], acc_c[20], acc_c[36], acc_c[52], 
-              loom_frag66[0],
-              loom_frag66[1],
-              loom_frag66[2],
-              loom_frag66[3],
-              loom_frag67[0], loom_frag67[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
-        {
-          unsigned loom_frag68[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag68[0], loom_frag68[1], loom_frag68[2], loom_frag68[3]);
-          unsigned loom_frag69[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (16 + 32 * j_inner_outer)]), loom_frag69[0], loom_frag69[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[8], acc_c[24], acc_c[40], acc_c[56], 
-              loom_frag68[0],
-              loom_frag68[1],
-              loom_frag68[2],
-              loom_frag68[3],
-              loom_frag69[0], loom_frag69[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
-        {
-          unsigned loom_frag70[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag70[0], loom_frag70[1], loom_frag70[2], loom_frag70[3]);
-          unsigned loom_frag71[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (24 + 32 * j_inner_outer)]), loom_frag71[0], loom_frag71[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[12], acc_c[28], acc_c[44], acc_c[60], 
-              loom_frag70[0],
-              loom_frag70[1],
-              loom_frag70[2],
-              loom_frag70[3],
-              loom_frag71[0], loom_frag71[1]);
-        }
-      }
-      if (n >= 128 * i_outer + 64 * i_inner_outer + 17)
-      {
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
-        {
-          unsigned loom_frag72[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag72[0], loom_frag72[1], loom_frag72[2], loom_frag72[3]);
-          unsigned loom_frag73[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + 32 * j_inner_outer]), loom_frag73[0], loom_frag73[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[1], acc_c[17], acc_c[33], acc_c[49], 
-              loom_frag72[0],
-              loom_frag72[1],
-              loom_frag72[2],
-              loom_frag72[3],
-              loom_frag73[0], loom_frag73[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
-        {
-          unsigned loom_frag74[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag74[0], loom_frag74[1], loom_frag74[2], loom_frag74[3]);
-          unsigned loom_frag75[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (8 + 32 * j_inner_outer)]), loom_frag75[0], loom_frag75[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[5], acc_c[21], acc_c[37], acc_c[53], 
-              loom_frag74[0],
-              loom_frag74[1],
-              loom_frag74[2],
-              loom_frag74[3],
-              loom_frag75[0], loom_frag75[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
-        {
-          unsigned loom_frag76[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag76[0], loom_frag76[1], loom_frag76[2], loom_frag76[3]);
-          unsigned loom_frag77[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (16 + 32 * j_inner_outer)]), loom_frag77[0], loom_frag77[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[9], acc_c[25], acc_c[41], acc_c[57], 
-              loom_frag76[0],
-              loom_frag76[1],
-              loom_frag76[2],
-              loom_frag76[3],
-              loom_frag77[0], loom_frag77[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
-        {
-          unsigned loom_frag78[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag78[0], loom_frag78[1], loom_frag78[2], loom_frag78[3]);
-          unsigned loom_frag79[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (24 + 32 * j_inner_outer)]), loom_frag79[0], loom_frag79[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[13], acc_c[29], acc_c[45], acc_c[61], 
-              loom_frag78[0],
-              loom_frag78[1],
-              loom_frag78[2],
-              loom_frag78[3],
-              loom_frag79[0], loom_frag79[1]);
-        }
-      }
-      if (n >= 128 * i_outer + 64 * i_inner_outer + 33)
-      {
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
-        {
-          unsigned loom_frag80[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag80[0], loom_frag80[1], loom_frag80[2], loom_frag80[3]);
-          unsigned loom_frag81[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + 32 * j_inner_outer]), loom_frag81[0], loom_frag81[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[2], acc_c[18], acc_c[34], acc_c[50], 
-              loom_frag80[0],
-              loom_frag80[1],
-              loom_frag80[2],
-              loom_frag80[3],
-              loom_frag81[0], loom_frag81[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
-        {
-          unsigned loom_frag82[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag82[0], loom_frag82[1], loom_frag82[2], loom_frag82[3]);
-          unsigned loom_frag83[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (8 + 32 * j_inner_outer)]), loom_frag83[0], loom_frag83[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[6], acc_c[22], acc_c[38], acc_c[54], 
-              loom_frag82[0],
-              loom_frag82[1],
-              loom_frag82[2],
-              loom_frag82[3],
-              loom_frag83[0], loom_frag83[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
-        {
-          unsigned loom_frag84[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag84[0], loom_frag84[1], loom_frag84[2], loom_frag84[3]);
-          unsigned loom_frag85[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (16 + 32 * j_inner_outer)]), loom_frag85[0], loom_frag85[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[10], acc_c[26], acc_c[42], acc_c[58], 
-              loom_frag84[0],
-              loom_frag84[1],
-              loom_frag84[2],
-              loom_frag84[3],
-              loom_frag85[0], loom_frag85[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
-        {
-          unsigned loom_frag86[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag86[0], loom_frag86[1], loom_frag86[2], loom_frag86[3]);
-          unsigned loom_frag87[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (24 + 32 * j_inner_outer)]), loom_frag87[0], loom_frag87[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[14], acc_c[30], acc_c[46], acc_c[62], 
-              loom_frag86[0],
-              loom_frag86[1],
-              loom_frag86[2],
-              loom_frag86[3],
-              loom_frag87[0], loom_frag87[1]);
-        }
-      }
-      if (n >= 128 * i_outer + 64 * i_inner_outer + 49)
-      {
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
-        {
-          unsigned loom_frag88[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag88[0], loom_frag88[1], loom_frag88[2], loom_frag88[3]);
-          unsigned loom_frag89[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + 32 * j_inner_outer]), loom_frag89[0], loom_frag89[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[3], acc_c[19], acc_c[35], acc_c[51], 
-              loom_frag88[0],
-              loom_frag88[1],
-              loom_frag88[2],
-              loom_frag88[3],
-              loom_frag89[0], loom_frag89[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
-        {
-          unsigned loom_frag90[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag90[0], loom_frag90[1], loom_frag90[2], loom_frag90[3]);
-          unsigned loom_frag91[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (8 + 32 * j_inner_outer)]), loom_frag91[0], loom_frag91[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[7], acc_c[23], acc_c[39], acc_c[55], 
-              loom_frag90[0],
-              loom_frag90[1],
-              loom_frag90[2],
-              loom_frag90[3],
-              loom_frag91[0], loom_frag91[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
-        {
-          unsigned loom_frag92[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag92[0], loom_frag92[1], loom_frag92[2], loom_frag92[3]);
-          unsigned loom_frag93[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (16 + 32 * j_inner_outer)]), loom_frag93[0], loom_frag93[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[11], acc_c[27], acc_c[43], acc_c[59], 
-              loom_frag92[0],
-              loom_frag92[1],
-              loom_frag92[2],
-              loom_frag92[3],
-              loom_frag93[0], loom_frag93[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
-        {
-          unsigned loom_frag94[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag94[0], loom_frag94[1], loom_frag94[2], loom_frag94[3]);
-          unsigned loom_frag95[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (24 + 32 * j_inner_outer)]), loom_frag95[0], loom_frag95[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[15], acc_c[31], acc_c[47], acc_c[63], 
-              loom_frag94[0],
-              loom_frag94[1],
-              loom_frag94[2],
-              loom_frag94[3],
-              loom_frag95[0], loom_frag95[1]);
-        }
-      }
-      if (n >= 128 * i_outer + 64 * i_inner_outer + 1)
-      {
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
-        {
-          unsigned loom_frag96[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag96[0], loom_frag96[1], loom_frag96[2], loom_frag96[3]);
-          unsigned loom_frag97[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + 32 * j_inner_outer]), loom_frag97[0], loom_frag97[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[0], acc_c[16], acc_c[32], acc_c[48], 
-              loom_frag96[0],
-              loom_frag96[1],
-              loom_frag96[2],
-              loom_frag96[3],
-              loom_frag97[0], loom_frag97[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
-        {
-          unsigned loom_frag98[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag98[0], loom_frag98[1], loom_frag98[2], loom_frag98[3]);
-          unsigned loom_frag99[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (8 + 32 * j_inner_outer)]), loom_frag99[0], loom_frag99[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[4], acc_c[20], acc_c[36], acc_c[52], 
-              loom_frag98[0],
-              loom_frag98[1],
-              loom_frag98[2],
-              loom_frag98[3],
-              loom_frag99[0], loom_frag99[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
-        {
-          unsigned loom_frag100[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag100[0], loom_frag100[1], loom_frag100[2], loom_frag100[3]);
-          unsigned loom_frag101[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (16 + 32 * j_inner_outer)]), loom_frag101[0], loom_frag101[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[8], acc_c[24], acc_c[40], acc_c[56], 
-              loom_frag100[0],
-              loom_frag100[1],
-              loom_frag100[2],
-              loom_frag100[3],
-              loom_frag101[0], loom_frag101[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
-        {
-          unsigned loom_frag102[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag102[0], loom_frag102[1], loom_frag102[2], loom_frag102[3]);
-          unsigned loom_frag103[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (24 + 32 * j_inner_outer)]), loom_frag103[0], loom_frag103[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[12], acc_c[28], acc_c[44], acc_c[60], 
-              loom_frag102[0],
-              loom_frag102[1],
-              loom_frag102[2],
-              loom_frag102[3],
-              loom_frag103[0], loom_frag103[1]);
-        }
-      }
-      if (n >= 128 * i_outer + 64 * i_inner_outer + 17)
-      {
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
-        {
-          unsigned loom_frag104[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag104[0], loom_frag104[1], loom_frag104[2], loom_frag104[3]);
-          unsigned loom_frag105[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + 32 * j_inner_outer]), loom_frag105[0], loom_frag105[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[1], acc_c[17], acc_c[33], acc_c[49], 
-              loom_frag104[0],
-              loom_frag104[1],
-              loom_frag104[2],
-              loom_frag104[3],
-              loom_frag105[0], loom_frag105[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
-        {
-          unsigned loom_frag106[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag106[0], loom_frag106[1], loom_frag106[2], loom_frag106[3]);
-          unsigned loom_frag107[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (8 + 32 * j_inner_outer)]), loom_frag107[0], loom_frag107[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[5], acc_c[21], acc_c[37], acc_c[53], 
-              loom_frag106[0],
-              loom_frag106[1],
-              loom_frag106[2],
-              loom_frag106[3],
-              loom_frag107[0], loom_frag107[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
-        {
-          unsigned loom_frag108[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag108[0], loom_frag108[1], loom_frag108[2], loom_frag108[3]);
-          unsigned loom_frag109[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (16 + 32 * j_inner_outer)]), loom_frag109[0], loom_frag109[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[9], acc_c[25], acc_c[41], acc_c[57], 
-              loom_frag108[0],
-              loom_frag108[1],
-              loom_frag108[2],
-              loom_frag108[3],
-              loom_frag109[0], loom_frag109[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
-        {
-          unsigned loom_frag110[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag110[0], loom_frag110[1], loom_frag110[2], loom_frag110[3]);
-          unsigned loom_frag111[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (24 + 32 * j_inner_outer)]), loom_frag111[0], loom_frag111[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[13], acc_c[29], acc_c[45], acc_c[61], 
-              loom_frag110[0],
-              loom_frag110[1],
-              loom_frag110[2],
-              loom_frag110[3],
-              loom_frag111[0], loom_frag111[1]);
-        }
-      }
-      if (n >= 128 * i_outer + 64 * i_inner_outer + 33)
-      {
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
-        {
-          unsigned loom_frag112[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag112[0], loom_frag112[1], loom_frag112[2], loom_frag112[3]);
-          unsigned loom_frag113[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + 32 * j_inner_outer]), loom_frag113[0], loom_frag113[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[2], acc_c[18], acc_c[34], acc_c[50], 
-              loom_frag112[0],
-              loom_frag112[1],
-              loom_frag112[2],
-              loom_frag112[3],
-              loom_frag113[0], loom_frag113[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
-        {
-          unsigned loom_frag114[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag114[0], loom_frag114[1], loom_frag114[2], loom_frag114[3]);
-          unsigned loom_frag115[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (8 + 32 * j_inner_outer)]), loom_frag115[0], loom_frag115[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[6], acc_c[22], acc_c[38], acc_c[54], 
-              loom_frag114[0],
-              loom_frag114[1],
-              loom_frag114[2],
-              loom_frag114[3],
-              loom_frag115[0], loom_frag115[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
-        {
-          unsigned loom_frag116[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag116[0], loom_frag116[1], loom_frag116[2], loom_frag116[3]);
-          unsigned loom_frag117[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (16 + 32 * j_inner_outer)]), loom_frag117[0], loom_frag117[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[10], acc_c[26], acc_c[42], acc_c[58], 
-              loom_frag116[0],
-              loom_frag116[1],
-              loom_frag116[2],
-              loom_frag116[3],
-              loom_frag117[0], loom_frag117[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
-        {
-          unsigned loom_frag118[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag118[0], loom_frag118[1], loom_frag118[2], loom_frag118[3]);
-          unsigned loom_frag119[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (24 + 32 * j_inner_outer)]), loom_frag119[0], loom_frag119[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[14], acc_c[30], acc_c[46], acc_c[62], 
-              loom_frag118[0],
-              loom_frag118[1],
-              loom_frag118[2],
-              loom_frag118[3],
-              loom_frag119[0], loom_frag119[1]);
-        }
-      }
-      if (n >= 128 * i_outer + 64 * i_inner_outer + 49)
-      {
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
-        {
-          unsigned loom_frag120[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag120[0], loom_frag120[1], loom_frag120[2], loom_frag120[3]);
-          unsigned loom_frag121[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + 32 * j_inner_outer]), loom_frag121[0], loom_frag121[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[3], acc_c[19], acc_c[35], acc_c[51], 
-              loom_frag120[0],
-              loom_frag120[1],
-              loom_frag120[2],
-              loom_frag120[3],
-              loom_frag121[0], loom_frag121[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
-        {
-          unsigned loom_frag122[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag122[0], loom_frag122[1], loom_frag122[2], loom_frag122[3]);
-          unsigned loom_frag123[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (8 + 32 * j_inner_outer)]), loom_frag123[0], loom_frag123[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[7], acc_c[23], acc_c[39], acc_c[55], 
-              loom_frag122[0],
-              loom_frag122[1],
-              loom_frag122[2],
-              loom_frag122[3],
-              loom_frag123[0], loom_frag123[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
-        {
-          unsigned loom_frag124[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag124[0], loom_frag124[1], loom_frag124[2], loom_frag124[3]);
-          unsigned loom_frag125[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (16 + 32 * j_inner_outer)]), loom_frag125[0], loom_frag125[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[11], acc_c[27], acc_c[43], acc_c[59], 
-              loom_frag124[0],
-              loom_frag124[1],
-              loom_frag124[2],
-              loom_frag124[3],
-              loom_frag125[0], loom_frag125[1]);
-        }
-        if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
-        {
-          unsigned loom_frag126[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag126[0], loom_frag126[1], loom_frag126[2], loom_frag126[3]);
-          unsigned loom_frag127[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (24 + 32 * j_inner_outer)]), loom_frag127[0], loom_frag127[1]);
-          // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-          loom_mma_m16n8k16_bf16(acc_c[15], acc_c[31], acc_c[47], acc_c[63], 
-              loom_frag126[0],
-              loom_frag126[1],
-              loom_frag126[2],
-              loom_frag126[3],
-              loom_frag127[0], loom_frag127[1]);
+              loom_frag31[0],
+              loom_frag31[1],
+              loom_frag31[2],
+              loom_frag31[3],
+              loom_frag28[0], loom_frag28[1]);
         }
       }
       if (l >= 1)
@@ -1409,956 +1217,764 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_zfill(__nv_bfloat16 
           }
         }
       }
+      unsigned loom_frag32[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag32[0], loom_frag32[1], loom_frag32[2], loom_frag32[3]);
+      unsigned loom_frag33[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + 32 * j_inner_outer]), loom_frag33[0], loom_frag33[1]);
+      unsigned loom_frag34[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag34[0], loom_frag34[1]);
+      unsigned loom_frag35[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag35[0], loom_frag35[1]);
+      unsigned loom_frag36[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag36[0], loom_frag36[1]);
       if (n >= 128 * i_outer + 64 * i_inner_outer + 1)
       {
         if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
         {
-          unsigned loom_frag128[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag128[0], loom_frag128[1], loom_frag128[2], loom_frag128[3]);
-          unsigned loom_frag129[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + 32 * j_inner_outer]), loom_frag129[0], loom_frag129[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[0], acc_c[16], acc_c[32], acc_c[48], 
-              loom_frag128[0],
-              loom_frag128[1],
-              loom_frag128[2],
-              loom_frag128[3],
-              loom_frag129[0], loom_frag129[1]);
+              loom_frag32[0],
+              loom_frag32[1],
+              loom_frag32[2],
+              loom_frag32[3],
+              loom_frag33[0], loom_frag33[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
         {
-          unsigned loom_frag130[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag130[0], loom_frag130[1], loom_frag130[2], loom_frag130[3]);
-          unsigned loom_frag131[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag131[0], loom_frag131[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[4], acc_c[20], acc_c[36], acc_c[52], 
-              loom_frag130[0],
-              loom_frag130[1],
-              loom_frag130[2],
-              loom_frag130[3],
-              loom_frag131[0], loom_frag131[1]);
+              loom_frag32[0],
+              loom_frag32[1],
+              loom_frag32[2],
+              loom_frag32[3],
+              loom_frag34[0], loom_frag34[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
         {
-          unsigned loom_frag132[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag132[0], loom_frag132[1], loom_frag132[2], loom_frag132[3]);
-          unsigned loom_frag133[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag133[0], loom_frag133[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[8], acc_c[24], acc_c[40], acc_c[56], 
-              loom_frag132[0],
-              loom_frag132[1],
-              loom_frag132[2],
-              loom_frag132[3],
-              loom_frag133[0], loom_frag133[1]);
+              loom_frag32[0],
+              loom_frag32[1],
+              loom_frag32[2],
+              loom_frag32[3],
+              loom_frag35[0], loom_frag35[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
         {
-          unsigned loom_frag134[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag134[0], loom_frag134[1], loom_frag134[2], loom_frag134[3]);
-          unsigned loom_frag135[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag135[0], loom_frag135[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[12], acc_c[28], acc_c[44], acc_c[60], 
-              loom_frag134[0],
-              loom_frag134[1],
-              loom_frag134[2],
-              loom_frag134[3],
-              loom_frag135[0], loom_frag135[1]);
+              loom_frag32[0],
+              loom_frag32[1],
+              loom_frag32[2],
+              loom_frag32[3],
+              loom_frag36[0], loom_frag36[1]);
         }
       }
+      unsigned loom_frag37[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag37[0], loom_frag37[1], loom_frag37[2], loom_frag37[3]);
       if (n >= 128 * i_outer + 64 * i_inner_outer + 17)
       {
         if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
         {
-          unsigned loom_frag136[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag136[0], loom_frag136[1], loom_frag136[2], loom_frag136[3]);
-          unsigned loom_frag137[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + 32 * j_inner_outer]), loom_frag137[0], loom_frag137[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[1], acc_c[17], acc_c[33], acc_c[49], 
-              loom_frag136[0],
-              loom_frag136[1],
-              loom_frag136[2],
-              loom_frag136[3],
-              loom_frag137[0], loom_frag137[1]);
+              loom_frag37[0],
+              loom_frag37[1],
+              loom_frag37[2],
+              loom_frag37[3],
+              loom_frag33[0], loom_frag33[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
         {
-          unsigned loom_frag138[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag138[0], loom_frag138[1], loom_frag138[2], loom_frag138[3]);
-          unsigned loom_frag139[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag139[0], loom_frag139[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[5], acc_c[21], acc_c[37], acc_c[53], 
-              loom_frag138[0],
-              loom_frag138[1],
-              loom_frag138[2],
-              loom_frag138[3],
-              loom_frag139[0], loom_frag139[1]);
+              loom_frag37[0],
+              loom_frag37[1],
+              loom_frag37[2],
+              loom_frag37[3],
+              loom_frag34[0], loom_frag34[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
         {
-          unsigned loom_frag140[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag140[0], loom_frag140[1], loom_frag140[2], loom_frag140[3]);
-          unsigned loom_frag141[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag141[0], loom_frag141[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[9], acc_c[25], acc_c[41], acc_c[57], 
-              loom_frag140[0],
-              loom_frag140[1],
-              loom_frag140[2],
-              loom_frag140[3],
-              loom_frag141[0], loom_frag141[1]);
+              loom_frag37[0],
+              loom_frag37[1],
+              loom_frag37[2],
+              loom_frag37[3],
+              loom_frag35[0], loom_frag35[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
         {
-          unsigned loom_frag142[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag142[0], loom_frag142[1], loom_frag142[2], loom_frag142[3]);
-          unsigned loom_frag143[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag143[0], loom_frag143[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[13], acc_c[29], acc_c[45], acc_c[61], 
-              loom_frag142[0],
-              loom_frag142[1],
-              loom_frag142[2],
-              loom_frag142[3],
-              loom_frag143[0], loom_frag143[1]);
+              loom_frag37[0],
+              loom_frag37[1],
+              loom_frag37[2],
+              loom_frag37[3],
+              loom_frag36[0], loom_frag36[1]);
         }
       }
+      unsigned loom_frag38[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag38[0], loom_frag38[1], loom_frag38[2], loom_frag38[3]);
       if (n >= 128 * i_outer + 64 * i_inner_outer + 33)
       {
         if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
         {
-          unsigned loom_frag144[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag144[0], loom_frag144[1], loom_frag144[2], loom_frag144[3]);
-          unsigned loom_frag145[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + 32 * j_inner_outer]), loom_frag145[0], loom_frag145[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[2], acc_c[18], acc_c[34], acc_c[50], 
-              loom_frag144[0],
-              loom_frag144[1],
-              loom_frag144[2],
-              loom_frag144[3],
-              loom_frag145[0], loom_frag145[1]);
+              loom_frag38[0],
+              loom_frag38[1],
+              loom_frag38[2],
+              loom_frag38[3],
+              loom_frag33[0], loom_frag33[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
         {
-          unsigned loom_frag146[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag146[0], loom_frag146[1], loom_frag146[2], loom_frag146[3]);
-          unsigned loom_frag147[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag147[0], loom_frag147[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[6], acc_c[22], acc_c[38], acc_c[54], 
-              loom_frag146[0],
-              loom_frag146[1],
-              loom_frag146[2],
-              loom_frag146[3],
-              loom_frag147[0], loom_frag147[1]);
+              loom_frag38[0],
+              loom_frag38[1],
+              loom_frag38[2],
+              loom_frag38[3],
+              loom_frag34[0], loom_frag34[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
         {
-          unsigned loom_frag148[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag148[0], loom_frag148[1], loom_frag148[2], loom_frag148[3]);
-          unsigned loom_frag149[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag149[0], loom_frag149[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[10], acc_c[26], acc_c[42], acc_c[58], 
-              loom_frag148[0],
-              loom_frag148[1],
-              loom_frag148[2],
-              loom_frag148[3],
-              loom_frag149[0], loom_frag149[1]);
+              loom_frag38[0],
+              loom_frag38[1],
+              loom_frag38[2],
+              loom_frag38[3],
+              loom_frag35[0], loom_frag35[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
         {
-          unsigned loom_frag150[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag150[0], loom_frag150[1], loom_frag150[2], loom_frag150[3]);
-          unsigned loom_frag151[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag151[0], loom_frag151[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[14], acc_c[30], acc_c[46], acc_c[62], 
-              loom_frag150[0],
-              loom_frag150[1],
-              loom_frag150[2],
-              loom_frag150[3],
-              loom_frag151[0], loom_frag151[1]);
+              loom_frag38[0],
+              loom_frag38[1],
+              loom_frag38[2],
+              loom_frag38[3],
+              loom_frag36[0], loom_frag36[1]);
         }
       }
+      unsigned loom_frag39[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag39[0], loom_frag39[1], loom_frag39[2], loom_frag39[3]);
       if (n >= 128 * i_outer + 64 * i_inner_outer + 49)
       {
         if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
         {
-          unsigned loom_frag152[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag152[0], loom_frag152[1], loom_frag152[2], loom_frag152[3]);
-          unsigned loom_frag153[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + 32 * j_inner_outer]), loom_frag153[0], loom_frag153[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[3], acc_c[19], acc_c[35], acc_c[51], 
-              loom_frag152[0],
-              loom_frag152[1],
-              loom_frag152[2],
-              loom_frag152[3],
-              loom_frag153[0], loom_frag153[1]);
+              loom_frag39[0],
+              loom_frag39[1],
+              loom_frag39[2],
+              loom_frag39[3],
+              loom_frag33[0], loom_frag33[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
         {
-          unsigned loom_frag154[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag154[0], loom_frag154[1], loom_frag154[2], loom_frag154[3]);
-          unsigned loom_frag155[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag155[0], loom_frag155[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[7], acc_c[23], acc_c[39], acc_c[55], 
-              loom_frag154[0],
-              loom_frag154[1],
-              loom_frag154[2],
-              loom_frag154[3],
-              loom_frag155[0], loom_frag155[1]);
+              loom_frag39[0],
+              loom_frag39[1],
+              loom_frag39[2],
+              loom_frag39[3],
+              loom_frag34[0], loom_frag34[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
         {
-          unsigned loom_frag156[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag156[0], loom_frag156[1], loom_frag156[2], loom_frag156[3]);
-          unsigned loom_frag157[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag157[0], loom_frag157[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[11], acc_c[27], acc_c[43], acc_c[59], 
-              loom_frag156[0],
-              loom_frag156[1],
-              loom_frag156[2],
-              loom_frag156[3],
-              loom_frag157[0], loom_frag157[1]);
+              loom_frag39[0],
+              loom_frag39[1],
+              loom_frag39[2],
+              loom_frag39[3],
+              loom_frag35[0], loom_frag35[1]);
         }
         if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
         {
-          unsigned loom_frag158[4];
-          loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + loom_floordiv(lane, 16) * 8]), loom_frag158[0], loom_frag158[1], loom_frag158[2], loom_frag158[3]);
-          unsigned loom_frag159[2];
-          loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + loom_mod(lane, 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag159[0], loom_frag159[1]);
           // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
           loom_mma_m16n8k16_bf16(acc_c[15], acc_c[31], acc_c[47], acc_c[63], 
-              loom_frag158[0],
-              loom_frag158[1],
-              loom_frag158[2],
-              loom_frag158[3],
-              loom_frag159[0], loom_frag159[1]);
+              loom_frag39[0],
+              loom_frag39[1],
+              loom_frag39[2],
+              loom_frag39[3],
+              loom_frag36[0], loom_frag36[1]);
         }
       }
+      unsigned loom_frag40[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag40[0], loom_frag40[1], loom_frag40[2], loom_frag40[3]);
+      unsigned loom_frag41[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + 32 * j_inner_outer]), loom_frag41[0], loom_frag41[1]);
+      unsigned loom_frag42[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag42[0], loom_frag42[1]);
+      unsigned loom_frag43[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag43[0], loom_frag43[1]);
+      unsigned loom_frag44[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag44[0], loom_frag44[1]);
+      unsigned loom_frag45[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag45[0], loom_frag45[1], loom_frag45[2], loom_frag45[3]);
+      unsigned loom_frag46[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag46[0], loom_frag46[1], loom_frag46[2], loom_frag46[3]);
+      unsigned loom_frag47[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag47[0], loom_frag47[1], loom_frag47[2], loom_frag47[3]);
       if (l >= 64 * k_outer + 17)
       {
         if (n >= 128 * i_outer + 64 * i_inner_outer + 1)
         {
           if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
           {
-            unsigned loom_frag160[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag160[0], loom_frag160[1], loom_frag160[2], loom_frag160[3]);
-            unsigned loom_frag161[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + 32 * j_inner_outer]), loom_frag161[0], loom_frag161[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[0], acc_c[16], acc_c[32], acc_c[48], 
-                loom_frag160[0],
-                loom_frag160[1],
-                loom_frag160[2],
-                loom_frag160[3],
-                loom_frag161[0], loom_frag161[1]);
+                loom_frag40[0],
+                loom_frag40[1],
+                loom_frag40[2],
+                loom_frag40[3],
+                loom_frag41[0], loom_frag41[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
           {
-            unsigned loom_frag162[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag162[0], loom_frag162[1], loom_frag162[2], loom_frag162[3]);
-            unsigned loom_frag163[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag163[0], loom_frag163[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[4], acc_c[20], acc_c[36], acc_c[52], 
-                loom_frag162[0],
-                loom_frag162[1],
-                loom_frag162[2],
-                loom_frag162[3],
-                loom_frag163[0], loom_frag163[1]);
+                loom_frag40[0],
+                loom_frag40[1],
+                loom_frag40[2],
+                loom_frag40[3],
+                loom_frag42[0], loom_frag42[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
           {
-            unsigned loom_frag164[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag164[0], loom_frag164[1], loom_frag164[2], loom_frag164[3]);
-            unsigned loom_frag165[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag165[0], loom_frag165[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[8], acc_c[24], acc_c[40], acc_c[56], 
-                loom_frag164[0],
-                loom_frag164[1],
-                loom_frag164[2],
-                loom_frag164[3],
-                loom_frag165[0], loom_frag165[1]);
+                loom_frag40[0],
+                loom_frag40[1],
+                loom_frag40[2],
+                loom_frag40[3],
+                loom_frag43[0], loom_frag43[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
           {
-            unsigned loom_frag166[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag166[0], loom_frag166[1], loom_frag166[2], loom_frag166[3]);
-            unsigned loom_frag167[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag167[0], loom_frag167[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[12], acc_c[28], acc_c[44], acc_c[60], 
-                loom_frag166[0],
-                loom_frag166[1],
-                loom_frag166[2],
-                loom_frag166[3],
-                loom_frag167[0], loom_frag167[1]);
+                loom_frag40[0],
+                loom_frag40[1],
+                loom_frag40[2],
+                loom_frag40[3],
+                loom_frag44[0], loom_frag44[1]);
           }
         }
         if (n >= 128 * i_outer + 64 * i_inner_outer + 17)
         {
           if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
           {
-            unsigned loom_frag168[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag168[0], loom_frag168[1], loom_frag168[2], loom_frag168[3]);
-            unsigned loom_frag169[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + 32 * j_inner_outer]), loom_frag169[0], loom_frag169[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[1], acc_c[17], acc_c[33], acc_c[49], 
-                loom_frag168[0],
-                loom_frag168[1],
-                loom_frag168[2],
-                loom_frag168[3],
-                loom_frag169[0], loom_frag169[1]);
+                loom_frag45[0],
+                loom_frag45[1],
+                loom_frag45[2],
+                loom_frag45[3],
+                loom_frag41[0], loom_frag41[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
           {
-            unsigned loom_frag170[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag170[0], loom_frag170[1], loom_frag170[2], loom_frag170[3]);
-            unsigned loom_frag171[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag171[0], loom_frag171[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[5], acc_c[21], acc_c[37], acc_c[53], 
-                loom_frag170[0],
-                loom_frag170[1],
-                loom_frag170[2],
-                loom_frag170[3],
-                loom_frag171[0], loom_frag171[1]);
+                loom_frag45[0],
+                loom_frag45[1],
+                loom_frag45[2],
+                loom_frag45[3],
+                loom_frag42[0], loom_frag42[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
           {
-            unsigned loom_frag172[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag172[0], loom_frag172[1], loom_frag172[2], loom_frag172[3]);
-            unsigned loom_frag173[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag173[0], loom_frag173[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[9], acc_c[25], acc_c[41], acc_c[57], 
-                loom_frag172[0],
-                loom_frag172[1],
-                loom_frag172[2],
-                loom_frag172[3],
-                loom_frag173[0], loom_frag173[1]);
+                loom_frag45[0],
+                loom_frag45[1],
+                loom_frag45[2],
+                loom_frag45[3],
+                loom_frag43[0], loom_frag43[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
           {
-            unsigned loom_frag174[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag174[0], loom_frag174[1], loom_frag174[2], loom_frag174[3]);
-            unsigned loom_frag175[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag175[0], loom_frag175[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[13], acc_c[29], acc_c[45], acc_c[61], 
-                loom_frag174[0],
-                loom_frag174[1],
-                loom_frag174[2],
-                loom_frag174[3],
-                loom_frag175[0], loom_frag175[1]);
+                loom_frag45[0],
+                loom_frag45[1],
+                loom_frag45[2],
+                loom_frag45[3],
+                loom_frag44[0], loom_frag44[1]);
           }
         }
         if (n >= 128 * i_outer + 64 * i_inner_outer + 33)
         {
           if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
           {
-            unsigned loom_frag176[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag176[0], loom_frag176[1], loom_frag176[2], loom_frag176[3]);
-            unsigned loom_frag177[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + 32 * j_inner_outer]), loom_frag177[0], loom_frag177[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[2], acc_c[18], acc_c[34], acc_c[50], 
-                loom_frag176[0],
-                loom_frag176[1],
-                loom_frag176[2],
-                loom_frag176[3],
-                loom_frag177[0], loom_frag177[1]);
+                loom_frag46[0],
+                loom_frag46[1],
+                loom_frag46[2],
+                loom_frag46[3],
+                loom_frag41[0], loom_frag41[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
           {
-            unsigned loom_frag178[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag178[0], loom_frag178[1], loom_frag178[2], loom_frag178[3]);
-            unsigned loom_frag179[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag179[0], loom_frag179[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[6], acc_c[22], acc_c[38], acc_c[54], 
-                loom_frag178[0],
-                loom_frag178[1],
-                loom_frag178[2],
-                loom_frag178[3],
-                loom_frag179[0], loom_frag179[1]);
+                loom_frag46[0],
+                loom_frag46[1],
+                loom_frag46[2],
+                loom_frag46[3],
+                loom_frag42[0], loom_frag42[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
           {
-            unsigned loom_frag180[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag180[0], loom_frag180[1], loom_frag180[2], loom_frag180[3]);
-            unsigned loom_frag181[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag181[0], loom_frag181[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[10], acc_c[26], acc_c[42], acc_c[58], 
-                loom_frag180[0],
-                loom_frag180[1],
-                loom_frag180[2],
-                loom_frag180[3],
-                loom_frag181[0], loom_frag181[1]);
+                loom_frag46[0],
+                loom_frag46[1],
+                loom_frag46[2],
+                loom_frag46[3],
+                loom_frag43[0], loom_frag43[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
           {
-            unsigned loom_frag182[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag182[0], loom_frag182[1], loom_frag182[2], loom_frag182[3]);
-            unsigned loom_frag183[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag183[0], loom_frag183[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[14], acc_c[30], acc_c[46], acc_c[62], 
-                loom_frag182[0],
-                loom_frag182[1],
-                loom_frag182[2],
-                loom_frag182[3],
-                loom_frag183[0], loom_frag183[1]);
+                loom_frag46[0],
+                loom_frag46[1],
+                loom_frag46[2],
+                loom_frag46[3],
+                loom_frag44[0], loom_frag44[1]);
           }
         }
         if (n >= 128 * i_outer + 64 * i_inner_outer + 49)
         {
           if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
           {
-            unsigned loom_frag184[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag184[0], loom_frag184[1], loom_frag184[2], loom_frag184[3]);
-            unsigned loom_frag185[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + 32 * j_inner_outer]), loom_frag185[0], loom_frag185[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[3], acc_c[19], acc_c[35], acc_c[51], 
-                loom_frag184[0],
-                loom_frag184[1],
-                loom_frag184[2],
-                loom_frag184[3],
-                loom_frag185[0], loom_frag185[1]);
+                loom_frag47[0],
+                loom_frag47[1],
+                loom_frag47[2],
+                loom_frag47[3],
+                loom_frag41[0], loom_frag41[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
           {
-            unsigned loom_frag186[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag186[0], loom_frag186[1], loom_frag186[2], loom_frag186[3]);
-            unsigned loom_frag187[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (8 + 32 * j_inner_outer)]), loom_frag187[0], loom_frag187[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[7], acc_c[23], acc_c[39], acc_c[55], 
-                loom_frag186[0],
-                loom_frag186[1],
-                loom_frag186[2],
-                loom_frag186[3],
-                loom_frag187[0], loom_frag187[1]);
+                loom_frag47[0],
+                loom_frag47[1],
+                loom_frag47[2],
+                loom_frag47[3],
+                loom_frag42[0], loom_frag42[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
           {
-            unsigned loom_frag188[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag188[0], loom_frag188[1], loom_frag188[2], loom_frag188[3]);
-            unsigned loom_frag189[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (16 + 32 * j_inner_outer)]), loom_frag189[0], loom_frag189[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[11], acc_c[27], acc_c[43], acc_c[59], 
-                loom_frag188[0],
-                loom_frag188[1],
-                loom_frag188[2],
-                loom_frag188[3],
-                loom_frag189[0], loom_frag189[1]);
+                loom_frag47[0],
+                loom_frag47[1],
+                loom_frag47[2],
+                loom_frag47[3],
+                loom_frag43[0], loom_frag43[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
           {
-            unsigned loom_frag190[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 16)]), loom_frag190[0], loom_frag190[1], loom_frag190[2], loom_frag190[3]);
-            unsigned loom_frag191[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 16) * 136 + (24 + 32 * j_inner_outer)]), loom_frag191[0], loom_frag191[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[15], acc_c[31], acc_c[47], acc_c[63], 
-                loom_frag190[0],
-                loom_frag190[1],
-                loom_frag190[2],
-                loom_frag190[3],
-                loom_frag191[0], loom_frag191[1]);
+                loom_frag47[0],
+                loom_frag47[1],
+                loom_frag47[2],
+                loom_frag47[3],
+                loom_frag44[0], loom_frag44[1]);
           }
         }
       }
+      unsigned loom_frag48[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag48[0], loom_frag48[1], loom_frag48[2], loom_frag48[3]);
+      unsigned loom_frag49[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + 32 * j_inner_outer]), loom_frag49[0], loom_frag49[1]);
+      unsigned loom_frag50[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (8 + 32 * j_inner_outer)]), loom_frag50[0], loom_frag50[1]);
+      unsigned loom_frag51[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (16 + 32 * j_inner_outer)]), loom_frag51[0], loom_frag51[1]);
+      unsigned loom_frag52[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (24 + 32 * j_inner_outer)]), loom_frag52[0], loom_frag52[1]);
+      unsigned loom_frag53[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag53[0], loom_frag53[1], loom_frag53[2], loom_frag53[3]);
+      unsigned loom_frag54[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag54[0], loom_frag54[1], loom_frag54[2], loom_frag54[3]);
+      unsigned loom_frag55[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag55[0], loom_frag55[1], loom_frag55[2], loom_frag55[3]);
       if (l >= 64 * k_outer + 33)
       {
         if (n >= 128 * i_outer + 64 * i_inner_outer + 1)
         {
           if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
           {
-            unsigned loom_frag192[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag192[0], loom_frag192[1], loom_frag192[2], loom_frag192[3]);
-            unsigned loom_frag193[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + 32 * j_inner_outer]), loom_frag193[0], loom_frag193[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[0], acc_c[16], acc_c[32], acc_c[48], 
-                loom_frag192[0],
-                loom_frag192[1],
-                loom_frag192[2],
-                loom_frag192[3],
-                loom_frag193[0], loom_frag193[1]);
+                loom_frag48[0],
+                loom_frag48[1],
+                loom_frag48[2],
+                loom_frag48[3],
+                loom_frag49[0], loom_frag49[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
           {
-            unsigned loom_frag194[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag194[0], loom_frag194[1], loom_frag194[2], loom_frag194[3]);
-            unsigned loom_frag195[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (8 + 32 * j_inner_outer)]), loom_frag195[0], loom_frag195[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[4], acc_c[20], acc_c[36], acc_c[52], 
-                loom_frag194[0],
-                loom_frag194[1],
-                loom_frag194[2],
-                loom_frag194[3],
-                loom_frag195[0], loom_frag195[1]);
+                loom_frag48[0],
+                loom_frag48[1],
+                loom_frag48[2],
+                loom_frag48[3],
+                loom_frag50[0], loom_frag50[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
           {
-            unsigned loom_frag196[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag196[0], loom_frag196[1], loom_frag196[2], loom_frag196[3]);
-            unsigned loom_frag197[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (16 + 32 * j_inner_outer)]), loom_frag197[0], loom_frag197[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[8], acc_c[24], acc_c[40], acc_c[56], 
-                loom_frag196[0],
-                loom_frag196[1],
-                loom_frag196[2],
-                loom_frag196[3],
-                loom_frag197[0], loom_frag197[1]);
+                loom_frag48[0],
+                loom_frag48[1],
+                loom_frag48[2],
+                loom_frag48[3],
+                loom_frag51[0], loom_frag51[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
           {
-            unsigned loom_frag198[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag198[0], loom_frag198[1], loom_frag198[2], loom_frag198[3]);
-            unsigned loom_frag199[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (24 + 32 * j_inner_outer)]), loom_frag199[0], loom_frag199[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[12], acc_c[28], acc_c[44], acc_c[60], 
-                loom_frag198[0],
-                loom_frag198[1],
-                loom_frag198[2],
-                loom_frag198[3],
-                loom_frag199[0], loom_frag199[1]);
+                loom_frag48[0],
+                loom_frag48[1],
+                loom_frag48[2],
+                loom_frag48[3],
+                loom_frag52[0], loom_frag52[1]);
           }
         }
         if (n >= 128 * i_outer + 64 * i_inner_outer + 17)
         {
           if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
           {
-            unsigned loom_frag200[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag200[0], loom_frag200[1], loom_frag200[2], loom_frag200[3]);
-            unsigned loom_frag201[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + 32 * j_inner_outer]), loom_frag201[0], loom_frag201[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[1], acc_c[17], acc_c[33], acc_c[49], 
-                loom_frag200[0],
-                loom_frag200[1],
-                loom_frag200[2],
-                loom_frag200[3],
-                loom_frag201[0], loom_frag201[1]);
+                loom_frag53[0],
+                loom_frag53[1],
+                loom_frag53[2],
+                loom_frag53[3],
+                loom_frag49[0], loom_frag49[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
           {
-            unsigned loom_frag202[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag202[0], loom_frag202[1], loom_frag202[2], loom_frag202[3]);
-            unsigned loom_frag203[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (8 + 32 * j_inner_outer)]), loom_frag203[0], loom_frag203[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[5], acc_c[21], acc_c[37], acc_c[53], 
-                loom_frag202[0],
-                loom_frag202[1],
-                loom_frag202[2],
-                loom_frag202[3],
-                loom_frag203[0], loom_frag203[1]);
+                loom_frag53[0],
+                loom_frag53[1],
+                loom_frag53[2],
+                loom_frag53[3],
+                loom_frag50[0], loom_frag50[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
           {
-            unsigned loom_frag204[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag204[0], loom_frag204[1], loom_frag204[2], loom_frag204[3]);
-            unsigned loom_frag205[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (16 + 32 * j_inner_outer)]), loom_frag205[0], loom_frag205[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[9], acc_c[25], acc_c[41], acc_c[57], 
-                loom_frag204[0],
-                loom_frag204[1],
-                loom_frag204[2],
-                loom_frag204[3],
-                loom_frag205[0], loom_frag205[1]);
+                loom_frag53[0],
+                loom_frag53[1],
+                loom_frag53[2],
+                loom_frag53[3],
+                loom_frag51[0], loom_frag51[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
           {
-            unsigned loom_frag206[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag206[0], loom_frag206[1], loom_frag206[2], loom_frag206[3]);
-            unsigned loom_frag207[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (24 + 32 * j_inner_outer)]), loom_frag207[0], loom_frag207[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[13], acc_c[29], acc_c[45], acc_c[61], 
-                loom_frag206[0],
-                loom_frag206[1],
-                loom_frag206[2],
-                loom_frag206[3],
-                loom_frag207[0], loom_frag207[1]);
+                loom_frag53[0],
+                loom_frag53[1],
+                loom_frag53[2],
+                loom_frag53[3],
+                loom_frag52[0], loom_frag52[1]);
           }
         }
         if (n >= 128 * i_outer + 64 * i_inner_outer + 33)
         {
           if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
           {
-            unsigned loom_frag208[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag208[0], loom_frag208[1], loom_frag208[2], loom_frag208[3]);
-            unsigned loom_frag209[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + 32 * j_inner_outer]), loom_frag209[0], loom_frag209[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[2], acc_c[18], acc_c[34], acc_c[50], 
-                loom_frag208[0],
-                loom_frag208[1],
-                loom_frag208[2],
-                loom_frag208[3],
-                loom_frag209[0], loom_frag209[1]);
+                loom_frag54[0],
+                loom_frag54[1],
+                loom_frag54[2],
+                loom_frag54[3],
+                loom_frag49[0], loom_frag49[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
           {
-            unsigned loom_frag210[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag210[0], loom_frag210[1], loom_frag210[2], loom_frag210[3]);
-            unsigned loom_frag211[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (8 + 32 * j_inner_outer)]), loom_frag211[0], loom_frag211[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[6], acc_c[22], acc_c[38], acc_c[54], 
-                loom_frag210[0],
-                loom_frag210[1],
-                loom_frag210[2],
-                loom_frag210[3],
-                loom_frag211[0], loom_frag211[1]);
+                loom_frag54[0],
+                loom_frag54[1],
+                loom_frag54[2],
+                loom_frag54[3],
+                loom_frag50[0], loom_frag50[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
           {
-            unsigned loom_frag212[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag212[0], loom_frag212[1], loom_frag212[2], loom_frag212[3]);
-            unsigned loom_frag213[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (16 + 32 * j_inner_outer)]), loom_frag213[0], loom_frag213[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[10], acc_c[26], acc_c[42], acc_c[58], 
-                loom_frag212[0],
-                loom_frag212[1],
-                loom_frag212[2],
-                loom_frag212[3],
-                loom_frag213[0], loom_frag213[1]);
+                loom_frag54[0],
+                loom_frag54[1],
+                loom_frag54[2],
+                loom_frag54[3],
+                loom_frag51[0], loom_frag51[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
           {
-            unsigned loom_frag214[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag214[0], loom_frag214[1], loom_frag214[2], loom_frag214[3]);
-            unsigned loom_frag215[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (24 + 32 * j_inner_outer)]), loom_frag215[0], loom_frag215[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[14], acc_c[30], acc_c[46], acc_c[62], 
-                loom_frag214[0],
-                loom_frag214[1],
-                loom_frag214[2],
-                loom_frag214[3],
-                loom_frag215[0], loom_frag215[1]);
+                loom_frag54[0],
+                loom_frag54[1],
+                loom_frag54[2],
+                loom_frag54[3],
+                loom_frag52[0], loom_frag52[1]);
           }
         }
         if (n >= 128 * i_outer + 64 * i_inner_outer + 49)
         {
           if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
           {
-            unsigned loom_frag216[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag216[0], loom_frag216[1], loom_frag216[2], loom_frag216[3]);
-            unsigned loom_frag217[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + 32 * j_inner_outer]), loom_frag217[0], loom_frag217[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[3], acc_c[19], acc_c[35], acc_c[51], 
-                loom_frag216[0],
-                loom_frag216[1],
-                loom_frag216[2],
-                loom_frag216[3],
-                loom_frag217[0], loom_frag217[1]);
+                loom_frag55[0],
+                loom_frag55[1],
+                loom_frag55[2],
+                loom_frag55[3],
+                loom_frag49[0], loom_frag49[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
           {
-            unsigned loom_frag218[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag218[0], loom_frag218[1], loom_frag218[2], loom_frag218[3]);
-            unsigned loom_frag219[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (8 + 32 * j_inner_outer)]), loom_frag219[0], loom_frag219[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[7], acc_c[23], acc_c[39], acc_c[55], 
-                loom_frag218[0],
-                loom_frag218[1],
-                loom_frag218[2],
-                loom_frag218[3],
-                loom_frag219[0], loom_frag219[1]);
+                loom_frag55[0],
+                loom_frag55[1],
+                loom_frag55[2],
+                loom_frag55[3],
+                loom_frag50[0], loom_frag50[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
           {
-            unsigned loom_frag220[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag220[0], loom_frag220[1], loom_frag220[2], loom_frag220[3]);
-            unsigned loom_frag221[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (16 + 32 * j_inner_outer)]), loom_frag221[0], loom_frag221[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[11], acc_c[27], acc_c[43], acc_c[59], 
-                loom_frag220[0],
-                loom_frag220[1],
-                loom_frag220[2],
-                loom_frag220[3],
-                loom_frag221[0], loom_frag221[1]);
+                loom_frag55[0],
+                loom_frag55[1],
+                loom_frag55[2],
+                loom_frag55[3],
+                loom_frag51[0], loom_frag51[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
           {
-            unsigned loom_frag222[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 32)]), loom_frag222[0], loom_frag222[1], loom_frag222[2], loom_frag222[3]);
-            unsigned loom_frag223[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 32) * 136 + (24 + 32 * j_inner_outer)]), loom_frag223[0], loom_frag223[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[15], acc_c[31], acc_c[47], acc_c[63], 
-                loom_frag222[0],
-                loom_frag222[1],
-                loom_frag222[2],
-                loom_frag222[3],
-                loom_frag223[0], loom_frag223[1]);
+                loom_frag55[0],
+                loom_frag55[1],
+                loom_frag55[2],
+                loom_frag55[3],
+                loom_frag52[0], loom_frag52[1]);
           }
         }
       }
+      unsigned loom_frag56[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag56[0], loom_frag56[1], loom_frag56[2], loom_frag56[3]);
+      unsigned loom_frag57[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + 32 * j_inner_outer]), loom_frag57[0], loom_frag57[1]);
+      unsigned loom_frag58[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (8 + 32 * j_inner_outer)]), loom_frag58[0], loom_frag58[1]);
+      unsigned loom_frag59[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (16 + 32 * j_inner_outer)]), loom_frag59[0], loom_frag59[1]);
+      unsigned loom_frag60[2];
+      loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (24 + 32 * j_inner_outer)]), loom_frag60[0], loom_frag60[1]);
+      unsigned loom_frag61[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag61[0], loom_frag61[1], loom_frag61[2], loom_frag61[3]);
+      unsigned loom_frag62[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag62[0], loom_frag62[1], loom_frag62[2], loom_frag62[3]);
+      unsigned loom_frag63[4];
+      loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag63[0], loom_frag63[1], loom_frag63[2], loom_frag63[3]);
       if (l >= 64 * k_outer + 49)
       {
         if (n >= 128 * i_outer + 64 * i_inner_outer + 1)
         {
           if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
           {
-            unsigned loom_frag224[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag224[0], loom_frag224[1], loom_frag224[2], loom_frag224[3]);
-            unsigned loom_frag225[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + 32 * j_inner_outer]), loom_frag225[0], loom_frag225[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[0], acc_c[16], acc_c[32], acc_c[48], 
-                loom_frag224[0],
-                loom_frag224[1],
-                loom_frag224[2],
-                loom_frag224[3],
-                loom_frag225[0], loom_frag225[1]);
+                loom_frag56[0],
+                loom_frag56[1],
+                loom_frag56[2],
+                loom_frag56[3],
+                loom_frag57[0], loom_frag57[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
           {
-            unsigned loom_frag226[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag226[0], loom_frag226[1], loom_frag226[2], loom_frag226[3]);
-            unsigned loom_frag227[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (8 + 32 * j_inner_outer)]), loom_frag227[0], loom_frag227[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[4], acc_c[20], acc_c[36], acc_c[52], 
-                loom_frag226[0],
-                loom_frag226[1],
-                loom_frag226[2],
-                loom_frag226[3],
-                loom_frag227[0], loom_frag227[1]);
+                loom_frag56[0],
+                loom_frag56[1],
+                loom_frag56[2],
+                loom_frag56[3],
+                loom_frag58[0], loom_frag58[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
           {
-            unsigned loom_frag228[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag228[0], loom_frag228[1], loom_frag228[2], loom_frag228[3]);
-            unsigned loom_frag229[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (16 + 32 * j_inner_outer)]), loom_frag229[0], loom_frag229[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[8], acc_c[24], acc_c[40], acc_c[56], 
-                loom_frag228[0],
-                loom_frag228[1],
-                loom_frag228[2],
-                loom_frag228[3],
-                loom_frag229[0], loom_frag229[1]);
+                loom_frag56[0],
+                loom_frag56[1],
+                loom_frag56[2],
+                loom_frag56[3],
+                loom_frag59[0], loom_frag59[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
           {
-            unsigned loom_frag230[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag230[0], loom_frag230[1], loom_frag230[2], loom_frag230[3]);
-            unsigned loom_frag231[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (24 + 32 * j_inner_outer)]), loom_frag231[0], loom_frag231[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[12], acc_c[28], acc_c[44], acc_c[60], 
-                loom_frag230[0],
-                loom_frag230[1],
-                loom_frag230[2],
-                loom_frag230[3],
-                loom_frag231[0], loom_frag231[1]);
+                loom_frag56[0],
+                loom_frag56[1],
+                loom_frag56[2],
+                loom_frag56[3],
+                loom_frag60[0], loom_frag60[1]);
           }
         }
         if (n >= 128 * i_outer + 64 * i_inner_outer + 17)
         {
           if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
           {
-            unsigned loom_frag232[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag232[0], loom_frag232[1], loom_frag232[2], loom_frag232[3]);
-            unsigned loom_frag233[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + 32 * j_inner_outer]), loom_frag233[0], loom_frag233[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[1], acc_c[17], acc_c[33], acc_c[49], 
-                loom_frag232[0],
-                loom_frag232[1],
-                loom_frag232[2],
-                loom_frag232[3],
-                loom_frag233[0], loom_frag233[1]);
+                loom_frag61[0],
+                loom_frag61[1],
+                loom_frag61[2],
+                loom_frag61[3],
+                loom_frag57[0], loom_frag57[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
           {
-            unsigned loom_frag234[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag234[0], loom_frag234[1], loom_frag234[2], loom_frag234[3]);
-            unsigned loom_frag235[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (8 + 32 * j_inner_outer)]), loom_frag235[0], loom_frag235[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[5], acc_c[21], acc_c[37], acc_c[53], 
-                loom_frag234[0],
-                loom_frag234[1],
-                loom_frag234[2],
-                loom_frag234[3],
-                loom_frag235[0], loom_frag235[1]);
+                loom_frag61[0],
+                loom_frag61[1],
+                loom_frag61[2],
+                loom_frag61[3],
+                loom_frag58[0], loom_frag58[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
           {
-            unsigned loom_frag236[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag236[0], loom_frag236[1], loom_frag236[2], loom_frag236[3]);
-            unsigned loom_frag237[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (16 + 32 * j_inner_outer)]), loom_frag237[0], loom_frag237[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[9], acc_c[25], acc_c[41], acc_c[57], 
-                loom_frag236[0],
-                loom_frag236[1],
-                loom_frag236[2],
-                loom_frag236[3],
-                loom_frag237[0], loom_frag237[1]);
+                loom_frag61[0],
+                loom_frag61[1],
+                loom_frag61[2],
+                loom_frag61[3],
+                loom_frag59[0], loom_frag59[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
           {
-            unsigned loom_frag238[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 16 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag238[0], loom_frag238[1], loom_frag238[2], loom_frag238[3]);
-            unsigned loom_frag239[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (24 + 32 * j_inner_outer)]), loom_frag239[0], loom_frag239[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[13], acc_c[29], acc_c[45], acc_c[61], 
-                loom_frag238[0],
-                loom_frag238[1],
-                loom_frag238[2],
-                loom_frag238[3],
-                loom_frag239[0], loom_frag239[1]);
+                loom_frag61[0],
+                loom_frag61[1],
+                loom_frag61[2],
+                loom_frag61[3],
+                loom_frag60[0], loom_frag60[1]);
           }
         }
         if (n >= 128 * i_outer + 64 * i_inner_outer + 33)
         {
           if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
           {
-            unsigned loom_frag240[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag240[0], loom_frag240[1], loom_frag240[2], loom_frag240[3]);
-            unsigned loom_frag241[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + 32 * j_inner_outer]), loom_frag241[0], loom_frag241[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[2], acc_c[18], acc_c[34], acc_c[50], 
-                loom_frag240[0],
-                loom_frag240[1],
-                loom_frag240[2],
-                loom_frag240[3],
-                loom_frag241[0], loom_frag241[1]);
+                loom_frag62[0],
+                loom_frag62[1],
+                loom_frag62[2],
+                loom_frag62[3],
+                loom_frag57[0], loom_frag57[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
           {
-            unsigned loom_frag242[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag242[0], loom_frag242[1], loom_frag242[2], loom_frag242[3]);
-            unsigned loom_frag243[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (8 + 32 * j_inner_outer)]), loom_frag243[0], loom_frag243[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[6], acc_c[22], acc_c[38], acc_c[54], 
-                loom_frag242[0],
-                loom_frag242[1],
-                loom_frag242[2],
-                loom_frag242[3],
-                loom_frag243[0], loom_frag243[1]);
+                loom_frag62[0],
+                loom_frag62[1],
+                loom_frag62[2],
+                loom_frag62[3],
+                loom_frag58[0], loom_frag58[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
           {
-            unsigned loom_frag244[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag244[0], loom_frag244[1], loom_frag244[2], loom_frag244[3]);
-            unsigned loom_frag245[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (16 + 32 * j_inner_outer)]), loom_frag245[0], loom_frag245[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[10], acc_c[26], acc_c[42], acc_c[58], 
-                loom_frag244[0],
-                loom_frag244[1],
-                loom_frag244[2],
-                loom_frag244[3],
-                loom_frag245[0], loom_frag245[1]);
+                loom_frag62[0],
+                loom_frag62[1],
+                loom_frag62[2],
+                loom_frag62[3],
+                loom_frag59[0], loom_frag59[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
           {
-            unsigned loom_frag246[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 32 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag246[0], loom_frag246[1], loom_frag246[2], loom_frag246[3]);
-            unsigned loom_frag247[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (24 + 32 * j_inner_outer)]), loom_frag247[0], loom_frag247[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[14], acc_c[30], acc_c[46], acc_c[62], 
-                loom_frag246[0],
-                loom_frag246[1],
-                loom_frag246[2],
-                loom_frag246[3],
-                loom_frag247[0], loom_frag247[1]);
+                loom_frag62[0],
+                loom_frag62[1],
+                loom_frag62[2],
+                loom_frag62[3],
+                loom_frag60[0], loom_frag60[1]);
           }
         }
         if (n >= 128 * i_outer + 64 * i_inner_outer + 49)
         {
           if (m >= 128 * j_outer + 32 * j_inner_outer + 1)
           {
-            unsigned loom_frag248[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag248[0], loom_frag248[1], loom_frag248[2], loom_frag248[3]);
-            unsigned loom_frag249[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + 32 * j_inner_outer]), loom_frag249[0], loom_frag249[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[3], acc_c[19], acc_c[35], acc_c[51], 
-                loom_frag248[0],
-                loom_frag248[1],
-                loom_frag248[2],
-                loom_frag248[3],
-                loom_frag249[0], loom_frag249[1]);
+                loom_frag63[0],
+                loom_frag63[1],
+                loom_frag63[2],
+                loom_frag63[3],
+                loom_frag57[0], loom_frag57[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
           {
-            unsigned loom_frag250[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag250[0], loom_frag250[1], loom_frag250[2], loom_frag250[3]);
-            unsigned loom_frag251[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (8 + 32 * j_inner_outer)]), loom_frag251[0], loom_frag251[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[7], acc_c[23], acc_c[39], acc_c[55], 
-                loom_frag250[0],
-                loom_frag250[1],
-                loom_frag250[2],
-                loom_frag250[3],
-                loom_frag251[0], loom_frag251[1]);
+                loom_frag63[0],
+                loom_frag63[1],
+                loom_frag63[2],
+                loom_frag63[3],
+                loom_frag58[0], loom_frag58[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
           {
-            unsigned loom_frag252[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag252[0], loom_frag252[1], loom_frag252[2], loom_frag252[3]);
-            unsigned loom_frag253[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (16 + 32 * j_inner_outer)]), loom_frag253[0], loom_frag253[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[11], acc_c[27], acc_c[43], acc_c[59], 
-                loom_frag252[0],
-                loom_frag252[1],
-                loom_frag252[2],
-                loom_frag252[3],
-                loom_frag253[0], loom_frag253[1]);
+                loom_frag63[0],
+                loom_frag63[1],
+                loom_frag63[2],
+                loom_frag63[3],
+                loom_frag59[0], loom_frag59[1]);
           }
           if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
           {
-            unsigned loom_frag254[4];
-            loom_ldmatrix_x4(&(a_fetch[loom_mod(k_outer, 2) * 9216 + (loom_mod(lane, 16) + 48 + 64 * i_inner_outer) * 72 + (loom_floordiv(lane, 16) * 8 + 48)]), loom_frag254[0], loom_frag254[1], loom_frag254[2], loom_frag254[3]);
-            unsigned loom_frag255[2];
-            loom_ldmatrix_x2_trans(&(b_fetch[loom_mod(k_outer, 2) * 8704 + (loom_mod(lane, 16) + 48) * 136 + (24 + 32 * j_inner_outer)]), loom_frag255[0], loom_frag255[1]);
             // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
             loom_mma_m16n8k16_bf16(acc_c[15], acc_c[31], acc_c[47], acc_c[63], 
-                loom_frag254[0],
-                loom_frag254[1],
-                loom_frag254[2],
-                loom_frag254[3],
-                loom_frag255[0], loom_frag255[1]);
+                loom_frag63[0],
+                loom_frag63[1],
+                loom_frag63[2],
+                loom_frag63[3],
+                loom_frag60[0], loom_frag60[1]);
           }
         }
       }
