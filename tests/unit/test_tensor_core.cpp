@@ -232,3 +232,38 @@ TEST(TensorCore, RoundTf32RoundsToTenMantissaBitsTiesAway) {
     EXPECT_EQ(float(out.get(2)), want[2]);
   }
 }
+
+TEST(TensorCore, OperandsLdmatrixCannotLoadGoElementByElement) {
+  // c = a b^T with b stored by rows of k (bt[j, k]): its zero-filled tile in
+  // shared memory has k contiguous, not the column n the B fragment's
+  // ldmatrix (x2.trans) needs, so each lane gathers its B elements (never
+  // refused, never wrong); a's tile, k contiguous, still loads with ldmatrix
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, float32(a[i, k]) * float32(bt[j, k]))",
+                             {"a: bfloat16[n, l], bt: bfloat16[m, l], c: float32[n, m]"}, "mm");
+  LoopKernel t = scheduled(k, "split_iname i 16 outer_tag=g.1\nsplit_iname j 8 outer_tag=g.0\nsplit_iname k 16\n"
+                              "tensor_core i_inner j_inner k_inner\n"
+                              "add_prefetch a i_inner,k_inner dim_arg_names=ai,ak padding=8 default_tag=for fill_value=0\n"
+                              "join_inames ai,ak new_iname=ax\nsplit_iname ax 32 inner_tag=l.0\n"
+                              "add_prefetch bt j_inner,k_inner dim_arg_names=bj,bk padding=8 default_tag=for fill_value=0\n"
+                              "join_inames bj,bk new_iname=bx\nsplit_iname bx 32 inner_tag=l.0\n");
+  check_transformed(k, t, kSizes);
+  std::string cuda = cuda::print_source(generate(t));
+  EXPECT_EQ(count_of(cuda, "loom_ldmatrix_x4(&"), 1u) << cuda;
+  EXPECT_EQ(count_of(cuda, "loom_ldmatrix_x2_trans(&"), 0u) << cuda;
+  EXPECT_NE(cuda.find("loom_pack2(bt_fetch["), std::string::npos) << cuda;
+}
+
+TEST(TensorCore, TilesBeyondTheSharedMemoryAreRefused) {
+  // 256 x 256 tiles, k in 64s, four stages: 4 x (256 x 72 + 64 x 264) x 2 bytes > 227 KiB
+  std::string script = "assume n mod 256 = 0 and m mod 256 = 0 and l mod 64 = 0\n"
+                       "split_iname i 256 outer_tag=g.1\nsplit_iname j 256 outer_tag=g.0\n"
+                       "split_iname i_inner 64 outer_tag=l.1\nsplit_iname i_inner_inner 16 outer_tag=ilp\n"
+                       "split_iname j_inner 64 outer_tag=l.2\nsplit_iname j_inner_inner 8 outer_tag=ilp\n"
+                       "split_iname k 64\nsplit_iname k_inner 16 outer_tag=unr\n"
+                       "tensor_core i_inner_inner_inner j_inner_inner_inner k_inner_inner\n"
+                       "add_prefetch a i_inner_outer,i_inner_inner_outer,i_inner_inner_inner,k_inner_outer,k_inner_inner padding=8 default_tag=for\n"
+                       "add_prefetch b k_inner_outer,k_inner_inner,j_inner_outer,j_inner_inner_outer,j_inner_inner_inner padding=8 default_tag=for\n"
+                       "double_buffer a_fetch k_outer stages=4\ndouble_buffer b_fetch k_outer stages=4\n";
+  std::string e = error_of([&] { generate(scheduled(product(), script)); });
+  EXPECT_NE(e.find("bytes of local (shared) memory per block; at most 232448 bytes on sm_90"), std::string::npos) << e;
+}
