@@ -43,6 +43,27 @@ void update_origin(Instruction& insn, F&& f) {
     for (auto& entry : *insn.origin) entry.second = f(entry.second);
 }
 
+// The reductions of the expressions it visits that run over any of `names`
+// (round_up_reduction's sums over a tile, tensor_core's product).
+class ReductionsOver : public ExprVisitor {
+ public:
+  explicit ReductionsOver(std::set<std::string> names) : names_(std::move(names)) {}
+  std::vector<const Reduce*> found;
+
+ protected:
+  void visit_reduce(const Reduce& r) override {
+    for (auto& n : r.inames)
+      if (names_.count(n)) {
+        found.push_back(&r);
+        break;
+      }
+    ExprVisitor::visit_reduce(r);
+  }
+
+ private:
+  std::set<std::string> names_;
+};
+
 // Rewrites the bodies of k's substitution rules by f, which replaces the
 // inames or parameters `names` (a split, rename, join, fix_parameters). A
 // rule parameter named like one of them (f(i) := 3 * a[i]) is its own

@@ -23,6 +23,7 @@
 namespace loom {
 
 using transforms::name_list;
+using transforms::ReductionsOver;
 using transforms::refuse;
 
 namespace {
@@ -36,26 +37,6 @@ void factors_of(const Expr& e, std::vector<Expr>& out) {
   }
   out.push_back(e);
 }
-
-// The reductions of an expression that run over any of `names`.
-class ReductionsOver : public ExprVisitor {
- public:
-  explicit ReductionsOver(const std::set<std::string>& names) : names_(names) {}
-  std::vector<const Reduce*> found;
-
- protected:
-  void visit_reduce(const Reduce& r) override {
-    for (auto& n : r.inames)
-      if (names_.count(n)) {
-        found.push_back(&r);
-        break;
-      }
-    ExprVisitor::visit_reduce(r);
-  }
-
- private:
-  const std::set<std::string>& names_;
-};
 
 // The domain with iname x's parametric bounds dropped: x keeps the
 // constraints without parameters (its tile), every other iname the range it

@@ -23,24 +23,10 @@
 
 namespace loom {
 
+using transforms::ReductionsOver;
 using transforms::refuse;
 
 namespace {
-
-class SumsOver : public ExprVisitor {
- public:
-  explicit SumsOver(std::string k) : k_(std::move(k)) {}
-  std::vector<const Reduce*> found;
-
- protected:
-  void visit_reduce(const Reduce& r) override {
-    if (std::find(r.inames.begin(), r.inames.end(), k_) != r.inames.end()) found.push_back(&r);
-    ExprVisitor::visit_reduce(r);
-  }
-
- private:
-  std::string k_;
-};
 
 // sum(k, x * y) -> sum(k, round_tf32(x) * round_tf32(y)) for the sums over k
 class RoundToTf32 : public ExprMutator {
@@ -67,14 +53,12 @@ class RoundToTf32 : public ExprMutator {
   std::string k_;
 };
 
-}  // namespace
-
-// Whether the kernel as given already sums round_tf32(x) * round_tf32(y) over k (TF32 written out).
-bool sums_tf32(const LoopKernel& k, const std::string& kk) {
-  LoopKernel typed = infer_types(expand_substitutions(k));
+// Whether typed (the kernel as given, types inferred) already sums
+// round_tf32(x) * round_tf32(y) over k: TF32 written out.
+bool sums_tf32(const LoopKernel& typed, const std::string& kk) {
   for (auto& insn : typed.instructions) {
     if (insn.kind != Instruction::Assign) continue;
-    SumsOver sums(kk);
+    ReductionsOver sums({kk});
     sums.visit(insn.rhs);
     for (auto* r : sums.found) {
       auto mul = r->body.as<Binary>();
@@ -85,9 +69,12 @@ bool sums_tf32(const LoopKernel& k, const std::string& kk) {
   return false;
 }
 
+}  // namespace
+
 LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::string& n, const std::string& kk, const std::string& shape_given,
                        bool tf32) {
-  if (!tf32 && k.has_iname(kk)) tf32 = sums_tf32(k, kk);
+  LoopKernel typed = infer_types(expand_substitutions(k));  // (the operands' types decide)
+  if (!tf32 && k.has_iname(kk)) tf32 = sums_tf32(typed, kk);
   const std::string shape = shape_given.empty() ? (tf32 ? "m16n8k8" : "m16n8k16") : shape_given;
   const std::string what = "tensor_core(" + m + ", " + n + ", " + kk + ", " + shape + (tf32 ? ", tf32" : "") + ")";
   if (shape != "m16n8k16" && shape != "m16n8k8") refuse(k, what, "unknown shape '" + shape + "' (known: m16n8k16, m16n8k8 with tf32=true)");
@@ -120,9 +107,9 @@ LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::str
     if (rewritten != 1)
       refuse(k, what, rewritten == 0 ? "no instruction sums a product x * y over '" + kk + "' (written out, not through a substitution rule)"
                                      : "several sums run over '" + kk + "'; the instruction computes one");
+    typed = infer_types(expand_substitutions(source));
   }
   int products = 0;
-  LoopKernel typed = infer_types(expand_substitutions(source));  // (the operands' types decide)
   for (auto& insn : typed.instructions) {
     if (insn.kind != Instruction::Assign) continue;
     bool in_m = insn.within_inames.count(m) > 0, in_n = insn.within_inames.count(n) > 0;
@@ -130,7 +117,7 @@ LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::str
       refuse(k, what, "instruction '" + insn.id + "' runs within '" + (in_m ? m : n) + "' but not within '" + (in_m ? n : m) +
                           "': each element of the tile belongs to one lane, so everything inside one of them must be inside both");
     if (insn.within_inames.count(kk)) refuse(k, what, "instruction '" + insn.id + "' runs within '" + kk + "', which must be a reduction's iname");
-    SumsOver sums(kk);
+    ReductionsOver sums({kk});
     sums.visit(insn.rhs);
     if (sums.found.empty()) continue;
     if (!in_m) refuse(k, what, "instruction '" + insn.id + "' sums over '" + kk + "' but does not run within '" + m + "' and '" + n + "'");

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/expr.h"
@@ -84,6 +85,10 @@ bool is_collective(const Stmt& s);
 // v[...] (guarded_vector_load), the lanes agree on c (codegen/vectorize.cpp
 // checks it), so the targets load the vector under the first lane's c.
 const Select* guarded_copy(const Expr& rhs);
+// What a copy reads: the access itself, or for `c ? a[...] : 0` (a
+// zero-filled fetch, +0) the access and c, under which it is read;
+// undefined Exprs when the right-hand side is neither.
+std::pair<Expr, Expr> copy_source(const Expr& rhs);
 const Select* guarded_vector_load(const Stmt& vector_loop, const Expr& rhs);
 // Whether s holds a barrier or a collective: all threads of a block (or
 // warp) must reach it together.

@@ -24,7 +24,6 @@
 #include "vectorize.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
@@ -275,11 +274,8 @@ class Vectorizer {
     // a plain copy (x[..] = y[..], or its zero-filled guarded form) moves
     // raw bytes: element types without a CUDA vector type (16-bit floats:
     // 8 of them in 16 bytes) move too
-    const Select* sel = guarded_copy(assign.rhs);
-    Expr source = sel ? sel->t : assign.rhs;
-    bool copy = assign.lhs.as<Subscript>() && source.as<Subscript>() && source.type() == assign.lhs.type() &&
-                (!sel || (sel->f.as<FloatImm>() && sel->f.as<FloatImm>()->value == 0 && !std::signbit(sel->f.as<FloatImm>()->value)) ||
-                 (sel->f.as<IntImm>() && sel->f.as<IntImm>()->value == 0));
+    Expr source = copy_source(assign.rhs).first;
+    bool copy = assign.lhs.as<Subscript>() && source.defined() && source.type() == assign.lhs.type();
     std::vector<Expr> out;
     for (auto& r : reads.subscripts) {
       const Subscript& s = *r.as<Subscript>();

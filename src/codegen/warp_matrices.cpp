@@ -40,12 +40,6 @@ Expr conjunction(const std::vector<Expr>& cs) {
   return r;
 }
 
-bool mentions(const Expr& e, const std::string& v) {
-  std::set<std::string> vars;
-  collect_free_vars(e, vars);
-  return vars.count(v) > 0;
-}
-
 // Statement s with every expression mapped by f (children first).
 StmtPtr map_exprs(const StmtPtr& s, const std::function<Expr(const Expr&)>& f) {
   auto n = std::make_shared<Stmt>(*s);
@@ -272,8 +266,8 @@ class Lowering {
     va.clear();
     vb.clear();
     for (auto& g : guards) {
-      bool on_m = mentions(g, mf.var), on_n = mentions(g, nf.var);
-      if (!on_m && !on_n && !mentions(g, kf.var)) {  // the warp's own: around the instruction
+      bool on_m = mentions_var(g, mf.var), on_n = mentions_var(g, nf.var);
+      if (!on_m && !on_n && !mentions_var(g, kf.var)) {  // the warp's own: around the instruction
         w->uniform.push_back(g);
         continue;
       }

@@ -539,10 +539,6 @@ class Printer {
     for (auto& c : s->children) preload_fragments(os, c, ind);
   }
 
-  // One mma.sync: each lane packs its fragments of A (8 values) and B (4)
-  // from the operands' expressions at its elements (the PTX ISA's layout for
-  // m16n8k16: A rows lane/4 (+8), k 2*(lane%4) (+1, +8); B k likewise,
-  // column lane/4), zero where an element does not exist.
   // The fragments of w's operands that ldmatrix can load (an operand read
   // from shared memory with its contiguous axis, A: k, B: n, in rows of
   // 16-byte aligned 8-element runs), loaded once in a straight run of
@@ -588,6 +584,11 @@ class Printer {
     }
   }
 
+  // One mma.sync: each lane packs its fragments of A (8 values) and B (4)
+  // from the operands' expressions at its elements (the PTX ISA's layout for
+  // m16n8k16: A rows lane/4 (+8), k 2*(lane%4) (+1, +8); B k likewise,
+  // column lane/4), zero where an element does not exist; with ldmatrix
+  // where it can load them.
   void warp_matrix(std::ostream& os, const WarpMatrix& w, int ind) {
     std::string pad(ind * 2, ' ');
     Type it = k_.options.index_dtype;
@@ -595,7 +596,7 @@ class Printer {
     auto bin = [&](BinOp op, Expr a, Expr b) { return make_binary(op, std::move(a), std::move(b), it); };
     Expr lane = make_var(w.lane, it);
     Expr group = bin(BinOp::FloorDiv, lane, num(4)), pair = bin(BinOp::Mul, bin(BinOp::Mod, lane, num(4)), num(2));
-    std::string zero = round_to(w.input, "0.0f");
+    std::string zero = w.tf32 ? "0.0f" : round_to(w.input, "0.0f");
     auto element = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) {
       std::string v = expr(simplify(substitute(value, at)), 0);
       if (!valid.defined()) return v;
@@ -605,9 +606,7 @@ class Printer {
     ldmatrix_fragments(os, w, ind, a, b);
     if (w.tf32) {  // m16n8k8: A (g + 8 (r mod 2), t + 4 (r / 2)), B (k t + 4 r, n g); one 32-bit value a register
       auto bits = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) {
-        std::string v = expr(simplify(substitute(value, at)), 0);
-        if (valid.defined()) v = "(" + expr(simplify(substitute(valid, at)), 0) + " ? " + v + " : 0.0f)";
-        return "__float_as_uint(" + v + ")";
+        return "__float_as_uint(" + element(value, valid, at) + ")";
       };
       Expr t = bin(BinOp::Mod, lane, num(4));
       for (int r = 0; r < 4; ++r)
@@ -637,15 +636,11 @@ class Printer {
 
   void stmt(std::ostream& os, const StmtPtr& s, int ind) {
     std::string pad(ind * 2, ' ');
-    switch (s->kind) {
-      case Stmt::Block:
-        if (s->matrix) {
-          warp_matrix(os, *s->matrix, ind);
-          break;
-        }
+    if (s->kind == Stmt::Block) {  // (no scope of its own: the fragments loaded so far stay)
+      if (s->matrix) warp_matrix(os, *s->matrix, ind);
+      else
         for (auto& c : s->children) stmt(os, c, ind);
-        break;
-      default: break;
+      return;
     }
     // fragments loaded for a straight run of matrix instructions stay valid
     // until anything else runs (a store, a barrier, a loop or branch scope);
@@ -661,9 +656,9 @@ class Printer {
       fragment_cache_ = saved;
       return;
     }
-    if (s->kind != Stmt::Block) fragment_cache_.clear();
+    fragment_cache_.clear();
     switch (s->kind) {
-      case Stmt::Block: break;
+      case Stmt::Block: break;  // (above)
       case Stmt::For: {
         if (!s->vector_accesses.empty()) {
           vector_loop(os, *s, ind);
@@ -711,7 +706,7 @@ class Printer {
         os << pad << "__syncthreads();\n";
         break;
     }
-    if (s->kind != Stmt::Block) fragment_cache_.clear();  // (a scope's fragments end with it)
+    fragment_cache_.clear();  // (a scope's fragments end with it)
   }
 
   // A vec loop that codegen/vectorize.cpp proved: its vector accesses are
@@ -732,20 +727,6 @@ class Printer {
     if (!tv || tv->space != AddressSpace::Local || !arg || arg->kind != Argument::Array) return 0;
     if (!bytes) bytes = t.bytes();
     return bytes == 4 || bytes == 8 || bytes == 16 ? int(bytes) : 0;
-  }
-
-  // What a copy reads: the access itself, or for `c ? a[...] : 0` (a
-  // zero-filled fetch) the access and c, under which it is read; undefined
-  // Exprs when the right-hand side is neither.
-  static std::pair<Expr, Expr> copy_source(const Expr& rhs) {
-    if (rhs.as<Subscript>()) return {rhs, Expr()};
-    if (const Select* sel = guarded_copy(rhs); sel && is_zero(sel->f)) return {sel->t, sel->cond};
-    return {Expr(), Expr()};
-  }
-  static bool is_zero(const Expr& e) {
-    if (auto i = e.as<IntImm>()) return i->value == 0;
-    if (auto f = e.as<FloatImm>()) return f->value == 0 && !std::signbit(f->value);
-    return false;
   }
 
   void vector_loop(std::ostream& os, const Stmt& loop, int ind) {
