@@ -16,19 +16,20 @@ ALLOWED = {
     "preprocess": {"ir", "analysis"},
     "schedule": {"ir", "analysis", "preprocess"},
     "codegen": {"ir", "analysis", "preprocess", "schedule"},
+    "statistics": {"ir", "analysis", "preprocess", "schedule", "codegen"},  # counts on the generated kernel
     "runtime": {"ir", "analysis", "preprocess", "schedule", "codegen"},  # the calling convention the targets launch through
     "cuda": {"ir", "analysis", "preprocess", "schedule", "codegen", "runtime"},
     "cpu": {"ir", "analysis", "preprocess", "schedule", "codegen", "runtime"},
     "interpreter": {"ir", "analysis", "preprocess", "schedule", "codegen", "runtime"},
-    "top": {"ir", "analysis", "frontend", "transforms", "preprocess", "schedule", "codegen", "runtime", "cuda", "cpu",
-            "interpreter", "top"},
+    "top": {"ir", "analysis", "frontend", "transforms", "preprocess", "schedule", "codegen", "statistics", "runtime", "cuda",
+            "cpu", "interpreter", "top"},
 }
 
 # public headers (include/loom/NAME.h) by layer
 HEADERS = {
     "ir": "type expr kernel part domain constraints isl_util match functions half error script expr_text target_info",
     "analysis": "analysis", "frontend": "parser json", "transforms": "transforms", "preprocess": "preprocess",
-    "schedule": "schedule", "codegen": "codegen ast", "runtime": "runtime disk_cache", "cuda": "cuda", "cpu": "cpu",
+    "schedule": "schedule", "codegen": "codegen ast", "statistics": "statistics", "runtime": "runtime disk_cache", "cuda": "cuda", "cpu": "cpu",
     "interpreter": "interpreter", "top": "stages variants tuner",
 }
 HEADER_LAYER = {h: layer for layer, hs in HEADERS.items() for h in hs.split()}
@@ -36,7 +37,7 @@ HEADER_LAYER = {h: layer for layer, hs in HEADERS.items() for h in hs.split()}
 # source folders by layer
 FOLDERS = {
     "src/ir": "ir", "src/analysis": "analysis", "src/frontend": "frontend", "transforms": "transforms",
-    "src/preprocess": "preprocess", "src/schedule": "schedule", "src/codegen": "codegen", "src/runtime": "runtime",
+    "src/preprocess": "preprocess", "src/schedule": "schedule", "src/codegen": "codegen", "src/statistics": "statistics", "src/runtime": "runtime",
     "targets/cuda": "cuda", "targets/cpu": "cpu", "targets/interpreter": "interpreter", "targets": "top",
     "src/cli": "top", "python": "top", "tuner": "top",
 }

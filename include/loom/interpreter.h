@@ -12,6 +12,12 @@ namespace loom {
 // types of the kernel, barriers with GPU semantics (every thread reaches a
 // barrier before any passes it). Slow, exact, and independent of any
 // compiler; it is the host reference of `loom run`.
-void interpret(const GeneratedKernel& g, const ArgMap& host_args);
+// With `counts`, every element each thread loads from or stores to an array
+// (argument or temporary) is counted by the array's name: what the kernel
+// statistics (loom/statistics.h) predict, observed.
+struct InterpretCounts {
+  std::map<std::string, int64_t> loads, stores;
+};
+void interpret(const GeneratedKernel& g, const ArgMap& host_args, InterpretCounts* counts = nullptr);
 
 }  // namespace loom

@@ -53,7 +53,10 @@ Expr atomic_increment(const Instruction& insn);
 void check_global_dependences(const LoopKernel& k);
 
 
-LoopKernel preprocess(const LoopKernel& k, const TargetInfo& target = TargetInfo::generic_cuda());
+// (common_subexpressions=false leaves repeated subexpressions as written:
+// the kernel statistics count what the user wrote, as loopy does)
+LoopKernel preprocess(const LoopKernel& k, const TargetInfo& target = TargetInfo::generic_cuda(),
+                      bool common_subexpressions = true);
 
 // A kernel with global barriers (`... gbarrier`) or global temporaries as the
 // launches it runs as, in order (global_barriers.cpp): the instructions

@@ -28,6 +28,7 @@
 #include "loom/interpreter.h"
 #include "loom/runtime.h"
 #include "loom/stages.h"
+#include "loom/statistics.h"
 #include "loom/transforms.h"
 #include "loom/tuner.h"
 #include "options.h"
@@ -437,6 +438,20 @@ int run_tune(const Options& o) {
   return 0;
 }
 
+int run_stats(const Options& o) {
+  Loaded l = load(o);
+  StatisticsOptions so;
+  so.count_redundant_work = o.redundant;
+  so.subgroup_size = o.subgroup_size;
+  if (o.granularity == "workitem") so.granularity = CountGranularity::WorkItem;
+  if (o.granularity == "subgroup") so.granularity = CountGranularity::SubGroup;
+  if (o.granularity == "workgroup") so.granularity = CountGranularity::WorkGroup;
+  std::map<std::string, int64_t> params = l.file.defaults;
+  for (auto& [n, v] : o.params) params[n] = v;
+  std::cout << statistics_report(l.kernel, so, o.params.empty() ? nullptr : &params);
+  return 0;
+}
+
 int run(const Options& o) {
   if (o.command == "transforms") return list_transforms(o);
   if (o.command == "tune") return run_tune(o);
@@ -450,6 +465,7 @@ int run(const Options& o) {
     return 0;
   }
   if (!o.emit.empty()) check_stage_name(o.emit);
+  if (o.command == "stats") return run_stats(o);
   Loaded l = load(o);
   widen_index_if_needed(o, l);
   std::string why;

@@ -53,6 +53,15 @@ const CommandHelp kCommands[] = {
      "  --reps N                 timed repetitions (default 100)\n"
      "  --max-memory GIB         host memory the arrays of one copy of the inputs may take (default 8)\n",
      "loom bench examples/row_sums.loom -D n=65536 -D m=1024 --reps 200"},
+    {"stats", "count the kernel's operations, memory accesses and synchronizations (loopy's get_op_map, ...)",
+     "loom stats FILE [-D name=value]... [--granularity G] [--subgroup-size N] [--redundant] [options]",
+     "  -D name=value            evaluate the counts there (all parameters, with the file's defaults:);\n"
+     "                           without any -D the counts are printed as functions of the parameters\n"
+     "  --granularity G          workitem | subgroup | workgroup: every count per G (default: loopy's\n"
+     "                           choice per kind: operations per sub-group, coalesced accesses per work-item)\n"
+     "  --subgroup-size N        threads per sub-group (default 32, a warp)\n"
+     "  --redundant              count work repeated on thread and block axes an instruction does not use\n",
+     "loom stats examples/matmul_prefetch.loom -D n=1024 -D m=1024 -D l=1024"},
     {"tune", "search a space of schedules of the kernel as written for the fastest that computes the same result",
      "loom tune FILE [--space auto|SPACE] [--trials N] [--strategy S] [--log LOG] [options]",
      "  --space auto|SPACE       auto (default): sketches derived from the kernel; SPACE: a script whose\n"
@@ -176,6 +185,18 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--log") o.log = value();
     else if (a == "--no-resume") o.resume = false;
     else if (a == "--as-written") o.as_written = true;
+    else if (a == "--redundant" && o.command == "stats") o.redundant = true;
+    else if (a == "--granularity" && o.command == "stats") {
+      o.granularity = value();
+      if (o.granularity != "workitem" && o.granularity != "subgroup" && o.granularity != "workgroup")
+        usage("--granularity is workitem, subgroup or workgroup", o.command);
+    } else if (a == "--subgroup-size" && o.command == "stats") {
+      std::string v = value();
+      char* end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 1 || n > 1024) usage("--subgroup-size takes a thread count from 1 to 1024, got '" + v + "'", o.command);
+      o.subgroup_size = int(n);
+    }
     else if (a == "--trials" || a == "--seed" || a == "--trial-timeout" || a == "--gpus") {
       std::string v = value();
       char* end = nullptr;

@@ -23,7 +23,11 @@ struct Options {
   bool verbose = false;
   bool json = false;  // transforms --json: the declarations as a JSON schema
   bool help = false;
-  bool as_written = false;  // leave out the file's transforms: (a tuned script replaces them)
+  bool as_written = false;
+  // stats
+  bool redundant = false;
+  std::string granularity;
+  int subgroup_size = 32;  // leave out the file's transforms: (a tuned script replaces them)
   // tune
   std::string space = "auto";  // auto | a space file (choice(...) lines, or JSON)
   std::string strategy = "auto";

@@ -3,13 +3,13 @@
 
 namespace loom {
 
-LoopKernel preprocess(const LoopKernel& k, const TargetInfo& target) {
+LoopKernel preprocess(const LoopKernel& k, const TargetInfo& target, bool common_subexpressions) {
   LoopKernel r = expand_substitutions(k);
   r = resolve_address_spaces(r);
   r = infer_types(r);
   r = realize_reductions(r);
   r = privatize_ilp(r);
-  r = eliminate_common_subexpressions(r);
+  if (common_subexpressions) r = eliminate_common_subexpressions(r);
   r = add_dependencies(r);
   check_kernel(r, target);
   check_atomic_updates(r);

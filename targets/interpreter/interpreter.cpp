@@ -97,11 +97,13 @@ struct ArrayInfo {
   int64_t size = 0;  // elements of storage
   int local = -1;   // index into Frame::locals (private temporary arrays)
   int shared = -1;  // index into *Frame::shared (local temporaries: one per block)
+  int64_t* loads = nullptr;   // InterpretCounts, when asked for
+  int64_t* stores = nullptr;
 };
 
 class Interpreter {
  public:
-  Interpreter(const GeneratedKernel& g, const ArgMap& args) : g_(g), k_(g.kernel) {
+  Interpreter(const GeneratedKernel& g, const ArgMap& args, InterpretCounts* counts) : g_(g), k_(g.kernel) {
     params_ = bind_parameters(k_, args);
     check_index_width(g, params_);  // (index arithmetic wraps at the index dtype's width here too)
     auto slot = [&](const std::string& n) {
@@ -148,6 +150,11 @@ class Interpreter {
       else s.i = wrap(pv != params_.end() ? pv->second : v->kind == ArgValue::Float ? int64_t(v->f) : v->i, a.dtype);
     }
     for (auto& [p, v] : params_) frame_.vars[slots_[p]].i = v;
+    if (counts)
+      for (auto& [n, ai] : arrays_) {
+        ai.loads = &counts->loads[n];
+        ai.stores = &counts->stores[n];
+      }
   }
 
   void run() {
@@ -222,6 +229,7 @@ class Interpreter {
     return nullptr;
   }
   static double load(const ArrayInfo& ai, Frame& f, int64_t i) {
+    if (ai.loads) ++*ai.loads;
     if (auto* v = slots_of(ai, f)) return (*v)[size_t(i)].f;
     const unsigned char* p = ai.data + size_t(i) * size_t(ai.dtype.bytes());
     if (ai.dtype.kind == ScalarKind::Float32) {
@@ -239,6 +247,7 @@ class Interpreter {
     return ai.dtype.kind == ScalarKind::Float16 ? half_bits_to_float(h) : bfloat16_bits_to_float(h);
   }
   static int64_t load_int(const ArrayInfo& ai, Frame& f, int64_t i) {
+    if (ai.loads) ++*ai.loads;
     if (auto* v = slots_of(ai, f)) return (*v)[size_t(i)].i;
     const unsigned char* p = ai.data + size_t(i) * size_t(ai.dtype.bytes());
     int64_t v = 0;
@@ -252,6 +261,7 @@ class Interpreter {
     return (v ^ m) - m;
   }
   static void store(const ArrayInfo& ai, Frame& f, int64_t i, Slot v) {
+    if (ai.stores) ++*ai.stores;
     if (auto* s = slots_of(ai, f)) {
       (*s)[size_t(i)] = v;
       return;
@@ -643,12 +653,12 @@ class Interpreter {
 
 }  // namespace
 
-void interpret(const GeneratedKernel& g, const ArgMap& host_args) {
-  if (!g.is_program()) return Interpreter(g, host_args).run();
+void interpret(const GeneratedKernel& g, const ArgMap& host_args, InterpretCounts* counts) {
+  if (!g.is_program()) return Interpreter(g, host_args, counts).run();
   // a kernel with global barriers: its global temporaries, then the launches in order
   ArgMap all = host_args;
   HostScratch scratch = bind_host_global_temporaries(g, bind_parameters(g.kernel, host_args), all);
-  for (auto& l : g.launches) Interpreter(l, all).run();
+  for (auto& l : g.launches) Interpreter(l, all, counts).run();
 }
 
 }  // namespace loom
