@@ -20,6 +20,7 @@
 #include "loom/parser.h"
 #include "loom/interpreter.h"
 #include "loom/runtime.h"
+#include "loom/statistics.h"
 #include "loom/transforms.h"
 #include "loom/tuner.h"
 #include "loom/variants.h"
@@ -701,6 +702,61 @@ PYBIND11_MODULE(_loom, m) {
         for (auto& [n, t] : k.temporaries) r.push_back(n);
         return r;
       });
+
+  // Kernel statistics (loom/statistics.h): counts as objects with eval_with_dict, keys as dicts
+  py::class_<Count>(m, "Count")
+      .def("eval_with_dict", [](const Count& c, const std::map<std::string, int64_t>& params) { return c.eval(params); })
+      .def("__str__", &Count::str)
+      .def("__repr__", [](const Count& c) { return "Count(" + c.str() + ")"; })
+      .def("__add__", [](const Count& a, const Count& b) { return a + b; })
+      .def("__add__", [](const Count& a, int64_t b) { return a + Count::constant(b); })
+      .def("__radd__", [](const Count& a, int64_t b) { return a + Count::constant(b); })
+      .def("__mul__", [](const Count& a, int64_t f) { return a * f; })
+      .def("__rmul__", [](const Count& a, int64_t f) { return a * f; })
+      .def_property_readonly("closed_form", &Count::closed_form)
+      .def_property_readonly("parameters", &Count::parameters);
+  m.def("statistics", [](const LoopKernel& k, const std::string& kind, bool redundant, bool within_subscripts,
+                         int subgroup_size, const std::string& granularity, const std::string& within, bool as_generated) {
+    StatisticsOptions o;
+    o.count_redundant_work = redundant;
+    o.count_within_subscripts = within_subscripts;
+    o.subgroup_size = subgroup_size;
+    o.within = within;
+    o.as_generated = as_generated;
+    if (granularity == "workitem") o.granularity = CountGranularity::WorkItem;
+    if (granularity == "subgroup") o.granularity = CountGranularity::SubGroup;
+    if (granularity == "workgroup") o.granularity = CountGranularity::WorkGroup;
+    auto strides = [](const std::map<int, Expr>& s) {
+      py::dict d;
+      for (auto& [axis, e] : s) {
+        auto v = e ? constant_int(e) : std::nullopt;
+        if (v) d[py::int_(axis)] = py::int_(*v);
+        else if (e) d[py::int_(axis)] = py::str(e.str());
+        else d[py::int_(axis)] = py::none();
+      }
+      return d;
+    };
+    py::list out;
+    if (kind == "op") {
+      for (auto& [key, c] : op_map(k, o))
+        out.append(py::make_tuple(py::dict(py::arg("dtype") = key.dtype.name(), py::arg("name") = key.name,
+                                           py::arg("count_granularity") = to_string(key.granularity), py::arg("kernel_name") = key.kernel),
+                                  c));
+    } else if (kind == "mem") {
+      for (auto& [key, c] : mem_access_map(k, o))
+        out.append(py::make_tuple(py::dict(py::arg("mtype") = key.mtype, py::arg("dtype") = key.dtype.name(),
+                                           py::arg("lid_strides") = strides(key.lid_strides), py::arg("gid_strides") = strides(key.gid_strides),
+                                           py::arg("direction") = key.direction, py::arg("variable") = key.variable,
+                                           py::arg("count_granularity") = to_string(key.granularity), py::arg("kernel_name") = key.kernel),
+                                  c));
+    } else if (kind == "sync") {
+      for (auto& [key, c] : synchronization_map(k, o))
+        out.append(py::make_tuple(py::dict(py::arg("kind") = key.kind, py::arg("kernel_name") = key.kernel), c));
+    } else {
+      throw Error("statistics: kind is op, mem or sync");
+    }
+    return out;
+  });
 
   m.def("parse_kernel", [](const std::string& text, const std::string& filename) {
     KernelFile f = parse_kernel_text(text, filename);

@@ -18,11 +18,15 @@ from .kernel import (AddressSpace, CudaTarget, ExecutableCTarget, GlobalArg, Int
                      TemporaryVariable, ValueArg, auto, generate_code, generate_code_v2, kernel_from_json, load_kernel, make_kernel, set_options, target_info)
 from .transforms import compile_variants, search_domain, transform_names, transform_schema, _install
 from .tuning import Autotuned, Choice, TuneResult, TuningSpace, autotune, read_log, tune
+from .statistics import (CountGranularity, MemAccess, Op, Sync, ToCountMap, ToCountPolynomialMap, get_mem_access_map,
+                         get_op_map, get_synchronization_map)
 
 __all__ = [
     "AddressSpace", "ArgumentError", "CudaError", "CudaTarget", "ExecutableCTarget", "GlobalArg", "InterpreterTarget",
     "KernelError", "LoomError", "LoopKernel", "ParseError", "TemporaryVariable", "TransformError", "ValueArg", "auto",
     "generate_code", "generate_code_v2", "JsonError", "kernel_from_json", "load_kernel", "make_kernel", "set_options", "target_info", "compile_variants", "search_domain", "transform_names", "transform_schema",
     "Autotuned", "Choice", "TuneResult", "TuningSpace", "autotune", "read_log", "tune",
+    "CountGranularity", "MemAccess", "Op", "Sync", "ToCountMap", "ToCountPolynomialMap", "get_mem_access_map", "get_op_map",
+    "get_synchronization_map",
 ]
 __all__ += _install(globals())

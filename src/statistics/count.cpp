@@ -486,7 +486,18 @@ bool Count::is_zero() const {
 Count Count::operator+(const Count& o) const {
   Count r = *this;
   r.constant_ += o.constant_;
-  r.polys_.insert(r.polys_.end(), o.polys_.begin(), o.polys_.end());
+  for (auto& term : o.polys_) {
+    // small pieces are added by isl (one polynomial prints best); large ones stay apart
+    auto small = [](const std::pair<int64_t, std::shared_ptr<const Poly>>& t) { return isl_pw_qpolynomial_n_piece(t.second->p) <= 4; };
+    if (!r.polys_.empty() && small(r.polys_.back()) && small(term)) {
+      auto scaled = [](const std::pair<int64_t, std::shared_ptr<const Poly>>& t) {
+        return isl_pw_qpolynomial_scale_val(isl_pw_qpolynomial_copy(t.second->p), isl_val_int_from_si(isl_context(), t.first));
+      };
+      r.polys_.back() = {1, std::make_shared<Poly>(isl_pw_qpolynomial_coalesce(isl_pw_qpolynomial_add(scaled(r.polys_.back()), scaled(term))))};
+    } else {
+      r.polys_.push_back(term);
+    }
+  }
   r.enumerated_.insert(r.enumerated_.end(), o.enumerated_.begin(), o.enumerated_.end());
   if (!r.valid_) r.valid_ = o.valid_;
   return r;

@@ -36,7 +36,10 @@ if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1;
 fi
 # help for the tool and each command
 expect "tool help" 0 'commands:' -- "$LOOM" --help
-for c in show compile run bench tune best transforms help; do
+expect "stats symbolic" 0 'Sync\(barrier_local, matmul_prefetch\): \[n, m, l\] -> \{ \[\] -> 2 \* floor' -- "$LOOM" stats "$SRC/examples/matmul_prefetch.loom"
+expect "stats evaluated" 0 'Op\(float32, mul, workitem, "matmul_prefetch"\): 1000000000' -- "$LOOM" stats "$SRC/examples/matmul_prefetch.loom" -D n=1000 -D m=1000 -D l=1000 --granularity workitem
+expect "stats bad granularity" 2 'granularity is workitem, subgroup or workgroup' -- "$LOOM" stats "$SRC/examples/matmul.loom" --granularity warp
+for c in show compile run bench stats tune best transforms help; do
   expect "help $c" 0 "usage: loom $c" -- "$LOOM" help $c
 done
 expect "run --help" 0 'example:' -- "$LOOM" run --help
