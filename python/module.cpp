@@ -811,6 +811,7 @@ PYBIND11_MODULE(_loom, m) {
       d["registers"] = t.registers;
       d["shared_bytes"] = t.shared_bytes;
       d["occupancy"] = t.occupancy;
+      d["features"] = t.features;
       d["median_seconds"] = t.median_seconds;
       d["min_seconds"] = t.min_seconds;
       d["reps"] = t.reps;

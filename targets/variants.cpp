@@ -24,6 +24,7 @@
 
 #include "loom/codegen.h"
 #include "loom/cuda.h"
+#include "loom/statistics.h"
 #include "loom/transforms.h"
 
 namespace loom {
@@ -50,6 +51,13 @@ std::string encode(size_t index, const VariantResult& r) {
   put(body, std::to_string(r.threads));
   put(body, std::to_string(r.generate_seconds));
   put(body, std::to_string(r.compile_seconds));
+  std::string features;
+  for (auto& [n, v] : r.features) {
+    char num[64];
+    std::snprintf(num, sizeof num, "%.17g", v);
+    features += n + "=" + num + ";";
+  }
+  put(body, features);
   std::string rec;
   uint64_t idx = index, len = body.size();
   rec.append(reinterpret_cast<const char*>(&idx), sizeof idx);
@@ -99,6 +107,13 @@ int decode(std::string& buf, size_t& index, VariantResult& r) {
   r.threads = std::stoll(get());
   r.generate_seconds = std::stod(get());
   r.compile_seconds = std::stod(get());
+  std::string features = get();
+  for (size_t at_f = 0; at_f < features.size();) {
+    size_t eq = features.find('=', at_f), end = features.find(';', at_f);
+    if (eq == std::string::npos || end == std::string::npos) break;
+    r.features[features.substr(at_f, eq - at_f)] = std::stod(features.substr(eq + 1, end - eq - 1));
+    at_f = end + 1;
+  }
   index = size_t(idx);
   buf.erase(0, 16 + len);
   return 1;
@@ -125,6 +140,13 @@ VariantResult one_variant(const std::function<LoopKernel()>& make, const TargetI
     r.threads = g.threads_per_block();
     for (auto& l : g.launches) r.threads = std::max(r.threads, l.threads_per_block());
     r.generate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!o.feature_parameters.empty()) {
+      try {
+        r.features = kernel_features(g, o.feature_parameters);
+      } catch (const std::exception&) {
+        r.features.clear();  // (features are for the model: a kernel they cannot describe still runs)
+      }
+    }
     if (o.compile) {
       cuda::CompileResult c = cuda::compile(r.cuda, target.arch);
       r.cubin = c.cubin;

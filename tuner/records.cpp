@@ -32,6 +32,7 @@ std::string Trial::to_json() const {
   if (registers >= 0) j["registers"] = registers;
   j["shared_bytes"] = shared_bytes;
   if (occupancy >= 0) j["occupancy"] = occupancy;
+  if (!features.empty()) j["features"] = features;
   if (status == "ok") {
     j["median_seconds"] = median_seconds;
     j["min_seconds"] = min_seconds;
@@ -57,6 +58,9 @@ Trial Trial::from_json(const std::string& line) {
   t.registers = j.value("registers", -1);
   t.shared_bytes = j.value("shared_bytes", int64_t(0));
   t.occupancy = j.value("occupancy", -1.0);
+  if (j.contains("features") && j["features"].is_object())
+    for (auto& [n, v] : j["features"].items())
+      if (v.is_number()) t.features[n] = v.get<double>();
   t.median_seconds = j.value("median_seconds", 0.0);
   t.min_seconds = j.value("min_seconds", 0.0);
   t.reps = j.value("reps", 0);

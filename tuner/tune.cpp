@@ -201,6 +201,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   vo.compile = o.target == "cuda";
   vo.arch = o.arch;
   vo.seconds_per_variant = o.compile_timeout_seconds;
+  vo.feature_parameters = o.parameters;  // each trial's kernel features at the timed sizes, for the log and the models
   vo.target = TargetInfo::cuda(o.arch.empty() ? "sm_90" : o.arch);
   if (o.max_shared_bytes > 0) vo.target->max_shared_bytes = o.max_shared_bytes;
   int total = o.trials;
@@ -221,7 +222,8 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     std::vector<std::vector<TransformStep>> scripts;
     for (size_t i = 0; i < texts.size(); ++i) scripts.push_back(parse_transform_script(texts[i], "<trial " + std::to_string(i) + ">"));
     for (auto& v : compile_variants(k, scripts, vo))
-      out.push_back({v.ok, v.stopped, v.error, v.hash, v.generate_seconds, v.compile_seconds, v.registers, v.threads, v.shared_bytes});
+      out.push_back({v.ok, v.stopped, v.error, v.hash, v.generate_seconds, v.compile_seconds, v.registers, v.threads, v.shared_bytes,
+                     v.features});
     return out;
   };
   auto scripts_of = [&](const std::vector<Configuration>& b) {
@@ -260,6 +262,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       t.target = o.target;
       t.device = device;
       t.parameters = parameter_text(o.parameters);
+      t.features = screened[i].features;
       if (o.target == "cuda" && screened[i].ok && screened[i].threads > 0) {
         // static pruning: a block whose registers or shared memory do not fit an SM would fail to launch
         std::string limit;

@@ -146,6 +146,16 @@ CountMap<OpKey> op_map(const GeneratedKernel& g, const StatisticsOptions& option
 CountMap<MemAccessKey> mem_access_map(const GeneratedKernel& g, const StatisticsOptions& options = {});
 CountMap<SyncKey> synchronization_map(const GeneratedKernel& g, const StatisticsOptions& options = {});
 
+// Features of a generated kernel for cost models (the tuner logs them with
+// each trial): totals over all threads at these parameter values, counted
+// per work-item with the redundant work, as the code runs: flops (float
+// operations), int_ops, global_load_bytes, global_store_bytes,
+// local_load_bytes, local_store_bytes, strided_global_bytes (accesses whose
+// l.0 stride is neither 0 nor 1, or not affine), barriers (per thread),
+// launches, threads_per_block. A count without a closed form is left out
+// rather than enumerated (that could take minutes at tuning sizes).
+std::map<std::string, double> kernel_features(const GeneratedKernel& g, const std::map<std::string, int64_t>& params);
+
 // All three as text, one key per line ("Op(float32, add, subgroup, k): ...");
 // with `params`, each count evaluated there (loom stats).
 std::string statistics_report(const LoopKernel& k, const StatisticsOptions& options,

@@ -109,6 +109,9 @@ struct Trial {
   double median_seconds = 0, min_seconds = 0;
   int reps = 0;
   std::string parameters;            // "m=1024 n=65536" (the timed sizes)
+  // The variant's kernel features at the timed sizes (loom/statistics.h,
+  // kernel_features): operations, bytes moved, barriers, threads per block.
+  std::map<std::string, double> features;
   std::string to_json() const;       // one line
   static Trial from_json(const std::string& line);
   // Takes what a measuring worker found (status, error, figures) and keeps
@@ -137,6 +140,7 @@ struct ScreenResult {
   double generate_seconds = 0, compile_seconds = 0;
   int registers = -1;        // per thread, when compiled (-1: unknown)
   int64_t threads = 0, shared_bytes = 0;  // per block
+  std::map<std::string, double> features;
 };
 
 // The target model's estimate of the fraction of an SM's threads a kernel

@@ -31,6 +31,9 @@ struct VariantOptions {
   // worker past it is killed, the variant reported stopped, and the others
   // go on (NVRTC can take minutes over a fully unrolled register tile).
   double seconds_per_variant = 0;
+  // Sizes at which each variant's kernel features (loom/statistics.h,
+  // kernel_features) are computed; empty: none.
+  std::map<std::string, int64_t> feature_parameters;
 };
 
 struct VariantResult {
@@ -45,6 +48,7 @@ struct VariantResult {
   int64_t shared_bytes = 0;  // per block
   int64_t threads = 0;       // per block (the largest launch's)
   double generate_seconds = 0, compile_seconds = 0;
+  std::map<std::string, double> features;  // with VariantOptions::feature_parameters
 };
 
 // Each script applied to `k`, then generated (and compiled), in parallel.

@@ -499,6 +499,34 @@ CountMap<SyncKey> synchronization_map(const LoopKernel& k, const StatisticsOptio
   return syncs_of(launches_of(k, o), k.name, o);
 }
 
+std::map<std::string, double> kernel_features(const GeneratedKernel& g, const std::map<std::string, int64_t>& params) {
+  StatisticsOptions o;
+  o.granularity = CountGranularity::WorkItem;
+  o.count_redundant_work = true;
+  auto launches = launches_of(g);
+  std::map<std::string, double> f;
+  auto add = [&](const std::string& name, const Count& c, double scale) {
+    if (!c.closed_form()) return;
+    f[name] += double(c.eval(params)) * scale;
+  };
+  for (auto& [key, c] : ops_of(launches, g.kernel.name, o)) add(key.dtype.is_float() ? "flops" : "int_ops", c, 1);
+  for (auto& [key, c] : accesses_of(launches, g.kernel.name, o)) {
+    double bytes = key.dtype.bytes();
+    add(key.mtype + "_" + key.direction + "_bytes", c, bytes);
+    if (key.mtype == "global") {
+      auto l0 = key.lid_strides.find(0);
+      auto v = l0 != key.lid_strides.end() && l0->second ? constant_int(l0->second) : std::nullopt;
+      if (l0 != key.lid_strides.end() && !(v && (*v == 0 || *v == 1))) add("strided_global_bytes", c, bytes);
+    }
+  }
+  for (auto& [key, c] : syncs_of(launches, g.kernel.name, o))
+    add(key.kind == "kernel_launch" ? "launches" : "barriers", c, 1);
+  int64_t threads = g.threads_per_block();
+  for (auto& l : g.launches) threads = std::max(threads, l.threads_per_block());
+  f["threads_per_block"] = double(threads);
+  return f;
+}
+
 std::string statistics_report(const LoopKernel& k, const StatisticsOptions& options,
                               const std::map<std::string, int64_t>* params) {
   auto launches = launches_of(k, options);

@@ -224,3 +224,20 @@ TEST(Statistics, ReportNamesEveryKindAndEvaluates) {
   EXPECT_NE(symbolic.find("floor((15 + l)/16)"), std::string::npos) << symbolic;
   EXPECT_NE(at.find("Sync(barrier_local, matmul_prefetch): 14"), std::string::npos) << at;
 }
+
+// The features the tuner logs with each trial: matmul_prefetch at 64^3 (16 x 16
+// tiles: a and b are fetched once per block of the other's axis).
+TEST(Statistics, KernelFeaturesOfATiledProduct) {
+  KernelFile f = loom::testing::example("matmul_prefetch");
+  GeneratedKernel g = generate(apply_transforms(f.kernel, f.transforms));
+  auto x = kernel_features(g, {{"n", 64}, {"m", 64}, {"l", 64}});
+  EXPECT_EQ(x["flops"], 2.0 * 64 * 64 * 64);
+  EXPECT_EQ(x["global_load_bytes"], 2 * 4.0 * 64 * 64 * 4);  // 4 blocks along the other axis
+  EXPECT_EQ(x["global_store_bytes"], 4.0 * 64 * 64);
+  EXPECT_EQ(x["local_store_bytes"], 2 * 4.0 * 64 * 64 * 4);
+  EXPECT_EQ(x["local_load_bytes"], 2 * 4.0 * 64 * 64 * 64);
+  EXPECT_EQ(x["barriers"], 8);  // two per k tile, per thread
+  EXPECT_EQ(x["launches"], 1);
+  EXPECT_EQ(x["threads_per_block"], 256);
+  EXPECT_EQ(x.count("strided_global_bytes"), 0u);
+}

@@ -120,6 +120,10 @@ TEST(Tune, ExhaustiveRunPrunesIllegalCandidatesAndTheLogReplays) {
     } else {
       EXPECT_EQ(t.status, "ok") << t.key << ": " << t.error;
       EXPECT_GT(t.median_seconds, 0);
+      // the kernel features of the variant at the timed sizes (300 x 77 floats read once)
+      EXPECT_EQ(t.features["global_load_bytes"], 4.0 * 300 * 77) << t.key;
+      EXPECT_GE(t.features["flops"], 300.0 * 77) << t.key;
+      EXPECT_GE(t.features["threads_per_block"], 4) << t.key;
     }
   }
   EXPECT_EQ(illegal, 1);
@@ -127,7 +131,10 @@ TEST(Tune, ExhaustiveRunPrunesIllegalCandidatesAndTheLogReplays) {
   auto logged = tune::read_log(log);
   ASSERT_EQ(logged.size(), 6u);
   for (auto& t : logged)
-    if (t.status == "ok") EXPECT_EQ(structural_hash(apply_transforms(k, parse_transform_script(t.script))), t.variant_hash) << t.key;
+    if (t.status == "ok") {
+      EXPECT_EQ(structural_hash(apply_transforms(k, parse_transform_script(t.script))), t.variant_hash) << t.key;
+      EXPECT_EQ(t.features["global_load_bytes"], 4.0 * 300 * 77) << t.key;  // (kept in the log)
+    }
   EXPECT_EQ(tune::best(logged)->key, r.best->key);
   std::filesystem::remove(log);
 }
