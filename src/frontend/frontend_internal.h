@@ -32,6 +32,11 @@ void check_bounded_inames(const LoopKernel& k);
 // The kernel as written becomes the reference of its transformed versions:
 // each instruction's origin is itself (its inames and those of the
 // reductions and rules it uses, by name), and k.original a copy of k.
+// Arrays the kernel left without a dtype (inferred by `...`, or `auto`) that
+// it writes take the dtype of what is assigned to them, as loopy infers it
+// (out[i] = 2 * x[i] with x float64 makes out float64, not float32); they
+// stay open, so a call may still choose (add_dtypes).
+void infer_written_dtypes(LoopKernel& k);
 void record_original(LoopKernel& k);
 
 // Transformation-script lines in text[begin, end).

@@ -337,6 +337,7 @@ LoopKernel read_kernel(const JsonValue& v, const std::string& file) {
   frontend::check_bounded_inames(k);
   frontend::infer_arguments(k, infer_rest);
   frontend::check_names(k);
+  frontend::infer_written_dtypes(k);
   frontend::record_original(k);
   return k;
 }

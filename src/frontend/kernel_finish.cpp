@@ -12,6 +12,7 @@
 #include "loom/analysis.h"
 #include "loom/isl_util.h"
 #include "loom/match.h"
+#include "loom/transforms.h"
 
 namespace loom::frontend {
 
@@ -331,6 +332,22 @@ void record_original(LoopKernel& k) {
   }
   k.original.reset();
   k.original = std::make_shared<const LoopKernel>(k);
+}
+
+void infer_written_dtypes(LoopKernel& k) {
+  bool open = false;
+  for (auto& a : k.arguments)
+    if (a.kind == Argument::Array && a.dtype_inferred && k.is_written(a.name)) open = true;
+  if (!open) return;
+  try {
+    LoopKernel typed = add_dtypes(k, {});
+    std::map<std::string, Type> found;
+    for (auto& a : typed.arguments) found[a.name] = a.dtype;
+    for (auto& a : k.arguments.edit())
+      if (a.kind == Argument::Array && a.dtype_inferred) a.dtype = found[a.name];
+  } catch (const Error&) {
+    // a kernel whose types do not work out: preprocessing says why, at the instruction
+  }
 }
 
 }  // namespace loom::frontend

@@ -251,6 +251,7 @@ class KernelBuilder {
     frontend::check_bounded_inames(kernel_);
     frontend::infer_arguments(kernel_, infer_rest_);
     frontend::check_names(kernel_);
+    frontend::infer_written_dtypes(kernel_);
     frontend::record_original(kernel_);
     return std::move(kernel_);
   }

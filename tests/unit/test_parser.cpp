@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "loom/codegen.h"
+#include "loom/json.h"
 #include "loom/parser.h"
+#include "loom/transforms.h"
 #include "loom/interpreter.h"
 #include "loom/runtime.h"
 
@@ -219,4 +221,19 @@ TEST(Parser, LoopysForAndIfBlocks) {
   EXPECT_NE(error("  a[i] = 1\n  end\n").find("b.loom:8:3: 'end' without an open"), std::string::npos);
   EXPECT_NE(error("  for q\n  a[i] = 1\n  end\n").find("'q' is not an iname"), std::string::npos);
   EXPECT_NE(error("  for i\n  else\n  end\n").find("'else' without an open 'if' block"), std::string::npos);
+}
+
+// loopy infers an output `...` leaves open from what is assigned to it: a
+// float64 expression makes a float64 array (it was float32: values rounded),
+// an integer one an int32 array; a call may still choose (the array stays open).
+TEST(Parser, OpenOutputsTakeTheDtypeOfWhatIsAssigned) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = 2 * x[i]\nidx[i] = i * 3\ny[i] = out[i] + 1", {"x: float64[n]", "..."});
+  EXPECT_EQ(k.find_argument("out")->dtype, types::float64);
+  EXPECT_TRUE(k.find_argument("out")->dtype_inferred);
+  EXPECT_EQ(k.find_argument("idx")->dtype, types::int32);
+  EXPECT_EQ(k.find_argument("y")->dtype, types::float64);  // (through another open array)
+  LoopKernel j = kernel_from_json(kernel_to_json(k));
+  EXPECT_EQ(j.find_argument("out")->dtype, types::float64);
+  LoopKernel f32 = add_dtypes(make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = 2 * x[i]", {"..."}), {{"x", "float32"}});
+  EXPECT_EQ(f32.find_argument("out")->dtype, types::float32);  // an open input is float32 until a call says otherwise
 }

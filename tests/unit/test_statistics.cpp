@@ -91,8 +91,7 @@ namespace {
 LoopKernel tutorial_kernel() {
   return make_kernel({"[n, m, l] -> {[i, k, j]: 0 <= i < n and 0 <= k < m and 0 <= j < l}"},
                      "c[i, j, k] = a[i, j, k] * b[i, j, k] / 3.0 + a[i, j, k]\ne[i, k] = g[i, k] * (2 + h[i, k + 1])",
-                     // (loopy infers e's float64 from its expression; Loom's inferred arrays are float32: declared here)
-                     {"a: float32[n, l, m], b: float32[n, l, m], g: float64[n, m], h: float64[n, m + 1], e: float64[n, m]", "..."},
+                     {"a: float32[n, l, m], b: float32[n, l, m], g: float64[n, m], h: float64[n, m + 1]", "..."},
                      "stats_knl");
 }
 
