@@ -844,6 +844,7 @@ PYBIND11_MODULE(_loom, m) {
       o.compile_timeout_seconds = opts["compile_timeout"].cast<double>();
       o.compile_workers = opts["workers"].cast<int>();
       o.gpus = opts["gpus"].cast<int>();
+      if (opts.contains("feature_model")) o.feature_model = opts["feature_model"].cast<bool>();
       o.worker_command = opts["worker_command"].cast<std::vector<std::string>>();
       return o;
     };

@@ -69,6 +69,65 @@ class NeighbourModel {
 
 }  // namespace
 
+void FeatureModel::add(const std::map<std::string, double>& features, double seconds) {
+  if (features.empty() || !(seconds > 0)) return;
+  samples_.push_back({features, std::log(seconds)});
+  fitted_ = false;
+}
+
+void FeatureModel::fit() const {
+  std::set<std::string> names;
+  for (auto& [f, y] : samples_)
+    for (auto& [n, v] : f) names.insert(n);
+  names_.assign(names.begin(), names.end());
+  size_t d = names_.size() + 1;  // (and an intercept)
+  auto row = [&](const std::map<std::string, double>& f) {
+    std::vector<double> x(d, 0);
+    x[0] = 1;
+    for (size_t i = 0; i < names_.size(); ++i) {
+      auto it = f.find(names_[i]);
+      x[i + 1] = it == f.end() ? 0 : std::log1p(std::max(0.0, it->second));
+    }
+    return x;
+  };
+  // (X'X + lambda I) w = X'y, by Gaussian elimination with partial pivoting
+  std::vector<std::vector<double>> a(d, std::vector<double>(d + 1, 0));
+  for (auto& [f, y] : samples_) {
+    auto x = row(f);
+    for (size_t i = 0; i < d; ++i) {
+      for (size_t j = 0; j < d; ++j) a[i][j] += x[i] * x[j];
+      a[i][d] += x[i] * y;
+    }
+  }
+  for (size_t i = 1; i < d; ++i) a[i][i] += 0.1;  // ridge: features that do not vary say nothing
+  for (size_t c = 0; c < d; ++c) {
+    size_t p = c;
+    for (size_t r = c + 1; r < d; ++r)
+      if (std::fabs(a[r][c]) > std::fabs(a[p][c])) p = r;
+    std::swap(a[c], a[p]);
+    if (std::fabs(a[c][c]) < 1e-12) continue;
+    for (size_t r = 0; r < d; ++r) {
+      if (r == c) continue;
+      double m = a[r][c] / a[c][c];
+      for (size_t j = c; j <= d; ++j) a[r][j] -= m * a[c][j];
+    }
+  }
+  weights_.assign(d, 0);
+  for (size_t i = 0; i < d; ++i) weights_[i] = std::fabs(a[i][i]) < 1e-12 ? 0 : a[i][d] / a[i][i];
+  fitted_ = true;
+}
+
+std::optional<double> FeatureModel::predict(const std::map<std::string, double>& features) const {
+  if (!ready() || features.empty()) return std::nullopt;
+  if (!fitted_) fit();
+  double y = weights_[0];
+  for (size_t i = 0; i < names_.size(); ++i) {
+    auto it = features.find(names_[i]);
+    y += weights_[i + 1] * (it == features.end() ? 0 : std::log1p(std::max(0.0, it->second)));
+  }
+  return y;
+}
+
 double occupancy(const TargetInfo& t, int64_t threads, int registers, int64_t shared_bytes, std::string* limit) {
   if (threads <= 0) return 0;
   int64_t warps = (threads + t.warp_size - 1) / t.warp_size, rounded = warps * t.warp_size;
@@ -145,6 +204,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   size_t next_in_order = 0;
   std::set<std::string> picked;      // keys tried or skipped in this run
   NeighbourModel model(space);
+  FeatureModel features;
   std::vector<std::pair<double, Configuration>> valid;  // (median, configuration), this run
 
   auto fresh = [&](const Configuration& c) { return !picked.count(c.key()); };
@@ -210,8 +270,11 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   // next is transformed, generated and compiled (its configurations chosen
   // from what was measured so far).
   int issued = 0;
+  bool took_doubled = false;  // whether the batch take_batch returned last is a doubled one
   auto take_batch = [&] {
     size_t want = size_t(std::max(0, std::min(total - issued, strategy == "evolution" ? 8 : 32)));
+    took_doubled = strategy == "evolution" && o.feature_model && features.ready() && want > 0;
+    if (took_doubled) want *= 2;  // (half is measured: below)
     std::vector<Configuration> b = want ? next_batch(want) : std::vector<Configuration>{};
     issued += int(b.size());
     return b;
@@ -232,11 +295,13 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     return s;
   };
   std::vector<Configuration> batch = take_batch();
+  bool doubled = took_doubled;
   std::future<std::vector<ScreenResult>> screening;
   if (!batch.empty()) screening = std::async(std::launch::async, screen, scripts_of(batch));
   while (!batch.empty()) {
     std::vector<ScreenResult> screened = screening.get();
     std::vector<Configuration> following = take_batch();
+    bool following_doubled = took_doubled;
     if (!following.empty()) screening = std::async(std::launch::async, screen, scripts_of(following));
     // every trial's record; the illegal ones are done now, the others go to the workers
     std::vector<Trial> trials(batch.size());
@@ -246,6 +311,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       if (t.status == "ok") {
         valid.push_back({t.median_seconds, batch[i]});
         model.add(batch[i], t.median_seconds);
+        features.add(t.features, t.median_seconds);
         if (!best_so_far || t.median_seconds < best_so_far->median_seconds) best_so_far = t;
       } else if (!valid.empty()) {
         model.add(batch[i], std::max_element(valid.begin(), valid.end(), [](auto& a, auto& b) { return a.first < b.first; })->first * 4);
@@ -277,10 +343,35 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
         t.error = screened[i].error;
         t.generate_seconds = screened[i].generate_seconds;
         t.variant_hash = screened[i].hash;
-        record(i);
+        if (doubled && result.trials.size() + following.size() >= size_t(total)) {
+          ++result.unmeasured;  // (a doubled batch's refusals past the budget are not trials)
+          --issued;
+        } else {
+          record(i);
+        }
       } else {
         if (o.target == "cuda") t.compile_seconds = screened[i].compile_seconds;  // (the worker's came from the cache)
         to_measure.push_back(i);
+      }
+    }
+    // A doubled batch (the feature model is ready): measure the 8 it predicts
+    // fastest (those it cannot predict stay in), fewer where the budget ends
+    // (this batch's refusals are trials too, and the next batch is issued).
+    size_t keep = std::min<size_t>(8, size_t(std::max<long>(0, long(total) - long(result.trials.size()) - long(following.size()))));
+    if (doubled && to_measure.size() > keep) {
+      std::vector<std::pair<double, size_t>> ranked;
+      for (size_t i : to_measure) ranked.push_back({features.predict(trials[i].features).value_or(-1e300), i});
+      std::stable_sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.first < b.first; });
+      to_measure.clear();
+      for (size_t r = 0; r < keep; ++r) to_measure.push_back(ranked[r].second);
+      std::sort(to_measure.begin(), to_measure.end());
+      int dropped = int(ranked.size() - keep);
+      result.unmeasured += dropped;
+      issued -= dropped;  // (the budget counts what is measured or refused)
+      if (following.empty()) {  // the budget they leave: another batch
+        following = take_batch();
+        following_doubled = took_doubled;
+        if (!following.empty()) screening = std::async(std::launch::async, screen, scripts_of(following));
       }
     }
     if (o.measure) {  // the backend's workers
@@ -291,6 +382,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
         record(to_measure[j]);
       });
       batch = std::move(following);
+      doubled = following_doubled;
       continue;
     }
     // each idle worker takes the next trial; the first to answer (or to run out of time) is recorded
@@ -325,6 +417,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       }
     }
     batch = std::move(following);
+    doubled = following_doubled;
   }
   result.best = best_so_far;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();

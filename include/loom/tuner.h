@@ -165,6 +165,12 @@ struct Options {
   double trial_timeout_seconds = 60; // a trial longer than this: its worker is killed, the trial failed
   double compile_timeout_seconds = 30;  // screening (generation and NVRTC) longer than this: the trial failed
   int compile_workers = 0;           // processes generating (and compiling) candidates; 0: one per core
+  // Evolution: once enough trials are measured, screen twice the batch and
+  // measure the half a model of the kernel features (FeatureModel) predicts
+  // fastest; the other half is left unmeasured (Result::unmeasured). Off by
+  // default: on the CPU target it found schedules no faster and took longer
+  // (docs/tuning.md, "The feature model").
+  bool feature_model = false;
   int gpus = 0;                      // cuda: measuring workers, one per GPU; 0: every visible GPU
   std::string arch;                  // cuda: "" = the GPU's
   // The measuring worker: forked from this process (empty), or a fresh
@@ -192,7 +198,27 @@ struct Result {
   std::vector<Trial> trials;         // this run's, in order
   std::optional<Trial> best;         // over this run and the log's earlier trials
   int skipped = 0;                   // already in the log
+  int unmeasured = 0;                // screened, but predicted slow by the feature model
   double seconds = 0;
+};
+
+// The evolution strategy's second model: log-time as a ridge regression on
+// the logarithms of a variant's kernel features (Trial::features), learnt
+// from this run's measurements. It ranks screened candidates before any is
+// measured (Ansor's cost model does this job with gradient-boosted trees).
+class FeatureModel {
+ public:
+  void add(const std::map<std::string, double>& features, double seconds);
+  bool ready() const { return samples_.size() >= 6; }
+  // Predicted log-seconds; nullopt without features or before ready().
+  std::optional<double> predict(const std::map<std::string, double>& features) const;
+
+ private:
+  void fit() const;
+  std::vector<std::pair<std::map<std::string, double>, double>> samples_;
+  mutable std::vector<std::string> names_;
+  mutable std::vector<double> weights_;
+  mutable bool fitted_ = false;
 };
 
 // The measuring worker's program (see Options::worker_command): reads its

@@ -132,7 +132,7 @@ def _progress_printer(total_hint):
 
 def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None, resume=True, target="auto",
          arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, compile_timeout=30.0, workers=0, gpus=0, configs=None, progress=True,
-         backend="local", ray_address=None, actors=None):
+         backend="local", ray_address=None, actors=None, feature_model=False):
     """Search for the fastest schedule that computes what the kernel as written does.
 
     space: a TuningSpace (transformations given lp.Choice values); a kernel (the
@@ -148,6 +148,8 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
     one measuring actor per GPU of the cluster; ray_address joins a running
     cluster, actors sets how many measure).
     workers: processes screening and compiling candidates (0: one per core).
+    feature_model: evolution screens twice a batch and measures the half a model of
+    the kernel features ranks fastest (docs/tuning.md; off: no clear gain yet).
     Returns a TuneResult (its .kernel is the winner)."""
     if callable(space) and not isinstance(space, (LoopKernel, TuningSpace)):
         if not configs:
@@ -178,6 +180,7 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
         "resume": bool(resume), "arch": arch or "", "parameters": dict(parameters or {}),
         "check_parameters": dict(check_parameters or {}), "min_time": float(min_time),
         "trial_timeout": float(trial_timeout), "compile_timeout": float(compile_timeout), "workers": int(workers), "gpus": int(gpus),
+        "feature_model": bool(feature_model),
     }
     if backend == "ray":
         from . import ray_backend

@@ -390,6 +390,7 @@ int run_tune(const Options& o) {
   to.target = o.target;  // (auto: the measuring worker looks for the GPU; this process never opens it)
   to.worker_command = {"/proc/self/exe", "tune-worker"};
   to.strategy = o.strategy;
+  to.feature_model = o.feature_model;
   to.trials = o.trials;
   to.seed = o.seed;
   to.log = o.log;
@@ -432,6 +433,7 @@ int run_tune(const Options& o) {
   std::printf("\n%zu trials in %.1f s", r.trials.size(), r.seconds);
   for (auto& [s, n] : count) std::printf(", %d %s", n, s.c_str());
   if (r.skipped) std::printf(", %d already in the log", r.skipped);
+  if (r.unmeasured) std::printf(", %d more screened and left unmeasured by the feature model", r.unmeasured);
   std::printf("\nfastest (%s, %s):\n", to.target.c_str(), r.best->device.c_str());
   for (size_t i = 0; i < std::min<size_t>(5, ok.size()); ++i) std::printf("  %10.4f ms  %s\n", ok[i].median_seconds * 1e3, ok[i].key.c_str());
   std::printf("best: %.4f ms (%s)\n%s", r.best->median_seconds * 1e3, r.best->key.c_str(), r.best->script.c_str());

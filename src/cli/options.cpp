@@ -73,6 +73,8 @@ const CommandHelp kCommands[] = {
      "  --seed N                 the search's seed (default 1): a run is repeatable\n"
      "  --log LOG                append every trial to LOG (JSON lines) and skip those it holds\n"
      "  --no-resume              try every configuration again, even those in the log\n"
+     "  --feature-model          evolution: once 6 trials are measured, screen twice a batch and measure\n"
+     "                           the half a model of the kernel features ranks fastest\n"
      "  --trial-timeout S        seconds a trial may take before its worker is killed (default 60)\n"
      "  --gpus N                 measuring workers, one per GPU (default: every visible GPU)\n"
      "The file's own transforms: are not applied: the tuner starts from the kernel as written.\n",
@@ -184,6 +186,7 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--strategy") o.strategy = value();
     else if (a == "--log") o.log = value();
     else if (a == "--no-resume") o.resume = false;
+    else if (a == "--feature-model" && o.command == "tune") o.feature_model = true;
     else if (a == "--as-written") o.as_written = true;
     else if (a == "--redundant" && o.command == "stats") o.redundant = true;
     else if (a == "--granularity" && o.command == "stats") {

@@ -135,3 +135,16 @@ def test_a_run_plots_to_png(tmp_path):
     out = subprocess.run([sys.executable, "-m", "loom.plot", log, str(tmp_path / "log.png")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "log.png").stat().st_size > 10000
+
+
+def test_trials_carry_kernel_features_and_the_feature_model_keeps_the_budget():
+    import loom as lp
+    k = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < m}", "out[i] = sum(j, a[i, j])", name="rows")
+    k = lp.add_dtypes(k, dict(a="float32"))
+    space = (k, "split_iname j choice(4|8|16|32|64) inner_tag=l.0\n"
+                "split_iname i choice(1|2|4|8|16|32|64) outer_tag=g.0 inner_tag=l.1\n"
+                "optional split_iname j_outer 2 inner_tag=unr\n")
+    r = lp.tune(space, {"n": 300, "m": 77}, trials=32, strategy="evolution", target="cpu", feature_model=True, progress=False, min_time=0.002)
+    assert len(r.trials) == 32
+    ok = [t for t in r.trials if t["status"] == "ok"]
+    assert ok and all(t["features"]["global_load_bytes"] == 4 * 300 * 77 for t in ok)

@@ -339,3 +339,44 @@ TEST(TuneOccupancy, ScreeningReportsThreadsAndRegisters) {
   if (o.compile) EXPECT_GT(r[0].registers, 0);  // (ptxas's report, where NVRTC is here)
 }
 #endif
+
+// The evolution strategy's feature model: a ridge regression of log-time on
+// log-features ranks what it has not measured (a roofline's data here).
+TEST(TuneFeatureModel, RanksByWhatTheFeaturesCost) {
+  tune::FeatureModel m;
+  EXPECT_FALSE(m.predict({{"flops", 1}}).has_value());  // (not before 6 measurements)
+  for (int i = 0; i < 20; ++i) {
+    double bytes = 1e6 * (1 + i % 5), flops = 1e7 * (1 + i / 5);
+    m.add({{"global_load_bytes", bytes}, {"flops", flops}, {"threads_per_block", 256}}, 1e-9 * bytes + 1e-11 * flops);
+  }
+  ASSERT_TRUE(m.ready());
+  auto light = m.predict({{"global_load_bytes", 1e6}, {"flops", 1e7}, {"threads_per_block", 256}});
+  auto heavy = m.predict({{"global_load_bytes", 5e6}, {"flops", 4e7}, {"threads_per_block", 256}});
+  ASSERT_TRUE(light && heavy);
+  EXPECT_LT(*light, *heavy);
+  EXPECT_NEAR(std::exp(*light), 1e-9 * 1e6 + 1e-11 * 1e7, 0.5 * (1e-9 * 1e6 + 1e-11 * 1e7));
+  EXPECT_FALSE(m.predict({}).has_value());
+}
+
+// Once it is ready, evolution screens twice a batch and measures the half
+// the feature model ranks first: the budget still counts measured trials.
+TEST(Tune, EvolutionMeasuresWhatTheFeatureModelRanksFirst) {
+  LoopKernel k = row_sums();
+  auto space = tune::Space::parse("split_iname j choice(4|8|16|32|64) inner_tag=l.0\n"
+                                  "split_iname i choice(1|2|4|8|16|32|64) outer_tag=g.0 inner_tag=l.1\n"
+                                  "optional split_iname j_outer 2 inner_tag=unr\n");
+  auto o = small_run();
+  o.trials = 32;
+  o.strategy = "evolution";
+  o.feature_model = true;
+  auto r = tune::tune(k, space, o);
+  EXPECT_EQ(r.trials.size(), 32u);  // (what it leaves unmeasured goes back to the budget)
+  EXPECT_GT(r.unmeasured, 0);
+  std::set<std::string> keys;
+  for (auto& t : r.trials) keys.insert(t.key);
+  EXPECT_EQ(keys.size(), r.trials.size());
+  ASSERT_TRUE(r.best.has_value());
+  EXPECT_FALSE(r.best->features.empty());
+  o.feature_model = false;
+  EXPECT_EQ(tune::tune(k, space, o).unmeasured, 0);
+}
