@@ -276,6 +276,12 @@ class LoopKernel:
     def __hash__(self):
         return hash((self._core.structural_hash(), self.target, self.do_not_specialize))
 
+    def __getitem__(self, name):
+        """loopy's translation units give their kernels by name (t_unit["loopy_kernel"]); a Loom kernel is its own."""
+        if name != self.name:
+            raise KeyError(f"no kernel '{name}' (this is '{self.name}')")
+        return self
+
     @property
     def structural_hash(self):
         """The kernel's 64-bit content hash (FNV-1a of its canonical text): the same in every run and on every machine."""

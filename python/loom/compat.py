@@ -1,0 +1,45 @@
+"""loopy's top-level functions that are not transformations, for scripts that call them:
+add_and_infer_dtypes, preprocess_kernel, set_caching_enabled, make_copy_kernel."""
+import os
+
+from .kernel import make_kernel
+
+
+def add_and_infer_dtypes(knl, dtype_dict, expect_completion=False):
+    """loopy's add_and_infer_dtypes: the dtypes given, and those of the arrays the kernel
+    writes inferred from what is assigned to them (Loom's add_dtypes does both)."""
+    from . import add_dtypes
+    return add_dtypes(knl, dict(dtype_dict))
+
+
+def preprocess_kernel(knl):
+    """loopy's preprocess_kernel. Loom preprocesses a kernel when it generates code
+    (reductions, types, checks: compiled(...).asm["preprocessed"] shows the result),
+    so the kernel is returned as it is and generate_code accepts either."""
+    return knl
+
+
+def set_caching_enabled(flag):
+    """loopy's set_caching_enabled: turns Loom's on-disk compile cache on or off for
+    this process (the variable LOOM_CACHE, read at every compilation)."""
+    os.environ["LOOM_CACHE"] = "on" if flag else "off"
+
+
+def make_copy_kernel(new_dim_tags, old_dim_tags=None):
+    """loopy's make_copy_kernel: a kernel copying `input` (layout old_dim_tags, default
+    all C) into `output` (layout new_dim_tags), over axes of sizes n0, n1, ..."""
+    from . import tag_array_axes, tag_inames
+    new = [t.strip() for t in (new_dim_tags.split(",") if isinstance(new_dim_tags, str) else new_dim_tags)]
+    old = ["c"] * len(new) if old_dim_tags is None else [
+        t.strip() for t in (old_dim_tags.split(",") if isinstance(old_dim_tags, str) else old_dim_tags)]
+    if len(old) != len(new):
+        raise ValueError(f"make_copy_kernel: {len(new)} new axis tags but {len(old)} old ones")
+    idx = [f"i{d}" for d in range(len(new))]
+    bounds = " and ".join(f"0<={i}<n{d}" for d, i in enumerate(idx))
+    knl = make_kernel(f"{{[{', '.join(idx)}]: {bounds}}}", f"output[{', '.join(idx)}] = input[{', '.join(idx)}]", name="copy")
+    knl = tag_array_axes(knl, "input", ",".join(old))
+    knl = tag_array_axes(knl, "output", ",".join(new))
+    for d in range(len(new)):
+        if new[d].startswith(("vec", "sep")) or old[d].startswith(("vec", "sep")):
+            knl = tag_inames(knl, {idx[d]: "unr"})
+    return knl

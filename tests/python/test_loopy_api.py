@@ -1,0 +1,65 @@
+"""loopy's documented names beyond the transformations, as scripts use them with
+`import loom as lp`: loopy.version, loopy.diagnostic, add_and_infer_dtypes,
+preprocess_kernel, set_caching_enabled, make_copy_kernel, t_unit["name"]."""
+import os
+
+import numpy as np
+import pytest
+
+import loom as lp
+from loom.version import LOOPY_USE_LANGUAGE_VERSION_2018_2, MOST_RECENT_LANGUAGE_VERSION  # as loopy scripts import it
+
+
+def test_language_version_symbols_are_accepted():
+    assert MOST_RECENT_LANGUAGE_VERSION == LOOPY_USE_LANGUAGE_VERSION_2018_2 == (2018, 2)
+    k = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]", lang_version=LOOPY_USE_LANGUAGE_VERSION_2018_2)
+    a = np.arange(7, dtype=np.float32)
+    (out,) = k(a=a)
+    np.testing.assert_array_equal(out, 2 * a)
+
+
+def test_loopy_error_names_catch_looms_errors():
+    k = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = a[i + 1]")
+    with pytest.raises(lp.diagnostic.LoopyError, match="a"):
+        k(a=np.zeros(4, np.float32))
+    with pytest.raises(lp.diagnostic.LoopyError):
+        lp.split_iname(k, "nonexistent", 4)
+    assert issubclass(lp.diagnostic.WriteRaceConditionWarning, lp.diagnostic.LoopyWarning)
+
+
+def test_add_and_infer_dtypes_infers_what_the_kernel_writes():
+    k = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = g[i] * 2\nidx[i] = 3 * i")
+    k = lp.add_and_infer_dtypes(k, dict(g=np.float64))
+    g = np.linspace(0, 1, 9)
+    out, idx = k(g=g)
+    assert out.dtype == np.float64 and idx.dtype == np.int32
+    np.testing.assert_array_equal(out, 2 * g)
+    np.testing.assert_array_equal(idx, 3 * np.arange(9))
+
+
+def test_preprocess_kernel_and_translation_unit_indexing():
+    k = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = a[i] + 1", name="inc")
+    assert lp.preprocess_kernel(k)["inc"] is k
+    with pytest.raises(KeyError, match="inc"):
+        k["other"]
+    assert "inc" in lp.generate_code_v2(lp.preprocess_kernel(k)).device_code()
+
+
+def test_set_caching_enabled_switches_the_disk_cache(monkeypatch):
+    monkeypatch.delenv("LOOM_CACHE", raising=False)
+    lp.set_caching_enabled(False)
+    assert os.environ["LOOM_CACHE"] == "off"
+    lp.set_caching_enabled(True)
+    assert os.environ["LOOM_CACHE"] == "on"
+
+
+@pytest.mark.parametrize("new,old", [("f,f", None), ("c,c", "f,f"), ("N0,N1", "N1,N0")])
+def test_make_copy_kernel_changes_layouts(new, old):
+    k = lp.make_copy_kernel(new, old)
+    a = np.arange(3 * 5, dtype=np.float32).reshape(3, 5)
+    src = np.asfortranarray(a) if old in ("f,f", "N0,N1") else a
+    (out,) = k(input=src)
+    np.testing.assert_array_equal(out, a)
+    assert out.flags["F_CONTIGUOUS" if new in ("f,f", "N0,N1") else "C_CONTIGUOUS"]
+    with pytest.raises(ValueError, match="tags"):
+        lp.make_copy_kernel("c,c", "c")
