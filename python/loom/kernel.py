@@ -234,6 +234,28 @@ def _dtype_of(value):
     return str(dt).replace("torch.", "")
 
 
+def _from_dlpack(value):
+    """An array of another framework (JAX, TensorFlow, ...) that speaks DLPack, as
+    a NumPy array (host memory) or a PyTorch tensor / CuPy array (GPU memory),
+    without a copy; NumPy, PyTorch and CuPy arrays themselves pass as they are."""
+    if (not hasattr(value, "__dlpack__") or hasattr(value, "__array_interface__")
+            or hasattr(value, "__cuda_array_interface__") or hasattr(value, "data_ptr")):
+        return value
+    device_type = value.__dlpack_device__()[0] if hasattr(value, "__dlpack_device__") else 1
+    if device_type == 1:  # kDLCPU
+        return np.from_dlpack(value)
+    try:
+        import torch
+        return torch.from_dlpack(value)
+    except ImportError:
+        try:
+            import cupy
+            return cupy.from_dlpack(value)
+        except ImportError:
+            raise _loom.ArgumentError("an array in GPU memory given through DLPack needs PyTorch or CuPy to be "
+                                      "installed (Loom launches on their arrays)") from None
+
+
 class LoopKernel:
     """An immutable kernel. Transformations return new kernels; calling it runs it.
 
@@ -402,6 +424,7 @@ class LoopKernel:
     def _call_general(self, *queue, target=None, **kwargs):
         """Runs the kernel (LoopKernel.__call__ is the C++ fast path for PyTorch
         CUDA tensors of a signature seen before; every other call comes here)."""
+        kwargs = {n: _from_dlpack(v) for n, v in kwargs.items()}
         knl = self
         if not self._is_variant:
             # the variant for these dtypes and shapes, memoized

@@ -63,3 +63,26 @@ def test_make_copy_kernel_changes_layouts(new, old):
     assert out.flags["F_CONTIGUOUS" if new in ("f,f", "N0,N1") else "C_CONTIGUOUS"]
     with pytest.raises(ValueError, match="tags"):
         lp.make_copy_kernel("c,c", "c")
+
+
+class _Foreign:
+    """An array of a framework Loom does not know, speaking only DLPack (as JAX's do)."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_arrays_of_other_frameworks_through_dlpack():
+    k = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i] + b", name="affine")
+    a = np.arange(10, dtype=np.float32)
+    out = np.full(10, np.nan, dtype=np.float32)
+    k(a=_Foreign(a), b=1.0, out=_Foreign(out))  # inputs read and the output written in place, without copies
+    np.testing.assert_array_equal(out, 2 * a + 1)
+    (fresh,) = k(a=_Foreign(a), b=0.5)
+    np.testing.assert_array_equal(fresh, 2 * a + 0.5)
