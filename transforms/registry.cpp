@@ -36,6 +36,7 @@ const TransformRegistry& transform_registry() {
     register_double_buffer_transforms(t);
     register_round_up_reduction_transforms(t);
     register_tensor_core_transforms(t);
+    register_batch_transforms(t);
     return t;
   }();
   return r;

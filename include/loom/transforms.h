@@ -186,6 +186,13 @@ struct BufferOptions {
 LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const std::string& buffer_inames,
                         const BufferOptions& opts = {});
 
+// ---- batches (transforms/batch.cpp) ----
+// loopy's to_batched: every instruction in a new loop over nbatches problems
+// (an integer or a parameter's name); the arguments named get a leading
+// batch axis, and so do the shared temporaries unless sequential.
+LoopKernel to_batched(const LoopKernel& k, const std::string& nbatches, const std::vector<std::string>& batch_varying_args,
+                      const std::string& batch_iname_prefix = "ibatch", bool sequential = false);
+
 // ---- dtypes (transforms/dtypes.cpp) ----
 // loopy's add_dtypes: dtypes for arguments left open; open outputs follow.
 LoopKernel add_dtypes(const LoopKernel& k, const std::map<std::string, std::string>& dtypes);
@@ -332,6 +339,7 @@ void register_substitution_transforms(TransformRegistry& r);
 void register_privatize_transforms(TransformRegistry& r);
 void register_buffer_array_transforms(TransformRegistry& r);
 void register_dtype_transforms(TransformRegistry& r);
+void register_batch_transforms(TransformRegistry& r);
 void register_layout_transforms(TransformRegistry& r);
 void register_double_buffer_transforms(TransformRegistry& r);
 void register_round_up_reduction_transforms(TransformRegistry& r);

@@ -86,3 +86,17 @@ def test_arrays_of_other_frameworks_through_dlpack():
     np.testing.assert_array_equal(out, 2 * a + 1)
     (fresh,) = k(a=_Foreign(a), b=0.5)
     np.testing.assert_array_equal(fresh, 2 * a + 0.5)
+
+
+def test_to_batched_as_loopy_scripts_call_it():
+    k = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < m}", "out[i] = sum(j, a[i, j] * x[j])", name="mv")
+    k = lp.add_dtypes(k, dict(a=np.float64, x=np.float64))
+    kb = lp.to_batched(k, "nbatches", ["a", "x", "out"], batch_iname_prefix="ibatch")
+    kb = lp.tag_inames(kb, "ibatch:g.0")
+    rng = np.random.default_rng(4)
+    a, x = rng.standard_normal((5, 11, 6)), rng.standard_normal((5, 6))
+    (out,) = kb(a=a, x=x)
+    np.testing.assert_allclose(out, np.einsum("bij,bj->bi", a, x), rtol=1e-12)
+    shared = lp.to_batched(k, 3, ["a", "out"])  # x shared by the batch
+    (out,) = shared(a=a[:3], x=x[0])
+    np.testing.assert_allclose(out, a[:3] @ x[0], rtol=1e-12)
