@@ -100,3 +100,15 @@ def test_to_batched_as_loopy_scripts_call_it():
     shared = lp.to_batched(k, 3, ["a", "out"])  # x shared by the batch
     (out,) = shared(a=a[:3], x=x[0])
     np.testing.assert_allclose(out, a[:3] @ x[0], rtol=1e-12)
+
+
+def test_gpu_arrays_through_dlpack():
+    torch = pytest.importorskip("torch")
+    if not (torch.cuda.is_available() and lp._loom.gpu_available()):
+        pytest.skip("no GPU: the DLPack path to PyTorch is for arrays in GPU memory")
+    k = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]", name="twice")
+    a = torch.arange(1000, dtype=torch.float32, device="cuda")
+    out = torch.zeros_like(a)
+    k(a=_Foreign(a), out=_Foreign(out))  # (a framework's GPU arrays seen only through DLPack)
+    torch.cuda.synchronize()
+    assert torch.equal(out, 2 * a)

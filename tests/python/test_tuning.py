@@ -144,7 +144,7 @@ def test_trials_carry_kernel_features_and_the_feature_model_keeps_the_budget():
     space = (k, "split_iname j choice(4|8|16|32|64) inner_tag=l.0\n"
                 "split_iname i choice(1|2|4|8|16|32|64) outer_tag=g.0 inner_tag=l.1\n"
                 "optional split_iname j_outer 2 inner_tag=unr\n")
-    r = lp.tune(space, {"n": 300, "m": 77}, trials=32, strategy="evolution", target="cpu", feature_model=True, progress=False, min_time=0.002)
+    r = lp.tune(space, {"n": 300, "m": 77}, trials=32, strategy="evolution", target=TARGET, feature_model=True, progress=False, min_time=0.002)
     assert len(r.trials) == 32
     ok = [t for t in r.trials if t["status"] == "ok"]
     assert ok and all(t["features"]["global_load_bytes"] == 4 * 300 * 77 for t in ok)
