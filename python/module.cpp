@@ -989,6 +989,7 @@ PYBIND11_MODULE(_loom, m) {
     });
   }
   m.def("cuda_source", [](const LoopKernel& k) { return cuda::print_source(generate(k)); });
+  m.def("schedule_text", [](const LoopKernel& k) { return generate(k).linearization.str(); });
   m.def("target_info", [](const std::string& arch) {  // the target model (loom/target_info.h) as a dict
     TargetInfo t = cuda::target_info(arch);
     py::dict d;

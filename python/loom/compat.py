@@ -1,5 +1,6 @@
 """loopy's top-level functions that are not transformations, for scripts that call them:
-add_and_infer_dtypes, preprocess_kernel, set_caching_enabled, make_copy_kernel."""
+add_and_infer_dtypes, preprocess_kernel, get_one_linearized_kernel, set_caching_enabled,
+make_copy_kernel."""
 import os
 
 from .kernel import make_kernel
@@ -17,6 +18,20 @@ def preprocess_kernel(knl):
     (reductions, types, checks: compiled(...).asm["preprocessed"] shows the result),
     so the kernel is returned as it is and generate_code accepts either."""
     return knl
+
+
+def get_one_linearized_kernel(knl, callables_table=None):
+    """loopy's get_one_linearized_kernel (and its older name get_one_scheduled_kernel):
+    the kernel with its linearization, Loom's order of loops, instructions and barriers
+    as lines of text in `.linearization` ("for k_outer", "fetch_a", "end k_outer", ...).
+    Code generation linearizes again, the same way."""
+    from . import _loom
+    out = knl.copy()
+    out.linearization = _loom.schedule_text(knl._core).splitlines()
+    return out
+
+
+get_one_scheduled_kernel = get_one_linearized_kernel
 
 
 def set_caching_enabled(flag):

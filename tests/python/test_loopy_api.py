@@ -45,6 +45,19 @@ def test_preprocess_kernel_and_translation_unit_indexing():
     assert "inc" in lp.generate_code_v2(lp.preprocess_kernel(k)).device_code()
 
 
+def test_one_linearized_kernel_shows_the_order_of_loops_and_barriers():
+    k = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < m}", "out[i] = sum(j, a[i, j])", name="rows")
+    k = lp.split_iname(k, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    k = lp.split_iname(k, "j", 8)
+    lin = lp.get_one_linearized_kernel(lp.preprocess_kernel(k))
+    assert lin.linearization == ["insn_0_acc_out_init", "for j_outer", "  for j_inner", "    insn_0_acc_out_update",
+                                 "  end j_inner", "end j_outer", "insn_0"]  # (nesting by indentation)
+    assert "rows" in lp.generate_code_v2(lin).device_code()
+    a = np.random.default_rng(2).random((21, 13), dtype=np.float32)
+    (out,) = lin(a=a)
+    np.testing.assert_allclose(out, a.sum(axis=1), rtol=1e-5)
+
+
 def test_set_caching_enabled_switches_the_disk_cache(monkeypatch):
     monkeypatch.delenv("LOOM_CACHE", raising=False)
     lp.set_caching_enabled(False)
