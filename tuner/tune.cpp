@@ -294,15 +294,21 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     for (auto& c : b) s.push_back(space.script(c));
     return s;
   };
-  std::vector<Configuration> batch = take_batch();
-  bool doubled = took_doubled;
+  // the next batch, whether it is a doubled one, and its screening started
   std::future<std::vector<ScreenResult>> screening;
-  if (!batch.empty()) screening = std::async(std::launch::async, screen, scripts_of(batch));
+  auto issue = [&](std::vector<Configuration>& b, bool& is_doubled) {
+    b = take_batch();
+    is_doubled = took_doubled;
+    if (!b.empty()) screening = std::async(std::launch::async, screen, scripts_of(b));
+  };
+  std::vector<Configuration> batch;
+  bool doubled = false;
+  issue(batch, doubled);
   while (!batch.empty()) {
     std::vector<ScreenResult> screened = screening.get();
-    std::vector<Configuration> following = take_batch();
-    bool following_doubled = took_doubled;
-    if (!following.empty()) screening = std::async(std::launch::async, screen, scripts_of(following));
+    std::vector<Configuration> following;
+    bool following_doubled = false;
+    issue(following, following_doubled);
     // every trial's record; the illegal ones are done now, the others go to the workers
     std::vector<Trial> trials(batch.size());
     std::vector<size_t> to_measure;
@@ -369,9 +375,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       result.unmeasured += dropped;
       issued -= dropped;  // (the budget counts what is measured or refused)
       if (following.empty()) {  // the budget they leave: another batch
-        following = take_batch();
-        following_doubled = took_doubled;
-        if (!following.empty()) screening = std::async(std::launch::async, screen, scripts_of(following));
+        issue(following, following_doubled);
       }
     }
     if (o.measure) {  // the backend's workers

@@ -25,6 +25,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <numeric>
 
 #include "loom/error.h"
@@ -126,26 +127,37 @@ void free_pieces(std::vector<Piece>& ps) {
   ps.clear();
 }
 
-// Whether any div of the local space of `b` depends on set dimension pos
-// (directly or through another div).
-bool divs_involve(isl_basic_set* b, int pos) {
-  isl_size n = isl_basic_set_dim(b, isl_dim_div);
-  std::vector<bool> inv(size_t(n < 0 ? 0 : n), false);
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (int i = 0; i < n; ++i) {
-      if (inv[size_t(i)]) continue;
-      isl_aff* d = isl_basic_set_get_div(b, i);
-      if (!d) return true;
-      bool yes = isl_aff_involves_dims(d, isl_dim_in, unsigned(pos), 1) == isl_bool_true;
-      for (int j = 0; j < n && !yes; ++j)
-        if (inv[size_t(j)] && isl_aff_involves_dims(d, isl_dim_div, unsigned(j), 1) == isl_bool_true) yes = true;
-      isl_aff_free(d);
-      if (yes) inv[size_t(i)] = changed = true;
-    }
+// For each div of b's local space, the set dimensions it reads, directly or
+// through other divs (every dimension where isl cannot say).
+std::vector<std::set<int>> div_dimensions(isl_basic_set* b) {
+  isl_size n = isl_basic_set_dim(b, isl_dim_set), nd = isl_basic_set_dim(b, isl_dim_div);
+  std::vector<std::set<int>> dims(size_t(nd < 0 ? 0 : nd));
+  std::vector<std::vector<int>> uses(dims.size());  // the divs each div reads
+  for (int i = 0; i < nd; ++i) {
+    isl_aff* d = isl_basic_set_get_div(b, i);
+    for (int x = 0; x < n; ++x)
+      if (!d || isl_aff_involves_dims(d, isl_dim_in, unsigned(x), 1) == isl_bool_true) dims[size_t(i)].insert(x);
+    for (int j = 0; d && j < nd; ++j)
+      if (j != i && isl_aff_involves_dims(d, isl_dim_div, unsigned(j), 1) == isl_bool_true) uses[size_t(i)].push_back(j);
+    isl_aff_free(d);
   }
-  return std::find(inv.begin(), inv.end(), true) != inv.end();
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < dims.size(); ++i)
+      for (int j : uses[i]) {
+        size_t before = dims[i].size();
+        dims[i].insert(dims[size_t(j)].begin(), dims[size_t(j)].end());
+        changed = changed || dims[i].size() != before;
+      }
+  }
+  return dims;
+}
+
+// Whether any div of the local space of `b` depends on set dimension pos.
+bool divs_involve(isl_basic_set* b, int pos) {
+  for (auto& d : div_dimensions(b))
+    if (d.count(pos)) return true;
+  return false;
 }
 
 // The coefficients of qp (kept) as a polynomial in set dimension pos:
@@ -317,19 +329,10 @@ std::vector<std::vector<int>> independent_groups(isl_basic_set* b) {
   std::vector<int> parent(static_cast<size_t>(n));
   std::iota(parent.begin(), parent.end(), 0);
   std::function<int(int)> root = [&](int x) { return parent[size_t(x)] == x ? x : parent[size_t(x)] = root(parent[size_t(x)]); };
-  std::vector<std::vector<int>> div_dims(static_cast<size_t>(nd));
-  for (int i = 0; i < nd; ++i) {
-    isl_aff* d = isl_basic_set_get_div(b, i);
-    for (int x = 0; x < n; ++x)
-      if (isl_aff_involves_dims(d, isl_dim_in, unsigned(x), 1) == isl_bool_true) div_dims[size_t(i)].push_back(x);
-    for (int j = 0; j < i; ++j)
-      if (isl_aff_involves_dims(d, isl_dim_div, unsigned(j), 1) == isl_bool_true)
-        div_dims[size_t(i)].insert(div_dims[size_t(i)].end(), div_dims[size_t(j)].begin(), div_dims[size_t(j)].end());
-    isl_aff_free(d);
-  }
+  std::vector<std::set<int>> div_dims = div_dimensions(b);
   struct Data {
     int n, nd;
-    std::vector<std::vector<int>>* div_dims;
+    std::vector<std::set<int>>* div_dims;
     std::function<int(int)>* root;
     std::vector<int>* parent;
   } data{int(n), int(nd), &div_dims, &root, &parent};

@@ -1,5 +1,6 @@
 // op_map, mem_access_map, synchronization_map: loopy's kernel statistics on
-// the kernel Loom generates. Each instruction's events per run (its
+// the preprocessed kernel (as written, or as generated: StatisticsOptions::
+// as_generated and the GeneratedKernel overloads). Each instruction's events per run (its
 // operations by dtype and kind, its accesses by array and direction) are
 // multiplied by the number of times it runs at the key's granularity: the
 // points of its inames' domain (Count), without the thread inames for
@@ -39,7 +40,13 @@ std::string strides_text(const std::map<int, Expr>& s) {
   return t + "}";
 }
 
-std::string strides_key(const std::map<int, Expr>& s) { return strides_text(s); }
+// Adds n to the count of key (starting it at n).
+template <class Key>
+void accumulate(CountMap<Key>& m, const Key& key, const Count& n) {
+  auto it = m.find(key);
+  if (it == m.end()) m.emplace(key, n);
+  else it->second = it->second + n;
+}
 
 }  // namespace
 
@@ -52,9 +59,9 @@ std::string OpKey::str() const {
 }
 
 bool MemAccessKey::operator<(const MemAccessKey& o) const {
-  return std::make_tuple(mtype, dtype.name(), strides_key(lid_strides), strides_key(gid_strides), direction, variable,
+  return std::make_tuple(mtype, dtype.name(), strides_text(lid_strides), strides_text(gid_strides), direction, variable,
                          int(granularity), kernel) <
-         std::make_tuple(o.mtype, o.dtype.name(), strides_key(o.lid_strides), strides_key(o.gid_strides), o.direction,
+         std::make_tuple(o.mtype, o.dtype.name(), strides_text(o.lid_strides), strides_text(o.gid_strides), o.direction,
                          o.variable, int(o.granularity), o.kernel);
 }
 std::string MemAccessKey::str() const {
@@ -131,7 +138,6 @@ struct Launch {
 
 struct Counter {
   const LoopKernel& k;
-  const Linearization& L;
   const StatisticsOptions& options;
   std::string kernel_name;
   isl::set assumptions;
@@ -140,7 +146,7 @@ struct Counter {
   isl_space* params = nullptr;  // every parameter of the kernel: counts share it, so isl can add and multiply them
 
   Counter(const Launch& l, const StatisticsOptions& o, std::string name)
-      : k(l.kernel), L(l.linearization), options(o), kernel_name(std::move(name)) {
+      : k(l.kernel), options(o), kernel_name(std::move(name)) {
     auto names = k.parameters();
     params = isl_space_params_alloc(isl_context(), unsigned(names.size()));
     for (size_t i = 0; i < names.size(); ++i) params = isl_space_set_dim_name(params, isl_dim_param, unsigned(i), names[i].c_str());
@@ -212,7 +218,6 @@ struct Counter {
       all = all ? isl_set_union(all, d) : d;
     }
     if (!all) return Count::constant(1);
-    all = isl_set_align_params(all, isl_space_copy(params));
     Count c = Count::points(all, assumptions.get());
     isl_set_free(all);
     return c;
@@ -413,10 +418,7 @@ CountMap<OpKey> ops_of(const std::vector<Launch>& launches, const std::string& n
       for (auto& [key, n] : ops.ops) {
         CountGranularity gr = options.granularity.value_or(CountGranularity::SubGroup);
         OpKey ok{ops.types[key.first], key.second, gr, c.kernel_name};
-        Count add = c.runs(insn, gr) * n;
-        auto it = result.find(ok);
-        if (it == result.end()) result.emplace(ok, add);
-        else it->second = it->second + add;
+        accumulate(result, ok, c.runs(insn, gr) * n);
       }
     }
   }
@@ -443,10 +445,7 @@ CountMap<MemAccessKey> accesses_of(const std::vector<Launch>& launches, const st
         }
         gr = options.granularity.value_or(gr);
         MemAccessKey key{a.mtype, a.dtype, a.lid, a.gid, a.direction, a.variable, gr, c.kernel_name};
-        Count add = c.runs(insn, gr, a.conditions);
-        auto it = result.find(key);
-        if (it == result.end()) result.emplace(key, add);
-        else it->second = it->second + add;
+        accumulate(result, key, c.runs(insn, gr, a.conditions));
       }
     }
   }
@@ -455,12 +454,7 @@ CountMap<MemAccessKey> accesses_of(const std::vector<Launch>& launches, const st
 
 CountMap<SyncKey> syncs_of(const std::vector<Launch>& launches, const std::string& name, const StatisticsOptions& options) {
   CountMap<SyncKey> result;
-  auto add = [&](const std::string& kind, const Count& n) {
-    SyncKey key{kind, name};
-    auto it = result.find(key);
-    if (it == result.end()) result.emplace(key, n);
-    else it->second = it->second + n;
-  };
+  auto add = [&](const std::string& kind, const Count& n) { accumulate(result, SyncKey{kind, name}, n); };
   add("kernel_launch", Count::constant(int64_t(launches.size())));
   if (launches.size() > 1) add("barrier_global", Count::constant(int64_t(launches.size()) - 1));
   for (auto& l : launches) {
