@@ -221,6 +221,20 @@ class ExprVisitor {
   virtual void visit_warp_reduce(const WarpReduce& n);
 };
 
+// Read-only traversal that knows the conditions the current subexpression
+// runs under (`guards`): an if_then_else branch's condition (negated in the
+// else branch) and, for the right operand of `and` / `or`, the left one
+// (negated for `or`), as every target evaluates them short-circuit. The
+// bounds proofs and the kernel statistics read accesses with their guards.
+class GuardedExprVisitor : public ExprVisitor {
+ public:
+  std::vector<Expr> guards;
+
+ protected:
+  void visit_select(const Select& n) override;
+  void visit_binary(const Binary& n) override;
+};
+
 // Rebuilding traversal. Each handler receives the node and the Expr that
 // owns it; the default rebuilds the node from mutated children and returns
 // the original Expr unchanged when no child changed.

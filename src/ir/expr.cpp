@@ -392,6 +392,22 @@ void ExprVisitor::visit_select(const Select& n) {
   visit(n.f);
 }
 void ExprVisitor::visit_reduce(const Reduce& n) { visit(n.body); }
+
+void GuardedExprVisitor::visit_select(const Select& n) {
+  visit(n.cond);
+  guards.push_back(n.cond);
+  visit(n.t);
+  guards.back() = make_unary(UnOp::Not, n.cond, types::boolean);
+  visit(n.f);
+  guards.pop_back();
+}
+void GuardedExprVisitor::visit_binary(const Binary& n) {
+  if (!is_logical(n.op)) return ExprVisitor::visit_binary(n);
+  visit(n.a);
+  guards.push_back(n.op == BinOp::And ? n.a : make_unary(UnOp::Not, n.a, types::boolean));
+  visit(n.b);
+  guards.pop_back();
+}
 void ExprVisitor::visit_cast(const Cast& n) { visit(n.value); }
 
 // ---- mutator ----

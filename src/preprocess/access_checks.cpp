@@ -29,32 +29,16 @@ struct GuardedAccess {
   bool unprovable_guard = false;
 };
 
-// Accesses with the conditions that guard them: if_then_else branches and
-// the right operands of `and` / `or` run only when their left side allows.
-class AccessCollector : public ExprVisitor {
+// Accesses with the conditions that guard them (GuardedExprVisitor):
+// if_then_else branches and the right operands of `and` / `or`.
+class AccessCollector : public GuardedExprVisitor {
  public:
   std::vector<GuardedAccess> out;
-  std::vector<Expr> guards;
 
  protected:
   void visit_subscript(const Subscript& s) override {
     out.push_back({&s, guards, false});
     ExprVisitor::visit_subscript(s);
-  }
-  void visit_select(const Select& s) override {
-    visit(s.cond);
-    guards.push_back(s.cond);
-    visit(s.t);
-    guards.back() = make_unary(UnOp::Not, s.cond, types::boolean);
-    visit(s.f);
-    guards.pop_back();
-  }
-  void visit_binary(const Binary& b) override {
-    if (!is_logical(b.op)) return ExprVisitor::visit_binary(b);
-    visit(b.a);
-    guards.push_back(b.op == BinOp::And ? b.a : make_unary(UnOp::Not, b.a, types::boolean));
-    visit(b.b);
-    guards.pop_back();
   }
 };
 

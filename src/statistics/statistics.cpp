@@ -310,27 +310,18 @@ struct Access {
   std::string mtype, variable, direction;
   Type dtype;
   std::map<int, Expr> lid, gid;
-  std::vector<Expr> conditions;  // the if_then_else branches it sits in
+  std::vector<Expr> conditions;  // the branches it sits in (GuardedExprVisitor's guards)
 };
 
-// Global and local memory accesses of one run of an instruction.
-struct AccessCollector : ExprVisitor {
+// Global and local memory accesses of one run of an instruction, each with
+// the guards it runs under: a branch's accesses happen where its condition
+// holds (a zero-filled fetch loads only inside the array), counted there
+// where the condition is affine.
+struct AccessCollector : GuardedExprVisitor {
   const LoopKernel& k;
   std::vector<Access> out;
   std::string direction = "load";
-  std::vector<Expr> conditions;
   explicit AccessCollector(const LoopKernel& kk) : k(kk) {}
-
-  // A branch's accesses happen where its condition holds (a zero-filled
-  // fetch loads only inside the array): counted there when it is affine.
-  void visit_select(const Select& sel) override {
-    visit(sel.cond);
-    conditions.push_back(sel.cond);
-    visit(sel.t);
-    conditions.back() = make_unary(UnOp::Not, sel.cond, types::boolean);
-    visit(sel.f);
-    conditions.pop_back();
-  }
 
   std::string mtype_of(const std::string& name) const {
     for (auto& a : k.arguments)
@@ -345,7 +336,7 @@ struct AccessCollector : ExprVisitor {
   void record(const std::string& name, Type dtype, const Subscript* s) {
     std::string mt = mtype_of(name);
     if (mt.empty()) return;
-    Access a{mt, name, direction, dtype, {}, {}, conditions};
+    Access a{mt, name, direction, dtype, {}, {}, guards};
     if (s) {
       Expr flat = k.flat_index(*s);
       for (auto& n : k.all_inames()) {

@@ -240,3 +240,25 @@ TEST(Statistics, KernelFeaturesOfATiledProduct) {
   EXPECT_EQ(x["threads_per_block"], 256);
   EXPECT_EQ(x.count("strided_global_bytes"), 0u);
 }
+
+// An access runs only where its guards hold (GuardedExprVisitor): the right
+// operand of `and` where the left holds, a branch where its condition does;
+// the counts and an instrumented run agree.
+TEST(Statistics, GuardedAccessesAreCountedWhereTheyRun) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = if_then_else(i < 5 and a[i] > 0, b[i], 0.5 * b[i + 1])",
+                             {"a: float32[n], b: float32[n + 1], out: float32[n]"}, "guarded");
+  StatisticsOptions o;
+  o.granularity = CountGranularity::WorkItem;
+  GeneratedKernel g = generate(k);
+  std::map<std::string, int64_t> p{{"n", 10}};
+  std::map<std::string, int64_t> loads;
+  for (auto& [key, c] : mem_access_map(g, o))
+    if (key.direction == "load") loads[key.variable] += c.eval(p);
+  EXPECT_EQ(loads["a"], 5);
+  EXPECT_LE(loads["b"], 10 + 10);  // (each element's branch is data-dependent: b counted in both, an upper bound)
+  auto arrays = make_host_arrays(k, p, 3);
+  InterpretCounts seen;
+  interpret(g, loom::testing::args_of(k, arrays, p), &seen);
+  EXPECT_EQ(seen.loads["a"], 5);
+  EXPECT_EQ(seen.loads["b"], 10);
+}
