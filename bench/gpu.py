@@ -5,13 +5,14 @@ kernel (its schedule is the examples/ file named in the table) and its peers
 triton.testing.do_bench (CUDA events when Triton is missing); each Loom result
 is checked against PyTorch's before it is timed.
 
-    PYTHONPATH=build/python python3 bench/gpu.py [--quick]
+    PYTHONPATH=build/python python3 bench/gpu.py [--quick] [--csr (only the CSR row sums)]
 
 Prints, per workload: time, GB/s (each array counted once) or TFLOP/s, % of
 the ceiling, the best peer and Loom's ratio to it."""
 import os
 import sys
 
+import numpy as np
 import torch
 
 import loom as lp
@@ -112,6 +113,114 @@ def check(out, ref, rtol=1e-4, atol=1e-3):
     return bool(torch.allclose(out, ref, rtol=rtol, atol=atol))
 
 
+def cub_segmented_sum():
+    """CUB's DeviceSegmentedReduce::Sum through ctypes (bench/peers/cub_segmented_sum.cu, built here with
+    nvcc), as f(values, out, offsets); None where nvcc or the build is missing."""
+    import ctypes
+    import shutil
+    import subprocess
+    import tempfile
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+    if not nvcc:
+        print("(CUB segmented reduce: no nvcc here, skipped)")
+        return None
+    lib = os.path.join(tempfile.mkdtemp(), "libcub_segsum.so")
+    src = os.path.join(HERE, "peers", "cub_segmented_sum.cu")
+    major, minor = torch.cuda.get_device_capability()
+    r = subprocess.run([nvcc, "-O3", f"-arch=sm_{major}{minor}", "-shared", "-Xcompiler", "-fPIC", "-o", lib, src],
+                       capture_output=True, text=True)
+    if r.returncode:
+        print("(CUB segmented reduce: nvcc failed, skipped)\n" + r.stderr[-2000:])
+        return None
+    f = ctypes.CDLL(lib).cub_segmented_sum
+    f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                  ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p]
+    scratch = {}
+
+    def run(values, out, offsets):
+        n = out.numel()
+        stream = torch.cuda.current_stream().cuda_stream
+        if n not in scratch:
+            size = ctypes.c_size_t(0)
+            assert f(None, out.data_ptr(), n, offsets.data_ptr(), None, ctypes.byref(size), stream) == 0
+            scratch[n] = (torch.empty(max(size.value, 1), dtype=torch.uint8, device=out.device), size)
+        buf, size = scratch[n]
+        assert f(values.data_ptr(), out.data_ptr(), n, offsets.data_ptr(), buf.data_ptr(), ctypes.byref(size), stream) == 0
+    return run
+
+
+def csr_schedules():
+    """CSR row sums as written (loopy's data-dependent domain) and the schedules the rows try: the example's
+    warp per row, the same with four loads in flight per lane, and wider groups per row for long rows."""
+    base = lp.make_kernel(["{[i]: 0 <= i < n}", "{[jj]: 0 <= jj < row_len}"],
+                          """
+                          <int32> row_start = ptr[i]
+                          <int32> row_len = ptr[i + 1] - row_start
+                          out[i] = sum(jj, vals[row_start + jj])
+                          """,
+                          [lp.GlobalArg("ptr", np.int32, shape="n + 1"), lp.GlobalArg("vals", np.float32, shape="nnz"),
+                           lp.GlobalArg("out", np.float32, shape="n")], name="csr_row_sums")
+
+    def warp_rows(k, lanes=32, rows=8, unroll=1):
+        k = lp.split_iname(k, "jj", lanes, inner_tag="l.0")
+        if unroll > 1:
+            k = lp.split_iname(k, "jj_outer", unroll, inner_tag="unr")
+        return lp.split_iname(k, "i", rows, outer_tag="g.0", inner_tag="l.1")
+    return {"csr_row_sums": loom_kernel("csr_row_sums"),
+            "warp/row, 4 loads in flight": warp_rows(base, unroll=4),
+            "2 warps/row, 4 loads in flight": warp_rows(base, lanes=64, rows=4, unroll=4),
+            "128 threads/row, 4 loads in flight": warp_rows(base, lanes=128, rows=2, unroll=4)}
+
+
+def csr_row_sums(dev, copy_gbs):
+    """Variable-length segmented sums (CSR row sums, loopy's data-dependent loop bounds): 2^20 rows of 64
+    values each, and power-law lengths (Pareto, same mean), against torch.segment_reduce, CUB's segmented
+    reduce and cuSPARSE's CSR SpMV (CuPy) by a vector of ones (which reads column indices too). Each Loom
+    schedule runs checked (the accesses through ptr's values cannot be proven: checked at run time, a
+    synchronization per call) and trusted (trust_unproven_accesses)."""
+    cub = cub_segmented_sum()
+    rows_ = 1 << 20
+    rng = np.random.default_rng(0)
+    schedules = csr_schedules()
+    for kind, lengths in (("uniform", np.full(rows_, 64)),
+                          ("power-law", np.minimum(np.floor((rng.pareto(1.5, rows_) + 1) * 64 / 3), 1 << 20).astype(np.int64))):
+        ptr_host = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+        nnz = int(ptr_host[-1])
+        ptr = torch.from_numpy(ptr_host).to(dev)
+        vals = torch.rand(nnz, device=dev)
+        out = torch.empty(rows_, device=dev)
+        ref = torch.segment_reduce(vals.double(), "sum", offsets=ptr.long()).float()
+        print(f"CSR {kind}: {rows_} rows, {nnz} values, longest row {int(lengths.max())}")
+        peers = {"torch.segment_reduce": median_ms(lambda: torch.segment_reduce(vals, "sum", offsets=ptr))}
+        if cub is not None:
+            cub_out = torch.empty(rows_, device=dev)
+            cub(vals, cub_out, ptr)
+            if check(cub_out, ref, rtol=1e-4, atol=1e-2):
+                peers["CUB DeviceSegmentedReduce"] = median_ms(lambda: cub(vals, cub_out, ptr))
+            else:
+                print("(CUB's segmented reduce gave a wrong result: left out)")
+        if cp is not None:
+            import cupyx.scipy.sparse as csp
+            # column = position in the row: distinct and sorted, so the matrix is canonical and keeps every value
+            cols = cp.asarray((np.arange(nnz, dtype=np.int64) - np.repeat(ptr_host[:-1], lengths)).astype(np.int32))
+            m = csp.csr_matrix((cp.asarray(vals), cols, cp.asarray(ptr)), shape=(rows_, int(lengths.max())))
+            ones = cp.ones(int(lengths.max()), dtype=cp.float32)
+            y = m @ ones
+            if m.nnz == nnz and check(torch.as_tensor(y, device=dev), ref, rtol=1e-4, atol=1e-2):
+                peers["cuSPARSE CSR SpMV x ones (cupy)"] = median_ms(lambda: m @ ones)
+            else:
+                print("(CuPy's SpMV gave a wrong result or dropped values: left out)")
+            del m, cols
+        for name, k in schedules.items():
+            for sched, kk in ((name + " (checked)", k), (name + " + trust_unproven_accesses", lp.trust_unproven_accesses(k))):
+                out.fill_(float("nan"))
+                kk(ptr=ptr, vals=vals, out=out)
+                ok = check(out, ref, rtol=1e-4, atol=1e-2)
+                row(f"CSR row sums {kind} 2^20 rows", sched, median_ms(lambda: kk(ptr=ptr, vals=vals, out=out)),
+                    peers, nbytes=4 * nnz + 4 * (rows_ + 1) + 4 * rows_, ceiling=copy_gbs, ok=ok)
+        del ptr, vals, out
+
+
 def main():
     dev = "cuda"
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -126,6 +235,10 @@ def main():
     copy_ms = median_ms(lambda: out.copy_(a))
     copy_gbs = 8 * n / copy_ms / 1e6
     print(f"ceiling: device-to-device copy {copy_gbs:.0f} GB/s")
+    if "--csr" in sys.argv:  # only the CSR rows (data-dependent loop bounds)
+        del a, b, out
+        csr_row_sums(dev, copy_gbs)
+        return
     P, Q = torch.rand(4096, 4096, device=dev), torch.rand(4096, 4096, device=dev)
     cublas_ms = median_ms(lambda: P @ Q)
     cublas_tf = 2 * 4096**3 / cublas_ms / 1e9
@@ -180,6 +293,8 @@ def main():
             row(f"row sums fp32 {rows_}x{cols}", sched, median_ms(lambda: k(a=A, out=r)), peers, nbytes=4 * A.numel() + 4 * rows_,
                 ceiling=copy_gbs, ok=ok)
         del A, r
+
+    csr_row_sums(dev, copy_gbs)
 
     # SGEMM
     # (sgemm_any also with the sizes' divisibility by 16 left unspecialized: its

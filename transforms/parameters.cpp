@@ -123,6 +123,12 @@ LoopKernel do_not_specialize(const LoopKernel& k, const std::string& params) {
   return r;
 }
 
+LoopKernel trust_unproven_accesses(const LoopKernel& k, bool trust) {
+  LoopKernel r = k;
+  r.options.trust_unproven_accesses = trust;
+  return r;
+}
+
 void register_parameter_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"assume", "Add constraints on the parameters ('n >= 1 and n mod 16 = 0').",
@@ -138,6 +144,11 @@ void register_parameter_transforms(TransformRegistry& reg) {
            "(Triton's do_not_specialize), for schedules whose general code is the faster one.",
            {TransformParam{"params", TransformParam::TagMap, true, "comma-separated parameters"}.of(TransformParam::Type::Names)},
            [](const LoopKernel& k, const TransformArgs& a) { return do_not_specialize(k, a.str("params")); }});
+  reg.add({"trust_unproven_accesses",
+           "Run the accesses Loom cannot prove in bounds (a[idx[i]], loops bounded by values read from memory) without the "
+           "run-time check the CPU and CUDA targets otherwise make (Triton's debug=False): for kernels whose data the caller vouches for.",
+           {P{"trust", P::String, false, "true (default): no checks; false: checked again"}.of(P::Type::Bool).otherwise("true")},
+           [](const LoopKernel& k, const TransformArgs& a) { return trust_unproven_accesses(k, a.flag("trust", true)); }});
   reg.add({"fix_parameters", "Give parameters constant values: 'n=128, m=64'.",
            {TransformParam{"values", TransformParam::KeywordMap, true, "name=value pairs"}.of(TransformParam::Type::KeywordMap)},
            [](const LoopKernel& k, const TransformArgs& a) {

@@ -35,6 +35,8 @@ struct GeneratedKernel {
   // Bytes each array argument's address must be a multiple of: the vector
   // width of its vector accesses (`vec` inames); checked at launch.
   std::map<std::string, int64_t> argument_alignment;
+  // The accesses the bounds proof left to the run time (UnprovenAccesses).
+  UnprovenAccessSet unproven_accesses;
   // A kernel with global barriers or global temporaries runs as several
   // launches in order (split_global_barriers): each generated on its own and
   // listed here, with the global temporaries as extra array arguments that
@@ -90,5 +92,28 @@ std::string index_overflow_under_assumptions(const GeneratedKernel& g);
 // per kernel: a kernel proven for all sizes, or values checked before, cost
 // a lookup.
 void check_index_width(const GeneratedKernel& g, const std::map<std::string, int64_t>& params);
+
+// Accesses checked at run time (codegen/checked_accesses.cpp): those to an
+// array argument that check_bounds could not prove (GeneratedKernel::
+// unproven_accesses: a subscript isl cannot read, i*i, idx[i], a
+// temporary's value, or one in an iname bounded by a value the kernel
+// computes). The CPU target and the CUDA target check exactly these (none
+// when the kernel trusts them), numbering each as an entry of a table that
+// names its instruction and array.
+class UnprovenAccesses {
+ public:
+  explicit UnprovenAccesses(const GeneratedKernel& g);
+  // The argument index of s's array when s, in instruction insn_id, is
+  // checked; -1 otherwise.
+  int argument(const Subscript& s, const std::string& insn_id) const;
+
+ private:
+  const GeneratedKernel& g_;
+};
+struct CheckedAccess {
+  std::string instruction, array;
+};
+// The message both targets raise (ArgumentError) for a failed check.
+std::string checked_access_failure(const LoopKernel& k, const CheckedAccess& a, int64_t index, int64_t extent);
 
 }  // namespace loom

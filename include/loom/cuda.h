@@ -15,7 +15,15 @@
 
 namespace loom::cuda {
 
-std::string print_source(const GeneratedKernel& g);
+// The run-time checked accesses of a printed module (loom/codegen.h's
+// UnprovenAccesses): the table the bounds record's access ids index, and per
+// function (launch) the argument indices whose extents follow its bounds
+// record parameter (none: the function takes neither).
+struct CheckedSource {
+  std::vector<CheckedAccess> accesses;
+  std::vector<std::vector<int>> extents_of;
+};
+std::string print_source(const GeneratedKernel& g, CheckedSource* checked = nullptr);
 
 // ---- NVRTC ----
 struct CompileResult {
@@ -137,8 +145,14 @@ class CudaKernel {
   // One function per launch of a kernel with global barriers: its
   // temporaries allocated on the stream, the launches in order.
   void launch_program(const ArgMap& args, const std::map<std::string, int64_t>& params, void* stream);
+  // After a launch of function `function` (0, or a program's launch) with
+  // run-time checked accesses: waits for it and raises ArgumentError naming
+  // the first access that left its array (the bounds record then reset).
+  void check_accesses(void* stream, void** slot_pointers, size_t function);
   GeneratedKernel gen_;
   std::string source_;
+  CheckedSource checked_;
+  DeviceBuffer bounds_;  // the bounds record the checked accesses write (allocated with the module)
   CompileResult bin_;
   void* module_ = nullptr;
   void* function_ = nullptr;

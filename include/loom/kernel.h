@@ -152,12 +152,21 @@ struct SubstitutionRule {
   Expr body;
 };
 
+// Accesses to array arguments a proof left to the run time, as (instruction
+// id, array name): check_bounds finds them, the targets check them.
+using UnprovenAccessSet = std::set<std::pair<std::string, std::string>>;
+
 struct KernelOptions {
   Type index_dtype = types::int32;  // type of inames and parameters
   // Parameters whose divisibility a call must not specialize on (Triton's
   // do_not_specialize): the Python runtime assumes `p mod 16 = 0` when an
   // array's shape makes it so, unless p is named here.
   std::set<std::string> do_not_specialize;
+  // Accesses check_bounds cannot prove (a[idx[i]], loops bounded by values
+  // read from memory) are checked at run time on every target; a kernel
+  // whose author vouches for them skips the checks (trust_unproven_accesses;
+  // Triton's debug=False). The interpreter checks every access regardless.
+  bool trust_unproven_accesses = false;
 };
 
 namespace detail {
@@ -239,8 +248,19 @@ class LoopKernel {
   // Whether some instruction reads var (right-hand side, indices, predicates).
   bool is_read(const std::string& var) const;
   // Parameters: integer names used by domains and shapes, and integer value
-  // arguments (float scalars such as alpha are data, not parameters).
+  // arguments (float scalars such as alpha are data, not parameters). A
+  // domain's name that is a temporary is not one: see data_parameters().
   std::vector<std::string> parameters() const;
+  // Data-dependent loop bounds (loopy's): names a domain uses that are
+  // scalar temporaries the kernel computes (`<> row_len = ptr[i+1] - ptr[i]`,
+  // then {[jj]: 0 <= jj < row_len}). isl sees them as parameters; every
+  // stage treats them as values known only after their writers ran.
+  std::vector<std::string> data_parameters() const;
+  // Each data parameter with the inames it bounds: those of a domain that
+  // uses it, or (nested domains) uses an iname it bounds.
+  std::map<std::string, std::set<std::string>> data_parameter_inames() const;
+  // The inames whose bounds depend on some data parameter.
+  std::set<std::string> data_dependent_inames() const;
 
   std::string str() const;  // human-readable dump (kernel language)
 

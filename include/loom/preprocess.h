@@ -8,6 +8,9 @@
 //   privatize_ilp         private temporaries written in ILP inames get one
 //                         copy per iteration
 //   eliminate_common_subexpressions  a repeated subexpression is computed once
+//   order_data_bounds     loops bounded by values the kernel computes
+//                         (data parameters) wait for their writers, which
+//                         must run in loops around them
 //   add_dependencies      read-after-write, write-after-read and
 //                         write-after-write between instructions, in text
 //                         order, where their accesses can meet (isl)
@@ -38,10 +41,14 @@ LoopKernel resolve_address_spaces(const LoopKernel& k);
 LoopKernel realize_reductions(const LoopKernel& k);
 LoopKernel privatize_ilp(const LoopKernel& k);
 LoopKernel eliminate_common_subexpressions(const LoopKernel& k);
+LoopKernel order_data_bounds(const LoopKernel& k);
 LoopKernel add_dependencies(const LoopKernel& k);
 // (the target's limits: threads, shared and private memory)
 void check_kernel(const LoopKernel& k, const TargetInfo& target = TargetInfo::generic_cuda());
-void check_bounds(const LoopKernel& k);
+// Returns the accesses to array arguments it could not prove either way
+// (not affine, through values read from memory, bounded by such values):
+// the targets check those at run time (loom/codegen.h's UnprovenAccesses).
+UnprovenAccessSet check_bounds(const LoopKernel& k);
 void check_races(const LoopKernel& k, const std::vector<std::string>& hardware_inames);
 // Atomic instructions ({atomic}) have the form x[I] = x[I] + e on a global
 // array of a type the targets add atomically (atomics.cpp).
@@ -55,8 +62,9 @@ void check_global_dependences(const LoopKernel& k);
 
 // (common_subexpressions=false leaves repeated subexpressions as written:
 // the kernel statistics count what the user wrote, as loopy does)
+// unproven: where given, the accesses check_bounds left to the run time.
 LoopKernel preprocess(const LoopKernel& k, const TargetInfo& target = TargetInfo::generic_cuda(),
-                      bool common_subexpressions = true);
+                      bool common_subexpressions = true, UnprovenAccessSet* unproven = nullptr);
 
 // A kernel with global barriers (`... gbarrier`) or global temporaries as the
 // launches it runs as, in order (global_barriers.cpp): the instructions

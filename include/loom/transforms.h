@@ -72,6 +72,9 @@ LoopKernel fix_parameters(const LoopKernel& k, const std::map<std::string, int64
 LoopKernel set_index_dtype(const LoopKernel& k, const std::string& dtype);
 // Parameters ('n, m') that calls keep general: no divisibility variant (KernelOptions).
 LoopKernel do_not_specialize(const LoopKernel& k, const std::string& params);
+// Accesses Loom cannot prove in bounds run unchecked (trust = true) or
+// checked at run time (false, the default) on the CPU and CUDA targets.
+LoopKernel trust_unproven_accesses(const LoopKernel& k, bool trust = true);
 
 // ---- instructions (transforms/instructions.cpp); matches: loom/match.h ----
 LoopKernel add_dependency(const LoopKernel& k, const std::string& match, const std::string& depends_on);

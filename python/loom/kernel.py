@@ -166,6 +166,8 @@ def make_kernel(domains, instructions, kernel_data=("...",), name="loopy_kernel"
             args.append(d.declaration())
         elif isinstance(d, str):
             args.append(d)
+        elif d is Ellipsis:  # loopy's [..., GlobalArg(...)]: infer the ones not declared
+            args.append("...")
         else:
             raise TypeError(f"make_kernel: unsupported argument declaration {d!r}")
     text = [f"kernel {name}", "domains:"] + ["  " + d.replace("\n", " ") for d in _lines(domains)]

@@ -49,12 +49,28 @@ class FastPath {
     if (!dc) throw Fail{why};
     domain_constraints_ = *dc;
     for (auto& h : L.hardware_inames) hw_.insert(h);
+    for (auto& p : k.data_parameters()) data_params_[p];
+    for (auto& insn : k.instructions)
+      if (insn.kind == Instruction::Assign && data_params_.count(insn.assignee_name()))
+        for (auto& n : L.loop_inames.at(insn.id)) data_params_[insn.assignee_name()].insert(n);
     order_ = k.all_inames();
     for (auto& insn : k.instructions) {
       auto c = instruction_constraints(k, domain_constraints_, insn, &why);
       if (!c) throw Fail{why};
       statement_constraints_[insn.id] = *c;
     }
+    // a constraint on a data parameter whose variables would place it
+    // outside the loop computing the value (row_len <= 64 alone, inside the
+    // loop over i that computes it) guards the instruction itself
+    if (!data_params_.empty())
+      for (auto& insn : k.instructions) {
+        auto& cs = statement_constraints_[insn.id];
+        std::vector<Constraint> kept;
+        for (auto& c : cs)
+          if (data_level(insn, c) > level(insn, c)) data_guards_[insn.id].insert(c);
+          else kept.push_back(c);
+        cs = kept;
+      }
   }
 
   FastResult run() {
@@ -107,7 +123,8 @@ class FastPath {
       if (has_barrier(code))  // a guard over block inames and parameters is the same for the whole block
         for (auto& c : g)
           for (auto& [v, a] : c.coef)
-            if (k_.tag_of(v).kind == InameTag::Local) throw Fail{"a barrier under a guard that depends on the thread"};
+            if (k_.tag_of(v).kind == InameTag::Local || data_params_.count(v))
+              throw Fail{"a barrier under a guard that depends on the thread" + std::string(data_params_.count(v) ? " ('" + v + "', a value it computes)" : "")};
       body.push_back(make_if(cond, code));
     }
     StmtPtr inner = make_block(body);
@@ -257,6 +274,8 @@ class FastPath {
 
   // Position of c's innermost variable in insn's loop order; -1 when it has
   // only hardware inames and parameters.
+  // Position of c's innermost variable in insn's loop order; -1 when it has
+  // only hardware inames and parameters.
   int level(const Instruction& insn, const Constraint& c) const {
     const auto& loops = L_.loop_inames.at(insn.id);
     int lv = -1;
@@ -264,6 +283,23 @@ class FastPath {
       auto it = std::find(loops.begin(), loops.end(), v);
       if (it != loops.end()) lv = std::max(lv, int(it - loops.begin()));
     }
+    return lv;
+  }
+
+  // Where c's data parameters (bounds the kernel computes) are known: the
+  // position in insn's loop order of the innermost loop their writers run
+  // in (check_kernel made those loops enclose insn); -1 when c has none or
+  // they are computed outside every loop. No bound or guard on them may
+  // stand further out.
+  int data_level(const Instruction& insn, const Constraint& c) const {
+    const auto& loops = L_.loop_inames.at(insn.id);
+    int lv = -1;
+    for (auto& [v, a] : c.coef)
+      if (auto d = data_params_.find(v); d != data_params_.end())
+        for (auto& n : d->second) {
+          auto it = std::find(loops.begin(), loops.end(), n);
+          if (it != loops.end()) lv = std::max(lv, int(it - loops.begin()));
+        }
     return lv;
   }
 
@@ -393,7 +429,7 @@ class FastPath {
         for (auto& c : statement_constraints_.at(insn->id)) {
           int lv = level(*insn, c);
           if (lv == pos) s.insert(c);
-          else if (lv > pos && c.coef.count(it.name))
+          else if (lv > pos && c.coef.count(it.name) && data_level(*insn, c) <= pos)
             if (auto r = relax(*insn, c, pos)) s.insert(*r);  // a bound through deeper loops
         }
         per_stmt.push_back({insn, s});
@@ -706,6 +742,12 @@ class FastPath {
     // the instruction's own guards where its loops or item are shared with others
     if (auto r = residual_.find(insn.id); r != residual_.end())
       if (Expr c = residual_condition(r->second); c.defined()) s = make_if(c, s);
+    if (auto d = data_guards_.find(insn.id); d != data_guards_.end()) {
+      if (insn.kind == Instruction::Barrier) throw Fail{"a barrier under a guard on a value the kernel computes"};
+      Expr c;
+      for (auto& g : d->second) c = c.defined() ? make_binary(BinOp::And, c, as_condition(g), types::boolean) : as_condition(g);
+      s = make_if(c, s);
+    }
     return s;
   }
 
@@ -768,6 +810,8 @@ class FastPath {
   Expr bound_from(const std::string& h, const Constraint& c, int64_t av, bool upper, std::set<std::string>& visiting) {
     for (auto& [v, cv] : c.coef)
       if (!(v == h || !k_.has_iname(v) || (hw_.count(v) && !visiting.count(v)) || (!hw_.count(v) && loop_range(v)))) return Expr();
+    for (auto& [v, cv] : c.coef)  // a launch is sized before the kernel computes anything
+      if (data_params_.count(v)) return Expr();
     std::map<std::string, int64_t> params;
     Expr sum;
     for (auto& [v, cv] : c.coef) {
@@ -1036,6 +1080,9 @@ class FastPath {
   std::map<std::string, std::pair<Expr, Expr>> group_bounds_;  // group iname -> (lowest, lowest + its axis' grid - 1)
   std::map<std::string, bool> assumed_memo_;                  // by the isl text of the question
   std::map<std::string, isl::set> launch_boxes_;              // by the set's dimensions: their count, then the hardware inames
+  // bounds the kernel computes (LoopKernel::data_parameters), each with the loops its writers run in
+  std::map<std::string, std::set<std::string>> data_params_;
+  std::map<std::string, std::set<Constraint>> data_guards_;  // per instruction: see the constructor
   std::optional<std::vector<std::string>> params_;            // the kernel's parameters
   std::vector<std::pair<std::string, std::vector<Constraint>>> loop_context_;  // enclosing loops and their bounds
   std::vector<std::vector<Constraint>> domain_constraints_;

@@ -65,7 +65,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   auto t = std::chrono::steady_clock::now();
   GeneratedKernel g;
   g.target = target;
-  g.kernel = preprocess(k, target);
+  g.kernel = preprocess(k, target, true, &g.unproven_accesses);
   st.preprocess = lap(t);
   g.linearization = linearize(g.kernel);
   // (placement ends only when no conflicting pair lacks a barrier: what
@@ -98,6 +98,14 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
     }
   } else {
     g.isl_reason = path == CodegenPath::Isl ? "isl requested" : "slabs: separated by isl's AST generator";
+  }
+  if (auto data = g.kernel.data_parameters(); !data.empty()) {
+    // isl's AST generator would hoist conditions on them out of the loops
+    // that compute them: it sees parameters, fixed for the whole launch
+    std::string names;
+    for (auto& d : data) names += (names.empty() ? "'" : ", '") + d + "'";
+    throw KernelError("kernel '" + g.kernel.name + "': loop bounds computed by the kernel (" + names +
+                      ") need the loop nests Loom builds itself, which this kernel's do not fit: " + g.isl_reason);
   }
   isl::set assumptions = g.kernel.assumptions.defined()
                              ? islu::to_isl(g.kernel.assumptions)

@@ -217,7 +217,9 @@ std::optional<std::vector<AffineConstraint>> instruction_constraints(
     }
     std::vector<AffineConstraint> all;
     for (int d : needed) all.insert(all.end(), domain_constraints_[d].begin(), domain_constraints_[d].end());
-    // keep the constraints connected (through shared inames) to insn's inames
+    // keep the constraints connected (through shared inames, or a bound the
+    // kernel computes, which is no assumption: row_len <= 64 beside
+    // jj < row_len guards the loop) to insn's inames
     std::set<std::string> reach(insn.within_inames.begin(), insn.within_inames.end());
     std::vector<bool> kept(all.size(), false);
     for (bool grew = true; grew;) {
@@ -229,7 +231,7 @@ std::optional<std::vector<AffineConstraint>> instruction_constraints(
         if (!touches) continue;
         kept[i] = grew = true;
         for (auto& [v, a] : all[i].coef)
-          if (k_.has_iname(v)) reach.insert(v);
+          if (k_.has_iname(v) || k_.temporaries.count(v)) reach.insert(v);
       }
     }
     std::vector<AffineConstraint> out;

@@ -362,7 +362,7 @@ bool LoopKernel::is_read(const std::string& var) const {
 std::vector<std::string> LoopKernel::parameters() const {
   std::vector<std::string> r;
   auto add = [&](const std::string& n) {
-    if (!has_iname(n) && std::find(r.begin(), r.end(), n) == r.end()) r.push_back(n);
+    if (!has_iname(n) && !temporaries.count(n) && std::find(r.begin(), r.end(), n) == r.end()) r.push_back(n);
   };
   for (auto& d : domains)
     for (auto& p : d.params()) add(p);
@@ -377,6 +377,37 @@ std::vector<std::string> LoopKernel::parameters() const {
     collect_vars(a.offset, vs);
     for (auto& v : vs) add(v);
   }
+  return r;
+}
+
+std::vector<std::string> LoopKernel::data_parameters() const {
+  std::vector<std::string> r;
+  for (auto& d : domains)
+    for (auto& p : d.params())
+      if (temporaries.count(p) && std::find(r.begin(), r.end(), p) == r.end()) r.push_back(p);
+  return r;
+}
+
+std::map<std::string, std::set<std::string>> LoopKernel::data_parameter_inames() const {
+  std::map<std::string, std::set<std::string>> r;
+  for (auto& p : data_parameters()) {
+    std::set<std::string>& bound = r[p];
+    for (bool grew = true; grew;) {  // (domains are few; nesting is shallow)
+      grew = false;
+      for (auto& d : domains) {
+        bool dependent = false;
+        for (auto& q : d.params()) dependent |= q == p || bound.count(q) > 0;
+        if (dependent)
+          for (auto& n : d.inames()) grew |= bound.insert(n).second;
+      }
+    }
+  }
+  return r;
+}
+
+std::set<std::string> LoopKernel::data_dependent_inames() const {
+  std::set<std::string> r;
+  for (auto& [p, inames] : data_parameter_inames()) r.insert(inames.begin(), inames.end());
   return r;
 }
 

@@ -165,6 +165,9 @@ class Checker {
     return d;
   }
 
+  // The accesses to array arguments the proof left to the runtime: (instruction, array).
+  UnprovenAccessSet unproven_accesses;
+
   void bounds() {
     for (auto& insn : k_.instructions) {
       if (insn.kind != Instruction::Assign) continue;
@@ -265,7 +268,7 @@ class Checker {
     isl::set where = dom;
     for (auto& g : ga.guards) {
       isl::set gs = condition_set(g, sp);
-      if (gs.is_null()) return;  // a guard isl cannot read: nothing can be proved either way
+      if (gs.is_null()) return unproven(insn, s);  // a guard isl cannot read: nothing can be proved either way
       where = where.intersect(gs);
     }
     for (size_t d : open) {
@@ -277,7 +280,12 @@ class Checker {
       std::set<std::string> vars;
       collect_free_vars(shape[d], vars);
       collect_free_vars(s.indices[d], vars);
-      bool added = false;
+      bool added = false, data = false;
+      for (auto& v : vars) data |= !k_.has_iname(v) && !parameters().count(v);
+      if (data) {  // an index made of values the kernel reads (idx[i], a temporary): the runtime checks it
+        unproven(insn, s);
+        continue;
+      }
       for (auto& v : vars)
         if (!k_.has_iname(v) && isl_space_find_dim_by_name(dsp.get(), isl_dim_param, v.c_str()) < 0) {
           dsp = isl::manage(isl_space_add_param_id(dsp.release(), isl_id_alloc(isl_context(), v.c_str(), nullptr)));
@@ -286,12 +294,19 @@ class Checker {
       if (added) dwhere = isl::manage(isl_set_align_params(where.copy(), dsp.copy()));
       isl::pw_aff idx = islu::pw_aff_from_expr(s.indices[d], dsp);
       isl::pw_aff ext = islu::pw_aff_from_expr(shape[d], dsp);
-      if (idx.is_null() || ext.is_null()) continue;  // (not affine: the runtime checks it)
+      if (idx.is_null() || ext.is_null()) {  // (not affine: the runtime checks it)
+        unproven(insn, s);
+        continue;
+      }
       isl_set* below = isl_pw_aff_lt_set(idx.copy(), isl_pw_aff_zero_on_domain(isl_local_space_from_space(dsp.copy())));
       isl_set* above = isl_pw_aff_ge_set(idx.copy(), ext.copy());
       isl::set bad = dwhere.intersect(isl::manage(isl_set_union(below, above)));
       if (added && k_.assumptions.defined())  // (the assumptions may relate the added parameters)
         bad = isl::manage(isl_set_intersect_params(bad.release(), isl_set_align_params(k_.assumptions.copy(), isl_set_get_space(bad.get()))));
+      if (!bad.is_empty() && in_data_dependent_loop(s.indices[d])) {  // bounds read from memory: the runtime checks it
+        unproven(insn, s);
+        continue;
+      }
       if (!bad.is_empty())
         throw KernelError("kernel '" + k_.name + "': instruction '" + insn.id + "' accesses " + access_str(s) + " out of bounds: index " +
                           std::to_string(d) + " (" + s.indices[d].str() + ") leaves [0, " + shape[d].str() + ") for " +
@@ -416,7 +431,30 @@ class Checker {
     isl_map_free(clash);
   }
 
+  void unproven(const Instruction& insn, const Subscript& s) {
+    if (const Argument* a = k_.find_argument(s.name); a && a->kind == Argument::Array) unproven_accesses.insert({insn.id, s.name});
+  }
+
+  const std::set<std::string>& parameters() {
+    if (!parameters_) {
+      auto ps = k_.parameters();
+      parameters_ = std::set<std::string>(ps.begin(), ps.end());
+    }
+    return *parameters_;
+  }
+  // Whether an index uses an iname bounded by a value the kernel computes
+  // (the CPU target checks exactly these at run time, with the non-affine ones).
+  bool in_data_dependent_loop(const Expr& index) {
+    if (!data_inames_) data_inames_ = k_.data_dependent_inames();
+    std::set<std::string> vars;
+    collect_free_vars(index, vars);
+    for (auto& v : vars)
+      if (data_inames_->count(v)) return true;
+    return false;
+  }
+
   const LoopKernel& k_;
+  std::optional<std::set<std::string>> parameters_, data_inames_;
   isl::set assumptions_;
   std::map<std::string, isl::set> domains_;
   bool readable_ = true;
@@ -427,7 +465,11 @@ class Checker {
 
 }  // namespace
 
-void check_bounds(const LoopKernel& k) { Checker(k).bounds(); }
+UnprovenAccessSet check_bounds(const LoopKernel& k) {
+  Checker c(k);
+  c.bounds();
+  return c.unproven_accesses;
+}
 
 void check_races(const LoopKernel& k, const std::vector<std::string>& hardware_inames) {
   Checker(k).races(hardware_inames);

@@ -3,17 +3,19 @@
 
 namespace loom {
 
-LoopKernel preprocess(const LoopKernel& k, const TargetInfo& target, bool common_subexpressions) {
+LoopKernel preprocess(const LoopKernel& k, const TargetInfo& target, bool common_subexpressions, UnprovenAccessSet* unproven) {
   LoopKernel r = expand_substitutions(k);
   r = resolve_address_spaces(r);
   r = infer_types(r);
   r = realize_reductions(r);
   r = privatize_ilp(r);
   if (common_subexpressions) r = eliminate_common_subexpressions(r);
+  r = order_data_bounds(r);
   r = add_dependencies(r);
   check_kernel(r, target);
   check_atomic_updates(r);
-  check_bounds(r);
+  UnprovenAccessSet left = check_bounds(r);
+  if (unproven) *unproven = std::move(left);
   std::vector<std::string> hardware;
   for (auto& n : r.all_inames())
     if (r.tag_of(n).is_hardware()) hardware.push_back(n);

@@ -11,6 +11,7 @@
 #include <isl/space.h>
 #include <isl/val.h>
 
+#include "loom/constraints.h"
 #include "loom/half.h"
 #include "loom/runtime.h"
 
@@ -155,7 +156,9 @@ std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap
       fail("parameter '" + p + "' must be an integer, got " + std::to_string(it->second.f));
     params[p] = it->second.kind == ArgValue::Int ? it->second.i : int64_t(it->second.f);
   }
-  // parameters from shapes: a dimension that is a bare parameter
+  // parameters from shapes: a dimension that is a bare parameter, then
+  // (loopy solves these too) one affine in a single parameter not yet known
+  // (ptr: int32[n + 1] gives n), repeated while that finds more
   for (auto& a : k.arguments) {
     if (a.kind != Argument::Array) continue;
     auto it = args.find(a.name);
@@ -167,6 +170,35 @@ std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap
            std::to_string(arr.shape.size()));
     for (size_t d = 0; d < a.shape.size(); ++d)
       if (auto v = a.shape[d].as<Var>(); v && !params.count(v->name)) params[v->name] = arr.shape[d];
+  }
+  const std::vector<std::string> all_params = k.parameters();
+  for (bool found = true; found;) {
+    found = false;
+    for (auto& a : k.arguments) {
+      if (a.kind != Argument::Array) continue;
+      for (size_t d = 0; d < a.shape.size(); ++d) {
+        auto form = affine_form(a.shape[d]);
+        if (!form) continue;
+        std::string unknown;
+        int64_t rest = form->constant, coef = 0;
+        int unknowns = 0;
+        for (auto& [v, c] : form->coef) {
+          if (auto pv = params.find(v); pv != params.end()) {
+            rest += c * pv->second;
+          } else {
+            unknown = v;
+            coef = c;
+            ++unknowns;
+          }
+        }
+        int64_t extent = args.at(a.name).array.shape[d];
+        if (unknowns != 1 || (extent - rest) % coef != 0 ||
+            std::find(all_params.begin(), all_params.end(), unknown) == all_params.end())
+          continue;  // (a mismatch is reported below, with the shape)
+        params[unknown] = (extent - rest) / coef;
+        found = true;
+      }
+    }
   }
   for (auto& p : k.parameters())
     if (!params.count(p)) fail("no value for parameter '" + p + "' (pass it, or an array whose shape gives it)");
@@ -418,11 +450,48 @@ void fill_index_arrays(const LoopKernel& k, const std::map<std::string, int64_t>
     for_each_subscript(insn.rhs, visit);
   }
   uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+  auto next = [&](uint64_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return bound > 0 ? (state >> 33) % bound : 0;
+  };
   for (auto& [name, extent] : range) {
     HostArray& h = arrays.at(name);
-    for (int64_t i = 0; i < h.size(); ++i) {
-      state = state * 6364136223846793005ull + 1442695040888963407ull;
-      h.set(i, extent > 0 ? double((state >> 33) % uint64_t(extent)) : 0.0);
+    for (int64_t i = 0; i < h.size(); ++i) h.set(i, double(next(uint64_t(extent))));
+  }
+  // Offsets behind a loop bound the kernel computes (CSR's ptr, read by the
+  // writer of row_len = ptr[i + 1] - ptr[i]): sorted values in [0, E], E the
+  // smallest extent of the arrays read or written through the loops the
+  // bound bounds (vals[ptr[i] + jj] gives nnz), or 16 where none is: then
+  // every segment lies inside those arrays and the loops are short.
+  for (auto& [p, bounded] : k.data_parameter_inames()) {
+    int64_t extent = -1;
+    auto through_bounded = [&](const Subscript& s) {
+      const Argument* a = k.find_argument(s.name);
+      if (!a || a->kind != Argument::Array) return;
+      std::set<std::string> vars;
+      for (auto& i : s.indices) collect_free_vars(i, vars);
+      bool inside = false;
+      for (auto& v : vars) inside |= bounded.count(v) > 0;
+      if (!inside) return;
+      int64_t elements = element_count(expected_shape(*a, params));
+      extent = extent < 0 ? elements : std::min(extent, elements);
+    };
+    std::set<std::string> offsets;
+    for (auto& insn : k.instructions) {
+      if (insn.kind != Instruction::Assign) continue;
+      for_each_subscript(insn.lhs, through_bounded);
+      for_each_subscript(insn.rhs, through_bounded);
+      if (insn.assignee_name() == p)
+        for_each_subscript(insn.rhs, [&](const Subscript& s) {
+          if (arrays.count(s.name) && !k.is_written(s.name) && arrays.at(s.name).dtype.is_int()) offsets.insert(s.name);
+        });
+    }
+    for (auto& name : offsets) {
+      HostArray& h = arrays.at(name);
+      std::vector<uint64_t> v;
+      for (int64_t i = 0; i < h.size(); ++i) v.push_back(next(uint64_t(extent < 0 ? 16 : extent) + 1));
+      std::sort(v.begin(), v.end());
+      for (int64_t i = 0; i < h.size(); ++i) h.set(i, double(v[size_t(i)]));
     }
   }
 }

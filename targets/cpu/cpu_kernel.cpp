@@ -281,9 +281,7 @@ void CpuKernel::call(const ArgMap& args, int threads) {
     int64_t extent = 0;
     for (size_t i = 0; i < k.arguments.size(); ++i)
       if (k.arguments[i].name == a.array) extent = record[BoundsRecord::kExtents + i];
-    throw ArgumentError("kernel '" + k.name + "': instruction '" + a.instruction + "' accesses '" + a.array + "' at element " +
-                        std::to_string(record[BoundsRecord::kIndex]) + ", outside its " + std::to_string(extent) +
-                        " elements (a subscript Loom cannot prove in bounds, checked at run time; the access was skipped)");
+    throw ArgumentError(checked_access_failure(k, a, record[BoundsRecord::kIndex], extent));
   }
 }
 

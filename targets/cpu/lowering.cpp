@@ -34,7 +34,6 @@ class Lowering {
     module_ = std::make_unique<llvm::Module>(name, ctx);
     barriers_ = has_sync(g.body);  // private values live across barriers and collectives
     threads_ = g.block[0] * g.block[1] * g.block[2];
-    for (auto& p : k_.parameters()) parameters_.insert(p);
   }
 
   std::unique_ptr<llvm::Module> run() {
@@ -477,22 +476,7 @@ class Lowering {
     return b_.CreateGEP(mem_type(a.dtype), base, off);
   }
 
-  // The argument index of an access to an array argument whose bounds
-  // check_bounds could not prove (a subscript that is not affine in inames
-  // and parameters: i*i, idx[i], a temporary's value); -1 for the others.
-  int unproven_argument_access(const Subscript& s) const {
-    int arg = -1;
-    for (size_t i = 0; i < k_.arguments.size(); ++i)
-      if (k_.arguments[i].name == s.name && k_.arguments[i].kind == Argument::Array) arg = int(i);
-    if (arg < 0) return -1;
-    for (auto& idx : s.indices) {
-      auto form = affine_form(idx);  // (none for a subscript that reads memory)
-      if (!form) return arg;
-      for (auto& [v, coef] : form->coef)
-        if (!k_.has_iname(v) && !parameters_.count(v)) return arg;
-    }
-    return -1;
-  }
+  int unproven_argument_access(const Subscript& s) const { return unproven_.argument(s, current_insn_); }
 
   // Bounds-checked access: an offset outside [0, extent) is recorded in the
   // bounds record (access, index) and redirected to a scratch buffer, so the
@@ -762,7 +746,7 @@ class Lowering {
   Value* bounds_record_ = nullptr;
   llvm::GlobalVariable* scratch_ = nullptr;
   std::string current_insn_;
-  std::set<std::string> parameters_;  // the kernel's, for unproven_argument_access
+  UnprovenAccesses unproven_{g_};  // which accesses are checked (loom/codegen.h)
 
  public:
   std::vector<CheckedAccess> checked_accesses_;

@@ -19,9 +19,6 @@ namespace loom::cpu {
 struct BoundsRecord {
   enum : int { kFailed = 0, kAccess = 1, kIndex = 2, kExtents = 4 };  // extents[i] for argument i
 };
-struct CheckedAccess {
-  std::string instruction, array;
-};
 
 // The module defines `name` as void(void** args, int64 first_block, int64 end_block).
 std::unique_ptr<llvm::Module> lower_to_llvm(const GeneratedKernel& g, llvm::LLVMContext& ctx, const std::string& name,

@@ -17,12 +17,12 @@ TargetInfo target_info(const std::string& arch) {
 CudaKernel::CudaKernel(const LoopKernel& k, std::string arch) {
   if (arch.empty()) arch = gpu_available() ? device().arch() : "sm_90";
   gen_ = generate(k, target_info(arch));
-  source_ = print_source(gen_);
+  source_ = print_source(gen_, &checked_);
   bin_ = compile(source_, arch);
 }
 
 CudaKernel::CudaKernel(GeneratedKernel g, const std::string& arch) : gen_(std::move(g)) {
-  source_ = print_source(gen_);
+  source_ = print_source(gen_, &checked_);
   bin_ = compile(source_, arch);
 }
 
@@ -43,6 +43,11 @@ void CudaKernel::load() {
   CUmodule m = nullptr;
   check(d.cuModuleLoadData(&m, bin_.cubin.data()), "cuModuleLoadData");
   module_ = m;
+  if (!checked_.accesses.empty()) {  // the bounds record: failed, access, index, (pad), 4 words of scratch
+    bounds_ = DeviceBuffer(8 * sizeof(int64_t));
+    const int64_t zero[8] = {};
+    bounds_.upload(zero, sizeof zero);
+  }
   // the function of a GeneratedKernel and the dynamic shared memory it needs
   auto function_of = [&](const GeneratedKernel& g, int64_t& shared) {
     CUfunction f = nullptr;
@@ -95,7 +100,10 @@ void check_grid(const std::string& kernel, const LaunchDims& dims) {
                     std::to_string(dims.grid[2]) + " exceeds CUDA's limits (2^31-1 x 65535 x 65535); map the largest axis to g.0");
 }
 
-KernelParams pack(const GeneratedKernel& g, const ArgMap& args, const std::map<std::string, int64_t>& params) {
+// extents: the arguments whose storage sizes follow the bounds record
+// pointer (a function with run-time checked accesses, CheckedSource).
+KernelParams pack(const GeneratedKernel& g, const ArgMap& args, const std::map<std::string, int64_t>& params,
+                  const std::vector<int>& extents = {}, void* bounds = nullptr) {
   const LoopKernel& k = g.kernel;
   KernelParams p;
   p.slots.resize(k.arguments.size());
@@ -131,6 +139,11 @@ KernelParams pack(const GeneratedKernel& g, const ArgMap& args, const std::map<s
     } else {
       std::memcpy(&slot, &iv, size_t(a.dtype.bytes()));  // little-endian: low bytes first
     }
+  }
+  if (!extents.empty()) {
+    uint64_t b = reinterpret_cast<uintptr_t>(bounds);
+    p.slots.push_back(b);
+    for (int a : extents) p.slots.push_back(uint64_t(storage_elements(k.arguments[size_t(a)], params)));
   }
   for (auto& s : p.slots) p.ptrs.push_back(&s);
   return p;
@@ -183,8 +196,9 @@ void CudaKernel::launch_program(const ArgMap& args, const std::map<std::string, 
       const GeneratedKernel& l = gen_.launches[i];
       LaunchDims dims = launch_dims(l, params);
       if (dims.empty()) continue;
-      KernelParams kp = pack(l, all, params);
+      KernelParams kp = pack(l, all, params, checked_.extents_of.at(i), bounds_.ptr());
       launch_function(l.kernel.name, launch_functions_[i], dims, launch_shared_bytes_[i], stream, kp.ptrs.data());
+      check_accesses(stream, kp.ptrs.data(), i);
     }
   } catch (...) {
     release();
@@ -196,7 +210,8 @@ void CudaKernel::launch_program(const ArgMap& args, const std::map<std::string, 
 std::vector<uint64_t> CudaKernel::pack_arguments(const ArgMap& args, const std::map<std::string, int64_t>& params) const {
   if (gen_.is_program()) throw Error("kernel '" + gen_.kernel.name + "' runs as several launches (global barriers); launch() it");
   check_index_width(gen_, params);
-  return pack(gen_, args, params).slots;
+  if (!checked_.accesses.empty()) const_cast<CudaKernel*>(this)->load();  // (the bounds record is allocated with the module)
+  return pack(gen_, args, params, checked_.extents_of.at(0), bounds_.ptr()).slots;
 }
 
 void CudaKernel::launch_slots(void** slot_pointers, const LaunchDims& dims, void* stream) {
@@ -205,6 +220,27 @@ void CudaKernel::launch_slots(void** slot_pointers, const LaunchDims& dims, void
   check_grid(gen_.kernel.name, dims);
   load();
   launch_function(gen_.kernel.name, function_, dims, shared_bytes_, stream, slot_pointers);
+  check_accesses(stream, slot_pointers, 0);
+}
+
+void CudaKernel::check_accesses(void* stream, void** slot_pointers, size_t function) {
+  const std::vector<int>& extents = checked_.extents_of.at(function);
+  if (extents.empty()) return;
+  // (one synchronization per launch: most of the checks' price, bench/gpu.py's 'checked' rows)
+  const DriverApi& d = driver_api();
+  check(d.cuStreamSynchronize(static_cast<CUstream>(stream)), "kernel execution");
+  int64_t record[3] = {0, 0, 0};
+  check(d.cuMemcpyDtoH(record, reinterpret_cast<CUdeviceptr>(bounds_.ptr()), sizeof record), "cuMemcpyDtoH");
+  if (!record[0]) return;
+  const int64_t zero[4] = {0, 0, 0, 0};
+  bounds_.upload(zero, sizeof zero);
+  const LoopKernel& k = gen_.is_program() ? gen_.launches[function].kernel : gen_.kernel;
+  const CheckedAccess& a = checked_.accesses.at(size_t(record[1]));
+  int64_t extent = 0;
+  for (size_t e = 0; e < extents.size(); ++e)
+    if (k.arguments[size_t(extents[e])].name == a.array)  // (the slot after the arguments is the record; the extents follow)
+      extent = *static_cast<int64_t*>(slot_pointers[k.arguments.size() + 1 + e]);
+  throw ArgumentError(checked_access_failure(gen_.kernel, a, record[2], extent));
 }
 
 void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, int64_t>& params, const LaunchDims& dims, void* stream) {
@@ -212,7 +248,7 @@ void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, in
   if (dims.empty()) return;
   check_grid(gen_.kernel.name, dims);
   load();
-  KernelParams kp = pack(gen_, args, params);
+  KernelParams kp = pack(gen_, args, params, checked_.extents_of.at(0), bounds_.ptr());
   launch_slots(kp.ptrs.data(), dims, stream);  // (its grid check and load pass at once now)
 }
 

@@ -32,6 +32,26 @@ struct Helper {
   const char* text;
 };
 const Helper kHelpers[] = {
+    {"loom_checked", R"(// An access Loom cannot prove in bounds (a[idx[i]], a loop bounded by a value
+// read from memory): outside [0, extent) it reads or writes the bounds
+// record's scratch words instead, and the thread keeps the first such access
+// and index in registers (selects, no branch: loads still overlap); at its
+// end the thread reports them in the record, and the host raises the error
+// after the launch.
+template <class T> __device__ __forceinline__ T *loom_checked(T *p, long long off, long long extent, int id, long long *rec, int &bad,
+                                                               long long &bad_index) {
+  bool ok = (unsigned long long)off < (unsigned long long)extent;
+  bad_index = ok || bad >= 0 ? bad_index : off;
+  bad = ok || bad >= 0 ? bad : id;
+  return ok ? p + off : reinterpret_cast<T *>(rec + 4);
+}
+__device__ __forceinline__ void loom_report(long long *rec, int bad, long long bad_index) {
+  if (bad >= 0 && atomicCAS(reinterpret_cast<unsigned long long *>(rec), 0ull, 1ull) == 0ull) {
+    rec[1] = bad;
+    rec[2] = bad_index;
+  }
+}
+)"},
     {"loom_floordiv", R"(// Python semantics for // on integers (loopy's floor division)
 template <class T> __device__ __forceinline__ T loom_floordiv(T a, T b) {
   T q = a / b;
@@ -273,7 +293,8 @@ int c_precedence(const Expr& e) {
 
 class Printer {
  public:
-  explicit Printer(const GeneratedKernel& g) : g_(g), k_(g.kernel) {
+  // checked: the module's table of run-time checked accesses (shared by its functions)
+  Printer(const GeneratedKernel& g, CheckedSource* checked) : g_(g), k_(g.kernel), unproven_(g), checked_(checked) {
     for (auto& insn : k_.instructions) has_async_ |= insn.async_copy;  // (every barrier then waits for the copies)
   }
 
@@ -292,7 +313,7 @@ class Printer {
       if (a.kind == Argument::Array) os << t << (written.count(a.name) ? "" : " const") << " *__restrict__ " << a.name;
       else os << t << " const " << a.name;
     }
-    os << ")\n{\n";
+    os << kCheckedParams << ")\n{\n";
     static const char* axes = "xyz";
     for (auto& h : g_.hardware_inames) {
       os << "  " << c_type(k_.options.index_dtype, "") << " const " << h.name << " = "
@@ -333,9 +354,25 @@ class Printer {
       }
       os << ";\n";
     }
-    stmt(os, g_.body, 1);
+    std::ostringstream body;
+    stmt(body, g_.body, 1);
+    if (!checked_arrays_.empty()) os << "  int loom_bad = -1;  // the first checked access that left its array, and its index\n  long long loom_bad_index = 0;\n";
+    os << body.str();
+    if (!checked_arrays_.empty()) os << "  loom_report(loom_bounds, loom_bad, loom_bad_index);\n";
     os << "}\n";
-    return os.str();
+    // the bounds record and the extents of the arrays whose accesses are checked, once the body says which
+    std::string code = os.str(), extra;
+    std::vector<int> extents;
+    if (!checked_arrays_.empty()) {
+      extra = ", long long *__restrict__ loom_bounds";
+      for (int a : checked_arrays_) {
+        extra += ", long long const loom_extent_" + k_.arguments[size_t(a)].name;
+        extents.push_back(a);
+      }
+    }
+    code.replace(code.find(kCheckedParams), std::string(kCheckedParams).size(), extra);
+    if (checked_) checked_->extents_of.push_back(extents);
+    return code;
   }
 
  private:
@@ -386,6 +423,15 @@ class Printer {
       case ExprKind::Var: return e.as<Var>()->name;
       case ExprKind::Subscript: {
         auto s = e.as<Subscript>();
+        if (int arg = checked_ ? unproven_.argument(*s, current_insn_) : -1; arg >= 0) {
+          checked_arrays_.insert(arg);
+          CheckedAccess a{current_insn_, s->name};
+          size_t id = 0;
+          while (id < checked_->accesses.size() && !(checked_->accesses[id].instruction == a.instruction && checked_->accesses[id].array == a.array)) ++id;
+          if (id == checked_->accesses.size()) checked_->accesses.push_back(a);
+          return "(*loom_checked(" + s->name + ", " + expr(k_.flat_index(*s), 0) + ", loom_extent_" + s->name + ", " + std::to_string(id) +
+                 ", loom_bounds, loom_bad, loom_bad_index))";
+        }
         return s->name + "[" + expr(k_.flat_index(*s), 0) + "]";
       }
       case ExprKind::Unary: {
@@ -686,6 +732,7 @@ class Printer {
         }
         break;
       case Stmt::Assign:
+        current_insn_ = s->insn_id;
         if (const Instruction* insn = atomic_instruction(k_, s->insn_id)) {
           print_atomic_add(os, pad, *insn, *s);
           break;
@@ -742,6 +789,7 @@ class Printer {
     }
     std::string pad(ind * 2, ' ');
     const Stmt* a = s.get();
+    current_insn_ = a->insn_id;
     std::vector<Expr> accesses;  // this assignment's
     for (auto& acc : loop.vector_accesses)
       if (acc.same_as(a->lhs) || !replace_subscripts(a->rhs, {{acc, make_int(0)}}).same_as(a->rhs)) accesses.push_back(acc);
@@ -843,8 +891,13 @@ class Printer {
     os << pad << "atomicAdd(" << target << ", " << value << ");\n";
   }
 
+  static constexpr const char* kCheckedParams = "/*loom checked params*/";
   const GeneratedKernel& g_;
   const LoopKernel& k_;
+  UnprovenAccesses unproven_;
+  CheckedSource* checked_;
+  std::set<int> checked_arrays_;  // argument indices with a checked access in this function
+  std::string current_insn_;      // the instruction of the assignment being printed
   bool has_async_ = false;
   std::vector<const Stmt*> loops_;  // the loops around the statement being printed
   std::map<std::string, std::string> fragment_cache_;  // ldmatrix address -> the registers holding it
@@ -854,15 +907,18 @@ class Printer {
 
 }  // namespace
 
-std::string print_source(const GeneratedKernel& g) {
+std::string print_source(const GeneratedKernel& g, CheckedSource* checked) {
+  CheckedSource local;
+  if (!checked) checked = &local;
+  *checked = CheckedSource{};
   std::string code;
   if (!g.is_program()) {
-    code += Printer(g).function();
+    code += Printer(g, checked).function();
   } else {
     // one launch after another: one module with a function each
     for (size_t i = 0; i < g.launches.size(); ++i)
       code += (i ? "\n// launch " + std::to_string(i + 1) + " of " + std::to_string(g.launches.size()) + ", after a global barrier\n" : "") +
-              Printer(g.launches[i]).function();
+              Printer(g.launches[i], checked).function();
   }
   // headers for 16-bit floats, once the code is known
   std::string headers;

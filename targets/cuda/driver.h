@@ -46,6 +46,7 @@ using CUevent = struct CUevent_st*;
   X(CUresult, cuEventSynchronize, (CUevent))                                                           \
   X(CUresult, cuEventElapsedTime, (float*, CUevent, CUevent))                                          \
   X(CUresult, cuEventDestroy, (CUevent))                                                               \
+  X(CUresult, cuStreamSynchronize, (CUstream))                                                         \
   X(CUresult, cuGetErrorName, (CUresult, const char**))                                                \
   X(CUresult, cuGetErrorString, (CUresult, const char**))
 

@@ -21,7 +21,7 @@ def test_language_version_symbols_are_accepted():
 def test_loopy_error_names_catch_looms_errors():
     k = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = a[i + 1]")
     with pytest.raises(lp.diagnostic.LoopyError, match="a"):
-        k(a=np.zeros(4, np.float32))
+        k(a=np.zeros((4, 2), np.float32))
     with pytest.raises(lp.diagnostic.LoopyError):
         lp.split_iname(k, "nonexistent", 4)
     assert issubclass(lp.diagnostic.WriteRaceConditionWarning, lp.diagnostic.LoopyWarning)

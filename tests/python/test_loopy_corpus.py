@@ -97,6 +97,15 @@ REFS = {
     "nested_dependent_reduction": (lambda: dict(b=f32(40), sumlen=np.int32(7)),
                                    lambda b, sumlen: dict(a=np.array([b[:i + 7].sum() for i in range(33)], np.float32)),
                                    dict(n=33)),
+    "nested_dependent_reduction_data": (lambda: dict(ell=np.arange(33, dtype=np.int32)),
+                                        lambda ell: dict(a=((2 * ell - 1) * 2 * ell // 2).astype(np.int32))),
+    "recursive_nested_dependent_reduction": (
+        lambda: dict(nparticles_per_box=RNG.integers(0, 9, size=7).astype(np.int32)),
+        lambda nparticles_per_box: dict(a=np.array([sum(s + b + t for b, m in enumerate(nparticles_per_box) for s in range(m))
+                                                    for t in range(5)], np.int32)), dict(ntgts=5)),
+    "multi_nested_dependent_reduction": (
+        lambda: dict(nparticles_per_box=RNG.integers(0, 9, size=7).astype(np.int32)),
+        lambda nparticles_per_box: dict(a=np.full(4, nparticles_per_box.sum(), np.int32)), dict(ntgts=4)),
     "local_parallel_reduction_0": local_parallel(1000),
     "local_parallel_reduction_1": local_parallel(200),
     "local_parallel_reduction_2": local_parallel(1000),

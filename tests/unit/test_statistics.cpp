@@ -183,6 +183,7 @@ TEST(Statistics, MemoryAccessesMatchAnInstrumentedRun) {
   for (auto& name : loom::testing::example_names()) {
     KernelFile f = loom::testing::example(name);
     LoopKernel t = apply_transforms(f.kernel, f.transforms);
+    if (!t.data_parameters().empty()) continue;  // (counts in a bound that differs per row: a symbol, as loopy's)
     GeneratedKernel g = generate(t);
     auto mem = mem_access_map(g, o);
     for (auto& p : loom::testing::example_sizes(f, t, {19}, 4)) {
