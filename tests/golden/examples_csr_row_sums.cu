@@ -50,9 +50,24 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums(int const *__rest
   acc_out = 0.0f;
   if (n >= 8 * i_outer + i_inner + 1)
   {
-    for (int jj_outer = 0; jj_outer <= loom_floordiv(row_len - jj_inner - 1, 32); ++jj_outer)
+    for (int jj_outer_outer = 0; jj_outer_outer <= loom_floordiv(row_len - jj_inner - 1, 128); ++jj_outer_outer)
     {
-      acc_out = acc_out + (*loom_checked(vals, row_start + (32 * jj_outer + jj_inner), loom_extent_vals, 0, loom_bounds, loom_bad, loom_bad_index));
+      if (row_len >= 128 * jj_outer_outer + jj_inner + 1)
+      {
+        acc_out = acc_out + (*loom_checked(vals, row_start + (32 * (4 * jj_outer_outer) + jj_inner), loom_extent_vals, 0, loom_bounds, loom_bad, loom_bad_index));
+      }
+      if (row_len >= 128 * jj_outer_outer + jj_inner + 33)
+      {
+        acc_out = acc_out + (*loom_checked(vals, row_start + (32 * (4 * jj_outer_outer + 1) + jj_inner), loom_extent_vals, 0, loom_bounds, loom_bad, loom_bad_index));
+      }
+      if (row_len >= 128 * jj_outer_outer + jj_inner + 65)
+      {
+        acc_out = acc_out + (*loom_checked(vals, row_start + (32 * (4 * jj_outer_outer + 2) + jj_inner), loom_extent_vals, 0, loom_bounds, loom_bad, loom_bad_index));
+      }
+      if (row_len >= 128 * jj_outer_outer + jj_inner + 97)
+      {
+        acc_out = acc_out + (*loom_checked(vals, row_start + (32 * (4 * jj_outer_outer + 3) + jj_inner), loom_extent_vals, 0, loom_bounds, loom_bad, loom_bad_index));
+      }
     }
   }
   if (n >= 8 * i_outer + 1 && n >= 1)
