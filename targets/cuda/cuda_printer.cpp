@@ -32,7 +32,7 @@ struct Helper {
   const char* text;
 };
 const Helper kHelpers[] = {
-    {"loom_checked", R"(// An access Loom cannot prove in bounds (a[idx[i]], a loop bounded by a value
+    {"loom_report", R"(// An access Loom cannot prove in bounds (a[idx[i]], a loop bounded by a value
 // read from memory): outside [0, extent) it reads or writes the bounds
 // record's scratch words instead, and the thread keeps the first such access
 // and index in registers (selects, no branch: loads still overlap); at its
@@ -44,6 +44,16 @@ template <class T> __device__ __forceinline__ T *loom_checked(T *p, long long of
   bad_index = ok || bad >= 0 ? bad_index : off;
   bad = ok || bad >= 0 ? bad : id;
   return ok ? p + off : reinterpret_cast<T *>(rec + 4);
+}
+// The same for a value read (the right-hand side): the load itself is
+// predicated, so it stays a read-only load from the array that the
+// compiler may overlap with others.
+template <class T> __device__ __forceinline__ T loom_checked_load(const T *p, long long off, long long extent, int id, int &bad,
+                                                                   long long &bad_index) {
+  bool ok = (unsigned long long)off < (unsigned long long)extent;
+  bad_index = ok || bad >= 0 ? bad_index : off;
+  bad = ok || bad >= 0 ? bad : id;
+  return ok ? p[off] : T();
 }
 __device__ __forceinline__ void loom_report(long long *rec, int bad, long long bad_index) {
   if (bad >= 0 && atomicCAS(reinterpret_cast<unsigned long long *>(rec), 0ull, 1ull) == 0ull) {
@@ -429,6 +439,9 @@ class Printer {
           size_t id = 0;
           while (id < checked_->accesses.size() && !(checked_->accesses[id].instruction == a.instruction && checked_->accesses[id].array == a.array)) ++id;
           if (id == checked_->accesses.size()) checked_->accesses.push_back(a);
+          if (value_context_)
+            return "loom_checked_load(" + s->name + ", " + expr(k_.flat_index(*s), 0) + ", loom_extent_" + s->name + ", " +
+                   std::to_string(id) + ", loom_bad, loom_bad_index)";
           return "(*loom_checked(" + s->name + ", " + expr(k_.flat_index(*s), 0) + ", loom_extent_" + s->name + ", " + std::to_string(id) +
                  ", loom_bounds, loom_bad, loom_bad_index))";
         }
@@ -745,7 +758,7 @@ class Printer {
             os << pad << "loom_cp_async<" << bytes << ">(&" << expr(s->lhs, 13) << ", &" << expr(src, 13) << ");\n";
           break;
         }
-        os << pad << expr(s->lhs, 0) << " = " << expr(s->rhs, 0) << ";\n";
+        os << pad << expr(s->lhs, 0) << " = " << rvalue(s->rhs) << ";\n";
         break;
       case Stmt::Barrier:
         if (int n = has_async_ ? copies_left_pending() : 0; n > 0) os << pad << "loom_cp_async_wait_pending<" << n << ">();\n";
@@ -857,7 +870,7 @@ class Printer {
       std::map<std::string, Expr> at{{loop.var, make_int(lo + l, it)}};
       Expr rhs = simplify(substitute(replace_subscripts(rhs_of_lanes, lane), at));
       std::string lhs = store >= 0 ? names[store] + comp[l] : expr(simplify(substitute(a->lhs, at)), 0);
-      os << pad << lhs << " = " << expr(rhs, 0) << ";\n";
+      os << pad << lhs << " = " << rvalue(rhs) << ";\n";
     }
     if (store >= 0) {
       std::string vt = vector_type(a->lhs.type(), loop.vector_lanes);
@@ -891,7 +904,17 @@ class Printer {
     os << pad << "atomicAdd(" << target << ", " << value << ");\n";
   }
 
+  // A right-hand side: its checked loads print as values (loom_checked_load),
+  // elsewhere (stores, atomics, copies' addresses) as the element itself.
+  std::string rvalue(const Expr& e) {
+    value_context_ = true;
+    std::string r = expr(e, 0);
+    value_context_ = false;
+    return r;
+  }
+
   static constexpr const char* kCheckedParams = "/*loom checked params*/";
+  bool value_context_ = false;
   const GeneratedKernel& g_;
   const LoopKernel& k_;
   UnprovenAccesses unproven_;

@@ -12,6 +12,16 @@ template <class T> __device__ __forceinline__ T *loom_checked(T *p, long long of
   bad = ok || bad >= 0 ? bad : id;
   return ok ? p + off : reinterpret_cast<T *>(rec + 4);
 }
+// The same for a value read (the right-hand side): the load itself is
+// predicated, so it stays a read-only load from the array that the
+// compiler may overlap with others.
+template <class T> __device__ __forceinline__ T loom_checked_load(const T *p, long long off, long long extent, int id, int &bad,
+                                                                   long long &bad_index) {
+  bool ok = (unsigned long long)off < (unsigned long long)extent;
+  bad_index = ok || bad >= 0 ? bad_index : off;
+  bad = ok || bad >= 0 ? bad : id;
+  return ok ? p[off] : T();
+}
 __device__ __forceinline__ void loom_report(long long *rec, int bad, long long bad_index) {
   if (bad >= 0 && atomicCAS(reinterpret_cast<unsigned long long *>(rec), 0ull, 1ull) == 0ull) {
     rec[1] = bad;
@@ -54,19 +64,19 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums(int const *__rest
     {
       if (row_len >= 128 * jj_outer_outer + jj_inner + 1)
       {
-        acc_out = acc_out + (*loom_checked(vals, row_start + (32 * (4 * jj_outer_outer) + jj_inner), loom_extent_vals, 0, loom_bounds, loom_bad, loom_bad_index));
+        acc_out = acc_out + loom_checked_load(vals, row_start + (32 * (4 * jj_outer_outer) + jj_inner), loom_extent_vals, 0, loom_bad, loom_bad_index);
       }
       if (row_len >= 128 * jj_outer_outer + jj_inner + 33)
       {
-        acc_out = acc_out + (*loom_checked(vals, row_start + (32 * (4 * jj_outer_outer + 1) + jj_inner), loom_extent_vals, 0, loom_bounds, loom_bad, loom_bad_index));
+        acc_out = acc_out + loom_checked_load(vals, row_start + (32 * (4 * jj_outer_outer + 1) + jj_inner), loom_extent_vals, 0, loom_bad, loom_bad_index);
       }
       if (row_len >= 128 * jj_outer_outer + jj_inner + 65)
       {
-        acc_out = acc_out + (*loom_checked(vals, row_start + (32 * (4 * jj_outer_outer + 2) + jj_inner), loom_extent_vals, 0, loom_bounds, loom_bad, loom_bad_index));
+        acc_out = acc_out + loom_checked_load(vals, row_start + (32 * (4 * jj_outer_outer + 2) + jj_inner), loom_extent_vals, 0, loom_bad, loom_bad_index);
       }
       if (row_len >= 128 * jj_outer_outer + jj_inner + 97)
       {
-        acc_out = acc_out + (*loom_checked(vals, row_start + (32 * (4 * jj_outer_outer + 3) + jj_inner), loom_extent_vals, 0, loom_bounds, loom_bad, loom_bad_index));
+        acc_out = acc_out + loom_checked_load(vals, row_start + (32 * (4 * jj_outer_outer + 3) + jj_inner), loom_extent_vals, 0, loom_bad, loom_bad_index);
       }
     }
   }

@@ -232,7 +232,7 @@ TEST(DataBounds, CheckedAccessesAreTheUnprovenOnes) {
   GeneratedKernel g = generate(csr("split_iname jj 32 inner_tag=l.0\nsplit_iname i 8 outer_tag=g.0 inner_tag=l.1\n"));
   EXPECT_EQ(g.unproven_accesses, (UnprovenAccessSet{{"insn_2_acc_out_update", "vals"}}));
   std::string src = cuda::print_source(g);
-  EXPECT_NE(src.find("loom_checked(vals, "), std::string::npos) << src;
+  EXPECT_NE(src.find("loom_checked_load(vals, "), std::string::npos) << src;
   EXPECT_EQ(src.find("loom_checked(ptr"), std::string::npos) << src;  // ptr[i + 1] is proven
   EXPECT_NE(src.find("long long *__restrict__ loom_bounds, long long const loom_extent_vals)"), std::string::npos) << src;
   LoopKernel trusted = trust_unproven_accesses(csr());
