@@ -12,15 +12,17 @@ template <class T> __device__ __forceinline__ T *loom_checked(T *p, long long of
   bad = ok || bad >= 0 ? bad : id;
   return ok ? p + off : reinterpret_cast<T *>(rec + 4);
 }
-// The same for a value read (the right-hand side): the load itself is
-// predicated, so it stays a read-only load from the array that the
-// compiler may overlap with others.
-template <class T> __device__ __forceinline__ T loom_checked_load(const T *p, long long off, long long extent, int id, int &bad,
+// The same for a value read (the right-hand side): an unconditional load
+// from the array or from zeros nothing writes (a branch around the load, or
+// an address that may be the record the kernel writes, keeps the compiler
+// from overlapping the loads).
+__device__ const long long loom_read_scratch[4] = {0, 0, 0, 0};
+template <class T> __device__ __forceinline__ T loom_checked_load(const T *__restrict__ p, long long off, long long extent, int id, int &bad,
                                                                    long long &bad_index) {
   bool ok = (unsigned long long)off < (unsigned long long)extent;
   bad_index = ok || bad >= 0 ? bad_index : off;
   bad = ok || bad >= 0 ? bad : id;
-  return ok ? p[off] : T();
+  return *(ok ? p + off : reinterpret_cast<const T *>(loom_read_scratch));
 }
 __device__ __forceinline__ void loom_report(long long *rec, int bad, long long bad_index) {
   if (bad >= 0 && atomicCAS(reinterpret_cast<unsigned long long *>(rec), 0ull, 1ull) == 0ull) {
