@@ -314,6 +314,8 @@ class FastPath {
     };
     for (auto& [v, a] : coef) {
       Expr var = make_var(v, it_);
+      if (auto d = data_params_.find(v); d != data_params_.end())  // a temporary of its own type (int32 under int64 indices)
+        if (Type t = k_.find_temporary(v)->dtype; t != it_) var = make_cast(it_, make_var(v, t));
       int64_t m = a < 0 ? -a : a;
       add(m == 1 ? var : make_binary(BinOp::Mul, make_int(m, it_), var, it_), a < 0);
     }

@@ -7,7 +7,8 @@
 // instructions sharing an array, a gather through an index array, mixed dtypes (float32, float64,
 // int32), substitution rules, Fortran-order layouts and assumptions, nested
 // domains (equality, inequality and strided sub-domains of an outer iname),
-// unsigned and bool values, and global barriers at the ends. Each comes with an assumption-free text form; random_schedule
+// unsigned and bool values, global barriers at the ends, and loops bounded by
+// values the kernel reads (CSR segments). Each comes with an assumption-free text form; random_schedule
 // (random_schedule.h) then transforms it. Used by the RandomKernels test (a
 // short fixed-seed run) and by tools/fuzz-kernels (long runs with statistics).
 #pragma once
@@ -31,7 +32,7 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
   std::string lit = is_int ? "3" : "1.5";
   std::string domains, args, insns;
   std::string rules, assumptions;
-  switch (pick(14)) {
+  switch (pick(15)) {
     case 0: {  // element-wise with offsets: out[i] = f(a[i + s])
       int s = pick(3);
       domains = "{[i]: 0 <= i < n}";
@@ -110,6 +111,14 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
       domains = "{[i]: 0 <= i < n}";
       args = "a: " + dt + "[n], out: " + dt + "[n]";
       insns = pick(2) ? "out[i] = a[i] * " + lit + "\n... gbarrier" : "... gbarrier\nout[i] = a[i] * " + lit;
+      break;
+    }
+    case 14: {  // loop bounds the kernel computes: a segmented reduction over CSR offsets
+      static const char* ops[] = {"sum", "max"};
+      domains = "{[i]: 0 <= i < n}\n  {[jj]: 0 <= jj < len}";
+      args = "ptr: int32[n + 1], v: " + dt + "[nnz], out: " + dt + "[n]";
+      insns = std::string("<int32> start = ptr[i]\n<int32> len = ptr[i + 1] - start\nout[i] = ") + ops[pick(2)] + "(jj, v[start + jj] * " +
+              lit + ")";
       break;
     }
     case 6: {  // a substitution rule

@@ -104,6 +104,8 @@ TEST(DataBounds, CsrRowSumsUnderSchedules) {
       "split_iname jj 8 inner_tag=l.0\nsplit_iname jj_outer 2 inner_tag=unr\nsplit_iname i 4 outer_tag=g.0 inner_tag=l.1\n",
       "split_iname jj 4\nsplit_iname i 5 outer_tag=g.0\n",
       "split_iname jj 64 inner_tag=l.0\ntag_inames i:g.0\n",
+      // found by the random kernels: an int32 bound beside int64 inames (the CPU target's compare of two widths)
+      "set_index_dtype int64\nsplit_iname jj 8\n",
   };
   for (auto [n, max_len] : std::vector<std::pair<int64_t, int64_t>>{{1, 3}, {37, 5}, {101, 40}, {19, 150}}) {
     Csr c = random_csr(n, max_len, uint64_t(n * 131 + max_len));
