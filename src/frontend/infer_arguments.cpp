@@ -147,6 +147,13 @@ void infer_argument_list(LoopKernel& k, bool infer_rest) {
       }
       isl_pw_aff* ext = isl_pw_aff_add_constant_val(m.copy(), isl_val_one(isl_context()));
       a.shape.push_back(islu::expr_from_pw_aff(isl::manage(ext), context, k.options.index_dtype));
+      std::set<std::string> vars;
+      collect_free_vars(a.shape.back(), vars);
+      for (auto& v : vars)
+        if (k.find_temporary(v))
+          throw KernelError("kernel '" + k.name + "': cannot infer the shape of array '" + name + "': its extent would be '" +
+                            a.shape.back().str() + "', and '" + v + "' is a value the kernel computes; declare it, e.g. " + name +
+                            ": float32[m]");
     }
     k.arguments.edit().push_back(std::move(a));
     declared.insert(name);

@@ -240,6 +240,17 @@ void check_names(const LoopKernel& kernel) {
   for (auto& [n, t] : kernel.temporaries) known.insert(n);
   for (auto& [n, r] : kernel.substitutions)  // a rule without parameters is used as a name (assignment_to_subst of a scalar)
     if (r.params.empty()) known.insert(n);
+  // an array's size is known before the kernel runs: parameters only
+  for (auto& a : kernel.arguments) {
+    std::set<std::string> vars;
+    for (auto& e : a.shape) collect_free_vars(e, vars);
+    for (auto& e : a.strides) collect_free_vars(e, vars);
+    if (a.offset.defined()) collect_free_vars(a.offset, vars);
+    for (auto& v : vars)
+      if (kernel.find_temporary(v))
+        throw KernelError("kernel '" + kernel.name + "': array '" + a.name + "' is sized by '" + v +
+                          "', a temporary the kernel computes; shapes, strides and offsets take parameters");
+  }
   for (auto& insn : kernel.instructions) {
     if (insn.kind != Instruction::Assign) continue;
     std::set<std::string> vars;

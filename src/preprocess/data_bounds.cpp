@@ -23,6 +23,10 @@ LoopKernel order_data_bounds(const LoopKernel& k) {
     std::string what = "loop bound '" + p + "' (a value the kernel computes)";
     if (!t->shape.empty()) fail(what + " is an array; a bound is one integer");
     if (t->dtype.known() && !t->dtype.is_int()) fail(what + " has type " + t->dtype.name() + "; a bound is an integer");
+    if (k.assumptions.defined() && k.assumptions.has_param(p))
+      // (a promise about data the call cannot check: it would let accesses it bounds go unchecked)
+      fail(what + " appears in the assumptions, which constrain the call's parameters; constrain it in its domain "
+           "({[jj]: 0 <= jj < " + p + " and " + p + " <= 64} guards the loop), or use trust_unproven_accesses");
     if (t->space == AddressSpace::Local || t->space == AddressSpace::Global)
       fail(what + " is in " + to_string(t->space) + " memory; a bound lives in each thread's registers (make it private)");
     std::vector<const Instruction*> writers;

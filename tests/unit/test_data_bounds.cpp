@@ -214,6 +214,18 @@ TEST(DataBounds, BoundsWhereTheyAreNotKnownAreRefused) {
                          {"ptr: int32[n + 1], vals: float32[nnz], out: float32[n]"}, "strided"));
   });
   EXPECT_NE(e.find("loop bounds computed by the kernel ('row_len') need the loop nests Loom builds itself"), std::string::npos) << e;
+  // an array sized by it (shapes are known before the kernel runs), or one whose shape inference would need it
+  auto text = [](const std::string& arrays, const std::string& extra = "") {
+    return "kernel h\ndomains:\n  {[i]: 0 <= i < n}\n  {[jj]: 0 <= jj < len}\ninstructions:\n  <int32> len = ptr[i]\n"
+           "  out[i] = sum(jj, x[jj])\narguments:\n  " + arrays + "\n" + extra;
+  };
+  e = error_of([&] { parse_kernel_text(text("ptr: int32[n], x: float32[len], out: float32[n]")); });
+  EXPECT_NE(e.find("array 'x' is sized by 'len', a temporary the kernel computes"), std::string::npos) << e;
+  e = error_of([&] { parse_kernel_text(text("ptr: int32[n], out: float32[n]\n  ...")); });
+  EXPECT_NE(e.find("cannot infer the shape of array 'x': its extent would be 'len'"), std::string::npos) << e;
+  // a promise about data in the assumptions (it would let the accesses it bounds go unchecked)
+  e = error_of([&] { generate(parse_kernel_text(text("ptr: int32[n], x: float32[m], out: float32[n]", "assumptions:\n  len <= m\n")).kernel); });
+  EXPECT_NE(e.find("loop bound 'len' (a value the kernel computes) appears in the assumptions"), std::string::npos) << e;
 }
 
 TEST(DataBounds, TheBoundIsNoParameterOfTheCall) {
