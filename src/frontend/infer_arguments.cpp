@@ -152,8 +152,8 @@ void infer_argument_list(LoopKernel& k, bool infer_rest) {
       for (auto& v : vars)
         if (k.find_temporary(v))
           throw KernelError("kernel '" + k.name + "': cannot infer the shape of array '" + name + "': its extent would be '" +
-                            a.shape.back().str() + "', and '" + v + "' is a value the kernel computes; declare it, e.g. " + name +
-                            ": float32[m]");
+                            a.shape.back().str() + "', and '" + v + "' is a value the kernel computes; declare it with the parameter that sizes it, e.g. " +
+                            name + ": float32[nnz]");
     }
     k.arguments.edit().push_back(std::move(a));
     declared.insert(name);

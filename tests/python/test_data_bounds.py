@@ -55,7 +55,8 @@ def test_the_bound_is_no_argument_and_is_checked():
 
 def test_a_bound_computed_inside_its_loop_is_refused():
     knl = lp.make_kernel(["{[i]: 0 <= i < n}", "{[jj]: 0 <= jj < m}"],
-                         "<> m = ptr[i] + jj\nout[i] = sum(jj, vals[jj])", [lp.GlobalArg("ptr", np.int32, shape="n"), ...])
+                         "<> m = ptr[i] + jj\nout[i] = sum(jj, vals[jj])",
+                         [lp.GlobalArg("ptr", np.int32, shape="n"), lp.GlobalArg("vals", np.float32, shape="k"), ...])
     with pytest.raises(lp.diagnostic.LoopyError, match="inside loop 'jj', which that value bounds"):
         knl(ptr=np.zeros(3, np.int32), vals=np.zeros(4, np.float32))
 
