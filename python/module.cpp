@@ -103,7 +103,7 @@ HostCall bind_host(const LoopKernel& k, const py::dict& kwargs) {
       if (fortran ? !(arr.flags() & py::array::f_style) : !(arr.flags() & py::array::c_style))
         throw ArgumentError("array '" + name + "' must be " + (fortran ? "Fortran-contiguous (use numpy.asfortranarray)" : "C-contiguous (use numpy.ascontiguousarray)"));
       if (k.is_written(name) && !arr.writeable()) throw ArgumentError("array '" + name + "' is written by the kernel but read-only");
-      ArrayRef ref{arr.mutable_data(), dtype_of(arr.dtype()), {}};
+      ArrayRef ref{arr.mutable_data(), dtype_of(arr.dtype()), {}, true};
       for (py::ssize_t d = 0; d < arr.ndim(); ++d) ref.shape.push_back(arr.shape(d));
       c.args[name] = ArgValue::of(ref);
       c.arrays[name] = arr;
@@ -132,7 +132,7 @@ HostCall bind_host(const LoopKernel& k, const py::dict& kwargs) {
       for (auto s : expected_shape(*a, params)) shape.push_back(s);
       // numpy.empty, not py::array(dtype, shape): see dtype_of
       py::array arr = py::module_::import("numpy").attr("empty")(py::cast(shape), numpy_dtype(a->dtype), is_fortran(*a) ? "F" : "C");
-      ArrayRef ref{arr.mutable_data(), a->dtype, {}};
+      ArrayRef ref{arr.mutable_data(), a->dtype, {}, true};
       for (auto s : shape) ref.shape.push_back(s);
       c.args[a->name] = ArgValue::of(ref);
       c.arrays[a->name] = arr;
@@ -196,7 +196,7 @@ void run_device(Compiled& c, const LoopKernel& k, const py::dict& arrays, const 
     std::string typestr = py::cast<std::string>(t[1]);
     ArrayRef ref{reinterpret_cast<void*>(py::cast<uintptr_t>(t[0])),
                  typestr == "bfloat16" ? Type{ScalarKind::BFloat16} : dtype_of(py::dtype(typestr)),
-                 py::cast<std::vector<int64_t>>(t[2])};
+                 py::cast<std::vector<int64_t>>(t[2]), true};
     args[py::cast<std::string>(key)] = ArgValue::of(ref);
   }
   for (auto& [key, v] : scalars) {
@@ -297,6 +297,7 @@ class DeviceDispatcher {
       v.array.data = reinterpret_cast<void*>(ptr_[i]);
       v.array.dtype = dtype_[i];
       v.array.shape = shape_[i];
+      v.array.dense = true;
       args[array_names_[i]] = v;
     }
     for (size_t i = 0; i < scalar_names_.size(); ++i)

@@ -9,6 +9,16 @@
 // recorded (Argument::vector_axis) so that code generation moves its `vec`
 // accesses as one vector or refuses the kernel with the reason
 // (src/codegen/vectorize.cpp).
+//
+// split_array_axis (loopy's name): one axis of arrays (arguments or
+// temporaries) becomes two, an outer one of ceil(extent / count) and an
+// inner one of count, in C order (outer first) or Fortran order (inner
+// first); every access a[.., e, ..] becomes a[.., e // count, e % count, ..]
+// (or the two swapped). An argument keeps its memory layout, as in loopy:
+// the inner axis keeps the old stride, the outer one gets count times it, so
+// the caller passes the same memory viewed with the new shape. The
+// argument's shape changes the kernel's interface, so the kernel as written
+// (the legality checks' and `loom run`'s reference) is split the same way.
 #include <algorithm>
 
 #include "common.h"
@@ -159,6 +169,100 @@ LoopKernel tag_array_axes(const LoopKernel& k, const std::string& arrays, const 
   return r;
 }
 
+namespace {
+
+// Rewrites each access of the named arrays: index `axis` becomes two.
+struct SplitAxisAccesses : ExprMutator {
+  const std::set<std::string>& names;
+  int axis;
+  Expr count;
+  bool fortran;
+  SplitAxisAccesses(const std::set<std::string>& n, int a, Expr c, bool f) : names(n), axis(a), count(std::move(c)), fortran(f) {}
+
+  Expr mutate_subscript(const Subscript& s, const Expr& self) override {
+    Expr inner = ExprMutator::mutate_subscript(s, self);
+    if (!names.count(s.name)) return inner;
+    std::vector<Expr> idx = inner.as<Subscript>()->indices;
+    Expr e = idx[size_t(axis)];
+    Type t = e.type().known() ? e.type() : count.type();
+    Expr outer = simplify(make_binary(BinOp::FloorDiv, e, count, t));
+    Expr in = simplify(make_binary(BinOp::Mod, e, count, t));
+    idx[size_t(axis)] = fortran ? in : outer;
+    idx.insert(idx.begin() + axis + 1, fortran ? outer : in);
+    return make_subscript(s.name, idx, s.type);
+  }
+};
+
+LoopKernel split_axis(const LoopKernel& k, const std::vector<std::string>& names, int axis, int64_t count, bool fortran) {
+  const std::string what = "split_array_axis(axis " + std::to_string(axis) + ", count " + std::to_string(count) + ")";
+  if (count < 1) refuse(k, what, "the count is a positive integer");
+  if (names.empty()) refuse(k, what, "no array named");
+  LoopKernel r = k;
+  Type it = k.options.index_dtype;
+  Expr c = make_int(count, it);
+  auto outer_extent = [&](const Expr& extent) {
+    return simplify(make_binary(BinOp::FloorDiv, make_binary(BinOp::Add, extent, make_int(count - 1, it), it), c, it));
+  };
+  auto split_shape = [&](std::vector<Expr>& shape, const std::string& name) {
+    if (axis < 0 || size_t(axis) >= shape.size())
+      refuse(k, what, "array '" + name + "' has " + std::to_string(shape.size()) + " axes; there is no axis " + std::to_string(axis));
+    Expr outer = outer_extent(shape[size_t(axis)]);
+    shape[size_t(axis)] = fortran ? c : outer;
+    shape.insert(shape.begin() + axis + 1, fortran ? outer : c);
+  };
+  std::set<std::string> split;
+  for (auto& name : names) {
+    if (!split.insert(name).second) refuse(k, what, "'" + name + "' is named twice");
+    bool found = false;
+    for (auto& a : r.arguments.edit()) {
+      if (a.name != name) continue;
+      found = true;
+      if (a.kind != Argument::Array) refuse(k, what, "'" + name + "' is a scalar, not an array");
+      if (a.vector_axis >= 0) refuse(k, what, "array '" + name + "' has a vec axis (tag_array_axes): split it before tagging");
+      std::vector<Expr> strides = a.element_strides();
+      Expr s = strides[size_t(axis < int(strides.size()) && axis >= 0 ? axis : 0)];
+      split_shape(a.shape, name);
+      Expr outer_stride = simplify(make_binary(BinOp::Mul, c, s, it));
+      strides[size_t(axis)] = fortran ? s : outer_stride;
+      strides.insert(strides.begin() + axis + 1, fortran ? outer_stride : s);
+      a.strides = strides;
+      auto c_order = row_major_strides(a.shape);
+      bool is_c_order = true;
+      for (size_t d = 0; d < c_order.size(); ++d) is_c_order &= simplify(c_order[d]).same_as(simplify(a.strides[d]));
+      if (is_c_order) a.strides.clear();
+    }
+    if (!found) {
+      auto t = r.temporaries.edit().find(name);
+      if (t == r.temporaries.edit().end()) {
+        std::vector<std::string> known;
+        for (auto& x : k.arguments) known.push_back(x.name);
+        for (auto& [n, x] : k.temporaries) known.push_back(n);
+        refuse(k, what, "no array argument or temporary '" + name + "'" + did_you_mean(name, known));
+      }
+      split_shape(t->second.shape, name);  // (temporaries stay in C order)
+    }
+  }
+  SplitAxisAccesses rewrite(split, axis, c, fortran);
+  for (auto& insn : r.instructions.edit()) {
+    if (insn.kind == Instruction::Assign) {
+      insn.lhs = rewrite.mutate(insn.lhs);
+      insn.rhs = rewrite.mutate(insn.rhs);
+    }
+    for (auto& p : insn.predicates) p = rewrite.mutate(p);
+  }
+  for (auto& [n, rule] : r.substitutions.edit()) rule.body = rewrite.mutate(rule.body);
+  if (r.original) r.original = std::make_shared<const LoopKernel>(split_axis(*r.original, names, axis, count, fortran));
+  return r;
+}
+
+}  // namespace
+
+LoopKernel split_array_axis(const LoopKernel& k, const std::string& array_names, int axis_nr, int64_t count, const std::string& order) {
+  if (order != "C" && order != "F" && order != "c" && order != "f")
+    refuse(k, "split_array_axis", "order is 'C' (the outer axis first) or 'F' (the inner axis first), got '" + order + "'");
+  return split_axis(k, transforms::name_list(array_names), axis_nr, count, order == "F" || order == "f");
+}
+
 void register_layout_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"tag_array_axes",
@@ -168,6 +272,18 @@ void register_layout_transforms(TransformRegistry& reg) {
            {TransformParam{"ary_names", TransformParam::String, true, "array arguments, comma-separated"}.of(TransformParam::Type::Arrays),
             TransformParam{"dim_tags", TransformParam::Text, true, "one tag per axis, comma-separated ('N1,N0', 'c,vec', 'stride:1,stride:n')"}.of(TransformParam::Type::Text)},
            [](const LoopKernel& k, const TransformArgs& a) { return tag_array_axes(k, a.str("ary_names"), a.str("dim_tags")); }});
+  reg.add({"split_array_axis",
+           "One axis of arrays (arguments or temporaries) becomes two: outer ceil(extent / count) and inner count, in C order "
+           "(outer first) or F order; accesses a[e] become a[e // count, e % count]. Arguments keep their memory layout "
+           "(loopy's split_array_axis).",
+           {P{"array_names", P::String, true, "arrays, comma-separated"}.of(P::Type::Names),
+            P{"axis_nr", P::Int, true, "the axis to split (0 is the first)"}.of(P::Type::Int).at_least(0),
+            P{"count", P::Int, true, "the inner axis' extent"}.of(P::Type::Int).at_least(1),
+            P{"order", P::String, false, "C: the outer axis first; F: the inner first"}.one_of({"C", "F"}).otherwise("C")},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             return split_array_axis(k, a.str("array_names"), int(a.integer("axis_nr")), a.integer("count"),
+                                     a.has("order") ? a.str("order") : "C");
+           }});
 }
 
 }  // namespace loom

@@ -17,6 +17,13 @@ struct ArrayRef {
   void* data = nullptr;  // host or device address, as the target expects
   Type dtype;
   std::vector<int64_t> shape;
+  // The caller's array is exactly its shape, contiguous (C order, or Fortran
+  // order for an argument declared so): NumPy arrays and device tensors from
+  // Python. Binding refuses it for an argument laid out otherwise (explicit
+  // strides or an offset that, for the call's sizes, differ): the kernel
+  // would address memory outside it. Host arrays made for the layout
+  // (HostArray, the command line) leave it false.
+  bool dense = false;
 };
 
 struct ArgValue {

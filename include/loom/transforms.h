@@ -204,6 +204,11 @@ LoopKernel add_dtypes(const LoopKernel& k, const std::map<std::string, std::stri
 // loopy's tag_array_axes: one tag per axis of each named array argument
 // (c, f, N<k>, stride:K, vec); sets its strides and its vector axis.
 LoopKernel tag_array_axes(const LoopKernel& k, const std::string& arrays, const std::string& dim_tags);
+// loopy's split_array_axis: axis axis_nr of each named array (argument or
+// temporary) becomes (ceil(extent / count), count) in order "C", or
+// (count, ceil(extent / count)) in order "F"; arguments keep their memory.
+LoopKernel split_array_axis(const LoopKernel& k, const std::string& array_names, int axis_nr, int64_t count,
+                            const std::string& order = "C");
 
 // ---- the registry ----
 

@@ -210,6 +210,26 @@ std::map<std::string, int64_t> bind_parameters(const LoopKernel& k, const ArgMap
     auto want = expected_shape(a, params);
     if (want != arr.shape)
       fail("array '" + a.name + "' must have shape " + shape_str(want) + " for these parameters, got " + shape_str(arr.shape));
+    if (arr.dense && (!a.strides.empty() || a.offset.defined())) {
+      // a contiguous array of the shape against the declared layout, axes of extent 1 aside
+      std::vector<int64_t> declared;
+      for (auto& s : a.element_strides()) declared.push_back(eval_int(s, params));
+      int64_t offset = a.offset.defined() ? eval_int(a.offset, params) : 0;
+      auto same = [&](bool fortran) {
+        int64_t step = 1;
+        for (size_t i = 0; i < arr.shape.size(); ++i) {
+          size_t d = fortran ? i : arr.shape.size() - 1 - i;
+          if (arr.shape[d] > 1 && declared[d] != step) return false;
+          step *= arr.shape[d];
+        }
+        return true;
+      };
+      if (offset != 0 || !(same(false) || same(true)))
+        fail("array '" + a.name + "' is declared with strides " + shape_str(declared) + (offset ? " and offset " + std::to_string(offset) : "") +
+             " (in elements, for these sizes), which a contiguous array of shape " + shape_str(arr.shape) +
+             " does not have: the kernel would address memory outside it (a layout from tag_array_axes, split_array_axis or "
+             "strides=/offset= needs its storage laid out so: the command line's --in and --out do that)");
+    }
     if (!arr.data && element_count(arr.shape) > 0) fail("array '" + a.name + "' has no data");
   }
   check_assumptions(k, params);

@@ -125,3 +125,20 @@ def test_gpu_arrays_through_dlpack():
     k(a=_Foreign(a), out=_Foreign(out))  # (a framework's GPU arrays seen only through DLPack)
     torch.cuda.synchronize()
     assert torch.equal(out, 2 * a)
+
+
+def test_split_array_axis_as_loopy_scripts_call_it():
+    """loopy's split_array_axis: the argument's axis becomes (m // 4, 4) over the same memory, so the
+    caller passes the reshaped array; a contiguous array that the declared strides do not fit is refused
+    (it would be read outside), as is examples/layouts.loom's strided output passed as a plain array."""
+    knl = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < m}", "out[i, j] = 2 * a[i, j] + j",
+                         [lp.GlobalArg("a", np.float32, shape="n, m"), lp.GlobalArg("out", np.float32, shape="n, m")])
+    a = np.random.default_rng(0).random((6, 12), dtype=np.float32)
+    split = lp.split_array_axis(knl, "a", 1, 4)
+    (out,) = split(a=a.reshape(6, 3, 4), m=12)
+    np.testing.assert_allclose(out, 2 * a + np.arange(12, dtype=np.float32))
+    with pytest.raises(lp.ArgumentError, match="declared with strides"):
+        split(a=np.zeros((6, 3, 4), np.float32), m=10)  # (strides (10, 4, 1): not this array's)
+    layouts = lp.load_kernel(os.path.join(os.environ.get("LOOM_SOURCE_DIR", "."), "examples", "layouts.loom"))
+    with pytest.raises(lp.ArgumentError, match="offset 2"):
+        layouts(a=np.asfortranarray(np.ones((30, 20), np.float32)), out=np.zeros((30, 20), np.float32))

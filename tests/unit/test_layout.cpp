@@ -9,6 +9,8 @@
 #include "loom/json.h"
 #include "loom/parser.h"
 #include "loom/transforms.h"
+#include "loom/interpreter.h"
+#include "oracle.h"
 #include "transform_check.h"
 
 using namespace loom;
@@ -141,4 +143,60 @@ TEST(Layout, VecAccessesThatCannotBeVectorsAreRefused) {
   // the same kernel without the vec axis unrolls (loopy's fallback) and computes the same
   LoopKernel plain = tag_inames(rev, "j:vec");
   check_transformed(rev, plain, {{{"n", 5}}});
+}
+
+// split_array_axis (loopy's): an argument keeps its memory (the same values
+// read at the same addresses: the transformed kernel on the storage of the
+// untransformed one's input computes the same output, at extents that are
+// not multiples of the count, C and F order), a temporary's axis splits
+// whatever the schedule, and bad requests are refused.
+TEST(Layout, SplitArrayAxisKeepsTheMemoryOfArguments) {
+  LoopKernel k = scaled_copy();
+  for (const char* order : {"C", "F"})
+    for (int64_t m : {12, 10, 1}) {
+      LoopKernel t = split_array_axis(k, "a", 1, 4, order);
+      ASSERT_EQ(t.find_argument("a")->shape.size(), 3u);
+      std::map<std::string, int64_t> p{{"n", 7}, {"m", m}};
+      auto ref = make_host_arrays(k, p, 3);
+      auto got = make_host_arrays(t, p, 4);
+      for (int64_t e = 0; e < 7 * m; ++e) got.at("a").set(e, ref.at("a").get(e));  // (storage: the same addresses)
+      interpret(generate(k), loom::testing::args_of(k, ref, p));
+      interpret(generate(t), loom::testing::args_of(t, got, p));
+      for (int64_t e = 0; e < 7 * m; ++e) ASSERT_EQ(got.at("out").get(e), ref.at("out").get(e)) << order << " m = " << m << " at " << e;
+    }
+  // printed: the new shape, the inner axis keeping the old stride
+  EXPECT_EQ(split_array_axis(k, "a", 1, 4).find_argument("a")->str(), "a: float32[n, (m + 3) // 4, 4] strides=(m, 4, 1)");
+  EXPECT_EQ(stride_texts(split_array_axis(k, "a", 0, 8, "F"), "a"), (std::vector<std::string>{"m", "8 * m", "1"}));
+}
+
+TEST(Layout, SplitArrayAxisOfATemporaryAndRefusals) {
+  LoopKernel k = parse_kernel_text("kernel tmp\ndomains:\n  {[i, j]: 0 <= i < n and 0 <= j < 24}\narguments:\n  a: float32[n, 24], out: float32[n, 24]\n"
+                                   "temporaries:\n  t: float32[24] private\ninstructions:\n  t[j] = a[i, j] * 2  {id=w}\n  out[i, j] = t[j] + 1  {dep=w}\n")
+                     .kernel;
+  LoopKernel t = split_array_axis(k, "t", 0, 5);
+  EXPECT_EQ(t.find_temporary("t")->shape.size(), 2u);
+  check_transformed(k, t, {{{"n", 3}}, {{"n", 17}}});
+  check_transformed(k, tag_inames(split_array_axis(k, "t", 0, 8, "F"), "i:g.0, j:l.0"), {{{"n", 5}}});
+  EXPECT_NE(error_of([&] { split_array_axis(k, "a", 2, 4); }).find("array 'a' has 2 axes; there is no axis 2"), std::string::npos);
+  EXPECT_NE(error_of([&] { split_array_axis(k, "zz", 0, 4); }).find("no array argument or temporary 'zz'"), std::string::npos);
+  EXPECT_NE(error_of([&] { split_array_axis(k, "a", 0, 4, "X"); }).find("order is 'C'"), std::string::npos);
+  EXPECT_NE(error_of([&] { split_array_axis(k, "a", 0, 0); }).find("positive"), std::string::npos);
+}
+
+// Found while adding split_array_axis: a contiguous array passed for an
+// argument declared with other strides or an offset (examples/layouts.loom's
+// out from Python) made the kernel write outside it (heap corruption). Such
+// a call is refused; arrays laid out as declared (the command line's) run.
+TEST(Layout, AContiguousArrayForAStridedArgumentIsRefused) {
+  KernelFile f = loom::testing::example("layouts");
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  std::map<std::string, int64_t> p{{"n", 30}, {"m", 20}};
+  auto arrays = make_host_arrays(t, p, 1);
+  ArgMap args = loom::testing::args_of(t, arrays, p);
+  EXPECT_NO_THROW(bind_parameters(t, args));
+  HostArray dense(types::float32, {30, 20});
+  args["out"] = ArgValue::of(ArrayRef{dense.ref().data, types::float32, {30, 20}, true});
+  std::string e = error_of([&] { bind_parameters(t, args); });
+  EXPECT_NE(e.find("array 'out' is declared with strides (24, 1) and offset 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("would address memory outside it"), std::string::npos) << e;
 }
