@@ -323,6 +323,8 @@ void check_loop_instances(const LoopKernel& k, const Linearization& L) {
   std::vector<std::pair<std::string, const ScheduleItem*>> stack;
   loop_instances(L.items, stack, where);
   std::map<std::pair<std::string, std::string>, std::string> overwrites;  // (writer, loop) -> overwritten_across
+  // a loop bound the kernel computes is read by the instructions of the loops it bounds
+  const auto bounded = k.data_parameter_inames();
   for (auto& r : k.instructions) {
     for (auto& d : r.depends_on) {
       const Instruction* w = nullptr;
@@ -342,6 +344,11 @@ void check_loop_instances(const LoopKernel& k, const Linearization& L) {
       };
       look(r.rhs);
       for (auto& p : r.predicates) look(p);
+      if (auto b = bounded.find(v); b != bounded.end()) {
+        std::set<std::string> in = r.within_inames;
+        collect_reduction_inames(r.rhs, in);
+        for (auto& n : in) reads |= b->second.count(n) > 0;
+      }
       if (!reads) continue;
       const auto& wl = where[w->id];
       const auto& rl = where[r.id];
