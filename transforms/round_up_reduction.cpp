@@ -108,8 +108,7 @@ LoopKernel round_up_reduction(const LoopKernel& k, const std::string& inames) {
   for (auto& p : k.parameters()) params += (params.empty() ? "" : ", ") + p;
   for (const Affected& a : affected) {
     const Instruction& insn = k.instructions[a.insn];
-    std::set<std::string> all = insn.within_inames;
-    collect_reduction_inames(insn.rhs, all);
+    std::set<std::string> all = insn.iteration_inames();
     std::vector<std::string> dims(all.begin(), all.end());
     isl::set before = islu::iteration_domain(k, dims), after = islu::iteration_domain(r, dims);
     if (k.assumptions.defined()) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <numeric>
 #include <set>
 #include <poll.h>
 
@@ -75,21 +76,22 @@ void FeatureModel::add(const std::map<std::string, double>& features, double sec
   fitted_ = false;
 }
 
+std::vector<double> FeatureModel::row(const std::map<std::string, double>& f) const {
+  std::vector<double> x(names_.size() + 1, 0);
+  x[0] = 1;  // (the intercept)
+  for (size_t i = 0; i < names_.size(); ++i) {
+    auto it = f.find(names_[i]);
+    x[i + 1] = it == f.end() ? 0 : std::log1p(std::max(0.0, it->second));
+  }
+  return x;
+}
+
 void FeatureModel::fit() const {
   std::set<std::string> names;
   for (auto& [f, y] : samples_)
     for (auto& [n, v] : f) names.insert(n);
   names_.assign(names.begin(), names.end());
   size_t d = names_.size() + 1;  // (and an intercept)
-  auto row = [&](const std::map<std::string, double>& f) {
-    std::vector<double> x(d, 0);
-    x[0] = 1;
-    for (size_t i = 0; i < names_.size(); ++i) {
-      auto it = f.find(names_[i]);
-      x[i + 1] = it == f.end() ? 0 : std::log1p(std::max(0.0, it->second));
-    }
-    return x;
-  };
   // (X'X + lambda I) w = X'y, by Gaussian elimination with partial pivoting
   std::vector<std::vector<double>> a(d, std::vector<double>(d + 1, 0));
   for (auto& [f, y] : samples_) {
@@ -120,12 +122,8 @@ void FeatureModel::fit() const {
 std::optional<double> FeatureModel::predict(const std::map<std::string, double>& features) const {
   if (!ready() || features.empty()) return std::nullopt;
   if (!fitted_) fit();
-  double y = weights_[0];
-  for (size_t i = 0; i < names_.size(); ++i) {
-    auto it = features.find(names_[i]);
-    y += weights_[i + 1] * (it == features.end() ? 0 : std::log1p(std::max(0.0, it->second)));
-  }
-  return y;
+  std::vector<double> x = row(features);
+  return std::inner_product(x.begin(), x.end(), weights_.begin(), 0.0);
 }
 
 double occupancy(const TargetInfo& t, int64_t threads, int registers, int64_t shared_bytes, std::string* limit) {
@@ -270,11 +268,11 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   // next is transformed, generated and compiled (its configurations chosen
   // from what was measured so far).
   int issued = 0;
-  bool took_doubled = false;  // whether the batch take_batch returned last is a doubled one
-  auto take_batch = [&] {
+  // doubled: set to whether the batch is a doubled one (the feature model is ready)
+  auto take_batch = [&](bool& doubled) {
     size_t want = size_t(std::max(0, std::min(total - issued, strategy == "evolution" ? 8 : 32)));
-    took_doubled = strategy == "evolution" && o.feature_model && features.ready() && want > 0;
-    if (took_doubled) want *= 2;  // (half is measured: below)
+    doubled = strategy == "evolution" && o.feature_model && features.ready() && want > 0;
+    if (doubled) want *= 2;  // (half is measured: below)
     std::vector<Configuration> b = want ? next_batch(want) : std::vector<Configuration>{};
     issued += int(b.size());
     return b;
@@ -297,8 +295,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   // the next batch, whether it is a doubled one, and its screening started
   std::future<std::vector<ScreenResult>> screening;
   auto issue = [&](std::vector<Configuration>& b, bool& is_doubled) {
-    b = take_batch();
-    is_doubled = took_doubled;
+    b = take_batch(is_doubled);
     if (!b.empty()) screening = std::async(std::launch::async, screen, scripts_of(b));
   };
   std::vector<Configuration> batch;

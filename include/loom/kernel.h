@@ -94,6 +94,8 @@ struct Instruction {
   // iname): on its right-hand side, in a predicate or in an index of its
   // left-hand side.
   bool reads(const std::string& name) const;
+  // The inames of its iteration space: within_inames and its reductions' inames.
+  std::set<std::string> iteration_inames() const;
   std::string str() const;            // one line in the kernel language
 };
 

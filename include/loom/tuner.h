@@ -215,6 +215,9 @@ class FeatureModel {
 
  private:
   void fit() const;
+  // A variant's features as the model reads them: 1 (the intercept), then
+  // log(1 + feature) for each name it was fitted on.
+  std::vector<double> row(const std::map<std::string, double>& features) const;
   std::vector<std::pair<std::map<std::string, double>, double>> samples_;
   mutable std::vector<std::string> names_;
   mutable std::vector<double> weights_;

@@ -272,17 +272,18 @@ class FastPath {
     }
   }
 
-  // Position of c's innermost variable in insn's loop order; -1 when it has
-  // only hardware inames and parameters.
+  // Position of loop n in insn's loop order; -1 when insn is not in it.
+  int position(const Instruction& insn, const std::string& n) const {
+    const auto& loops = L_.loop_inames.at(insn.id);
+    auto it = std::find(loops.begin(), loops.end(), n);
+    return it == loops.end() ? -1 : int(it - loops.begin());
+  }
+
   // Position of c's innermost variable in insn's loop order; -1 when it has
   // only hardware inames and parameters.
   int level(const Instruction& insn, const Constraint& c) const {
-    const auto& loops = L_.loop_inames.at(insn.id);
     int lv = -1;
-    for (auto& [v, a] : c.coef) {
-      auto it = std::find(loops.begin(), loops.end(), v);
-      if (it != loops.end()) lv = std::max(lv, int(it - loops.begin()));
-    }
+    for (auto& [v, a] : c.coef) lv = std::max(lv, position(insn, v));
     return lv;
   }
 
@@ -292,14 +293,10 @@ class FastPath {
   // they are computed outside every loop. No bound or guard on them may
   // stand further out.
   int data_level(const Instruction& insn, const Constraint& c) const {
-    const auto& loops = L_.loop_inames.at(insn.id);
     int lv = -1;
     for (auto& [v, a] : c.coef)
       if (auto d = data_params_.find(v); d != data_params_.end())
-        for (auto& n : d->second) {
-          auto it = std::find(loops.begin(), loops.end(), n);
-          if (it != loops.end()) lv = std::max(lv, int(it - loops.begin()));
-        }
+        for (auto& n : d->second) lv = std::max(lv, position(insn, n));
     return lv;
   }
 
@@ -746,9 +743,7 @@ class FastPath {
       if (Expr c = residual_condition(r->second); c.defined()) s = make_if(c, s);
     if (auto d = data_guards_.find(insn.id); d != data_guards_.end()) {
       if (insn.kind == Instruction::Barrier) throw Fail{"a barrier under a guard on a value the kernel computes"};
-      Expr c;
-      for (auto& g : d->second) c = c.defined() ? make_binary(BinOp::And, c, as_condition(g), types::boolean) : as_condition(g);
-      s = make_if(c, s);
+      if (Expr c = residual_condition(d->second); c.defined()) s = make_if(c, s);
     }
     return s;
   }

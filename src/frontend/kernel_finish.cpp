@@ -196,8 +196,7 @@ void check_rule_calls(const LoopKernel& kernel, const Expr& e, Fail fail) {
 void check_bounded_inames(const LoopKernel& kernel) {
   for (auto& insn : kernel.instructions) {
     if (insn.kind != Instruction::Assign) continue;
-    std::set<std::string> used = insn.within_inames;
-    if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, used);
+    std::set<std::string> used = insn.iteration_inames();
     // (before argument inference, whose shapes would ask isl about the iname twice)
     std::set<std::string> reduced;
     if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, reduced);

@@ -76,6 +76,12 @@ std::set<std::string> Instruction::read_names() const {
   return r;
 }
 
+std::set<std::string> Instruction::iteration_inames() const {
+  std::set<std::string> r = within_inames;
+  if (rhs.defined()) collect_reduction_inames(rhs, r);
+  return r;
+}
+
 bool Instruction::reads(const std::string& name) const {
   bool found = false;
   auto look = [&](const Expr& e) {

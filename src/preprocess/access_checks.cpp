@@ -442,8 +442,8 @@ class Checker {
     }
     return *parameters_;
   }
-  // Whether an index uses an iname bounded by a value the kernel computes
-  // (the CPU target checks exactly these at run time, with the non-affine ones).
+  // Whether an index uses an iname bounded by a value the kernel computes:
+  // where the proof fails for such an index, the targets check it at run time.
   bool in_data_dependent_loop(const Expr& index) {
     if (!data_inames_) data_inames_ = k_.data_dependent_inames();
     std::set<std::string> vars;

@@ -51,9 +51,7 @@ void check_kernel(const LoopKernel& k, const TargetInfo& target) {
     // (double_buffer made it so), the first fill before it
     for (auto& insn : k.instructions) {
       if (insn.kind != Instruction::Assign || !insn.reads(tn)) continue;
-      std::set<std::string> in = insn.within_inames;
-      collect_reduction_inames(insn.rhs, in);
-      if (!in.count(loop))
+      if (!insn.iteration_inames().count(loop))
         fail("instruction '" + insn.id + "' uses temporary '" + tn + "', double-buffered in loop '" + loop +
              "', outside that loop (a later transformation moved it to loops of its own); the copy it finds would be another iteration's");
     }
@@ -94,8 +92,8 @@ void check_kernel(const LoopKernel& k, const TargetInfo& target) {
   // (only inames something runs in: loopy accepts an unused unbounded one)
   std::set<std::string> used_inames;
   for (auto& insn : k.instructions) {
-    used_inames.insert(insn.within_inames.begin(), insn.within_inames.end());
-    if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, used_inames);
+    std::set<std::string> in = insn.iteration_inames();
+    used_inames.insert(in.begin(), in.end());
   }
   for (auto& d : k.domains) {
     if (isl_set_plain_is_empty(d.get()) == isl_bool_true) continue;  // (nothing runs)

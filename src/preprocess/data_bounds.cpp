@@ -38,8 +38,7 @@ LoopKernel order_data_bounds(const LoopKernel& k) {
         if (inames.count(n))
           fail("instruction '" + w->id + "' computes " + what + " inside loop '" + n + "', which that value bounds");
     for (auto& insn : insns) {
-      std::set<std::string> in = insn.within_inames;
-      collect_reduction_inames(insn.rhs, in);
+      std::set<std::string> in = insn.iteration_inames();
       std::string inside;
       for (auto& n : in)
         if (inames.count(n)) inside = n;

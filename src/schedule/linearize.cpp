@@ -345,9 +345,7 @@ void check_loop_instances(const LoopKernel& k, const Linearization& L) {
       look(r.rhs);
       for (auto& p : r.predicates) look(p);
       if (auto b = bounded.find(v); b != bounded.end()) {
-        std::set<std::string> in = r.within_inames;
-        collect_reduction_inames(r.rhs, in);
-        for (auto& n : in) reads |= b->second.count(n) > 0;
+        for (auto& n : r.iteration_inames()) reads |= b->second.count(n) > 0;
       }
       if (!reads) continue;
       const auto& wl = where[w->id];

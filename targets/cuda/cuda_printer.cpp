@@ -38,12 +38,15 @@ const Helper kHelpers[] = {
 // and index in registers (selects, no branch: loads still overlap); at its
 // end the thread reports them in the record, and the host raises the error
 // after the launch.
-template <class T> __device__ __forceinline__ T *loom_checked(T *p, long long off, long long extent, int id, long long *rec, int &bad,
-                                                               long long &bad_index) {
+__device__ __forceinline__ bool loom_in_bounds(long long off, long long extent, int id, int &bad, long long &bad_index) {
   bool ok = (unsigned long long)off < (unsigned long long)extent;
   bad_index = ok || bad >= 0 ? bad_index : off;
   bad = ok || bad >= 0 ? bad : id;
-  return ok ? p + off : reinterpret_cast<T *>(rec + 4);
+  return ok;
+}
+template <class T> __device__ __forceinline__ T *loom_checked(T *p, long long off, long long extent, int id, long long *rec, int &bad,
+                                                               long long &bad_index) {
+  return loom_in_bounds(off, extent, id, bad, bad_index) ? p + off : reinterpret_cast<T *>(rec + 4);
 }
 // The same for a value read (the right-hand side): an unconditional load
 // from the array or from zeros nothing writes (a branch around the load, or
@@ -52,10 +55,7 @@ template <class T> __device__ __forceinline__ T *loom_checked(T *p, long long of
 __device__ const long long loom_read_scratch[4] = {0, 0, 0, 0};
 template <class T> __device__ __forceinline__ T loom_checked_load(const T *__restrict__ p, long long off, long long extent, int id, int &bad,
                                                                    long long &bad_index) {
-  bool ok = (unsigned long long)off < (unsigned long long)extent;
-  bad_index = ok || bad >= 0 ? bad_index : off;
-  bad = ok || bad >= 0 ? bad : id;
-  return *(ok ? p + off : reinterpret_cast<const T *>(loom_read_scratch));
+  return *(loom_in_bounds(off, extent, id, bad, bad_index) ? p + off : reinterpret_cast<const T *>(loom_read_scratch));
 }
 __device__ __forceinline__ void loom_report(long long *rec, int bad, long long bad_index) {
   if (bad >= 0 && atomicCAS(reinterpret_cast<unsigned long long *>(rec), 0ull, 1ull) == 0ull) {
@@ -305,7 +305,7 @@ int c_precedence(const Expr& e) {
 
 class Printer {
  public:
-  // checked: the module's table of run-time checked accesses (shared by its functions)
+  // checked: the module's table of run-time checked accesses (shared by its functions; never null)
   Printer(const GeneratedKernel& g, CheckedSource* checked) : g_(g), k_(g.kernel), unproven_(g), checked_(checked) {
     for (auto& insn : k_.instructions) has_async_ |= insn.async_copy;  // (every barrier then waits for the copies)
   }
@@ -383,7 +383,7 @@ class Printer {
       }
     }
     code.replace(code.find(kCheckedParams), std::string(kCheckedParams).size(), extra);
-    if (checked_) checked_->extents_of.push_back(extents);
+    checked_->extents_of.push_back(extents);
     return code;
   }
 
@@ -435,17 +435,16 @@ class Printer {
       case ExprKind::Var: return e.as<Var>()->name;
       case ExprKind::Subscript: {
         auto s = e.as<Subscript>();
-        if (int arg = checked_ ? unproven_.argument(*s, current_insn_) : -1; arg >= 0) {
+        if (int arg = unproven_.argument(*s, current_insn_); arg >= 0) {
           checked_arrays_.insert(arg);
-          CheckedAccess a{current_insn_, s->name};
           size_t id = 0;
-          while (id < checked_->accesses.size() && !(checked_->accesses[id].instruction == a.instruction && checked_->accesses[id].array == a.array)) ++id;
-          if (id == checked_->accesses.size()) checked_->accesses.push_back(a);
-          if (value_context_)
-            return "loom_checked_load(" + s->name + ", " + expr(k_.flat_index(*s), 0) + ", loom_extent_" + s->name + ", " +
-                   std::to_string(id) + ", loom_bad, loom_bad_index)";
-          return "(*loom_checked(" + s->name + ", " + expr(k_.flat_index(*s), 0) + ", loom_extent_" + s->name + ", " + std::to_string(id) +
-                 ", loom_bounds, loom_bad, loom_bad_index))";
+          while (id < checked_->accesses.size() &&
+                 !(checked_->accesses[id].instruction == current_insn_ && checked_->accesses[id].array == s->name))
+            ++id;
+          if (id == checked_->accesses.size()) checked_->accesses.push_back({current_insn_, s->name});
+          std::string at = s->name + ", " + expr(k_.flat_index(*s), 0) + ", loom_extent_" + s->name + ", " + std::to_string(id);
+          return value_context_ ? "loom_checked_load(" + at + ", loom_bad, loom_bad_index)"
+                                : "(*loom_checked(" + at + ", loom_bounds, loom_bad, loom_bad_index))";
         }
         return s->name + "[" + expr(k_.flat_index(*s), 0) + "]";
       }

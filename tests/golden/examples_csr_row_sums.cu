@@ -5,12 +5,15 @@
 // and index in registers (selects, no branch: loads still overlap); at its
 // end the thread reports them in the record, and the host raises the error
 // after the launch.
-template <class T> __device__ __forceinline__ T *loom_checked(T *p, long long off, long long extent, int id, long long *rec, int &bad,
-                                                               long long &bad_index) {
+__device__ __forceinline__ bool loom_in_bounds(long long off, long long extent, int id, int &bad, long long &bad_index) {
   bool ok = (unsigned long long)off < (unsigned long long)extent;
   bad_index = ok || bad >= 0 ? bad_index : off;
   bad = ok || bad >= 0 ? bad : id;
-  return ok ? p + off : reinterpret_cast<T *>(rec + 4);
+  return ok;
+}
+template <class T> __device__ __forceinline__ T *loom_checked(T *p, long long off, long long extent, int id, long long *rec, int &bad,
+                                                               long long &bad_index) {
+  return loom_in_bounds(off, extent, id, bad, bad_index) ? p + off : reinterpret_cast<T *>(rec + 4);
 }
 // The same for a value read (the right-hand side): an unconditional load
 // from the array or from zeros nothing writes (a branch around the load, or
@@ -19,10 +22,7 @@ template <class T> __device__ __forceinline__ T *loom_checked(T *p, long long of
 __device__ const long long loom_read_scratch[4] = {0, 0, 0, 0};
 template <class T> __device__ __forceinline__ T loom_checked_load(const T *__restrict__ p, long long off, long long extent, int id, int &bad,
                                                                    long long &bad_index) {
-  bool ok = (unsigned long long)off < (unsigned long long)extent;
-  bad_index = ok || bad >= 0 ? bad_index : off;
-  bad = ok || bad >= 0 ? bad : id;
-  return *(ok ? p + off : reinterpret_cast<const T *>(loom_read_scratch));
+  return *(loom_in_bounds(off, extent, id, bad, bad_index) ? p + off : reinterpret_cast<const T *>(loom_read_scratch));
 }
 __device__ __forceinline__ void loom_report(long long *rec, int bad, long long bad_index) {
   if (bad >= 0 && atomicCAS(reinterpret_cast<unsigned long long *>(rec), 0ull, 1ull) == 0ull) {
