@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -121,7 +122,7 @@ std::string warp_row_sums(int n) {
 // of them with shared-memory tiles of a and b), generated in worker processes
 // (compile_variants) with one worker and with one per core; and the same
 // with NVRTC compilation (fewer variants: each compile takes tens of ms).
-void time_variants() {
+void time_variants(bool stages_only = false) {
   LoopKernel mm = parse_kernel_text("kernel mm\ndomains:\n  {[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}\narguments:\n"
                                     "  a: float32[n, l], b: float32[l, m], c: float32[n, m]\ninstructions:\n  c[i, j] = sum(k, a[i, k] * b[k, j])\n")
                       .kernel;
@@ -142,6 +143,40 @@ void time_variants() {
   std::shuffle(space.begin(), space.end(), std::mt19937(1));
   std::vector<std::vector<TransformStep>> scripts;
   for (size_t v = 0; v < 500; ++v) scripts.push_back(parse_transform_script(space[v]));
+  if (stages_only) {
+    // in this process, per stage (for profiling): the mean over the 500
+    // variants, twice (the second pass answers from isl's memo where it can)
+    int passes = std::getenv("LOOM_BENCH_PASSES") ? std::atoi(std::getenv("LOOM_BENCH_PASSES")) : 2;
+    for (int pass = 0; pass < passes; ++pass) {
+      double apply = 0, print = 0, all = 0;
+      StageTimes sum;
+      int ok = 0;
+      auto t_all = Clock::now();
+      for (auto& script : scripts) {
+        try {
+          auto t = Clock::now();
+          LoopKernel k = apply_transforms(mm, script);
+          apply += since(t);
+          StageTimes st;
+          GeneratedKernel g = generate(k, &st);
+          since(t);
+          std::string src = cuda::print_source(g);
+          print += since(t);
+          sum.preprocess += st.preprocess, sum.linearize += st.linearize, sum.legality += st.legality;
+          sum.hardware_axes += st.hardware_axes, sum.loop_nest += st.loop_nest;
+          ++ok;
+        } catch (const std::exception&) {
+        }
+      }
+      all = since(t_all);
+      double n = double(scripts.size());
+      std::printf("pass %d, ms per variant (%d ok): apply %.3f preprocess %.3f linearize %.3f legality %.3f hw axes %.3f "
+                  "loop nest %.3f print %.3f | total %.3f\n",
+                  pass + 1, ok, apply * 1e3 / n, sum.preprocess * 1e3 / n, sum.linearize * 1e3 / n, sum.legality * 1e3 / n,
+                  sum.hardware_axes * 1e3 / n, sum.loop_nest * 1e3 / n, print * 1e3 / n, all * 1e3 / n);
+    }
+    return;
+  }
   int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   std::printf("\nvariants (500 distinct SGEMM tilings, compile_variants, %d cores):\n", cores);
   auto rate = [&](size_t first, size_t n, int workers, bool compile) {
@@ -172,8 +207,8 @@ void time_variants() {
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "examples";
   int reps = argc > 2 ? std::atoi(argv[2]) : 200;
-  if (dir == "variants") {  // only the variant rows (for profiling a tuner's inner loop)
-    time_variants();
+  if (dir == "variants") {  // only the variant rows (for profiling a tuner's inner loop; "variants stages": in this process, per stage)
+    time_variants(argc > 2 && std::string(argv[2]) == "stages");
     return 0;
   }
   // A directory times each of its .loom files and the built-in kernels; one

@@ -295,7 +295,7 @@ StorageLoops add_storage_loops(LoopKernel& r, const LoopKernel& k, const Footpri
     loops.index[a] = make_var(n);
     loops.source[a] = simplify(fp.base[a] + make_var(n));
     // a domain of its own per iname, so the next names are chosen knowing this one
-    if (!reuse) r.domains.edit().push_back(Domain::parse("{[" + n + "]: 0 <= " + n + " < " + std::to_string(fp.extent[a]) + "}"));
+    if (!reuse) r.domains.edit().push_back(Domain::interval(n, fp.extent[a]));
   }
   return loops;
 }
@@ -389,7 +389,7 @@ LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintR
       }
       if (!has_store) refuse(k, rq.what, "no instruction '" + store_id + "' to place on local axis " + lt.str());
       std::string n = unique_name(r, store_id + "_l" + std::to_string(a));
-      r.domains.edit().push_back(Domain::parse("{[" + n + "]: 0 <= " + n + " < " + std::to_string(ext[a]) + "}"));
+      r.domains.edit().push_back(Domain::interval(n, ext[a]));
       r.iname_tags.edit()[n] = lt;
       for (auto& insn : r.instructions.edit())
         if (insn.id == store_id) {

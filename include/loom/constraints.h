@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct AffineConstraint {
 // The constraints of each domain of k; nullopt (and why) when some domain
 // does not qualify.
 std::optional<std::vector<std::vector<AffineConstraint>>> read_domain_constraints(const LoopKernel& k, std::string* why_not = nullptr);
+// The constraints of one domain (memoized by its set); nullopt when it does not qualify.
+std::optional<std::vector<AffineConstraint>> read_domain_constraints(const Domain& d);
 
 // The constraints an instruction runs under: those of the domains its inames
 // need, connected to its inames, with the other inames projected out where
@@ -42,6 +45,14 @@ std::optional<std::vector<AffineConstraint>> instruction_constraints(
 // have finite ranges, until nothing changes. Unbounded ends stay INT64_MIN/MAX.
 using Ranges = std::map<std::string, std::pair<int64_t, int64_t>>;
 void propagate_ranges(const std::vector<AffineConstraint>& cs, Ranges& ranges);
+
+// An integer point satisfying every constraint of cs, with the variables of
+// `fixed` at their values, found greedily (interval propagation, one
+// variable at a time, ends that lower `lower_this` where given) and checked
+// exactly; nullopt when the greedy search finds none (there may still be
+// one: ask isl then).
+std::optional<std::map<std::string, int64_t>> find_point(const std::vector<AffineConstraint>& cs, const std::map<std::string, int64_t>& fixed,
+                                                          const AffineConstraint* lower_this = nullptr);
 
 // e as sum(coef * var) + constant; nullopt when not affine with integer coefficients.
 std::optional<AffineConstraint> affine_form(const Expr& e);

@@ -66,12 +66,21 @@ T* check(T* p, const char* what) {
 
 namespace loom {
 class LoopKernel;
+struct AffineConstraint;
 namespace islu {
 
 // The iteration set of `inames` (set dimensions in that order): the
 // intersection of the domains defining them and of the domains those depend
 // on (inames used as parameters), with other inames projected out.
 isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& inames);
+
+// Whether c >= 0 at every point of the iteration set of `inames` (within
+// `assumptions`, which may be null): one emptiness question to isl, with no
+// projection and no subset test. A parameter of c that the set does not name
+// is free (the answer covers its every value); nullopt when c names an iname
+// outside the set, or isl cannot tell.
+std::optional<bool> holds_on_iteration_domain(const LoopKernel& k, const std::vector<std::string>& inames, const AffineConstraint& c,
+                                               const isl::set& assumptions);
 
 // d as two independent domains: the inames coupled to `inames` through d's
 // constraints (directly or through other inames), and the rest, each in d's
@@ -86,6 +95,10 @@ std::string missing_bound(isl_set* s, unsigned pos);
 // The smallest and largest value of an iname over all parameter values;
 // nullopt when either is unbounded (the range depends on the parameters).
 std::optional<std::pair<int64_t, int64_t>> constant_range(const LoopKernel& k, const std::string& iname);
+
+// Whether an iname can take two different values (for some parameter
+// values): false only when its range is one value (or none).
+bool takes_two_values(const LoopKernel& k, const std::string& iname);
 
 // The maximum of `index` over `domain`, as a function of the parameters;
 // null when index is not affine in the domain's dimensions and parameters.

@@ -1,10 +1,13 @@
 // Reading affine constraints from domains (see loom/constraints.h).
 #include "loom/constraints.h"
+#include "loom/isl_util.h"
 
 #include <isl/constraint.h>
 #include <isl/set.h>
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 #include <optional>
 #include <set>
 #include <string>
@@ -37,22 +40,26 @@ std::string basic_set_constraints(isl_basic_set* bs, std::vector<AffineConstrain
   struct Ctx {
     std::vector<AffineConstraint>* out;
     std::string error;
-  } ctx{&out, ""};
+    std::vector<std::string> names[2];  // parameters, set dimensions (read once: asking per coefficient copied the space each time)
+  } ctx{&out, "", {}};
+  isl_space* space = isl_basic_set_get_space(bs);
+  ctx.names[0] = islu::dim_names(space, isl_dim_param);
+  ctx.names[1] = islu::dim_names(space, isl_dim_set);
+  isl_space_free(space);
   isl_basic_set_foreach_constraint(
       bs,
       [](isl_constraint* con, void* user) -> isl_stat {
         auto* c = static_cast<Ctx*>(user);
         AffineConstraint k;
-        for (isl_dim_type t : {isl_dim_param, isl_dim_set}) {
-          isl_size n = isl_constraint_dim(con, t);
-          for (isl_size i = 0; i < n; ++i) {
+        for (int ti = 0; ti < 2; ++ti) {
+          isl_dim_type t = ti == 0 ? isl_dim_param : isl_dim_set;
+          const auto& names = c->names[ti];
+          for (size_t i = 0; i < names.size(); ++i) {
+            if (!isl_constraint_involves_dims(con, t, unsigned(i), 1)) continue;
             int64_t v = 0;
-            if (!fits(isl_constraint_get_coefficient_val(con, t, i), v)) c->error = "a coefficient is too large";
+            if (!fits(isl_constraint_get_coefficient_val(con, t, int(i)), v)) c->error = "a coefficient is too large";
             if (v == 0) continue;
-            isl_local_space* ls = isl_constraint_get_local_space(con);
-            const char* name = isl_local_space_get_dim_name(ls, t, unsigned(i));
-            k.coef[name ? name : ""] = v;
-            isl_local_space_free(ls);
+            k.coef[names[i]] = v;
           }
         }
         if (!fits(isl_constraint_get_constant_val(con), k.constant)) c->error = "a constant is too large";
@@ -108,9 +115,42 @@ std::optional<std::vector<AffineConstraint>> isl_projection(const std::vector<Af
   return out;
 }
 
+std::vector<AffineConstraint> read_constraints_uncached(const Domain& d);
+
 // The constraints of a domain that is one basic set without existentials
-// (an equality becomes two inequalities).
+// (an equality becomes two inequalities). Memoized by the domain's set:
+// domains are immutable and shared by every copy of a kernel, and the checks
+// and code generation read the same domains again (the entry holds the
+// domain, so its set's address is not reused while cached).
 std::vector<AffineConstraint> read_constraints(const Domain& d) {
+  struct Entry {
+    Domain held;
+    std::vector<AffineConstraint> constraints;
+    std::string why_not;
+  };
+  static std::mutex mu;
+  static std::unordered_map<const isl_set*, Entry> memo;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo.find(d.get()); it != memo.end()) {
+      if (!it->second.why_not.empty()) throw Fail{it->second.why_not};
+      return it->second.constraints;
+    }
+  }
+  Entry e{d, {}, ""};
+  try {
+    e.constraints = read_constraints_uncached(d);
+  } catch (const Fail& f) {
+    e.why_not = f.why;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (memo.size() >= 4096) memo.clear();  // bounded: a tuner's variants come and go
+  auto it = memo.emplace(d.get(), std::move(e)).first;
+  if (!it->second.why_not.empty()) throw Fail{it->second.why_not};
+  return it->second.constraints;
+}
+
+std::vector<AffineConstraint> read_constraints_uncached(const Domain& d) {
   isl_set* s = d.get();
   if (isl_set_n_basic_set(s) != 1) throw Fail{"a domain is a union of basic sets"};
   std::vector<AffineConstraint> out;
@@ -131,6 +171,14 @@ std::vector<AffineConstraint> read_constraints(const Domain& d) {
 
 
 }  // namespace
+
+std::optional<std::vector<AffineConstraint>> read_domain_constraints(const Domain& d) {
+  try {
+    return read_constraints(d);
+  } catch (const Fail&) {
+    return std::nullopt;
+  }
+}
 
 std::optional<std::vector<std::vector<AffineConstraint>>> read_domain_constraints(const LoopKernel& k, std::string* why_not) {
   try {
@@ -198,7 +246,50 @@ std::vector<AffineConstraint> substitute_value(const std::vector<AffineConstrain
 
 }  // namespace
 
+namespace {
+std::optional<std::vector<AffineConstraint>> instruction_constraints_uncached(
+    const LoopKernel& k_, const std::vector<std::vector<AffineConstraint>>& domain_constraints_, const Instruction& insn,
+    std::string* why_not);
+}  // namespace
+
 std::optional<std::vector<AffineConstraint>> instruction_constraints(
+    const LoopKernel& k, const std::vector<std::vector<AffineConstraint>>& domain_constraints, const Instruction& insn,
+    std::string* why_not) {
+  // Memoized: the answer depends on the kernel's domains (domain_constraints
+  // are theirs), its temporaries' names and the instruction's inames; the
+  // bounds and race checks and the fast path each ask for every instruction.
+  // The entry holds the domains and temporaries parts, so they are not
+  // changed in place or freed (and their addresses reused) while cached.
+  struct Entry {
+    Part<std::vector<Domain>> domains;
+    Part<std::map<std::string, Temporary>> temporaries;
+    std::optional<std::vector<AffineConstraint>> result;
+    std::string why_not;
+  };
+  std::string key = std::to_string(reinterpret_cast<uintptr_t>(k.domains.identity())) + "," +
+                    std::to_string(reinterpret_cast<uintptr_t>(k.temporaries.identity())) + "|";
+  for (auto& n : insn.within_inames) key += n + ",";
+  static std::mutex mu;
+  static std::unordered_map<std::string, Entry> memo;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo.find(key); it != memo.end()) {
+      if (why_not) *why_not = it->second.why_not;
+      return it->second.result;
+    }
+  }
+  Entry e{k.domains, k.temporaries, {}, ""};
+  e.result = instruction_constraints_uncached(k, domain_constraints, insn, &e.why_not);
+  if (why_not) *why_not = e.why_not;
+  auto result = e.result;
+  std::lock_guard<std::mutex> lock(mu);  // (an empty part is keyed 0: it is empty wherever it is)
+  if (memo.size() >= 4096) memo.clear();  // bounded: a tuner's variants come and go
+  memo[key] = std::move(e);
+  return result;
+}
+
+namespace {
+std::optional<std::vector<AffineConstraint>> instruction_constraints_uncached(
     const LoopKernel& k_, const std::vector<std::vector<AffineConstraint>>& domain_constraints_, const Instruction& insn,
     std::string* why_not) {
   try {
@@ -297,6 +388,7 @@ std::optional<std::vector<AffineConstraint>> instruction_constraints(
     return std::nullopt;
   }
 }
+}  // namespace
 
 void propagate_ranges(const std::vector<AffineConstraint>& cs, Ranges& r) {
   auto floor_div = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
@@ -316,12 +408,12 @@ void propagate_ranges(const std::vector<AffineConstraint>& cs, Ranges& r) {
             known = false;
             break;
           }
-          int64_t e = b > 0 ? it->second.second : it->second.first;
-          if (e == INT64_MAX || e == INT64_MIN) {
+          int64_t e = b > 0 ? it->second.second : it->second.first, term;
+          // (an overflow leaves the bound unknown: a wrapped sum would prove wrong things)
+          if (e == INT64_MAX || e == INT64_MIN || __builtin_mul_overflow(b, e, &term) || __builtin_add_overflow(others, term, &others)) {
             known = false;
             break;
           }
-          others += b * e;
         }
         if (!known) continue;
         auto& range = self->second;

@@ -142,6 +142,13 @@ std::string not_a_set(isl_ctx* ctx, const std::string& full) {
 
 }  // namespace
 
+Domain Domain::interval(const std::string& iname, int64_t extent) {
+  isl_ctx* ctx = isl_context();
+  isl_space* sp = isl_space_set_dim_id(isl_space_set_alloc(ctx, 0, 1), isl_dim_set, 0, isl_id_alloc(ctx, iname.c_str(), nullptr));
+  isl_set* s = isl_set_lower_bound_si(isl_set_universe(sp), isl_dim_set, 0, 0);
+  return Domain(islu::check(isl_set_upper_bound_val(s, isl_dim_set, 0, isl_val_int_from_si(ctx, long(extent) - 1)), "Domain::interval"));
+}
+
 Domain Domain::parse(const std::string& text) {
   check_domain_text(text);
   isl_ctx* ctx = isl_context();
@@ -222,13 +229,25 @@ int find_dim(isl_set* s, isl_dim_type type, const std::string& name) {
 
 isl::set arrange_dims(isl::set s, const std::vector<std::string>& dims) {
   isl_set* r = s.release();
-  // 1. project out dimensions that are not wanted
-  for (int i = isl_set_dim(r, isl_dim_set) - 1; i >= 0; --i) {
-    const char* n = isl_set_get_dim_name(r, isl_dim_set, i);
-    bool keep = false;
-    for (auto& d : dims) keep |= (n && d == n);
-    if (!keep) r = isl_set_project_out(r, isl_dim_set, i, 1);
+  // 1. project out dimensions that are not wanted, a run of neighbours per
+  // call (every isl operation simplifies the whole set again: one call per
+  // dimension was most of the cost of iteration_domain)
+  auto unwanted = [&](int i) {
+    const char* n = isl_set_get_dim_name(r, isl_dim_set, unsigned(i));
+    return !n || std::find(dims.begin(), dims.end(), n) == dims.end();
+  };
+  for (int i = isl_set_dim(r, isl_dim_set) - 1; i >= 0;) {
+    if (!unwanted(i)) {
+      --i;
+      continue;
+    }
+    int first = i;
+    while (first > 0 && unwanted(first - 1)) --first;
+    r = isl_set_project_out(r, isl_dim_set, unsigned(first), unsigned(i - first + 1));
+    i = first - 1;
   }
+  // already in the order asked for (the common case): no moves
+  if (r && dim_names(r, isl_dim_set) == dims) return isl::manage(r);
   // 2. all remaining dimensions become parameters
   isl_size nparam = isl_set_dim(r, isl_dim_param);
   isl_size nset = isl_set_dim(r, isl_dim_set);

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <set>
 #include <unordered_map>
 
 #include "loom/isl_util.h"
+#include "loom/constraints.h"
 #include "loom/kernel.h"
 
 namespace loom::islu {
@@ -84,6 +86,40 @@ isl::set coupled_part(isl::set s, const std::set<std::string>& keep) {
   return isl::manage(check(isl_set_from_basic_set(bs), "coupled_part"));
 }
 
+// coupled_part of a domain: the coupling read from its memoized constraints
+// (no isl operation) and the uncoupled dimensions' constraints dropped from
+// its set; through isl when the constraints cannot be read.
+isl::set coupled_part(const Domain& d, const std::set<std::string>& keep) {
+  auto cs = read_domain_constraints(d);
+  if (!cs) return coupled_part(to_isl(d), keep);
+  const std::vector<std::string>& dims = d.inames();
+  std::vector<int> parent(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) parent[i] = int(i);
+  auto index = [&](const std::string& v) { return size_t(std::find(dims.begin(), dims.end(), v) - dims.begin()); };
+  for (auto& c : *cs) {
+    int first = -1;
+    for (auto& [v, a] : c.coef) {
+      size_t i = index(v);
+      if (i == dims.size()) continue;  // a parameter
+      if (first < 0) first = int(i);
+      else parent[size_t(find_root(parent, int(i)))] = find_root(parent, first);
+    }
+  }
+  std::set<int> kept_roots;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (keep.count(dims[i])) kept_roots.insert(find_root(parent, int(i)));
+  // A set of its own, never the domain's basic sets: isl records what it
+  // learns about a basic set (a sample point) in the basic set itself, and a
+  // kernel's domain must not carry the history of the analyses asked about
+  // it (a later transformation's simplification of it would depend on that,
+  // and one script would give different kernels). Resetting the tuple name
+  // makes isl copy them (dropping constraints does too).
+  isl_set* s = isl_set_set_tuple_name(d.copy(), nullptr);
+  for (int i = int(dims.size()) - 1; i >= 0; --i)
+    if (!kept_roots.count(find_root(parent, i))) s = isl_set_drop_constraints_involving_dims(s, isl_dim_set, unsigned(i), 1);
+  return isl::manage(check(s, "coupled_part"));
+}
+
 // a and b intersected. Two sets of one basic set each (what domains are)
 // intersect as basic sets: isl_set_intersect would also test the result for
 // emptiness (a rational sample), which is most of the cost and not needed here.
@@ -104,65 +140,195 @@ isl::set intersect_sets(const isl::set& a, const isl::set& b) {
 
 }  // namespace
 
-isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& inames) {
+namespace {
+
+// What an iteration set is made of: the domains defining the inames asked
+// for and those they depend on (inames used as parameters), and the inames
+// whose coupled constraints are kept (see coupled_part).
+struct Question {
   std::vector<int> needed;
-  std::set<std::string> keep(inames.begin(), inames.end());
+  std::set<std::string> keep;
+  std::string key;  // the needed domains' sets (by address) and `keep`
+};
+
+Question ask(const LoopKernel& k, const std::vector<std::string>& inames) {
+  Question q;
+  q.keep.insert(inames.begin(), inames.end());
   std::vector<std::string> todo(inames.begin(), inames.end());
   while (!todo.empty()) {
     std::string n = todo.back();
     todo.pop_back();
     int d = k.domain_of(n);
     if (d < 0) throw KernelError("kernel '" + k.name + "': no domain defines iname '" + n + "'");
-    if (std::find(needed.begin(), needed.end(), d) != needed.end()) continue;
-    needed.push_back(d);
+    if (std::find(q.needed.begin(), q.needed.end(), d) != q.needed.end()) continue;
+    q.needed.push_back(d);
     for (auto& p : k.domains[d].params())
       if (k.has_iname(p)) {
         todo.push_back(p);
-        keep.insert(p);
+        q.keep.insert(p);
       }
   }
-  std::sort(needed.begin(), needed.end());
-  // Memoized: the answer depends on the needed domains' sets, `keep` and the
-  // order asked for. Domains are immutable isl sets shared by every copy of a
-  // kernel, so transformations and passes that ask again about unchanged
-  // domains find their sets by address; the entry holds a reference to each,
-  // so an address cannot be reused by another set while it is cached.
-  std::string key;
-  for (int d : needed) key += std::to_string(reinterpret_cast<uintptr_t>(k.domains[d].get())) + ",";
-  key += "|";
-  for (auto& n : keep) key += n + ",";
-  key += "|";
-  for (auto& n : inames) key += n + ",";
+  std::sort(q.needed.begin(), q.needed.end());
+  for (int d : q.needed) q.key += std::to_string(reinterpret_cast<uintptr_t>(k.domains[d].get())) + ",";
+  q.key += "|";
+  for (auto& n : q.keep) q.key += n + ",";
+  return q;
+}
+
+// Memoized answers. The answer depends on the needed domains' sets, `keep`
+// and what is asked. Domains are immutable isl sets shared by every copy of a
+// kernel, so transformations and passes that ask again about unchanged
+// domains find their sets by address; the entry holds a reference to each,
+// so an address cannot be reused by another set while it is cached.
+struct Memo {
   struct Entry {
     std::vector<Domain> held;
     isl::set result;
   };
-  static std::mutex mu;
-  static std::unordered_map<std::string, Entry> memo;
-  {
+  std::mutex mu;
+  std::unordered_map<std::string, Entry> entries;
+
+  std::optional<isl::set> find(const std::string& key) {
     std::lock_guard<std::mutex> lock(mu);
-    if (auto it = memo.find(key); it != memo.end()) return it->second.result;
+    if (auto it = entries.find(key); it != entries.end()) return it->second.result;
+    return std::nullopt;
   }
+  void add(const LoopKernel& k, const Question& q, std::string key, const isl::set& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (entries.size() >= 4096) entries.clear();  // bounded: an auto-scheduler's thousands of variants come and go
+    Entry e;
+    for (int d : q.needed) e.held.push_back(k.domains[d]);
+    e.result = r;
+    entries.emplace(std::move(key), std::move(e));
+  }
+};
+Memo& memo() {
+  static Memo m;
+  return m;
+}
+
+// The needed domains' coupled parts intersected, every iname of them a set
+// dimension (in the domains' order); the parameters' universe when there are none.
+isl::set joint_set(const LoopKernel& k, const Question& q) {
+  std::string key = q.key + "|joint";
+  if (auto hit = memo().find(key)) return *hit;
   std::vector<std::string> all;
-  for (int d : needed)
+  for (int d : q.needed)
     for (auto& n : k.domains[d].inames()) all.push_back(n);
   isl::set r;
-  for (int d : needed) {
-    isl::set s = arrange_dims(coupled_part(to_isl(k.domains[d]), keep), all);
+  for (int d : q.needed) {
+    isl::set s = arrange_dims(coupled_part(k.domains[d], q.keep), all);
     r = r.is_null() ? s : intersect_sets(r, s);
   }
-  if (r.is_null()) {  // no inames: the universe of the parameters
-    isl_space* sp = isl_space_set_alloc(isl_context(), 0, 0);
-    r = isl::manage(isl_set_universe(sp));
-  }
-  r = arrange_dims(r, inames);
-  std::lock_guard<std::mutex> lock(mu);
-  if (memo.size() >= 4096) memo.clear();  // bounded: an auto-scheduler's thousands of variants come and go
-  Entry e;
-  for (int d : needed) e.held.push_back(k.domains[d]);
-  e.result = r;
-  memo.emplace(std::move(key), std::move(e));
+  if (r.is_null()) r = isl::manage(isl_set_universe(isl_space_set_alloc(isl_context(), 0, 0)));
+  memo().add(k, q, key, r);
   return r;
+}
+
+// The constraints of the set joint_set builds (each needed domain's, less
+// those of dimensions coupled to none of `keep`), read without isl; nullopt
+// when some domain's constraints cannot be read.
+std::optional<std::vector<AffineConstraint>> joint_constraints(const LoopKernel& k, const Question& q) {
+  std::vector<AffineConstraint> out;
+  for (int d : q.needed) {
+    auto cs = read_domain_constraints(k.domains[d]);
+    if (!cs) return std::nullopt;
+    const std::vector<std::string>& dims = k.domains[d].inames();
+    std::vector<int> parent(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) parent[i] = int(i);
+    auto index = [&](const std::string& v) { return size_t(std::find(dims.begin(), dims.end(), v) - dims.begin()); };
+    for (auto& c : *cs) {
+      int first = -1;
+      for (auto& [v, a] : c.coef)
+        if (size_t i = index(v); i < dims.size()) {
+          if (first < 0) first = int(i);
+          else parent[size_t(find_root(parent, int(i)))] = find_root(parent, first);
+        }
+    }
+    std::set<int> kept_roots;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (q.keep.count(dims[i])) kept_roots.insert(find_root(parent, int(i)));
+    for (auto& c : *cs) {
+      bool dropped = false;
+      for (auto& [v, a] : c.coef)
+        if (size_t i = index(v); i < dims.size() && !kept_roots.count(find_root(parent, int(i)))) dropped = true;
+      if (!dropped) out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// The range of v over the points of cs, from interval propagation: a box
+// around them (every point is inside; an end need not be attained).
+std::pair<int64_t, int64_t> propagated_range(const std::vector<AffineConstraint>& cs, const std::string& v) {
+  Ranges ranges;
+  for (auto& c : cs)
+    for (auto& [x, a] : c.coef) ranges.emplace(x, std::make_pair(INT64_MIN, INT64_MAX));
+  ranges.emplace(v, std::make_pair(INT64_MIN, INT64_MAX));
+  propagate_ranges(cs, ranges);
+  return ranges.at(v);
+}
+
+}  // namespace
+
+isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& inames) {
+  Question q = ask(k, inames);
+  std::string key = q.key + "|";
+  for (auto& n : inames) key += n + ",";
+  if (auto hit = memo().find(key)) return *hit;
+  isl::set r = arrange_dims(joint_set(k, q), inames);
+  memo().add(k, q, key, r);
+  return r;
+}
+
+std::optional<bool> holds_on_iteration_domain(const LoopKernel& k, const std::vector<std::string>& inames, const AffineConstraint& c,
+                                               const isl::set& assumptions) {
+  // c holds on the projection onto `inames` iff it holds on the whole joint
+  // set: so no projection, and one emptiness question about the set with c
+  // negated (-c - 1 >= 0), in place of subset tests between sets. First a
+  // point where c fails, looked for without isl (most guards a prefetch
+  // writes are needed: a partial tile).
+  Question q = ask(k, inames);
+  if (auto cs = joint_constraints(k, q)) {
+    auto assumed = assumptions.is_null() ? std::optional<std::vector<AffineConstraint>>(std::vector<AffineConstraint>{})
+                                         : read_domain_constraints(Domain(assumptions.copy()));
+    if (assumed) {
+      cs->insert(cs->end(), assumed->begin(), assumed->end());
+      AffineConstraint negated;  // -c - 1 >= 0
+      for (auto& [v, a] : c.coef) negated.coef[v] = -a;
+      negated.constant = -c.constant - 1;
+      cs->push_back(negated);
+      if (find_point(*cs, {}, &c)) return false;
+    }
+  }
+  isl::set joint = joint_set(k, q);
+  isl_set* s = joint.copy();
+  if (!assumptions.is_null()) {
+    s = isl_set_align_params(s, isl_set_get_space(assumptions.get()));
+    s = isl_set_intersect_params(s, isl_set_align_params(assumptions.copy(), isl_set_get_space(s)));
+  }
+  isl_space* sp = isl_set_get_space(s);
+  for (auto& [v, a] : c.coef)  // a parameter the domains do not name: free (the proof covers its every value)
+    if (isl_space_find_dim_by_name(sp, isl_dim_set, v.c_str()) < 0 && isl_space_find_dim_by_name(sp, isl_dim_param, v.c_str()) < 0) {
+      if (k.has_iname(v)) {  // an iname outside the set asked about: no answer
+        isl_space_free(sp);
+        isl_set_free(s);
+        return std::nullopt;
+      }
+      sp = isl_space_add_param_id(sp, isl_id_alloc(isl_context(), v.c_str(), nullptr));
+    }
+  s = isl_set_align_params(s, isl_space_copy(sp));
+  isl_constraint* neg = isl_inequality_alloc(isl_local_space_from_space(sp));
+  neg = isl_constraint_set_constant_si(neg, -c.constant - 1);
+  for (auto& [v, a] : c.coef) {
+    isl_dim_type t = isl_set_find_dim_by_name(s, isl_dim_set, v.c_str()) >= 0 ? isl_dim_set : isl_dim_param;
+    neg = isl_constraint_set_coefficient_si(neg, t, isl_set_find_dim_by_name(s, t, v.c_str()), int(-a));
+  }
+  s = isl_set_add_constraint(s, neg);
+  isl_bool empty = isl_set_is_empty(s);
+  isl_set_free(s);
+  if (empty == isl_bool_error) return std::nullopt;
+  return empty == isl_bool_true;
 }
 
 std::string missing_bound(isl_set* s, unsigned pos) {
@@ -171,16 +337,51 @@ std::string missing_bound(isl_set* s, unsigned pos) {
   return lower && upper ? "" : lower ? "upper" : upper ? "lower" : "lower or upper";
 }
 
-std::optional<std::pair<int64_t, int64_t>> constant_range(const LoopKernel& k, const std::string& iname) {
-  isl::set d = iteration_domain(k, {iname});
-  isl_val* lo = isl_set_dim_min_val(d.copy(), 0);
-  isl_val* hi = isl_set_dim_max_val(d.copy(), 0);
+namespace {
+// The constant range of set dimension `pos` of d over all parameter values.
+std::optional<std::pair<int64_t, int64_t>> constant_range_of(const isl::set& d, int pos) {
+  isl_val* lo = isl_set_dim_min_val(d.copy(), pos);
+  isl_val* hi = isl_set_dim_max_val(d.copy(), pos);
   bool ok = lo && hi && isl_val_is_int(lo) && isl_val_is_int(hi);
   std::pair<int64_t, int64_t> r{ok ? isl_val_get_num_si(lo) : 0, ok ? isl_val_get_num_si(hi) : 0};
   isl_val_free(lo);
   isl_val_free(hi);
   if (!ok) return std::nullopt;
   return r;
+}
+}  // namespace
+
+std::optional<std::pair<int64_t, int64_t>> constant_range(const LoopKernel& k, const std::string& iname) {
+  // The extrema over the joint set (no projection onto the iname: the
+  // extrema of one coordinate are those of its projection), memoized by that
+  // set and the iname: passes of one kernel ask about the same inames again,
+  // and isl's parametric minimum and maximum are the cost here. The entry
+  // holds the set, so its address is not reused while cached.
+  Question q = ask(k, {iname});
+  if (auto cs = joint_constraints(k, q)) {  // a box both of whose ends are attained is the range (no isl)
+    auto [lo, hi] = propagated_range(*cs, iname);
+    if (lo != INT64_MIN && hi != INT64_MAX && lo <= hi && find_point(*cs, {{iname, lo}}) && find_point(*cs, {{iname, hi}}))
+      return std::make_pair(lo, hi);
+  }
+  isl::set d = joint_set(k, q);
+  int pos = isl_set_find_dim_by_name(d.get(), isl_dim_set, iname.c_str());
+  if (pos < 0) fail("constant_range");
+  struct Entry {
+    isl::set held;
+    std::optional<std::pair<int64_t, int64_t>> range;
+  };
+  static std::mutex mu;
+  static std::map<std::pair<const isl_set*, int>, Entry> memo;
+  auto key = std::make_pair(static_cast<const isl_set*>(d.get()), pos);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo.find(key); it != memo.end()) return it->second.range;
+  }
+  auto range = constant_range_of(d, pos);
+  std::lock_guard<std::mutex> lock(mu);
+  if (memo.size() >= 4096) memo.clear();
+  memo.emplace(key, Entry{d, range});
+  return range;
 }
 
 namespace {
@@ -214,6 +415,18 @@ std::optional<std::pair<Domain, Domain>> separate_coupled(const Domain& d, const
     return from_isl(arrange_dims(coupled_part(to_isl(d), std::set<std::string>(dims.begin(), dims.end())), dims));
   };
   return std::make_pair(part(mine), part(rest));
+}
+
+bool takes_two_values(const LoopKernel& k, const std::string& iname) {
+  Question q = ask(k, {iname});
+  if (auto cs = joint_constraints(k, q)) {  // two points that differ in it (no isl)
+    auto [lo, hi] = propagated_range(*cs, iname);
+    if (lo != INT64_MIN && lo != INT64_MAX && find_point(*cs, {{iname, lo}}) && find_point(*cs, {{iname, lo + 1}})) return true;
+    if (hi != INT64_MIN && hi != INT64_MAX && find_point(*cs, {{iname, hi}}) && find_point(*cs, {{iname, hi - 1}})) return true;
+    if (lo != INT64_MIN && lo == hi) return false;  // (one value at most)
+  }
+  auto r = constant_range(k, iname);
+  return !r || r->second > r->first;
 }
 
 }  // namespace loom::islu

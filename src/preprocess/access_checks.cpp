@@ -67,28 +67,21 @@ bool implied_directly(const std::vector<AffineConstraint>& cs, const AffineConst
   return false;
 }
 
-// Constant bounds of v from constraints on v alone.
-std::pair<std::optional<int64_t>, std::optional<int64_t>> constant_bounds(const std::vector<AffineConstraint>& cs,
-                                                                          const std::string& v) {
-  std::optional<int64_t> lo, hi;
-  auto floor_div = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
-  for (auto& c : cs) {
-    if (c.coef.size() != 1 || !c.coef.count(v)) continue;
-    int64_t a = c.coef.at(v);
-    if (a > 0) lo = std::max(lo.value_or(INT64_MIN), -floor_div(c.constant, a));
-    else hi = std::min(hi.value_or(INT64_MAX), floor_div(c.constant, -a));
-  }
-  return {lo, hi};
-}
-
-// e >= 0 by interval arithmetic over constant bounds of its variables.
+// e >= 0 by interval arithmetic over bounds of its variables that every
+// point satisfying cs has (propagated through the constraints: the outer
+// part of a split, 0 <= 4 * o + i with 0 <= i < 4, has o >= 0).
 bool nonnegative_by_intervals(const std::vector<AffineConstraint>& cs, const AffineConstraint& e) {
+  Ranges ranges;
+  for (auto& c : cs)
+    for (auto& [v, a] : c.coef) ranges.emplace(v, std::make_pair(INT64_MIN, INT64_MAX));
+  for (auto& [v, a] : e.coef)
+    if (!ranges.count(v)) return false;  // a variable no constraint bounds
+  propagate_ranges(cs, ranges);
   int64_t min = e.constant;
   for (auto& [v, a] : e.coef) {
-    auto [lo, hi] = constant_bounds(cs, v);
-    auto end = a > 0 ? lo : hi;
-    if (!end) return false;
-    min += a * *end;
+    auto [lo, hi] = ranges.at(v);
+    int64_t end = a > 0 ? lo : hi, term;
+    if (end == INT64_MIN || end == INT64_MAX || __builtin_mul_overflow(a, end, &term) || __builtin_add_overflow(min, term, &min)) return false;
   }
   return min >= 0;
 }
@@ -231,11 +224,15 @@ class Checker {
   bool compute_extent_above_one(const std::string& h) {
     if (readable_) {
       int dom = k_.domain_of(h);
-      auto [lo, hi] = constant_bounds(domain_constraints_[size_t(dom)], h);
-      if (lo && hi) return *hi > *lo;
+      const auto& cs = domain_constraints_[size_t(dom)];
+      Ranges ranges;
+      for (auto& c : cs)
+        for (auto& [v, a] : c.coef) ranges.emplace(v, std::make_pair(INT64_MIN, INT64_MAX));
+      propagate_ranges(cs, ranges);  // (bounds every point has: hi == lo is one value, hi > lo may still be one)
+      if (auto it = ranges.find(h); it != ranges.end() && it->second.first != INT64_MIN && it->second.second != INT64_MAX)
+        return it->second.second > it->second.first;
     }
-    auto r = islu::constant_range(k_, h);
-    return !r || r->second > r->first;
+    return islu::takes_two_values(k_, h);
   }
 
   void check_access(const Instruction& insn, const std::vector<AffineConstraint>* cs, const GuardedAccess& ga) {
@@ -341,8 +338,9 @@ class Checker {
       int64_t reach = 0;  // the largest spread of the smaller terms
       for (size_t t = 0; t < terms.size(); ++t) {
         if (terms[t].first <= reach) return false;
+        // (the largest digit may be a loop of any spread: nothing above it
+        // needs its range, and two points that differ in it differ here)
         if (std::find(hw.begin(), hw.end(), terms[t].second) != hw.end()) covered.insert(terms[t].second);
-        else if (t + 1 == terms.size()) return false;  // a loop of unknown spread as the largest digit: cannot tell
         if (t + 1 < terms.size()) {
           auto [lo, hi] = ranges.at(terms[t].second);
           if (lo == INT64_MIN || hi == INT64_MAX) return false;
