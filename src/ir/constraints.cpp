@@ -392,37 +392,43 @@ std::optional<std::vector<AffineConstraint>> instruction_constraints_uncached(
 
 void propagate_ranges(const std::vector<AffineConstraint>& cs, Ranges& r) {
   auto floor_div = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
+  // The constraints with their variables' ranges looked up once (a map
+  // lookup per term per round was most of the cost); null: a variable
+  // outside `r`, whose range is unknown.
+  struct Term {
+    std::pair<int64_t, int64_t>* range;
+    int64_t coef;
+  };
+  std::vector<std::vector<Term>> rows(cs.size());
+  for (size_t i = 0; i < cs.size(); ++i)
+    for (auto& [v, a] : cs[i].coef) {
+      auto it = r.find(v);
+      rows[i].push_back({it == r.end() ? nullptr : &it->second, a});
+    }
   for (int round = 0; round < 8; ++round) {
     bool changed = false;
-    for (auto& c : cs)
-      for (auto& [x, a] : c.coef) {
-        auto self = r.find(x);
-        if (self == r.end()) continue;
+    for (size_t i = 0; i < cs.size(); ++i)
+      for (size_t x = 0; x < rows[i].size(); ++x) {
+        auto [self, a] = rows[i][x];
+        if (!self) continue;
         // a*x >= -(others): the others at the end that makes the bound loosest
-        int64_t others = c.constant;
+        int64_t others = cs[i].constant;
         bool known = true;
-        for (auto& [u, b] : c.coef) {
+        for (size_t u = 0; u < rows[i].size() && known; ++u) {
           if (u == x) continue;
-          auto it = r.find(u);
-          if (it == r.end()) {
-            known = false;
-            break;
-          }
-          int64_t e = b > 0 ? it->second.second : it->second.first, term;
+          auto [range, b] = rows[i][u];
+          int64_t e = !range ? INT64_MAX : b > 0 ? range->second : range->first, term;
           // (an overflow leaves the bound unknown: a wrapped sum would prove wrong things)
-          if (e == INT64_MAX || e == INT64_MIN || __builtin_mul_overflow(b, e, &term) || __builtin_add_overflow(others, term, &others)) {
-            known = false;
-            break;
-          }
+          known = range && e != INT64_MAX && e != INT64_MIN && !__builtin_mul_overflow(b, e, &term) &&
+                  !__builtin_add_overflow(others, term, &others);
         }
-        if (!known) continue;
-        auto& range = self->second;
+        if (!known || others == INT64_MIN) continue;
         if (a > 0) {
           int64_t lo = -floor_div(others, a);  // x >= ceil(-others / a)
-          if (lo > range.first) range.first = lo, changed = true;
+          if (lo > self->first) self->first = lo, changed = true;
         } else {
           int64_t hi = floor_div(others, -a);  // x <= floor(others / -a)
-          if (hi < range.second) range.second = hi, changed = true;
+          if (hi < self->second) self->second = hi, changed = true;
         }
       }
     if (!changed) break;
