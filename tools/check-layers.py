@@ -27,7 +27,7 @@ ALLOWED = {
 
 # public headers (include/loom/NAME.h) by layer
 HEADERS = {
-    "ir": "type expr kernel part domain constraints isl_util match functions half error script expr_text target_info",
+    "ir": "type expr kernel part bounded_memo domain constraints isl_util match functions half error script expr_text target_info",
     "analysis": "analysis", "frontend": "parser json", "transforms": "transforms", "preprocess": "preprocess",
     "schedule": "schedule", "codegen": "codegen ast", "statistics": "statistics", "runtime": "runtime disk_cache", "cuda": "cuda", "cpu": "cpu",
     "interpreter": "interpreter", "top": "stages variants tuner",

@@ -99,16 +99,11 @@ void drop_proven_predicates(const LoopKernel& r, Instruction& insn) {
       std::vector<std::string> inames;
       for (auto& v : vars)
         if (insn.within_inames.count(v)) inames.push_back(v);
-      // an affine comparison: one emptiness question (see holds_on_iteration_domain)
-      if (auto x = affine_form(b->a), y = affine_form(b->b); x && y) {
-        bool lower = b->op == BinOp::Lt || b->op == BinOp::Le;  // x < y: y - x - 1 >= 0; x > y: x - y - 1 >= 0
-        AffineConstraint c = lower ? *y : *x;
-        const AffineConstraint& minus = lower ? *x : *y;
-        for (auto& [v, a] : minus.coef) c.coef[v] -= a;
-        for (auto it = c.coef.begin(); it != c.coef.end();) it = it->second == 0 ? c.coef.erase(it) : std::next(it);
-        c.constant -= minus.constant + (b->op == BinOp::Lt || b->op == BinOp::Gt ? 1 : 0);
-        if (auto holds = islu::holds_on_iteration_domain(r, inames, c, assumptions)) return *holds;
-      }
+      // an affine comparison (one constraint): one emptiness question (see holds_on_iteration_domain)
+      std::vector<AffineConstraint> c;
+      comparison_constraints(p, false, c);
+      if (c.size() == 1)
+        if (auto holds = islu::holds_on_iteration_domain(r, inames, c[0], assumptions)) return *holds;
       isl::set domain = islu::iteration_domain(r, inames);
       if (!assumptions.is_null()) domain = domain.intersect_params(assumptions);
       isl::pw_aff x = islu::pw_aff_from_expr(b->a, domain.space()), y = islu::pw_aff_from_expr(b->b, domain.space());

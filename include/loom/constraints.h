@@ -45,6 +45,18 @@ std::optional<std::vector<AffineConstraint>> instruction_constraints(
 // have finite ranges, until nothing changes. Unbounded ends stay INT64_MIN/MAX.
 using Ranges = std::map<std::string, std::pair<int64_t, int64_t>>;
 void propagate_ranges(const std::vector<AffineConstraint>& cs, Ranges& ranges);
+// Every variable of cs, from unknown, propagated: a box around the points of
+// cs (every point is inside it; an end need not be attained).
+Ranges propagated_ranges(const std::vector<AffineConstraint>& cs);
+
+// p - q + shift (as a constraint: p - q + shift >= 0), without zero coefficients.
+AffineConstraint affine_difference(AffineConstraint p, const AffineConstraint& q, int64_t shift);
+
+// The constraints a condition (or, negated, its negation) puts on its
+// variables: affine comparisons (a < b: b - a - 1 >= 0; a == b: two), the
+// operands of `and`, `not`. Other conditions add nothing (fewer facts keep
+// a proof sound).
+void comparison_constraints(const Expr& g, bool negated, std::vector<AffineConstraint>& out);
 
 // An integer point satisfying every constraint of cs, with the variables of
 // `fixed` at their values, found greedily (interval propagation, one

@@ -1,12 +1,12 @@
 // Reading affine constraints from domains (see loom/constraints.h).
 #include "loom/constraints.h"
+#include "loom/bounded_memo.h"
 #include "loom/isl_util.h"
 
 #include <isl/constraint.h>
 #include <isl/set.h>
 
 #include <algorithm>
-#include <mutex>
 #include <unordered_map>
 #include <optional>
 #include <set>
@@ -123,31 +123,24 @@ std::vector<AffineConstraint> read_constraints_uncached(const Domain& d);
 // and code generation read the same domains again (the entry holds the
 // domain, so its set's address is not reused while cached).
 std::vector<AffineConstraint> read_constraints(const Domain& d) {
-  struct Entry {
+  struct Read {
     Domain held;
     std::vector<AffineConstraint> constraints;
     std::string why_not;
   };
-  static std::mutex mu;
-  static std::unordered_map<const isl_set*, Entry> memo;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = memo.find(d.get()); it != memo.end()) {
-      if (!it->second.why_not.empty()) throw Fail{it->second.why_not};
-      return it->second.constraints;
+  static BoundedMemo<const isl_set*, Read> memo;
+  auto read = memo.find(d.get());
+  if (!read) {
+    Read fresh{d, {}, ""};
+    try {
+      fresh.constraints = read_constraints_uncached(d);
+    } catch (const Fail& f) {
+      fresh.why_not = f.why;
     }
+    read = memo.add(d.get(), std::move(fresh));
   }
-  Entry e{d, {}, ""};
-  try {
-    e.constraints = read_constraints_uncached(d);
-  } catch (const Fail& f) {
-    e.why_not = f.why;
-  }
-  std::lock_guard<std::mutex> lock(mu);
-  if (memo.size() >= 4096) memo.clear();  // bounded: a tuner's variants come and go
-  auto it = memo.emplace(d.get(), std::move(e)).first;
-  if (!it->second.why_not.empty()) throw Fail{it->second.why_not};
-  return it->second.constraints;
+  if (!read->why_not.empty()) throw Fail{read->why_not};
+  return read->constraints;
 }
 
 std::vector<AffineConstraint> read_constraints_uncached(const Domain& d) {
@@ -260,32 +253,25 @@ std::optional<std::vector<AffineConstraint>> instruction_constraints(
   // bounds and race checks and the fast path each ask for every instruction.
   // The entry holds the domains and temporaries parts, so they are not
   // changed in place or freed (and their addresses reused) while cached.
-  struct Entry {
+  // (an empty part is keyed 0: it is empty wherever it is)
+  struct Constraints {
     Part<std::vector<Domain>> domains;
     Part<std::map<std::string, Temporary>> temporaries;
     std::optional<std::vector<AffineConstraint>> result;
     std::string why_not;
   };
+  static BoundedMemo<std::string, Constraints> memo;
   std::string key = std::to_string(reinterpret_cast<uintptr_t>(k.domains.identity())) + "," +
                     std::to_string(reinterpret_cast<uintptr_t>(k.temporaries.identity())) + "|";
   for (auto& n : insn.within_inames) key += n + ",";
-  static std::mutex mu;
-  static std::unordered_map<std::string, Entry> memo;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = memo.find(key); it != memo.end()) {
-      if (why_not) *why_not = it->second.why_not;
-      return it->second.result;
-    }
+  auto found = memo.find(key);
+  if (!found) {
+    Constraints fresh{k.domains, k.temporaries, {}, ""};
+    fresh.result = instruction_constraints_uncached(k, domain_constraints, insn, &fresh.why_not);
+    found = memo.add(key, std::move(fresh));
   }
-  Entry e{k.domains, k.temporaries, {}, ""};
-  e.result = instruction_constraints_uncached(k, domain_constraints, insn, &e.why_not);
-  if (why_not) *why_not = e.why_not;
-  auto result = e.result;
-  std::lock_guard<std::mutex> lock(mu);  // (an empty part is keyed 0: it is empty wherever it is)
-  if (memo.size() >= 4096) memo.clear();  // bounded: a tuner's variants come and go
-  memo[key] = std::move(e);
-  return result;
+  if (why_not) *why_not = found->why_not;
+  return found->result;
 }
 
 namespace {
@@ -432,6 +418,51 @@ void propagate_ranges(const std::vector<AffineConstraint>& cs, Ranges& r) {
         }
       }
     if (!changed) break;
+  }
+}
+
+Ranges propagated_ranges(const std::vector<AffineConstraint>& cs) {
+  Ranges ranges;
+  for (auto& c : cs)
+    for (auto& [v, a] : c.coef) ranges.emplace(v, std::make_pair(INT64_MIN, INT64_MAX));
+  propagate_ranges(cs, ranges);
+  return ranges;
+}
+
+AffineConstraint affine_difference(AffineConstraint p, const AffineConstraint& q, int64_t shift) {
+  for (auto& [v, c] : q.coef) p.coef[v] -= c;
+  for (auto it = p.coef.begin(); it != p.coef.end();) it = it->second == 0 ? p.coef.erase(it) : std::next(it);
+  p.constant += shift - q.constant;
+  return p;
+}
+
+void comparison_constraints(const Expr& g, bool negated, std::vector<AffineConstraint>& out) {
+  if (auto u = g.as<Unary>(); u && u->op == UnOp::Not) return comparison_constraints(u->a, !negated, out);
+  auto b = g.as<Binary>();
+  if (!b) return;
+  if (b->op == BinOp::And && !negated) {
+    comparison_constraints(b->a, false, out);
+    comparison_constraints(b->b, false, out);
+    return;
+  }
+  if (!is_comparison(b->op) || b->op == BinOp::Ne) return;
+  auto x = affine_form(b->a), y = affine_form(b->b);
+  if (!x || !y) return;
+  BinOp op = b->op;
+  if (negated) {
+    if (op == BinOp::Eq) return;  // not (a == b): no single constraint
+    op = op == BinOp::Lt ? BinOp::Ge : op == BinOp::Le ? BinOp::Gt : op == BinOp::Gt ? BinOp::Le : BinOp::Lt;
+  }
+  switch (op) {
+    case BinOp::Lt: out.push_back(affine_difference(*y, *x, -1)); break;
+    case BinOp::Le: out.push_back(affine_difference(*y, *x, 0)); break;
+    case BinOp::Gt: out.push_back(affine_difference(*x, *y, -1)); break;
+    case BinOp::Ge: out.push_back(affine_difference(*x, *y, 0)); break;
+    case BinOp::Eq:
+      out.push_back(affine_difference(*x, *y, 0));
+      out.push_back(affine_difference(*y, *x, 0));
+      break;
+    default: break;
   }
 }
 

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <set>
 #include <unordered_map>
 
+#include "loom/bounded_memo.h"
 #include "loom/isl_util.h"
 #include "loom/constraints.h"
 #include "loom/kernel.h"
@@ -86,17 +86,14 @@ isl::set coupled_part(isl::set s, const std::set<std::string>& keep) {
   return isl::manage(check(isl_set_from_basic_set(bs), "coupled_part"));
 }
 
-// coupled_part of a domain: the coupling read from its memoized constraints
-// (no isl operation) and the uncoupled dimensions' constraints dropped from
-// its set; through isl when the constraints cannot be read.
-isl::set coupled_part(const Domain& d, const std::set<std::string>& keep) {
-  auto cs = read_domain_constraints(d);
-  if (!cs) return coupled_part(to_isl(d), keep);
-  const std::vector<std::string>& dims = d.inames();
+// coupled_dims over constraints read without isl: for each of `dims`,
+// whether it is coupled to `keep`.
+std::vector<bool> coupled_dims(const std::vector<AffineConstraint>& cs, const std::vector<std::string>& dims,
+                               const std::set<std::string>& keep) {
   std::vector<int> parent(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) parent[i] = int(i);
   auto index = [&](const std::string& v) { return size_t(std::find(dims.begin(), dims.end(), v) - dims.begin()); };
-  for (auto& c : *cs) {
+  for (auto& c : cs) {
     int first = -1;
     for (auto& [v, a] : c.coef) {
       size_t i = index(v);
@@ -108,6 +105,19 @@ isl::set coupled_part(const Domain& d, const std::set<std::string>& keep) {
   std::set<int> kept_roots;
   for (size_t i = 0; i < dims.size(); ++i)
     if (keep.count(dims[i])) kept_roots.insert(find_root(parent, int(i)));
+  std::vector<bool> coupled(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) coupled[i] = kept_roots.count(find_root(parent, int(i))) > 0;
+  return coupled;
+}
+
+// coupled_part of a domain: the coupling read from its memoized constraints
+// (no isl operation) and the uncoupled dimensions' constraints dropped from
+// its set; through isl when the constraints cannot be read.
+isl::set coupled_part(const Domain& d, const std::set<std::string>& keep) {
+  auto cs = read_domain_constraints(d);
+  if (!cs) return coupled_part(to_isl(d), keep);
+  const std::vector<std::string>& dims = d.inames();
+  std::vector<bool> coupled = coupled_dims(*cs, dims, keep);
   // A set of its own, never the domain's basic sets: isl records what it
   // learns about a basic set (a sample point) in the basic set itself, and a
   // kernel's domain must not carry the history of the analyses asked about
@@ -116,7 +126,7 @@ isl::set coupled_part(const Domain& d, const std::set<std::string>& keep) {
   // makes isl copy them (dropping constraints does too).
   isl_set* s = isl_set_set_tuple_name(d.copy(), nullptr);
   for (int i = int(dims.size()) - 1; i >= 0; --i)
-    if (!kept_roots.count(find_root(parent, i))) s = isl_set_drop_constraints_involving_dims(s, isl_dim_set, unsigned(i), 1);
+    if (!coupled[size_t(i)]) s = isl_set_drop_constraints_involving_dims(s, isl_dim_set, unsigned(i), 1);
   return isl::manage(check(s, "coupled_part"));
 }
 
@@ -178,40 +188,30 @@ Question ask(const LoopKernel& k, const std::vector<std::string>& inames) {
 // Memoized answers. The answer depends on the needed domains' sets, `keep`
 // and what is asked. Domains are immutable isl sets shared by every copy of a
 // kernel, so transformations and passes that ask again about unchanged
-// domains find their sets by address; the entry holds a reference to each,
-// so an address cannot be reused by another set while it is cached.
-struct Memo {
-  struct Entry {
-    std::vector<Domain> held;
-    isl::set result;
-  };
-  std::mutex mu;
-  std::unordered_map<std::string, Entry> entries;
-
-  std::optional<isl::set> find(const std::string& key) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = entries.find(key); it != entries.end()) return it->second.result;
-    return std::nullopt;
-  }
-  void add(const LoopKernel& k, const Question& q, std::string key, const isl::set& r) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (entries.size() >= 4096) entries.clear();  // bounded: an auto-scheduler's thousands of variants come and go
-    Entry e;
-    for (int d : q.needed) e.held.push_back(k.domains[d]);
-    e.result = r;
-    entries.emplace(std::move(key), std::move(e));
-  }
+// domains find their sets by address; the entry holds each.
+struct Answer {
+  std::vector<Domain> held;
+  isl::set result;
 };
-Memo& memo() {
-  static Memo m;
+BoundedMemo<std::string, Answer>& memo() {
+  static BoundedMemo<std::string, Answer> m;
   return m;
+}
+std::optional<isl::set> remembered(const std::string& key) {
+  if (auto hit = memo().find(key)) return hit->result;
+  return std::nullopt;
+}
+void remember(const LoopKernel& k, const Question& q, std::string key, const isl::set& r) {
+  Answer a{{}, r};
+  for (int d : q.needed) a.held.push_back(k.domains[d]);
+  memo().add(std::move(key), std::move(a));
 }
 
 // The needed domains' coupled parts intersected, every iname of them a set
 // dimension (in the domains' order); the parameters' universe when there are none.
 isl::set joint_set(const LoopKernel& k, const Question& q) {
   std::string key = q.key + "|joint";
-  if (auto hit = memo().find(key)) return *hit;
+  if (auto hit = remembered(key)) return *hit;
   std::vector<std::string> all;
   for (int d : q.needed)
     for (auto& n : k.domains[d].inames()) all.push_back(n);
@@ -221,7 +221,7 @@ isl::set joint_set(const LoopKernel& k, const Question& q) {
     r = r.is_null() ? s : intersect_sets(r, s);
   }
   if (r.is_null()) r = isl::manage(isl_set_universe(isl_space_set_alloc(isl_context(), 0, 0)));
-  memo().add(k, q, key, r);
+  remember(k, q, key, r);
   return r;
 }
 
@@ -234,39 +234,23 @@ std::optional<std::vector<AffineConstraint>> joint_constraints(const LoopKernel&
     auto cs = read_domain_constraints(k.domains[d]);
     if (!cs) return std::nullopt;
     const std::vector<std::string>& dims = k.domains[d].inames();
-    std::vector<int> parent(dims.size());
-    for (size_t i = 0; i < dims.size(); ++i) parent[i] = int(i);
-    auto index = [&](const std::string& v) { return size_t(std::find(dims.begin(), dims.end(), v) - dims.begin()); };
-    for (auto& c : *cs) {
-      int first = -1;
-      for (auto& [v, a] : c.coef)
-        if (size_t i = index(v); i < dims.size()) {
-          if (first < 0) first = int(i);
-          else parent[size_t(find_root(parent, int(i)))] = find_root(parent, first);
-        }
-    }
-    std::set<int> kept_roots;
-    for (size_t i = 0; i < dims.size(); ++i)
-      if (q.keep.count(dims[i])) kept_roots.insert(find_root(parent, int(i)));
-    for (auto& c : *cs) {
+    std::vector<bool> coupled = coupled_dims(*cs, dims, q.keep);
+    for (auto& c : *cs) {  // (as coupled_part: those that involve an uncoupled dimension go)
       bool dropped = false;
       for (auto& [v, a] : c.coef)
-        if (size_t i = index(v); i < dims.size() && !kept_roots.count(find_root(parent, int(i)))) dropped = true;
+        if (size_t i = size_t(std::find(dims.begin(), dims.end(), v) - dims.begin()); i < dims.size() && !coupled[i]) dropped = true;
       if (!dropped) out.push_back(c);
     }
   }
   return out;
 }
 
-// The range of v over the points of cs, from interval propagation: a box
-// around them (every point is inside; an end need not be attained).
+// The range of v over the points of cs, from interval propagation (see
+// propagated_ranges); unbounded when cs does not name v.
 std::pair<int64_t, int64_t> propagated_range(const std::vector<AffineConstraint>& cs, const std::string& v) {
-  Ranges ranges;
-  for (auto& c : cs)
-    for (auto& [x, a] : c.coef) ranges.emplace(x, std::make_pair(INT64_MIN, INT64_MAX));
-  ranges.emplace(v, std::make_pair(INT64_MIN, INT64_MAX));
-  propagate_ranges(cs, ranges);
-  return ranges.at(v);
+  Ranges ranges = propagated_ranges(cs);
+  auto it = ranges.find(v);
+  return it == ranges.end() ? std::make_pair(INT64_MIN, INT64_MAX) : it->second;
 }
 
 }  // namespace
@@ -275,9 +259,9 @@ isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& i
   Question q = ask(k, inames);
   std::string key = q.key + "|";
   for (auto& n : inames) key += n + ",";
-  if (auto hit = memo().find(key)) return *hit;
+  if (auto hit = remembered(key)) return *hit;
   isl::set r = arrange_dims(joint_set(k, q), inames);
-  memo().add(k, q, key, r);
+  remember(k, q, key, r);
   return r;
 }
 
@@ -294,10 +278,7 @@ std::optional<bool> holds_on_iteration_domain(const LoopKernel& k, const std::ve
                                          : read_domain_constraints(Domain(assumptions.copy()));
     if (assumed) {
       cs->insert(cs->end(), assumed->begin(), assumed->end());
-      AffineConstraint negated;  // -c - 1 >= 0
-      for (auto& [v, a] : c.coef) negated.coef[v] = -a;
-      negated.constant = -c.constant - 1;
-      cs->push_back(negated);
+      cs->push_back(affine_difference(AffineConstraint{}, c, -1));  // -c - 1 >= 0
       if (find_point(*cs, {}, &c)) return false;
     }
   }
@@ -366,21 +347,15 @@ std::optional<std::pair<int64_t, int64_t>> constant_range(const LoopKernel& k, c
   isl::set d = joint_set(k, q);
   int pos = isl_set_find_dim_by_name(d.get(), isl_dim_set, iname.c_str());
   if (pos < 0) fail("constant_range");
-  struct Entry {
+  struct Range {
     isl::set held;
     std::optional<std::pair<int64_t, int64_t>> range;
   };
-  static std::mutex mu;
-  static std::map<std::pair<const isl_set*, int>, Entry> memo;
+  static BoundedMemo<std::pair<const isl_set*, int>, Range, std::map> ranges;
   auto key = std::make_pair(static_cast<const isl_set*>(d.get()), pos);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = memo.find(key); it != memo.end()) return it->second.range;
-  }
+  if (auto hit = ranges.find(key)) return hit->range;
   auto range = constant_range_of(d, pos);
-  std::lock_guard<std::mutex> lock(mu);
-  if (memo.size() >= 4096) memo.clear();
-  memo.emplace(key, Entry{d, range});
+  ranges.add(key, Range{d, range});
   return range;
 }
 

@@ -71,12 +71,9 @@ bool implied_directly(const std::vector<AffineConstraint>& cs, const AffineConst
 // point satisfying cs has (propagated through the constraints: the outer
 // part of a split, 0 <= 4 * o + i with 0 <= i < 4, has o >= 0).
 bool nonnegative_by_intervals(const std::vector<AffineConstraint>& cs, const AffineConstraint& e) {
-  Ranges ranges;
-  for (auto& c : cs)
-    for (auto& [v, a] : c.coef) ranges.emplace(v, std::make_pair(INT64_MIN, INT64_MAX));
+  Ranges ranges = propagated_ranges(cs);
   for (auto& [v, a] : e.coef)
     if (!ranges.count(v)) return false;  // a variable no constraint bounds
-  propagate_ranges(cs, ranges);
   int64_t min = e.constant;
   for (auto& [v, a] : e.coef) {
     auto [lo, hi] = ranges.at(v);
@@ -88,44 +85,6 @@ bool nonnegative_by_intervals(const std::vector<AffineConstraint>& cs, const Aff
 
 bool provably_nonnegative(const std::vector<AffineConstraint>& cs, const AffineConstraint& e) {
   return implied_directly(cs, e) || nonnegative_by_intervals(cs, e);
-}
-
-// Affine guards as constraints (a < b: b - a - 1 >= 0, ...); guards that are
-// not affine comparisons are left out (fewer facts keep a proof sound).
-void guard_constraints(const Expr& g, bool negated, std::vector<AffineConstraint>& out) {
-  if (auto u = g.as<Unary>(); u && u->op == UnOp::Not) return guard_constraints(u->a, !negated, out);
-  auto b = g.as<Binary>();
-  if (!b) return;
-  if (b->op == BinOp::And && !negated) {
-    guard_constraints(b->a, false, out);
-    guard_constraints(b->b, false, out);
-    return;
-  }
-  if (!is_comparison(b->op) || b->op == BinOp::Ne) return;
-  auto x = affine_form(b->a), y = affine_form(b->b);
-  if (!x || !y) return;
-  auto diff = [](AffineConstraint p, const AffineConstraint& q, int64_t shift) {  // p - q + shift >= 0
-    for (auto& [v, c] : q.coef) p.coef[v] -= c;
-    for (auto it = p.coef.begin(); it != p.coef.end();) it = it->second == 0 ? p.coef.erase(it) : std::next(it);
-    p.constant += shift - q.constant;
-    return p;
-  };
-  BinOp op = b->op;
-  if (negated) {
-    if (op == BinOp::Eq) return;  // not (a == b): no single constraint
-    op = op == BinOp::Lt ? BinOp::Ge : op == BinOp::Le ? BinOp::Gt : op == BinOp::Gt ? BinOp::Le : BinOp::Lt;
-  }
-  switch (op) {
-    case BinOp::Lt: out.push_back(diff(*y, *x, -1)); break;
-    case BinOp::Le: out.push_back(diff(*y, *x, 0)); break;
-    case BinOp::Gt: out.push_back(diff(*x, *y, -1)); break;
-    case BinOp::Ge: out.push_back(diff(*x, *y, 0)); break;
-    case BinOp::Eq:
-      out.push_back(diff(*x, *y, 0));
-      out.push_back(diff(*y, *x, 0));
-      break;
-    default: break;
-  }
 }
 
 class Checker {
@@ -224,11 +183,8 @@ class Checker {
   bool compute_extent_above_one(const std::string& h) {
     if (readable_) {
       int dom = k_.domain_of(h);
-      const auto& cs = domain_constraints_[size_t(dom)];
-      Ranges ranges;
-      for (auto& c : cs)
-        for (auto& [v, a] : c.coef) ranges.emplace(v, std::make_pair(INT64_MIN, INT64_MAX));
-      propagate_ranges(cs, ranges);  // (bounds every point has: hi == lo is one value, hi > lo may still be one)
+      // (bounds every point has: hi == lo is one value, hi > lo may still be one)
+      Ranges ranges = propagated_ranges(domain_constraints_[size_t(dom)]);
       if (auto it = ranges.find(h); it != ranges.end() && it->second.first != INT64_MIN && it->second.second != INT64_MAX)
         return it->second.second > it->second.first;
     }
@@ -244,17 +200,14 @@ class Checker {
     std::vector<AffineConstraint> facts;
     if (cs) {
       facts = *cs;
-      for (auto& g : ga.guards) guard_constraints(g, false, facts);
+      for (auto& g : ga.guards) comparison_constraints(g, false, facts);
     }
     std::vector<size_t> open;
     for (size_t d = 0; d < s.indices.size() && d < shape.size(); ++d) {
       auto idx = affine_form(s.indices[d]);
       auto ext = affine_form(shape[d]);
       if (cs && idx && ext) {
-        AffineConstraint upper = *ext;  // ext - 1 - idx >= 0
-        for (auto& [v, c] : idx->coef) upper.coef[v] -= c;
-        for (auto it = upper.coef.begin(); it != upper.coef.end();) it = it->second == 0 ? upper.coef.erase(it) : std::next(it);
-        upper.constant -= idx->constant + 1;
+        AffineConstraint upper = affine_difference(*ext, *idx, -1);  // ext - 1 - idx >= 0
         if (provably_nonnegative(facts, *idx) && provably_nonnegative(facts, upper)) continue;
       }
       open.push_back(d);
