@@ -36,6 +36,12 @@ struct DomainSyntaxError : std::runtime_error {
 // deeper than 64 levels. Domain::parse calls it before isl sees the text.
 void check_domain_text(const std::string& text);
 
+// The common form of a domain, one conjunction of affine comparisons over
+// named inames ({[i, j]: 0 <= i < n and 0 <= j <= i}), built through isl's
+// constraint API without its parser; null where the text is not of that form
+// (Domain::parse then gives it to isl's parser).
+isl_set* read_affine_domain(isl_ctx* ctx, const std::string& text);
+
 class Domain {
  public:
   Domain() = default;
@@ -55,6 +61,8 @@ class Domain {
   // domains), as in loopy: "{[i]: 0 <= i < n}" means "[n] -> {[i]: ...}".
   // Throws DomainSyntaxError with isl's message and position on bad syntax.
   static Domain parse(const std::string& text);
+  // The same through isl's parser always (tests compare the two readers).
+  static Domain parse_with_isl(const std::string& text);
   // {[iname]: 0 <= iname < extent}, built through isl's API (parsing the
   // same text costs 30 times more, and transformations make many of these).
   static Domain interval(const std::string& iname, int64_t extent);

@@ -150,6 +150,11 @@ Domain Domain::interval(const std::string& iname, int64_t extent) {
 }
 
 Domain Domain::parse(const std::string& text) {
+  if (isl_set* s = read_affine_domain(isl_context(), text)) return Domain(s);
+  return parse_with_isl(text);
+}
+
+Domain Domain::parse_with_isl(const std::string& text) {
   check_domain_text(text);
   isl_ctx* ctx = isl_context();
   std::string full = with_parameters(text);
