@@ -6,7 +6,9 @@
 // sets are intersected), which made reading a kernel's domain a third of the
 // cost of generating a small kernel. This reader accepts exactly that form
 // (integer coefficients, + and -, chains of <, <=, >, >=, =, joined by "and")
-// and builds the basic set through isl's constraint API; anything else (or,
+// and builds the set through isl's constraint API, taking the steps isl's
+// reader takes after its parsing (one normalized set per comparison,
+// intersected chain by chain), so the result is written as isl's is; anything else (or,
 // exists, floor, mod, min, max, parentheses, a named space, big numbers,
 // isl's own [params] -> prefix) is left to isl's parser by returning null, so
 // the set is always the one isl would read. Parameters are the identifiers
@@ -17,6 +19,8 @@
 #include <isl/local_space.h>
 #include <isl/set.h>
 #include <isl/space.h>
+
+#include <strings.h>
 
 #include <cctype>
 #include <cstdint>
@@ -102,7 +106,8 @@ class Reader {
           if (dim_of[v] >= 0) k = isl_constraint_set_coefficient_si(k, isl_dim_set, dim_of[v], int(coefficient));
           else k = isl_constraint_set_coefficient_si(k, isl_dim_param, param_of[v], int(coefficient));
         }
-        set = isl_set_intersect(set, isl_set_from_basic_set(isl_basic_set_from_constraint(k)));
+        isl_basic_set* one = isl_basic_set_add_constraint(isl_basic_set_universe(isl_space_copy(space)), k);
+        set = isl_set_intersect(set, isl_set_from_basic_set(one));
       }
       result = result ? isl_set_intersect(result, set) : set;
     }
@@ -124,11 +129,14 @@ class Reader {
   }
 
  private:
+  // isl's tokenizer knows its keywords in any case ("AND", "Min"); every
+  // spelling of one is left to isl.
   static bool is_keyword(const std::string& w) {
-    static const char* kw[] = {"and", "or", "not", "mod", "floor", "ceil", "min", "max", "exists", "implies",
-                               "true", "false", "infty", "rat", "xor", "ceild", "floord", "div", "NaN"};
+    static const char* kw[] = {"and",  "or",   "not",    "mod",   "floor", "ceil", "min",      "max",
+                               "exists", "implies", "true", "false", "infty", "infinity", "rat", "xor",
+                               "ceild", "floord", "div",  "nan",   "domain", "range"};
     for (auto k : kw)
-      if (w == k) return true;
+      if (strcasecmp(w.c_str(), k) == 0) return true;
     return false;
   }
   int dim_index(const std::string& name) const {

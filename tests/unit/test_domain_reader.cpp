@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <random>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -129,10 +130,53 @@ TEST(DomainReader, AgreesWithIslOnHandWrittenForms) {
       "{[i]: 0 <= i < n",
       "{[i]: 0 <= i < n} trailing",
       "{[i]: not (i < 0) and i < n}",
+      "{[i]: 0 <= i < n AND i < 4}",
+      "{[i]: 0 <= i < Min}",
+      "{[Infinity]: 0 <= Infinity < 4}",
   };
   for (auto t : left_to_isl) {
     isl_set* s = read_affine_domain(isl_context(), t);
     EXPECT_EQ(s, nullptr) << t;
     isl_set_free(s);
   }
+}
+
+// Random conjunctions of comparison chains (coefficients, constants, chains
+// of two to four sides, equalities, parameters and dimensions mixed, spaces
+// or none): whatever isl's intersections make of them, the fast reader must
+// make the same.
+TEST(DomainReader, AgreesWithIslOnRandomForms) {
+  std::mt19937 rng(20261126);
+  auto pick = [&](int n) { return int(rng() % unsigned(n)); };
+  const char* names[] = {"i", "j", "k", "n", "m", "t0"};
+  const char* ops[] = {"<", "<=", ">", ">=", "="};
+  size_t accepted = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    int dims = 1 + pick(3);
+    std::string text = "{[";
+    for (int d = 0; d < dims; ++d) text += std::string(d ? ", " : "") + names[d];
+    text += "]: ";
+    auto side = [&] {
+      std::string e;
+      int terms = 1 + pick(3);
+      for (int t = 0; t < terms; ++t) {
+        int coefficient = pick(5) - 2, which = pick(7);
+        std::string sign = coefficient < 0 ? "-" : (t ? "+" : "");
+        int magnitude = coefficient < 0 ? -coefficient : coefficient;
+        if (which == 6 || magnitude == 0) e += (t ? " + " : "") + std::to_string(pick(40));
+        else e += (t || sign == "-" ? " " + sign + " " : "") + (magnitude == 1 ? "" : std::to_string(magnitude) + (pick(2) ? "*" : "")) + names[which];
+      }
+      return e;
+    };
+    int chains = 1 + pick(4);
+    for (int c = 0; c < chains; ++c) {
+      if (c) text += " and ";
+      text += side();
+      int links = 1 + pick(3);
+      for (int l = 0; l < links; ++l) text += std::string(" ") + ops[pick(5)] + " " + side();
+    }
+    text += "}";
+    accepted += check_against_isl(text);
+  }
+  EXPECT_GT(accepted, 500u);
 }
