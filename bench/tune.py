@@ -29,6 +29,9 @@ WORKLOADS = [
     ("row sums 1048576x32", "row_sums_short_vec", {"n": 1048576, "m": 32}, "bytes"),
     ("5-point stencil 8192^2", "stencil_rows", {"n": 8192, "m": 8192}, "bytes"),
     ("SGEMM 4096^3", "sgemm_vec", {"n": 4096, "m": 4096, "l": 4096}, "flops"),
+    ("DG nd=10, 2^20 elements", "dg10", {"ne": 1 << 20}, "bytes"),
+    ("DG nd=32, 2^20 elements", "dg32", {"ne": 1 << 20}, "bytes"),
+    ("65536 batched 16x16 products", "bmm16_vec", {"nb": 65536}, "bytes"),
 ]
 
 
@@ -49,6 +52,11 @@ def figure(name, kind, sizes, seconds):
     """TFLOP/s of a product, or GB/s counting each array once."""
     if kind == "flops":
         return 2.0 * sizes["n"] * sizes["m"] * sizes["l"] / seconds / 1e12, "TFLOP/s"
+    if name.startswith("DG"):  # u read, res written (D is 400 or 4096 bytes)
+        nd = int(name.split("nd=")[1].split(",")[0])
+        return 2 * 4 * sizes["ne"] * nd / seconds / 1e9, "GB/s"
+    if "batched" in name:  # a, x read, c written
+        return 3 * 4 * 256 * sizes["nb"] / seconds / 1e9, "GB/s"
     n, m = sizes["n"], sizes.get("m", 1)
     if name.startswith("vector add"):
         total = 3 * 4 * n

@@ -19,6 +19,9 @@
 //   tiles:      (two parallel inames and a reduction: products) register
 //               tiles per thread (ilp), a tiled reduction loop, and
 //               optional shared-memory tiles of each array read
+//   small axes: (written axes of a small constant extent and one large one:
+//               DG elements, batches of small products) the small axes
+//               whole on the threads, the large one across blocks
 //   tensor cores: (a product of float16/bfloat16 matrices) tensor_core
 //               tiles in warp register tiles, cp.async tiles of both inputs
 //               in shared memory, 2 or 3 stages; four block shapes
@@ -26,6 +29,7 @@
 #include <set>
 
 #include "loom/expr.h"
+#include "loom/isl_util.h"
 #include "loom/tuner.h"
 
 namespace loom::tune {
@@ -239,12 +243,88 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
                                        false);
       for (size_t at = 0; (at = fetches.find(" default_tag=l.auto\n", at)) != std::string::npos; at += 1)
         fetches.replace(at, 20, " default_tag=l.auto vector_width=choice(1|4) async_copy=choice(false|true)\n");
+      // a tile whose rows run along the reduction (a[i, k]) is read down its
+      // columns by a warp (one k, many rows): rows padded by one float4 may
+      // spread those reads over the banks, as sgemm_vec's a tile does
+      for (auto& [array, axes] : reads.arrays) {
+        size_t at = fetches.find("add_prefetch " + array + " ");
+        if (at == std::string::npos || axes.empty() || axes.back().size() != 1 || !axes.back().count(r)) continue;
+        fetches.insert(fetches.find('\n', at), " padding=choice(0|4)");
+      }
       v += fetches;
       for (auto& [array, axes] : reads.arrays)
         if (k.find_argument(array) && v.find("add_prefetch " + array + " ") != std::string::npos)
           v += "optional double_buffer " + array + "_fetch " + r + "_outer\n";
       v += "optional split_iname " + r + "_inner 4 inner_tag=unr outer_tag=unr\n";  // the k tile unrolled whole
       add("tiles + vec", v);
+    }
+  }
+  // small axes: written axes of a small constant extent (a DG element's
+  // nodes, a batch of 16x16 products) go whole onto the threads (x on l.0,
+  // a second on l.1), and the one large axis (elements, products) is split
+  // across blocks: with one small axis its in-block part runs on l.1 with
+  // several elements per thread (ilp), with two it runs on l.2. Inputs read
+  // only through the block's inames and constant reductions may be staged
+  // in shared memory; constant reductions may be unrolled; x may be read
+  // and written as float2/float4 where its extent allows.
+  {
+    std::vector<std::string> small, large;
+    std::map<std::string, int64_t> extent;
+    for (auto& n : k.all_inames()) {
+      if (!parallel->count(n) && !reduction.count(n)) continue;
+      auto range = islu::constant_range(k, n);
+      if (range && range->first == 0 && range->second < 32) extent[n] = range->second + 1;
+      if (!parallel->count(n)) continue;
+      (extent.count(n) ? small : large).push_back(n);
+    }
+    std::stable_partition(small.begin(), small.end(), [&](const std::string& n) { return n == x; });  // x first
+    if (large.size() == 1 && (small.size() == 1 || small.size() == 2) && small.front() == x) {
+      const std::string& z = large.front();
+      std::vector<int64_t> widths;  // vector widths that divide x's extent
+      for (int64_t w : {2, 4})
+        if (extent[x] % w == 0) widths.push_back(w);
+      for (bool vec : {false, true}) {
+        if (vec && widths.empty()) continue;
+        std::string t, xt = x;
+        if (vec) {
+          std::string w;
+          for (auto v : widths) w += (w.empty() ? "" : "|") + std::to_string(v);
+          t += "split_iname " + x + " choice(" + w + ") inner_tag=vec\n";
+          xt = x + "_outer";
+        }
+        t += "tag_inames " + xt + ":l.0\n";
+        std::map<std::string, std::vector<std::string>> tile = {{x, vec ? std::vector<std::string>{x + "_outer", x + "_inner"} : std::vector<std::string>{x}}};
+        if (small.size() == 2) {
+          t += "tag_inames " + small[1] + ":l.1\n" + "split_iname " + z + " choice(1|2|4|8) outer_tag=g.0 inner_tag=l.2\n";
+          tile[small[1]] = {small[1]};
+          tile[z] = {z + "_inner"};
+        } else {
+          t += "split_iname " + z + " choice(32|64|128|256) outer_tag=g.0\n" + "split_iname " + z + "_inner choice(4|8|16|32|64) outer_tag=ilp inner_tag=l.1\n";
+          tile[z] = {z + "_inner_outer", z + "_inner_inner"};
+        }
+        std::string unroll;
+        for (auto& n : reduction)
+          if (extent.count(n)) {
+            tile[n] = {n};
+            unroll += "optional tag_inames " + n + ":unr\n";
+          }
+        // with vectors, each staged tile may be fetched as float2/float4
+        // along its last axis (where that axis's extent allows) into rows
+        // padded by one vector (bank conflicts of column reads)
+        std::string fetches = prefetches(tile, true);
+        if (vec)
+          for (auto& [array, axes] : reads.arrays) {
+            std::string head = "add_prefetch " + array + " ";
+            size_t at = fetches.find(head), end = at == std::string::npos ? at : fetches.find('\n', at);
+            if (at == std::string::npos || axes.empty() || axes.back().size() != 1 || !extent.count(*axes.back().begin())) continue;
+            std::string w = "1";
+            for (int64_t v : {2, 4})
+              if (extent[*axes.back().begin()] % v == 0) w += "|" + std::to_string(v);
+            if (w != "1") fetches.insert(end, " vector_width=choice(" + w + ") padding=choice(0|4)");
+          }
+        t += fetches + unroll;
+        add(vec ? "small axes + vec" : "small axes", t);
+      }
     }
   }
   // tensor cores: c[y, x] = sum(r, a[y, r] * b[r, x]) with 16-bit a and b

@@ -312,6 +312,58 @@ TEST(AutoSpace, Bfloat16ProductsGetTensorCoreSketchesThatRunRight) {
   }
 }
 
+// Kernels whose written axes have a small constant extent and one large axis
+// (a DG element kernel, a batch of small products) get the small-axes
+// sketches: the small axes whole on the threads, the large one across
+// blocks, tiles of the inputs optional; the first configuration of each
+// sketch and random ones run right (or are refused with a reason) at sizes
+// that are no multiple of the block, and each sketch has a correct one.
+TEST(AutoSpace, SmallConstantAxesGetSketchesThatRunRight) {
+  LoopKernel dg = parse_kernel_text("kernel dg\ndomains:\n  {[e, i, j]: 0 <= e < ne and 0 <= i, j < 10}\narguments:\n"
+                                    "  D: float32[10, 10], u: float32[ne, 10], res: float32[ne, 10]\ninstructions:\n"
+                                    "  res[e, i] = sum(j, D[i, j] * u[e, j])\n")
+                      .kernel;
+  LoopKernel bmm = parse_kernel_text("kernel bmm\ndomains:\n  {[b, i, j, k]: 0 <= b < nb and 0 <= i, j, k < 8}\narguments:\n"
+                                     "  a: float32[nb, 8, 8], x: float32[nb, 8, 8], c: float32[nb, 8, 8]\ninstructions:\n"
+                                     "  c[b, i, j] = sum(k, a[b, i, k] * x[b, k, j])\n")
+                       .kernel;
+  struct Case { LoopKernel k; std::string size; std::string expect; };
+  for (auto& [k, size, expect] : {Case{dg, "ne", "optional add_prefetch D i,j"}, Case{bmm, "nb", "optional add_prefetch a b_inner,i,k"}}) {
+    tune::Space space = tune::auto_space(k, "cpu", {{size, 1000}});
+    EXPECT_NE(space.str().find(expect), std::string::npos) << space.str();
+    std::vector<std::string> scripts;
+    std::vector<int> sketch_of;
+    std::mt19937_64 rng(5);
+    for (size_t s = 0; s < space.sketches().size(); ++s) {
+      const auto& sk = space.sketches()[s];
+      if (sk.name.rfind("small axes", 0) != 0) continue;
+      tune::Configuration first{int(s), std::vector<int>(sk.choices.size(), 0)};
+      scripts.push_back(space.script(first));
+      sketch_of.push_back(int(s));
+      for (int n = 0; n < 6; ++n) {
+        tune::Configuration any = first;
+        for (size_t p = 0; p < any.picks.size(); ++p) any.picks[p] = int(std::uniform_int_distribution<size_t>(0, sk.choices[p].values.size() - 1)(rng));
+        scripts.push_back(space.script(any));
+        sketch_of.push_back(int(s));
+      }
+    }
+    ASSERT_EQ(std::set<int>(sketch_of.begin(), sketch_of.end()).size(), 2u) << space.str();  // with and without vectors
+    auto o = small_run();
+    o.parameters = {{size, 1000}};
+    o.check_parameters = {{size, 77}};
+    o.strategy = "exhaustive";
+    auto r = tune::tune(k, tune::Space::from_scripts(scripts), o);
+    ASSERT_EQ(r.trials.size(), scripts.size());
+    std::set<int> ok;
+    for (size_t i = 0; i < r.trials.size(); ++i) {
+      const auto& t = r.trials[i];
+      EXPECT_TRUE(t.status == "ok" || (t.status == "illegal" && !t.error.empty())) << t.key << " " << t.status << ": " << t.error;
+      if (t.status == "ok") ok.insert(sketch_of[std::stoul(t.key.substr(0, t.key.find(':')))]);
+    }
+    EXPECT_EQ(ok.size(), 2u) << k.name;
+  }
+}
+
 // The target model's occupancy estimate, and the static pruning it allows:
 // a block whose registers or shared memory do not fit an SM never launches.
 TEST(TuneOccupancy, TheEstimateFollowsTheTargetModelsLimits) {
