@@ -94,6 +94,12 @@ def main(names):
         rows.append((name, example, tuned, hand_fig, unit, tuning, len(r.trials), counts, r.best["script"]))
         print(f"{name}: tuned {tuned:.1f} {unit}, hand-written [{example}] {hand_fig:.1f} {unit}, "
               f"{tuned / hand_fig:.2f}x; {len(r.trials)} trials in {tuning:.0f} s {counts}", flush=True)
+        errors = {}
+        for t in r.trials:
+            if t["status"] != "ok" and t.get("error"):
+                errors.setdefault(t["status"] + ": " + t["error"].splitlines()[0][:200], t["key"])
+        for e, key in list(errors.items())[:5]:
+            print(f"  e.g. {key}: {e}", flush=True)
     device = r.best["device"] if rows else "?"
     print(f"\nTuner against the hand-written schedules, {TARGET} on {device}, at most {TRIALS} trials, automatic space, evolution, seed 1")
     print(f"| workload | tuned | hand-written [example] | tuned/hand | tuning time | trials (ok/illegal/other) |")

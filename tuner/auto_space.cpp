@@ -50,6 +50,17 @@ struct Reads : ExprVisitor {
     for (size_t d = 0; d < s.indices.size(); ++d) collect_free_vars(s.indices[d], axes[d]);
     ExprVisitor::visit_subscript(s);
   }
+  // substitution-rule calls whose arguments are inames alone: rule -> inames
+  std::map<std::string, std::vector<std::string>> rule_calls;
+  void visit_call(const Call& c) override {
+    if (k.substitutions->count(c.name)) {
+      std::vector<std::string> args;
+      for (auto& a : c.args)
+        if (auto v = a.as<Var>()) args.push_back(v->name);
+      if (args.size() == c.args.size()) rule_calls[c.name] = args;
+    }
+    ExprVisitor::visit_call(c);
+  }
   void note(const Subscript& s) {
     const Argument* a = k.find_argument(s.name);
     if (!a || a->shape.size() != s.indices.size()) return;
@@ -320,8 +331,30 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
             std::string w = "1";
             for (int64_t v : {2, 4})
               if (extent[*axes.back().begin()] % v == 0) w += "|" + std::to_string(v);
-            if (w != "1") fetches.insert(end, " vector_width=choice(" + w + ") padding=choice(0|4)");
+            if (w != "1") fetches.insert(end, " vector_width=choice(" + w + ") padding=choice(0|4) async_copy=choice(false|true)");
           }
+        // a rule read through the tile's inames (DG's Dr(i, j) := D[i, j])
+        // may be computed into shared memory once per block; with vectors,
+        // stored with x's argument last, so a thread's lanes read one vector
+        for (auto& [rule, args] : reads.rule_calls) {
+          std::string sweep, x_param;
+          const SubstitutionRule& sr = k.substitutions->at(rule);
+          bool tiled = sr.params.size() == args.size();
+          for (size_t a = 0; tiled && a < args.size(); ++a) {
+            if (!tile.count(args[a])) tiled = false;
+            else
+              for (auto& m : tile[args[a]]) sweep += (sweep.empty() ? "" : ",") + m;
+            if (args[a] == x) x_param = sr.params[a];
+          }
+          if (!tiled || sweep.empty()) continue;
+          std::string storage;
+          if (vec && !x_param.empty() && x_param != sr.params.back()) {
+            for (auto& p : sr.params)
+              if (p != x_param) storage += p + ",";
+            storage = " storage_axes=" + storage + x_param;
+          }
+          fetches += "optional precompute " + rule + " " + sweep + storage + " temporary_address_space=local default_tag=l.auto\n";
+        }
         t += fetches + unroll;
         add(vec ? "small axes + vec" : "small axes", t);
       }

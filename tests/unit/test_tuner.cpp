@@ -327,8 +327,13 @@ TEST(AutoSpace, SmallConstantAxesGetSketchesThatRunRight) {
                                      "  a: float32[nb, 8, 8], x: float32[nb, 8, 8], c: float32[nb, 8, 8]\ninstructions:\n"
                                      "  c[b, i, j] = sum(k, a[b, i, k] * x[b, k, j])\n")
                        .kernel;
+  LoopKernel dg_rule = parse_kernel_text("kernel dg\ndomains:\n  {[e, i, j]: 0 <= e < ne and 0 <= i, j < 10}\narguments:\n"
+                                         "  D: float32[10, 10], u: float32[ne, 10], res: float32[ne, 10]\ninstructions:\n"
+                                         "  Dr(p, q) := D[p, q]\n  res[e, i] = sum(j, Dr(i, j) * u[e, j])\n")
+                           .kernel;
   struct Case { LoopKernel k; std::string size; std::string expect; };
-  for (auto& [k, size, expect] : {Case{dg, "ne", "optional add_prefetch D i,j"}, Case{bmm, "nb", "optional add_prefetch a b_inner,i,k"}}) {
+  for (auto& [k, size, expect] : {Case{dg, "ne", "optional add_prefetch D i,j"}, Case{bmm, "nb", "optional add_prefetch a b_inner,i,k"},
+                                  Case{dg_rule, "ne", "optional precompute Dr i_outer,i_inner,j storage_axes=q,p temporary_address_space=local"}}) {
     tune::Space space = tune::auto_space(k, "cpu", {{size, 1000}});
     EXPECT_NE(space.str().find(expect), std::string::npos) << space.str();
     std::vector<std::string> scripts;
@@ -340,7 +345,7 @@ TEST(AutoSpace, SmallConstantAxesGetSketchesThatRunRight) {
       tune::Configuration first{int(s), std::vector<int>(sk.choices.size(), 0)};
       scripts.push_back(space.script(first));
       sketch_of.push_back(int(s));
-      for (int n = 0; n < 6; ++n) {
+      for (int n = 0; n < 10; ++n) {
         tune::Configuration any = first;
         for (size_t p = 0; p < any.picks.size(); ++p) any.picks[p] = int(std::uniform_int_distribution<size_t>(0, sk.choices[p].values.size() - 1)(rng));
         scripts.push_back(space.script(any));
