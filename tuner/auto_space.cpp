@@ -230,7 +230,9 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   if (!r.empty() && vector_axis(r))
     add("rows + vec", "assume " + reads.extent[r] + " mod 4 = 0\nsplit_iname " + r + " 4 inner_tag=vec\n" + "split_iname " + r +
                           "_outer choice(4|8|16|32|64|128|256) inner_tag=l.0\n" + "split_iname " + x +
-                          " choice(2|4|8|16|32|64|128) outer_tag=g.0\n" + "split_iname " + x + "_inner choice(1|2) outer_tag=l.1 inner_tag=ilp\n");
+                          " choice(2|4|8|16|32|64|128) outer_tag=g.0\n" + "split_iname " + x + "_inner choice(1|2) outer_tag=l.1 inner_tag=ilp\n" +
+                          // (long rows: a thread's sequential part unrolled, its loads in flight together)
+                          "optional split_iname " + r + "_outer_outer choice(2|4) inner_tag=unr\n");
   // tiles: products (two parallel inames and a reduction)
   if (!r.empty() && !y.empty()) {
     std::string t = "split_iname " + y + " choice(32|64|128) outer_tag=g.1\n" + "split_iname " + x + " choice(32|64|128) outer_tag=g.0\n" +
