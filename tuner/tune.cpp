@@ -229,12 +229,24 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
         if (fresh(c)) take(c);
         continue;
       }
-      // evolution: mutants of the best few, the most promising by the model
+      // evolution: mutants of the best few, the most promising by the model;
+      // one parent in four is the best of some sketch instead, so a sketch
+      // whose first random draws were poor is still refined (a short run's
+      // few random trials decide little about a sketch)
       std::sort(valid.begin(), valid.end(), [](auto& a, auto& b) { return a.first < b.first; });
       size_t parents = std::min<size_t>(valid.size(), 4);
+      std::vector<size_t> sketch_bests;  // indexes into valid, the first of each sketch
+      std::set<int> seen_sketches;
+      for (size_t v = 0; v < valid.size(); ++v)
+        if (seen_sketches.insert(valid[v].second.sketch).second) sketch_bests.push_back(v);
       std::vector<std::pair<double, Configuration>> candidates;
+      // (the model ranks the mutants together, so a sketch's best is
+      // mutated alone: among the others' mutants its would never rank first)
+      bool from_sketch = sketch_bests.size() > 1 && std::uniform_int_distribution<int>(0, 3)(rng) == 0;
+      size_t sketch_parent = from_sketch ? sketch_bests[std::uniform_int_distribution<size_t>(0, sketch_bests.size() - 1)(rng)] : 0;
       for (int m = 0; m < 24; ++m) {
-        Configuration c = valid[size_t(std::uniform_int_distribution<size_t>(0, parents - 1)(rng))].second;
+        size_t parent = from_sketch ? sketch_parent : std::uniform_int_distribution<size_t>(0, parents - 1)(rng);
+        Configuration c = valid[parent].second;
         int steps = 1 + int(std::uniform_int_distribution<int>(0, 2)(rng) == 0);
         for (int s = 0; s < steps; ++s) c = space.mutate(c, rng);
         if (fresh(c)) candidates.push_back({model.predict(c), c});
