@@ -2,7 +2,10 @@
 // type's name and check, the values a search may try (search_domain), and
 // the whole registry as a JSON schema. One declaration per parameter, in the
 // registering file; what reads it is here.
+#include <strings.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +20,36 @@ namespace {
 
 using T = TransformParam::Type;
 using S = TransformParam::Search;
+
+// A name Loom's languages and isl's can both write: a letter or '_', then
+// letters, digits or '_', and no isl keyword (an iname named "1" or "a b"
+// or "and" would be misread when its domain is written out for isl).
+bool is_identifier(const std::string& v) {
+  if (v.empty() || !(std::isalpha(static_cast<unsigned char>(v[0])) || v[0] == '_')) return false;
+  for (char c : v)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  static const char* keywords[] = {"and", "or", "not", "mod", "floor", "ceil", "min", "max", "exists", "implies", "true", "false",
+                                   "infty", "infinity", "rat", "xor", "ceild", "floord", "div", "nan", "domain", "range"};
+  for (auto k : keywords)
+    if (strcasecmp(v.c_str(), k) == 0) return false;
+  return true;
+}
+
+// "" where every comma- or space-separated word of v is an identifier (or v
+// is empty: an optional list given as none), else the first bad word.
+std::string first_bad_name(const std::string& v, bool list) {
+  if (!list) return v.empty() || is_identifier(v) ? "" : v;
+  std::string word;
+  for (size_t i = 0; i <= v.size(); ++i) {
+    if (i == v.size() || v[i] == ',' || v[i] == ' ') {
+      if (!word.empty() && !is_identifier(word)) return word;
+      word.clear();
+    } else {
+      word += v[i];
+    }
+  }
+  return "";
+}
 
 const char* type_word(T t) {
   switch (t) {
@@ -114,6 +147,19 @@ std::string TransformParam::check(const std::string& v) const {
       } catch (const Error& e) {
         return std::string("is not an instruction match: ") + e.what();
       }
+    case T::Name:
+    case T::Iname:
+    case T::Array:
+    case T::Temporary:
+    case T::Names:
+    case T::Inames:
+    case T::Arrays:
+    case T::Temporaries: {
+      if (kind == TagMap || kind == KeywordMap) return "";  // ("n=128, m=64": checked where read)
+      bool list = type == T::Names || type == T::Inames || type == T::Arrays || type == T::Temporaries;
+      std::string bad = first_bad_name(v, list);
+      return bad.empty() ? "" : "must be " + std::string(list ? "names" : "a name") + " (a letter or '_', then letters, digits or '_'; not an isl keyword), got '" + bad + "'";
+    }
     default: return "";
   }
 }

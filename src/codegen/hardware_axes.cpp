@@ -74,9 +74,12 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
     isl::pw_aff hi = on_params(islu::check(isl_set_dim_max(dom.copy(), 0), "dim_max"), params);
     isl::pw_aff size = isl::manage(isl_pw_aff_add_constant_val(isl_pw_aff_sub(hi.release(), lo.copy()), isl_val_one(ctx)));
     size = total(size, params);
-    // a domain empty for every parameter value has no lowest value: nothing
-    // runs on the axis for it, so 0 stands in (isl cannot print a void expression)
-    if (isl_pw_aff_n_piece(lo.get()) == 0) lo = total(lo, params);
+    // a domain empty for every parameter value the assumptions allow has no
+    // lowest value: nothing runs on the axis for them, so 0 stands in (isl
+    // cannot print a void expression)
+    isl_pw_aff* allowed = isl_pw_aff_intersect_params(lo.copy(), isl_set_params(isl_set_align_params(assumptions.copy(), isl_space_copy(params))));
+    if (isl_pw_aff_n_piece(allowed) == 0) lo = total(isl::manage(isl_pw_aff_intersect_params(lo.release(), isl_set_empty(isl_space_copy(params)))), params);
+    isl_pw_aff_free(allowed);
     ext[h] = {lo, size};
     InameTag tag = k.tag_of(h);
     auto key = std::make_pair(tag.kind == InameTag::Local ? 1 : 0, tag.axis);

@@ -875,3 +875,29 @@ TEST(BadInput, ASumOverAnAxisTheLeftSideUsesIsRefusedBeforeArgumentInference) {
   EXPECT_NE(e.find("k.loom:7:3: instruction 'insn_0' reduces over 'k', but the instruction already runs within 'k'"), std::string::npos) << e;
   EXPECT_EQ(e.find("isl"), std::string::npos) << e;
 }
+
+// Found by the transformation-argument fuzzing: a new iname named "1" made
+// the split's domain text read the outer iname as the number 1 (a wrong
+// result), and names with spaces reached isl's parser; names are now
+// checked where a transformation's arguments are bound.
+TEST(BadInput, NewInameNamesThatAreNoIdentifiersAreRefused) {
+  const std::string k = "kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  ...\ninstructions:\n  out[i] = 2 * a[i]\ntransforms:\n";
+  for (std::string name : {"1", "a b c", "i-1", "and", "Min", "k=v"}) {
+    std::string e = error_of(k + "  split_iname i 4 outer_iname=\"" + name + "\"\n");
+    EXPECT_NE(e.find("outer_iname"), std::string::npos) << name << ": " << e;
+    EXPECT_NE(e.find("must be a name"), std::string::npos) << name << ": " << e;
+  }
+  EXPECT_EQ(error_of(k + "  split_iname i 4 outer_iname=io inner_iname=_ii2\n"), "no error");
+}
+
+// Assumptions no size of the kernel's arrays can meet (n < 0 for arrays of
+// n elements) left the grid's lower bound without a value, and isl's "cannot
+// handle void expression" came out; the kernel now generates, and a call
+// with any size is refused as breaking the assumptions.
+TEST(BadInput, AssumptionsThatLeaveNoIterationGiveAKernelThatRefusesEveryCall) {
+  const std::string text =
+      "kernel k\ndomains:\n  {[i, j]: 0 <= i < n and 0 <= j < m}\narguments:\n  a: float32[n, m], out: float32[n]\n"
+      "instructions:\n  out[i] = sum(j, a[i, j])\ntransforms:\n  assume n < 0\n  split_iname j 32 inner_tag=l.0\n"
+      "  split_iname i 64 outer_tag=g.0\n  split_iname i_inner 2 outer_tag=l.1 inner_tag=ilp\n";
+  EXPECT_EQ(error_of(text), "no error");
+}
