@@ -88,6 +88,10 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
+// Refuses (CudaError) a grid beyond CUDA's limits (2^31-1 x 65535 x 65535),
+// naming the kernel: each launch asks, and the tuner before it measures.
+void check_grid(const std::string& kernel, const LaunchDims& dims);
+
 // A compiled kernel ready to launch: generate, print, compile (cached),
 // load on first launch.
 class CudaKernel {

@@ -86,6 +86,12 @@ CudaKernel::Attributes CudaKernel::attributes() {
   return a;
 }
 
+void check_grid(const std::string& kernel, const LaunchDims& dims) {
+  if (dims.grid[1] > 65535 || dims.grid[2] > 65535 || dims.grid[0] > 2147483647)
+    throw CudaError("kernel '" + kernel + "': grid " + std::to_string(dims.grid[0]) + "x" + std::to_string(dims.grid[1]) + "x" +
+                    std::to_string(dims.grid[2]) + " exceeds CUDA's limits (2^31-1 x 65535 x 65535); map the largest axis to g.0");
+}
+
 namespace {
 
 // Storage for the kernel's parameters in signature order.
@@ -93,12 +99,6 @@ struct KernelParams {
   std::vector<uint64_t> slots;
   std::vector<void*> ptrs;
 };
-
-void check_grid(const std::string& kernel, const LaunchDims& dims) {
-  if (dims.grid[1] > 65535 || dims.grid[2] > 65535 || dims.grid[0] > 2147483647)
-    throw CudaError("kernel '" + kernel + "': grid " + std::to_string(dims.grid[0]) + "x" + std::to_string(dims.grid[1]) + "x" +
-                    std::to_string(dims.grid[2]) + " exceeds CUDA's limits (2^31-1 x 65535 x 65535); map the largest axis to g.0");
-}
 
 // extents: the arguments whose storage sizes follow the bounds record
 // pointer (a function with run-time checked accesses, CheckedSource).

@@ -363,3 +363,23 @@ TEST(FastPath, AGuardOfTheSmallerBlockInameOnAnAxisStaysUnderAssumptions) {
   EXPECT_SAME_RESULTS(k, t, {{"n", 64}, {"m", 16}});
   EXPECT_EQ(fast_vs_isl(t, {{{"n", 16}, {"m", 64}}, {{"n", 48}, {"m", 32}}}), "");
 }
+
+// A grid beyond CUDA's limits at given sizes is known before any launch
+// (the tuner refuses such a trial as illegal instead of failing it at the
+// launch): g.1 holds at most 65535 blocks, g.0 2^31-1.
+TEST(CudaLaunch, GridsBeyondCudasLimitsAreRefusedBeforeALaunch) {
+  KernelFile f = parse_kernel_text("kernel k\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n], out: float32[n]\n"
+                                   "instructions:\n  out[i] = 2 * a[i]\n",
+                                   "k.loom");
+  auto grid_error = [&](const std::string& tag) {
+    GeneratedKernel g = generate(apply_transforms(f.kernel, parse_transform_script("split_iname i 32 outer_tag=" + tag + " inner_tag=l.0\n", "s")));
+    try {
+      cuda::check_grid("k", launch_dims(g, {{"n", int64_t(1) << 24}}));
+    } catch (const CudaError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(grid_error("g.1").find("grid 1x524288x1 exceeds CUDA's limits"), std::string::npos) << grid_error("g.1");
+  EXPECT_EQ(grid_error("g.0"), "no error");
+}
