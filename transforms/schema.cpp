@@ -2,14 +2,13 @@
 // type's name and check, the values a search may try (search_domain), and
 // the whole registry as a JSON schema. One declaration per parameter, in the
 // registering file; what reads it is here.
-#include <strings.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
+#include "loom/domain.h"
 #include "loom/isl_util.h"
 #include "loom/match.h"
 #include "loom/transforms.h"
@@ -28,11 +27,7 @@ bool is_identifier(const std::string& v) {
   if (v.empty() || !(std::isalpha(static_cast<unsigned char>(v[0])) || v[0] == '_')) return false;
   for (char c : v)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  static const char* keywords[] = {"and", "or", "not", "mod", "floor", "ceil", "min", "max", "exists", "implies", "true", "false",
-                                   "infty", "infinity", "rat", "xor", "ceild", "floord", "div", "nan", "domain", "range"};
-  for (auto k : keywords)
-    if (strcasecmp(v.c_str(), k) == 0) return false;
-  return true;
+  return !is_isl_keyword(v);
 }
 
 // "" where every comma- or space-separated word of v is an identifier (or v

@@ -42,6 +42,10 @@ void check_domain_text(const std::string& text);
 // (Domain::parse then gives it to isl's parser).
 isl_set* read_affine_domain(isl_ctx* ctx, const std::string& text);
 
+// True for a word isl's tokenizer reads as a keyword ("and", "min", "floord",
+// ...), in any letter case as isl does: never an iname, parameter or name.
+bool is_isl_keyword(const std::string& word);
+
 class Domain {
  public:
   Domain() = default;

@@ -6,6 +6,7 @@
 #include <isl/ast_build.h>
 #include <isl/options.h>
 #include <isl/union_map.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,14 +46,6 @@ Domain::~Domain() {
 isl_set* Domain::copy() const { return set_ ? isl_set_copy(set_) : nullptr; }
 
 namespace {
-
-bool is_isl_keyword(const std::string& w) {
-  static const char* kw[] = {"and", "or", "not", "mod", "floor", "ceil", "min", "max", "exists", "implies",
-                             "true", "false", "infty", "rat", "xor", "ceild", "floord", "div", "NaN"};
-  for (auto k : kw)
-    if (w == k) return true;
-  return false;
-}
 
 // Adds "[p, q] -> " for identifiers that are neither dimensions nor bound
 // by exists, unless the text already names its parameters.
@@ -141,6 +134,16 @@ std::string not_a_set(isl_ctx* ctx, const std::string& full) {
 }
 
 }  // namespace
+
+bool is_isl_keyword(const std::string& w) {
+  // (the words isl 0.25 refuses as a parameter's name; "xor", "div",
+  // "domain" and "range" are names to it)
+  static const char* kw[] = {"and",     "or",   "not",   "mod",   "floor",    "ceil", "min",   "max",    "exists",
+                             "implies", "true", "false", "infty", "infinity", "rat",  "ceild", "floord", "nan"};
+  for (auto k : kw)
+    if (strcasecmp(w.c_str(), k) == 0) return true;
+  return false;
+}
 
 Domain Domain::interval(const std::string& iname, int64_t extent) {
   isl_ctx* ctx = isl_context();

@@ -20,8 +20,6 @@
 #include <isl/set.h>
 #include <isl/space.h>
 
-#include <strings.h>
-
 #include <cctype>
 #include <cstdint>
 #include <map>
@@ -129,16 +127,7 @@ class Reader {
   }
 
  private:
-  // isl's tokenizer knows its keywords in any case ("AND", "Min"); every
-  // spelling of one is left to isl.
-  static bool is_keyword(const std::string& w) {
-    static const char* kw[] = {"and",  "or",   "not",    "mod",   "floor", "ceil", "min",      "max",
-                               "exists", "implies", "true", "false", "infty", "infinity", "rat", "xor",
-                               "ceild", "floord", "div",  "nan",   "domain", "range"};
-    for (auto k : kw)
-      if (strcasecmp(w.c_str(), k) == 0) return true;
-    return false;
-  }
+  static bool is_keyword(const std::string& w) { return is_isl_keyword(w); }
   int dim_index(const std::string& name) const {
     for (size_t d = 0; d < dims_.size(); ++d)
       if (dims_[d] == name) return int(d);

@@ -180,3 +180,14 @@ TEST(DomainReader, AgreesWithIslOnRandomForms) {
   }
   EXPECT_GT(accepted, 500u);
 }
+
+// isl's keywords are exactly what isl refuses as a name, in any case: "div",
+// "xor", "domain" and "range" are names to it, and were once kept out of
+// the parameters Domain::parse names for isl (a kernel with a size named
+// div could not be read).
+TEST(DomainReader, IslKeywordsAreWhatIslRefusesAsNames) {
+  for (const char* w : {"and", "AND", "Min", "floord", "Infinity", "NaN", "exists", "implies"}) EXPECT_TRUE(is_isl_keyword(w)) << w;
+  for (const char* w : {"div", "xor", "domain", "range", "n", "i_inner"}) EXPECT_FALSE(is_isl_keyword(w)) << w;
+  EXPECT_EQ(Domain::parse("{[i]: 0 <= i < div or i = xor}").params(), (std::vector<std::string>{"div", "xor"}));
+  EXPECT_EQ(Domain::parse("{[i]: 0 <= i < range}").params(), (std::vector<std::string>{"range"}));
+}
