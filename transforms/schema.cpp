@@ -12,6 +12,7 @@
 #include "loom/isl_util.h"
 #include "loom/match.h"
 #include "loom/transforms.h"
+#include "common.h"
 
 namespace loom {
 
@@ -30,19 +31,12 @@ bool is_identifier(const std::string& v) {
   return !is_isl_keyword(v);
 }
 
-// "" where every comma- or space-separated word of v is an identifier (or v
-// is empty: an optional list given as none), else the first bad word.
+// "" where every word of v (a list: as name_list reads it) is an identifier
+// (or v is empty: an optional name given as none), else the first bad word.
 std::string first_bad_name(const std::string& v, bool list) {
   if (!list) return v.empty() || is_identifier(v) ? "" : v;
-  std::string word;
-  for (size_t i = 0; i <= v.size(); ++i) {
-    if (i == v.size() || v[i] == ',' || v[i] == ' ') {
-      if (!word.empty() && !is_identifier(word)) return word;
-      word.clear();
-    } else {
-      word += v[i];
-    }
-  }
+  for (auto& word : transforms::name_list(v))
+    if (!is_identifier(word)) return word;
   return "";
 }
 

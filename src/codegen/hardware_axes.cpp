@@ -77,9 +77,8 @@ HardwareAxes compute_hardware_axes(const LoopKernel& k, const std::vector<std::s
     // a domain empty for every parameter value the assumptions allow has no
     // lowest value: nothing runs on the axis for them, so 0 stands in (isl
     // cannot print a void expression)
-    isl_pw_aff* allowed = isl_pw_aff_intersect_params(lo.copy(), isl_set_params(isl_set_align_params(assumptions.copy(), isl_space_copy(params))));
-    if (isl_pw_aff_n_piece(allowed) == 0) lo = total(isl::manage(isl_pw_aff_intersect_params(lo.release(), isl_set_empty(isl_space_copy(params)))), params);
-    isl_pw_aff_free(allowed);
+    isl::pw_aff allowed = isl::manage(isl_pw_aff_intersect_params(lo.copy(), expr_context.copy()));
+    if (isl_pw_aff_n_piece(allowed.get()) == 0) lo = total(allowed, params);
     ext[h] = {lo, size};
     InameTag tag = k.tag_of(h);
     auto key = std::make_pair(tag.kind == InameTag::Local ? 1 : 0, tag.axis);

@@ -166,6 +166,16 @@ std::string try_kernel_file(const KernelFile& f, Outcome& o) {
   return "";
 }
 
+// The .loom files of these folders of the source tree, sorted.
+std::vector<std::string> kernel_files(std::initializer_list<const char*> dirs) {
+  std::vector<std::string> files;
+  for (const char* dir : dirs)
+    for (auto& e : std::filesystem::directory_iterator(loom::testing::source_dir() + "/" + dir))
+      if (e.path().extension() == ".loom") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 // A hostile value for a transformation parameter, by its declared type:
 // edge numbers, names of the wrong kind (an array for an iname, an iname
 // that is not there), tags no hardware has, malformed lists and text.
@@ -226,11 +236,7 @@ std::string hostile_value(const TransformParam& p, const LoopKernel& k, std::mt1
 TEST(MutationFuzz, HostileTransformationArgumentsAreRefusedOrRunRight) {
   const char* env = std::getenv("LOOM_MUTANTS");
   int per_file = env ? std::atoi(env) : 8;
-  std::vector<std::string> files;
-  for (const char* dir : {"examples", "tests/conformance"})
-    for (auto& e : std::filesystem::directory_iterator(loom::testing::source_dir() + "/" + dir))
-      if (e.path().extension() == ".loom") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
+  std::vector<std::string> files = kernel_files({"examples", "tests/conformance"});
   const char* seed = std::getenv("LOOM_RANDOM_SEED");
   std::mt19937 rng(seed ? unsigned(std::atoi(seed)) : 4321u);
   Outcome o;
@@ -289,11 +295,7 @@ TEST(MutationFuzz, HostileTransformationArgumentsAreRefusedOrRunRight) {
 TEST(MutationFuzz, MutantsOfEveryKernelFileAreRefusedOrRunRight) {
   const char* env = std::getenv("LOOM_MUTANTS");
   int per_file = env ? std::atoi(env) : 12;
-  std::vector<std::string> files;
-  for (const char* dir : {"examples", "tests/conformance", "tests/conformance/loopy"})
-    for (auto& e : std::filesystem::directory_iterator(loom::testing::source_dir() + "/" + dir))
-      if (e.path().extension() == ".loom") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
+  std::vector<std::string> files = kernel_files({"examples", "tests/conformance", "tests/conformance/loopy"});
   const char* seed = std::getenv("LOOM_RANDOM_SEED");
   std::mt19937 rng(seed ? unsigned(std::atoi(seed)) : 1234u);
   Outcome o;
