@@ -5,7 +5,7 @@ kernel (its schedule is the examples/ file named in the table) and its peers
 triton.testing.do_bench (CUDA events when Triton is missing); each Loom result
 is checked against PyTorch's before it is timed.
 
-    PYTHONPATH=build/python python3 bench/gpu.py [--quick] [--csr (only the CSR row sums)]
+    PYTHONPATH=build/python python3 bench/gpu.py [--quick] [--csr (only the CSR row sums)] [--bf16 (only the bfloat16 GEMMs)]
 
 Prints, per workload: time, GB/s (each array counted once) or TFLOP/s, % of
 the ceiling, the best peer and Loom's ratio to it."""
@@ -222,6 +222,61 @@ def csr_row_sums(dev, copy_gbs):
         del ptr, vals, out
 
 
+def bf16_gemms(dev):
+    """The bfloat16 GEMM rows: mma.sync schedules (a b) and the wgmma schedule (a w^T, sm_90a)."""
+    # bfloat16 GEMM on the tensor cores (float32 accumulation and result)
+    bf_ceiling = None
+    for size, sched in ((8192, "gemm_bf16"), (4096, "gemm_bf16"), (4000, "gemm_bf16_zfill"), (4000, "gemm_bf16_any")):
+        A = torch.randn(size, size, device=dev).to(torch.bfloat16)
+        B = torch.randn(size, size, device=dev).to(torch.bfloat16)
+        C = torch.empty(size, size, device=dev)
+        k = loom_kernel(sched)
+        C.fill_(float("nan"))
+        k(a=A, b=B, c=C)
+        ok = check(C, A.float() @ B.float(), rtol=1e-2, atol=1e-2)
+        # (cuBLAS writes bf16, Loom and Triton float32: 4 bytes more per element of c, 0.1% of the time at 4096^3)
+        peers = {"cuBLAS (torch.matmul)": median_ms(lambda: torch.matmul(A, B))}
+        if triton:
+            from triton_sgemm import best_of_six_tensor_core
+
+            t = best_of_six_tensor_core(A, B, C, median_ms)
+            if t:
+                peers["triton tl.dot (best of 6)"] = t
+        flops = 2 * size**3
+        if bf_ceiling is None:
+            bf_ceiling = flops / min(v for n_, v in peers.items() if n_.startswith("cuBLAS")) / 1e9
+            print(f"ceiling: cuBLAS bf16 GEMM {size}^3 {bf_ceiling:.1f} TFLOP/s")
+        row(f"gemm bf16 {size}^3", sched, median_ms(lambda: k(a=A, b=B, c=C)), peers, flops=flops, ceiling=bf_ceiling, ok=ok)
+        del A, B, C
+
+    # bfloat16 GEMM with both operands K-major (c = a w^T, a linear layer's weight w[m, l]) on Hopper's
+    # warpgroup instruction (wgmma, sm_90a: compute capability 9.0 only)
+    if torch.cuda.get_device_capability(dev) == (9, 0):
+        wg_ceiling = None
+        for size in (8192, 4096):
+            A = torch.randn(size, size, device=dev).to(torch.bfloat16)
+            W = torch.randn(size, size, device=dev).to(torch.bfloat16)
+            C = torch.empty(size, size, device=dev)
+            k = loom_kernel("gemm_bf16_wgmma")
+            C.fill_(float("nan"))
+            k(a=A, b=W, c=C)
+            ok = check(C, A.float() @ W.float().T, rtol=1e-2, atol=1e-2)
+            peers = {"cuBLAS (torch.matmul(a, w.T))": median_ms(lambda: torch.matmul(A, W.t()))}
+            if triton:
+                from triton_sgemm import best_of_six_tensor_core
+
+                WT = W.t().contiguous()  # (Triton's kernel reads b as [l, m])
+                t = best_of_six_tensor_core(A, WT, C, median_ms)
+                if t:
+                    peers["triton tl.dot (best of 6, w^T stored)"] = t
+                del WT
+            flops = 2 * size**3
+            wg_ceiling = flops / peers["cuBLAS (torch.matmul(a, w.T))"] / 1e9
+            row(f"gemm bf16 a w^T {size}^3", "gemm_bf16_wgmma", median_ms(lambda: k(a=A, b=W, c=C)), peers, flops=flops,
+                ceiling=wg_ceiling, ok=ok)
+            del A, W, C
+
+
 def main():
     dev = "cuda"
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -239,6 +294,10 @@ def main():
     if "--csr" in sys.argv:  # only the CSR rows (data-dependent loop bounds)
         del a, b, out
         csr_row_sums(dev, copy_gbs)
+        return
+    if "--bf16" in sys.argv:  # only the bfloat16 GEMM rows (tensor cores)
+        del a, b, out
+        bf16_gemms(dev)
         return
     P, Q = torch.rand(4096, 4096, device=dev), torch.rand(4096, 4096, device=dev)
     cublas_ms = median_ms(lambda: P @ Q)
@@ -318,30 +377,7 @@ def main():
             ok=ok)
         del A, B, C
 
-    # bfloat16 GEMM on the tensor cores (float32 accumulation and result)
-    bf_ceiling = None
-    for size, sched in ((8192, "gemm_bf16"), (4096, "gemm_bf16"), (4000, "gemm_bf16_zfill"), (4000, "gemm_bf16_any")):
-        A = torch.randn(size, size, device=dev).to(torch.bfloat16)
-        B = torch.randn(size, size, device=dev).to(torch.bfloat16)
-        C = torch.empty(size, size, device=dev)
-        k = loom_kernel(sched)
-        C.fill_(float("nan"))
-        k(a=A, b=B, c=C)
-        ok = check(C, A.float() @ B.float(), rtol=1e-2, atol=1e-2)
-        # (cuBLAS writes bf16, Loom and Triton float32: 4 bytes more per element of c, 0.1% of the time at 4096^3)
-        peers = {"cuBLAS (torch.matmul)": median_ms(lambda: torch.matmul(A, B))}
-        if triton:
-            from triton_sgemm import best_of_six_tensor_core
-
-            t = best_of_six_tensor_core(A, B, C, median_ms)
-            if t:
-                peers["triton tl.dot (best of 6)"] = t
-        flops = 2 * size**3
-        if bf_ceiling is None:
-            bf_ceiling = flops / min(v for n_, v in peers.items() if n_.startswith("cuBLAS")) / 1e9
-            print(f"ceiling: cuBLAS bf16 GEMM {size}^3 {bf_ceiling:.1f} TFLOP/s")
-        row(f"gemm bf16 {size}^3", sched, median_ms(lambda: k(a=A, b=B, c=C)), peers, flops=flops, ceiling=bf_ceiling, ok=ok)
-        del A, B, C
+    bf16_gemms(dev)
 
     # TF32 GEMM (float32 operands rounded to TF32, asked for in the kernel)
     size = 4096

@@ -654,6 +654,29 @@ void check_joined_temporaries(const LoopKernel& k, const std::string& what, cons
 
 }  // namespace
 
+namespace {
+// The box of s's constant per-dimension bounds (a new set), or null when a
+// bound is not a constant.
+isl_set* constant_box(isl_set* s) {
+  isl_set* box = isl_set_universe(isl_set_get_space(s));
+  int n = int(isl_set_dim(s, isl_dim_set));
+  for (int d = 0; d < n && box; ++d) {
+    isl_val* lo = isl_set_dim_min_val(isl_set_copy(s), d);
+    isl_val* hi = isl_set_dim_max_val(isl_set_copy(s), d);
+    if (lo && hi && isl_val_is_int(lo) && isl_val_is_int(hi)) {
+      box = isl_set_lower_bound_val(box, isl_dim_set, unsigned(d), lo);
+      box = isl_set_upper_bound_val(box, isl_dim_set, unsigned(d), hi);
+    } else {
+      isl_val_free(lo);
+      isl_val_free(hi);
+      isl_set_free(box);
+      box = nullptr;
+    }
+  }
+  return box;
+}
+}  // namespace
+
 LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std::string& new_iname) {
   const std::string what = "join_inames('" + inames + "')";
   auto names = name_list(inames);
@@ -694,6 +717,17 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
   }
   s = isl_set_add_constraint(s, eq);
   for (auto& name : names) s = isl_set_project_out(s, isl_dim_set, unsigned(isl_set_find_dim_by_name(s, isl_dim_set, name.c_str())), 1);
+  // Joined inames taken from different axes (a lane over rows and chunks of
+  // a tile) leave floor divisions in the constraints that only restate the
+  // box the parts ran over; when the set is a box of constant bounds, it is
+  // written as that box (Loom's direct loop generator needs no existential
+  // variables, isl's AST generator would stand in otherwise).
+  if (isl_set* box = constant_box(s); box && isl_set_is_equal(box, s) == isl_bool_true) {
+    isl_set_free(s);
+    s = box;
+  } else {
+    isl_set_free(box);
+  }
   r.domains.edit()[size_t(dom)] = Domain(islu::check(s, "join_inames"));
   for (auto& insn : r.instructions.edit()) {
     bool within = false;

@@ -8,7 +8,11 @@
 // element strides, so every access follows them; a vector axis is also
 // recorded (Argument::vector_axis) so that code generation moves its `vec`
 // accesses as one vector or refuses the kernel with the reason
-// (src/codegen/vectorize.cpp).
+// (src/codegen/vectorize.cpp). A temporary is always stored in C order of
+// its axes, so its tags (c, f, N<k>) reorder the axes instead.
+//
+// pad_array_axis (Loom's; TVM's storage_align): one axis of temporaries
+// grows by elements nobody touches, skewing the axes before it in memory.
 //
 // split_array_axis (loopy's name): one axis of arrays (arguments or
 // temporaries) becomes two, an outer one of ceil(extent / count) and an
@@ -20,6 +24,7 @@
 // argument's shape changes the kernel's interface, so the kernel as written
 // (the legality checks' and `loom run`'s reference) is split the same way.
 #include <algorithm>
+#include <functional>
 
 #include "common.h"
 #include "loom/transforms.h"
@@ -115,6 +120,52 @@ std::vector<Expr> strides_of(const LoopKernel& k, const std::string& what, const
   return strides;
 }
 
+// A temporary is stored in C order of its axes, so its tags (c, f, N<k>:
+// nesting levels, as for arguments) reorder the axes: the axis of the
+// highest level first. Nothing outside the kernel sees a temporary, so only
+// its shape and accesses change (a layout a tensor-core operand needs, say).
+LoopKernel permute_temporary_axes(const LoopKernel& k, const std::string& what, const std::string& name, const std::vector<std::string>& texts) {
+  const Temporary& t = *k.find_temporary(name);
+  if (texts.size() != t.shape.size())
+    refuse(k, what, "temporary '" + name + "' has " + std::to_string(t.shape.size()) + " axes, but " + std::to_string(texts.size()) + " tags were given");
+  if (!t.double_buffered_in.empty())
+    refuse(k, what, "temporary '" + name + "' is double-buffered (its first axis is the copies); tag its axes before double_buffer");
+  std::vector<AxisTag> tags;
+  for (auto& text : texts) {
+    tags.push_back(parse_axis_tag(k, what, name, text));
+    if (tags.back().kind == AxisTag::Vec || tags.back().kind == AxisTag::Fixed)
+      refuse(k, what, "temporary '" + name + "': '" + text + "' gives a stride; a temporary's axes only reorder (c, f, N0, N1, ...)");
+  }
+  Argument as_array;  // (strides_of reads the name and the shape)
+  as_array.name = name;
+  as_array.shape = t.shape;
+  strides_of(k, what, as_array, tags);  // (checks the levels: 0, 1, ... once each, tags not mixed)
+  // the axes by decreasing stride: the new C order
+  std::vector<int> level(t.shape.size());
+  const int rank = int(tags.size());
+  for (int d = 0; d < rank; ++d) {
+    if (tags[size_t(d)].kind == AxisTag::Nested) level[size_t(d)] = tags[size_t(d)].level;
+    else if (tags[size_t(d)].kind == AxisTag::C) level[size_t(d)] = rank - 1 - d;  // (c: the order it has)
+    else level[size_t(d)] = d;                                                    // f: reversed
+  }
+  std::vector<size_t> order(t.shape.size());
+  for (size_t d = 0; d < order.size(); ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return level[x] > level[y]; });
+  LoopKernel r = k;
+  Temporary& rt = r.temporaries.edit()[name];
+  std::vector<Expr> shape;
+  for (size_t d : order) shape.push_back(t.shape[d]);
+  rt.shape = shape;
+  auto permuted = [&](std::vector<Expr> idx, Type type) {
+    std::vector<Expr> out;
+    for (size_t d : order) out.push_back(idx[d]);
+    return make_subscript(name, out, type);
+  };
+  for (auto& insn : r.instructions.edit()) transforms::map_temporary_accesses(insn, name, permuted);
+  for (auto& [n, rule] : r.substitutions.edit()) rule.body = transforms::map_temporary_accesses(rule.body, name, permuted);
+  return r;
+}
+
 }  // namespace
 
 LoopKernel tag_array_axes(const LoopKernel& k, const std::string& arrays, const std::string& dim_tags) {
@@ -139,8 +190,10 @@ LoopKernel tag_array_axes(const LoopKernel& k, const std::string& arrays, const 
     for (auto& x : r.arguments.edit())
       if (x.name == name) a = &x;
     if (!a) {
-      if (k.find_temporary(name))
-        refuse(k, what, "'" + name + "' is a temporary; Loom lays temporaries out in C order (tag the axes of arguments)");
+      if (k.find_temporary(name)) {
+        r = permute_temporary_axes(r, what, name, tag_texts);
+        continue;
+      }
       refuse(k, what, "no array argument '" + name + "'");
     }
     if (a->kind != Argument::Array) refuse(k, what, "'" + name + "' is a scalar, not an array");
@@ -251,7 +304,13 @@ LoopKernel split_axis(const LoopKernel& k, const std::vector<std::string>& names
     for (auto& p : insn.predicates) p = rewrite.mutate(p);
   }
   for (auto& [n, rule] : r.substitutions.edit()) rule.body = rewrite.mutate(rule.body);
-  if (r.original) r.original = std::make_shared<const LoopKernel>(split_axis(*r.original, names, axis, count, fortran));
+  if (r.original) {
+    // (the kernel as written has the arguments, not the temporaries transformations made)
+    std::vector<std::string> there;
+    for (auto& n : names)
+      if (r.original->find_argument(n) || r.original->find_temporary(n)) there.push_back(n);
+    if (!there.empty()) r.original = std::make_shared<const LoopKernel>(split_axis(*r.original, there, axis, count, fortran));
+  }
   return r;
 }
 
@@ -263,15 +322,82 @@ LoopKernel split_array_axis(const LoopKernel& k, const std::string& array_names,
   return split_axis(k, transforms::name_list(array_names), axis_nr, count, order == "F" || order == "f");
 }
 
+namespace {
+// Each named temporary of r (a copy of k) given to `change`; an argument or
+// an unknown name refused (`arguments_why`: why an argument cannot be).
+void for_each_temporary(const LoopKernel& k, LoopKernel& r, const std::string& what, const std::string& temporaries,
+                        const std::string& arguments_why, const std::function<void(const std::string&, Temporary&)>& change) {
+  auto names = transforms::name_list(temporaries);
+  if (names.empty()) refuse(k, what, "no temporary named");
+  for (auto& name : names) {
+    auto t = r.temporaries.edit().find(name);
+    if (t == r.temporaries.edit().end()) {
+      if (k.find_argument(name)) refuse(k, what, "'" + name + "' is an argument; " + arguments_why);
+      std::vector<std::string> known;
+      for (auto& [n, x] : k.temporaries) known.push_back(n);
+      refuse(k, what, "no temporary '" + name + "'" + did_you_mean(name, known));
+    }
+    change(name, t->second);
+  }
+}
+}  // namespace
+
+LoopKernel pad_array_axis(const LoopKernel& k, const std::string& temporaries, int axis_nr, int64_t padding) {
+  const std::string what = "pad_array_axis(axis " + std::to_string(axis_nr) + ", padding " + std::to_string(padding) + ")";
+  if (padding < 0) refuse(k, what, "the padding is a count of elements, at least 0");
+  LoopKernel r = k;
+  Type it = k.options.index_dtype;
+  for_each_temporary(k, r, what, temporaries, "its layout is the caller's (tag_array_axes gives it strides)", [&](const std::string& name, Temporary& t) {
+    if (axis_nr < 0 || size_t(axis_nr) >= t.shape.size())
+      refuse(k, what, "temporary '" + name + "' has " + std::to_string(t.shape.size()) + " axes; there is no axis " + std::to_string(axis_nr));
+    if (!t.double_buffered_in.empty() && axis_nr == 0) refuse(k, what, "axis 0 of temporary '" + name + "' is its copies (double_buffer)");
+    t.shape[size_t(axis_nr)] = simplify(make_binary(BinOp::Add, t.shape[size_t(axis_nr)], make_int(padding, it), it));
+  });
+  return r;
+}
+
+LoopKernel swizzle_array(const LoopKernel& k, const std::string& temporaries, int64_t bytes) {
+  const std::string what = "swizzle_array(" + std::to_string(bytes) + " bytes)";
+  if (bytes != 128 && bytes != 0) refuse(k, what, "the swizzle is 128 (bytes, the 16-byte pieces of each 128-byte row) or 0 (none)");
+  LoopKernel r = k;
+  for_each_temporary(k, r, what, temporaries, "only temporaries in local memory are swizzled", [&](const std::string& name, Temporary& t) {
+    if (t.space != AddressSpace::Local)
+      refuse(k, what, "temporary '" + name + "' is not in local memory (a swizzle spreads shared-memory rows over the banks)");
+    int eb = t.dtype.known() ? t.dtype.bytes() : 0;
+    if (eb && (eb > 16 || 16 % eb != 0))
+      refuse(k, what, "temporary '" + name + "' has " + std::to_string(eb) + "-byte elements; a swizzle moves 16-byte pieces");
+    t.swizzle_bytes = int(bytes);
+  });
+  return r;
+}
+
 void register_layout_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"tag_array_axes",
            "How array arguments' axes lie in memory, one tag per axis: c/f (C or Fortran order), N0, N1, ... (nesting "
            "levels, N0 fastest), stride:K, vec (a vector axis of 2 or 4 lanes: its `vec` accesses move as one float2/"
-           "float4, or the kernel is refused with the reason). loopy's tag_array_axes.",
-           {TransformParam{"ary_names", TransformParam::String, true, "array arguments, comma-separated"}.of(TransformParam::Type::Arrays),
+           "float4, or the kernel is refused with the reason). A temporary's axes reorder (c, f, N<k> only). loopy's tag_array_axes.",
+           {TransformParam{"ary_names", TransformParam::String, true, "array arguments or temporaries, comma-separated"}.of(TransformParam::Type::Arrays),
             TransformParam{"dim_tags", TransformParam::Text, true, "one tag per axis, comma-separated ('N1,N0', 'c,vec', 'stride:1,stride:n')"}.of(TransformParam::Type::Text)},
            [](const LoopKernel& k, const TransformArgs& a) { return tag_array_axes(k, a.str("ary_names"), a.str("dim_tags")); }});
+  reg.add({"pad_array_axis",
+           "Loom: one axis of local or private temporaries grows by `padding` elements that nothing reads or writes, so the "
+           "axes before it are that much further apart (add_prefetch's padding, on any axis; TVM's storage_align): rows of "
+           "a tile that would share shared-memory banks are skewed across them.",
+           {P{"temporaries", P::String, true, "temporaries, comma-separated"}.of(P::Type::Names),
+            P{"axis_nr", P::Int, true, "the axis to grow (0 is the first)"}.of(P::Type::Int).at_least(0),
+            P{"padding", P::Int, true, "elements added to the axis' extent"}.of(P::Type::Int).at_least(0)},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             return pad_array_axis(k, a.str("temporaries"), int(a.integer("axis_nr")), a.integer("padding"));
+           }});
+  reg.add({"swizzle_array",
+           "Loom: the 16-byte pieces of each 128-byte row of local temporaries are XOR-swizzled by the row's place in its "
+           "1024-byte block (CUTLASS's Swizzle<3,4,3>; wgmma's 128-byte swizzle mode): a tile whose rows are 128 bytes "
+           "long is then written along its rows and read down its columns without bank conflicts. Only addresses change; "
+           "the CPU target and the interpreter keep the plain layout.",
+           {P{"temporaries", P::String, true, "local temporaries, comma-separated"}.of(P::Type::Names),
+            P{"bytes", P::Int, false, "128 (the swizzle), or 0 (none)"}.one_of({"128", "0"}).otherwise("128")},
+           [](const LoopKernel& k, const TransformArgs& a) { return swizzle_array(k, a.str("temporaries"), a.integer("bytes")); }});
   reg.add({"split_array_axis",
            "One axis of arrays (arguments or temporaries) becomes two: outer ceil(extent / count) and inner count, in C order "
            "(outer first) or F order; accesses a[e] become a[e // count, e % count]. Arguments keep their memory layout "

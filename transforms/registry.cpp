@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "common.h"
 #include "loom/transforms.h"
 
 namespace loom {
@@ -176,7 +177,25 @@ LoopKernel reference_kernel(const LoopKernel& as_written, const std::vector<Tran
     if (s.name == "assume" || s.name == "fix_parameters" || s.name == "add_dtypes" || s.name == "split_array_axis" ||
         s.name == "to_batched")  // (steps that change the computation's interface: the reference changes with them)
       declarations.push_back(s);
-  LoopKernel r = apply_transforms(as_written, declarations);
+  LoopKernel r = as_written;
+  for (auto& s : declarations) {
+    if (s.name == "split_array_axis") {
+      // (only the arrays the kernel as written has: a temporary a transformation made is not there)
+      auto values = bind_transform_arguments(s);
+      std::vector<std::string> there;
+      for (auto& n : transforms::name_list(values["array_names"]))
+        if (r.find_argument(n) || r.find_temporary(n)) there.push_back(n);
+      if (there.empty()) continue;
+      TransformStep only = s;
+      std::string joined;
+      for (auto& n : there) joined += (joined.empty() ? "" : ",") + n;
+      if (only.keyword.count("array_names")) only.keyword["array_names"] = joined;
+      else if (!only.positional.empty()) only.positional[0] = joined;
+      r = apply_transform(r, only);
+      continue;
+    }
+    r = apply_transform(r, s);
+  }
   for (auto& a : r.arguments.edit())
     if (const Argument* t = transformed.find_argument(a.name); t && t->kind == Argument::Array && t->shape.size() == a.shape.size()) {
       a.strides = t->strides;

@@ -71,16 +71,27 @@ bool sums_tf32(const LoopKernel& typed, const std::string& kk) {
 
 }  // namespace
 
+int warpgroup_shape_n(const std::string& shape) {
+  if (shape.size() < 8 || shape.rfind("m64n", 0) != 0 || shape.substr(shape.size() - 3) != "k16") return 0;
+  std::string digits = shape.substr(4, shape.size() - 7);
+  if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), ::isdigit) || digits[0] == '0') return 0;
+  int n = std::stoi(digits);
+  return n % 8 == 0 && n <= 256 ? n : 0;
+}
+
 LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::string& n, const std::string& kk, const std::string& shape_given,
                        bool tf32) {
   LoopKernel typed = infer_types(expand_substitutions(k));  // (the operands' types decide)
   if (!tf32 && k.has_iname(kk)) tf32 = sums_tf32(typed, kk);
   const std::string shape = shape_given.empty() ? (tf32 ? "m16n8k8" : "m16n8k16") : shape_given;
   const std::string what = "tensor_core(" + m + ", " + n + ", " + kk + ", " + shape + (tf32 ? ", tf32" : "") + ")";
-  if (shape != "m16n8k16" && shape != "m16n8k8") refuse(k, what, "unknown shape '" + shape + "' (known: m16n8k16, m16n8k8 with tf32=true)");
-  if (tf32 != (shape == "m16n8k8"))
+  const int warpgroup_n = warpgroup_shape_n(shape);
+  if (shape != "m16n8k16" && shape != "m16n8k8" && !warpgroup_n)
+    refuse(k, what, "unknown shape '" + shape + "' (known: m16n8k16, m16n8k8 with tf32=true, m64nNk16 with N = 8, 16, ..., 256)");
+  if (warpgroup_n && tf32) refuse(k, what, "TF32 runs as m16n8k8 (the warpgroup's m64nNk8 is not generated yet)");
+  if (!warpgroup_n && tf32 != (shape == "m16n8k8"))
     refuse(k, what, tf32 ? "TF32 runs as m16n8k8" : "m16n8k8 is the TF32 shape: pass tf32=true to run float32 operands as TF32");
-  const int64_t extent[3] = {16, 8, tf32 ? 8 : 16};
+  const int64_t extent[3] = {warpgroup_n ? 64 : 16, warpgroup_n ? warpgroup_n : 8, tf32 ? 8 : 16};
   const std::string names[3] = {m, n, kk};
   for (int d = 0; d < 3; ++d) {
     const std::string& x = names[d];
@@ -139,15 +150,24 @@ LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::str
   return r;
 }
 
+namespace {
+std::vector<std::string> shapes() {
+  std::vector<std::string> r = {"", "m16n8k16", "m16n8k8"};
+  for (int n = 8; n <= 256; n += 8) r.push_back("m64n" + std::to_string(n) + "k16");
+  return r;
+}
+}  // namespace
+
 void register_tensor_core_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"tensor_core",
-           "Run a product's 16x8x16 tile on the tensor cores (mma.sync, float16/bfloat16 operands, float32 accumulation): tags its "
-           "m, n and k inames mma.m, mma.n, mma.k; the warp becomes one logical thread and its 32 lanes share the tile.",
+           "Run a product's 16x8x16 tile on the tensor cores (mma.sync, float16/bfloat16 operands, float32 accumulation), or a "
+           "64xNx16 tile on a warpgroup (wgmma, sm_90a): tags its m, n and k inames mma.m, mma.n, mma.k; the warp (warpgroup) "
+           "becomes one logical thread and its 32 (128) lanes share the tile.",
            {P{"m", P::String, true, "the tile's row iname (extent 16)"}.of(P::Type::Iname),
             P{"n", P::String, true, "the tile's column iname (extent 8)"}.of(P::Type::Iname),
             P{"k", P::String, true, "the sum's iname of the tile (extent 16; 8 for TF32)"}.of(P::Type::Iname),
-            P{"shape", P::String, false, "the instruction's shape (default: m16n8k16, or m16n8k8 with tf32)"}.one_of({"", "m16n8k16", "m16n8k8"}).otherwise(""),
+            P{"shape", P::String, false, "the instruction's shape (default: m16n8k16, or m16n8k8 with tf32; m64nNk16: wgmma on sm_90a, a warpgroup of 4 warps, operands in shared memory)"}.one_of(shapes()).otherwise(""),
             P{"tf32", P::String, false, "run float32 operands as TF32 (10-bit mantissa): the sum's factors become round_tf32(x) * round_tf32(y)"}.of(P::Type::Bool).otherwise("false")},
            [](const LoopKernel& k, const TransformArgs& a) {
              return tensor_core(k, a.str("m"), a.str("n"), a.str("k"), a.has("shape") ? a.str("shape") : "", a.flag("tf32", false));

@@ -272,7 +272,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   vo.arch = o.arch;
   vo.seconds_per_variant = o.compile_timeout_seconds;
   vo.feature_parameters = o.parameters;  // each trial's kernel features at the timed sizes, for the log and the models
-  vo.target = TargetInfo::cuda(o.arch.empty() ? "sm_90" : o.arch);
+  vo.target = o.arch.empty() ? TargetInfo::generic_cuda() : TargetInfo::cuda(o.arch);
   if (o.max_shared_bytes > 0) vo.target->max_shared_bytes = o.max_shared_bytes;
   int total = o.trials;
   std::optional<Trial> best_so_far = best(earlier);

@@ -23,11 +23,23 @@ using StmtPtr = std::shared_ptr<const Stmt>;
 // plus, over the tile's k, A(m, k) * B(k, n), where `a` and `b` are the
 // operands in the tile's loop variables (16-bit values) and `a_valid` /
 // `b_valid` (null: always) where an operand element exists; elsewhere it is 0.
+// Where a wgmma operand's tile lies in shared memory: its first element
+// (rows 0, k 0) and the byte distances of its K-major core matrices.
+struct SharedDescriptor {
+  Expr start;  // the operand at its tile's first element
+  int64_t lbo = 0, sbo = 0;  // along k, along the rows
+  int swizzle = 0;           // 128: the 128-byte swizzle mode (a swizzle_array temporary)
+};
+
 struct WarpMatrix {
   std::string instruction;  // "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
   int m = 16, n = 8, k = 16;  // (k = 8: TF32, a and b round_tf32 calls)
   Type input;
   bool tf32 = false;
+  // wgmma (m = 64): a warpgroup's 128 lanes, operands read from shared
+  // memory through descriptors, asynchronously (the printer fences and waits)
+  bool warpgroup = false;
+  SharedDescriptor a_desc, b_desc;
   std::string m_var, n_var, k_var, lane, element;
   Expr a, b, a_valid, b_valid, accumulator;
   std::vector<Expr> uniform;  // guards of the whole warp (printed around the instruction)

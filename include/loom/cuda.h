@@ -56,7 +56,13 @@ struct DeviceInfo {
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   int max_shared_optin = 0;  // bytes of shared memory a block may opt in to
-  std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
+  // The architecture code is compiled for: sm_XY, and sm_90a on 9.0 devices
+  // (code compiled here runs on this device only, so its arch-specific
+  // features, wgmma among them, come at no cost to anything else).
+  std::string arch() const {
+    int cc = cc_major * 10 + cc_minor;
+    return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : "");
+  }
 };
 
 // The target model for an architecture ("" = this machine's GPU, or the

@@ -146,6 +146,21 @@ struct Temporary {
   // one reads, so the loop must stay a loop of one block: check_kernel
   // refuses the kernel if it is later tagged parallel, split or joined away.
   std::string double_buffered_in;
+  // 128: the 16-byte pieces of each 128-byte row of the temporary are
+  // XOR-swizzled by the row's position in its 1024-byte block (CUTLASS's
+  // Swizzle<3,4,3>, wgmma's 128-byte swizzle mode), on the CUDA target: the
+  // byte at flat offset b lives at b ^ ((b >> 3) & 0x70). A permutation
+  // inside each row, so only the addresses printed change; 0: none.
+  int swizzle_bytes = 0;
+
+  // Where it may start in local memory and how many bytes it takes there,
+  // for `elements` elements: 16-byte aligned (vector accesses rely on it); a
+  // swizzled one in whole 1024-byte blocks (the swizzle's period).
+  int64_t local_alignment() const { return swizzle_bytes ? 1024 : 16; }
+  int64_t local_size(int64_t elements) const {
+    int64_t b = elements * dtype.bytes();
+    return swizzle_bytes ? (b + 1023) / 1024 * 1024 : b;
+  }
 };
 
 struct SubstitutionRule {

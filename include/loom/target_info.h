@@ -28,7 +28,7 @@ struct MatrixInstruction {
 struct TargetInfo {
   enum Kind : uint8_t { Cuda, Cpu, Interpreter };
   Kind kind = Cuda;
-  std::string arch = "sm_90";  // cuda: sm_XY or sm_XYa; cpu: the CPU LLVM compiles for ("" = the host)
+  std::string arch = "sm_90a";  // cuda: sm_XY or sm_XYa; cpu: the CPU LLVM compiles for ("" = the host)
   int compute_capability = 90;  // cuda: 10 * major + minor
 
   // limits
@@ -54,7 +54,10 @@ struct TargetInfo {
   static TargetInfo cuda(const std::string& arch);
   // What Loom assumes when no device or architecture is named: sm_90's
   // limits (the largest shared memory any supported GPU gives a block).
-  static TargetInfo generic_cuda() { return cuda("sm_90"); }
+  // (sm_90a: the H100/H200 Loom is measured on, with their arch-specific
+  // wgmma; code for it runs on compute capability 9.0 only, and with a GPU
+  // present Loom compiles for that GPU's architecture instead)
+  static TargetInfo generic_cuda() { return cuda("sm_90a"); }
   // The LLVM CPU target and the reference interpreter run the GPU's
   // semantics, so they accept what a CUDA device of the generic model would.
   static TargetInfo cpu(const std::string& cpu_name = "");

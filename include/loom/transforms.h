@@ -127,9 +127,12 @@ LoopKernel round_up_reduction(const LoopKernel& k, const std::string& inames);
 
 // ---- tensor_core (transforms/tensor_core.cpp) ----
 // The (m, n, k) inames of a product's 16x8x16 tile tagged mma.m, mma.n,
-// mma.k: one warp-level matrix instruction (shape "m16n8k16").
+// mma.k: one warp-level matrix instruction (shape "m16n8k16"), or of a
+// 64xNx16 tile: one warpgroup-level instruction (shape "m64nNk16", wgmma).
 LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::string& n, const std::string& k_iname,
                        const std::string& shape = "", bool tf32 = false);
+// N of a warpgroup shape "m64nNk16" (N a multiple of 8 up to 256), else 0.
+int warpgroup_shape_n(const std::string& shape);
 
 // ---- precompute (transforms/precompute.cpp) ----
 struct PrecomputeOptions {
@@ -207,6 +210,12 @@ LoopKernel tag_array_axes(const LoopKernel& k, const std::string& arrays, const 
 // loopy's split_array_axis: axis axis_nr of each named array (argument or
 // temporary) becomes (ceil(extent / count), count) in order "C", or
 // (count, ceil(extent / count)) in order "F"; arguments keep their memory.
+// pad_array_axis: axis axis_nr of each named temporary grows by `padding`
+// elements no access reaches (the axes before it lie that much further apart).
+LoopKernel pad_array_axis(const LoopKernel& k, const std::string& temporaries, int axis_nr, int64_t padding);
+// swizzle_array: the named local temporaries' 16-byte pieces XOR-swizzled
+// within 128-byte rows (Temporary::swizzle_bytes = 128; 0 undoes it).
+LoopKernel swizzle_array(const LoopKernel& k, const std::string& temporaries, int64_t bytes);
 LoopKernel split_array_axis(const LoopKernel& k, const std::string& array_names, int axis_nr, int64_t count,
                             const std::string& order = "C");
 

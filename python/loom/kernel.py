@@ -125,7 +125,7 @@ class TemporaryVariable:
 
 def target_info(arch=None):
     """The target model Loom generates code for (limits and features) as a dict:
-    the GPU's when arch is None (the generic sm_90 model without a GPU), or an
+    the GPU's when arch is None (the generic sm_90a model without a GPU), or an
     architecture's ("sm_80", "sm_86", "sm_90a", ...)."""
     return _loom.target_info(arch or "")
 

@@ -272,7 +272,7 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
     return 0;
   }
   const LoopKernel& kernel = l.kernel;
-  std::string arch = !o.arch.empty() ? o.arch : gpu ? cuda::device().arch() : "sm_90";
+  std::string arch = !o.arch.empty() ? o.arch : gpu ? cuda::device().arch() : TargetInfo::generic_cuda().arch;
   cuda::CudaKernel ck(kernel, arch);
   const auto& bin = ck.binary();
   int registers = bin.registers;
@@ -374,7 +374,9 @@ void widen_index_if_needed(const Options& o, Loaded& l) {
     why += ", beyond 2^31 - 1";
   } else {
     if (!assumptions_hold(l.kernel, params)) return;  // (refused later, with the reason)
-    why = index_overflow(generate(l.kernel), params);
+    // (for the target that will run it: a kernel may need the named architecture, wgmma sm_90a say)
+    bool cpu = o.target == "cpu" || (o.target == "auto" && (o.emit == "llvm" || ((o.command == "run" || o.command == "bench") && !cuda::gpu_available())));
+    why = index_overflow(generate(l.kernel, cpu ? TargetInfo::cpu("") : cuda::target_info(o.arch)), params);
     if (why.empty()) return;
   }
   std::fprintf(stderr, "loom: note: %s: 64-bit index arithmetic (set_index_dtype int64)\n", why.c_str());

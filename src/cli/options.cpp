@@ -23,7 +23,7 @@ const char* kCommonOptions =
     "  --target cuda|cpu|auto   cuda: CUDA C through NVRTC; cpu: the LLVM CPU target; auto (default):\n"
     "                           cuda, except that run and bench without a GPU use the CPU target\n"
     "  --as-written             leave out the file's own transforms: (replay a tuned script with -t)\n"
-    "  --arch sm_XX             the GPU architecture to compile for (default: the GPU's, or sm_90)\n"
+    "  --arch sm_XX             the GPU architecture to compile for (default: the GPU's, or sm_90a)\n"
     "  -D name=value            a parameter's value (overrides the file's defaults:)\n";
 
 const CommandHelp kCommands[] = {

@@ -29,7 +29,8 @@ int64_t GeneratedKernel::local_bytes() const {
     if (t.space != AddressSpace::Local) continue;
     int64_t elems = 1;
     for (auto& d : t.shape) elems *= eval_int(d, {});
-    total = (total + 15) / 16 * 16 + elems * t.dtype.bytes();
+    int64_t a = t.local_alignment();
+    total = (total + a - 1) / a * a + t.local_size(elems);
   }
   return total;
 }

@@ -89,6 +89,41 @@ std::optional<Poly> polynomial(const Expr& e, const std::string& lane) {
   }
 }
 
+// floor((A + v) / c) -> floor(A / c) and (A + v) mod c -> v, where the
+// polynomial A is a multiple of c and the lane v stays within [0, c): the
+// lane does not carry into the quotient. Such indices come from a
+// temporary whose axes were split into c-element pieces (split_array_axis,
+// a tensor core's tile layout), accessed within the piece by the lanes.
+class LaneOutOfFloors : public ExprMutator {
+ public:
+  LaneOutOfFloors(std::string lane, int64_t lo, int64_t lanes) : lane_(std::move(lane)), lo_(lo), lanes_(lanes) {}
+
+ protected:
+  Expr mutate_binary(const Binary& b, const Expr& self) override {
+    Expr e = ExprMutator::mutate_binary(b, self);
+    auto r = e.as<Binary>();
+    if (!r || (r->op != BinOp::FloorDiv && r->op != BinOp::Mod)) return e;
+    auto c = r->b.as<IntImm>();
+    auto sum = r->a.as<Binary>();
+    if (!c || c->value <= 0 || !sum || sum->op != BinOp::Add || lo_ < 0 || lo_ + lanes_ > c->value) return e;
+    auto is_lane = [&](const Expr& x) {
+      auto v = x.as<Var>();
+      return v && v->name == lane_;
+    };
+    Expr rest = is_lane(sum->b) ? sum->a : is_lane(sum->a) ? sum->b : Expr();
+    if (!rest.defined() || mentions_var(rest, lane_)) return e;
+    auto poly = polynomial(rest, lane_);
+    if (!poly) return e;
+    for (auto& [m, coef] : *poly)
+      if (coef % c->value != 0) return e;
+    return r->op == BinOp::Mod ? (is_lane(sum->b) ? sum->b : sum->a) : make_binary(BinOp::FloorDiv, rest, r->b, r->type);
+  }
+
+ private:
+  std::string lane_;
+  int64_t lo_, lanes_;
+};
+
 class Collect : public ExprMutator {
  public:
   // only_unconditional: leave out the accesses in a select's branches,
@@ -296,10 +331,10 @@ class Vectorizer {
     int64_t bytes = lanes * access.type().bytes();
     if (!has_vector_type(access.type(), lanes) && !(copy && access.type().lanes == 1 && access.type().bits() == 16 && (bytes == 8 || bytes == 16)))
       return false;
-    auto poly = polynomial(k_.flat_index(s), loop.var);
+    int64_t lo = loop.init.as<IntImm>()->value;
+    auto poly = polynomial(LaneOutOfFloors(loop.var, lo, lanes).mutate(k_.flat_index(s)), loop.var);
     if (!poly) return false;
     // contiguous: the loop variable appears exactly as "+ 1 * var"
-    int64_t lo = loop.init.as<IntImm>()->value;
     for (auto& [m, c] : *poly) {
       bool has_var = std::count(m.begin(), m.end(), loop.var) > 0;
       if (has_var && !(m.size() == 1 && c == 1)) return false;

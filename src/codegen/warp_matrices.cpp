@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "loom/analysis.h"
+#include "loom/isl_util.h"
 
 namespace loom::codegen {
 
@@ -58,6 +59,7 @@ class Lowering {
     bool any = false;
     for (auto& [n, t] : k_.iname_tags) any |= t.is_matrix() && k_.has_iname(n);
     if (!any) return;
+    tile_shape();
     fail_unless_lanes_free();
     lane_ = fresh_name("lane");
     cuda_ = g_.target.kind == TargetInfo::Cuda;
@@ -67,20 +69,20 @@ class Lowering {
       fail("no loop nest over the tile's m, n and k holds the product's update alone (it needs the three loops directly "
            "inside one another around it, nothing else in them); see the kernel's schedule");
     // the lanes: an iname of its own on l.0 (every target binds it to the thread's x index)
-    g_.kernel.domains.edit().push_back(Domain::parse("{[" + lane_ + "]: 0 <= " + lane_ + " < 32}"));
+    g_.kernel.domains.edit().push_back(Domain::parse("{[" + lane_ + "]: 0 <= " + lane_ + " < " + std::to_string(lanes_) + "}"));
     g_.kernel.iname_tags.edit()[lane_] = InameTag{InameTag::Local, 0};
     g_.hardware_inames.push_back(HardwareIname{lane_, InameTag{InameTag::Local, 0}, make_int(0, it_)});
-    g_.block[0] = 32;
+    g_.block[0] = lanes_;
     if (g_.threads_per_block() > g_.target.max_threads_per_block)
-      fail("its warps (" + std::to_string(g_.block[1] * g_.block[2]) + " of 32 lanes) exceed the " +
-           std::to_string(g_.target.max_threads_per_block) + " threads a block may have");
+      fail("its " + std::string(warpgroup_ ? "warpgroups (" : "warps (") + std::to_string(g_.block[1] * g_.block[2]) + " of " +
+           std::to_string(lanes_) + " lanes) exceed the " + std::to_string(g_.target.max_threads_per_block) + " threads a block may have");
     auto& temps = g_.kernel.temporaries.edit();
     for (auto& [name, f] : fragments_) {
       Temporary& t = temps[name];
       int lo = std::min(f.m_dim, f.n_dim), hi = std::max(f.m_dim, f.n_dim);
       t.shape.erase(t.shape.begin() + hi);
       t.shape.erase(t.shape.begin() + lo);
-      t.shape.insert(t.shape.begin() + lo, make_int(4, it_));
+      t.shape.insert(t.shape.begin() + lo, make_int(elements_, it_));
     }
     g_.body = body;
   }
@@ -102,12 +104,39 @@ class Lowering {
 
   InameTag::Kind tag(const std::string& v) const { return k_.has_iname(v) ? k_.tag_of(v).kind : InameTag::Seq; }
 
+  // The tiles' shape, from the extents of their m and n inames (tensor_core
+  // checked them): 16 x 8 on a warp (mma.sync), or 64 x N on a warpgroup
+  // (wgmma); one kernel's tiles are all of one kind and one N.
+  void tile_shape() {
+    bool first = true;
+    for (auto& [name, t] : k_.iname_tags) {
+      if (!k_.has_iname(name) || (t.kind != InameTag::MatrixM && t.kind != InameTag::MatrixN)) continue;
+      auto r = islu::constant_range(k_, name);
+      if (!r || r->first != 0) fail("the tile's iname '" + name + "' does not run from 0 over a constant extent");
+      int64_t extent = r->second + 1;
+      if (t.kind == InameTag::MatrixM) {
+        if (!first && (extent == 64) != warpgroup_) fail("the kernel mixes warp tiles (16 rows) and warpgroup tiles (64 rows)");
+        warpgroup_ = extent == 64;
+        first = false;
+      } else if (tile_n_seen_ && extent != tile_n_) {
+        fail("its tiles have different widths (" + std::to_string(tile_n_) + " and " + std::to_string(extent) + ")");
+      } else {
+        tile_n_ = int(extent);
+        tile_n_seen_ = true;
+      }
+    }
+    tile_m_ = warpgroup_ ? 64 : 16;
+    lanes_ = warpgroup_ ? 128 : 32;
+    elements_ = tile_m_ * tile_n_ / lanes_;
+  }
+
   // Axis l.0 is the lanes: an iname on it must span exactly one warp, and
   // nothing inside a tile may run within one (the tile's elements pick the lane).
   void fail_unless_lanes_free() const {
-    if (g_.block[0] != 1 && g_.block[0] != 32)
-      fail("axis l.0 holds the warp's 32 lanes, but the kernel's l.0 inames span " + std::to_string(g_.block[0]) +
-           " threads; put warps on l.1 and l.2, and tag l.0 only inames of extent 32");
+    const std::string who = warpgroup_ ? "warpgroup" : "warp";
+    if (g_.block[0] != 1 && g_.block[0] != lanes_)
+      fail("axis l.0 holds the " + who + "'s " + std::to_string(lanes_) + " lanes, but the kernel's l.0 inames span " +
+           std::to_string(g_.block[0]) + " threads; put " + who + "s on l.1 and l.2, and tag l.0 only inames of extent " + std::to_string(lanes_));
     for (auto& insn : k_.instructions) {
       bool in_tile = false;
       std::string on_lanes;
@@ -123,9 +152,18 @@ class Lowering {
   Expr lane() const { return make_var(lane_, it_); }
   Expr num(int64_t v) const { return make_int(v, it_); }
   Expr bin(BinOp op, Expr a, Expr b) const { return make_binary(op, std::move(a), std::move(b), it_); }
-  // the fragment layout of m16n8k16's accumulator (and A's rows, B's columns)
-  Expr row_of(int e) const { return simplify(bin(BinOp::Add, bin(BinOp::FloorDiv, lane(), num(4)), num(8 * (e / 2)))); }
-  Expr col_of(int e) const { return simplify(bin(BinOp::Add, bin(BinOp::Mul, bin(BinOp::Mod, lane(), num(4)), num(2)), num(e % 2))); }
+  // the fragment layout of m16n8k16's accumulator (and A's rows, B's
+  // columns); a warpgroup's m64nNk16 accumulator repeats it: warp w of the
+  // four holds rows 16w.., and element e of a lane is in columns 8 (e / 4)..
+  Expr row_of(int e) const {
+    if (!warpgroup_) return simplify(bin(BinOp::Add, bin(BinOp::FloorDiv, lane(), num(4)), num(8 * (e / 2))));
+    Expr warp = bin(BinOp::Mul, bin(BinOp::FloorDiv, lane(), num(32)), num(16));
+    Expr in_warp = bin(BinOp::FloorDiv, bin(BinOp::Mod, lane(), num(32)), num(4));
+    return simplify(bin(BinOp::Add, bin(BinOp::Add, warp, in_warp), num(8 * ((e / 2) % 2))));
+  }
+  Expr col_of(int e) const {
+    return simplify(bin(BinOp::Add, bin(BinOp::Mul, bin(BinOp::Mod, lane(), num(4)), num(2)), num(8 * (e / 4) + e % 2)));
+  }
 
   // Where loop `f`'s variable may take value v: its bounds, without those
   // every value of the tile (0..extent-1) meets.
@@ -195,10 +233,10 @@ class Lowering {
     const Stmt& nf = tag(outer->var) == InameTag::MatrixM ? *inner : *outer;
     StmtPtr body = rewrite(inner->children[0]);
     std::vector<StmtPtr> copies;
-    for (int e = 0; e < 4; ++e) {
+    for (int e = 0; e < elements_; ++e) {
       Expr row = row_of(e), col = col_of(e);
-      std::vector<Expr> valid = loop_bounds(mf, 16, row);
-      for (auto& c : loop_bounds(nf, 8, col)) valid.push_back(c);
+      std::vector<Expr> valid = loop_bounds(mf, tile_m_, row);
+      for (auto& c : loop_bounds(nf, tile_n_, col)) valid.push_back(c);
       StmtPtr b = map_exprs(body, [&](const Expr& x) { return fragments(x, mf.var, nf.var, num(e)); });
       b = substitute_stmt(b, {{mf.var, row}, {nf.var, col}});
       copies.push_back(valid.empty() ? b : make_if(conjunction(valid), b));
@@ -239,13 +277,16 @@ class Lowering {
       fail("the update of instruction '" + at->insn_id + "' accumulates in " + at->lhs.type().name() + "; the instruction accumulates in float32");
     auto w = std::make_shared<WarpMatrix>();
     const int kk = p->tf32 ? 8 : 16;
-    const std::string shape = p->tf32 ? "m16n8k8" : "m16n8k16";
-    const MatrixInstruction* mi = g_.target.find_matrix_instruction(16, 8, kk, p->input);
+    const std::string shape = "m" + std::to_string(tile_m_) + "n" + std::to_string(tile_n_) + "k" + std::to_string(kk);
+    const MatrixInstruction* mi = g_.target.find_matrix_instruction(tile_m_, tile_n_, kk, p->input);
     if (!mi)
       fail("architecture " + g_.target.arch + " has no " + shape + " matrix instruction for " + (p->tf32 ? "tf32" : p->input.name()) +
-           " (mma.sync needs sm_80 or later)");
-    w->instruction = "mma.sync.aligned." + shape + ".row.col.f32." +
-                     (p->tf32 ? "tf32.tf32" : p->input.kind == ScalarKind::BFloat16 ? "bf16.bf16" : "f16.f16") + ".f32";
+           (warpgroup_ ? " (wgmma needs sm_90a: --arch sm_90a)" : " (mma.sync needs sm_80 or later)"));
+    const std::string types = p->tf32 ? "tf32.tf32" : p->input.kind == ScalarKind::BFloat16 ? "bf16.bf16" : "f16.f16";
+    w->instruction = warpgroup_ ? "wgmma.mma_async.sync.aligned." + shape + ".f32." + types : "mma.sync.aligned." + shape + ".row.col.f32." + types + ".f32";
+    w->warpgroup = warpgroup_;
+    w->m = tile_m_;
+    w->n = tile_n_;
     w->k = kk;
     w->tf32 = p->tf32;
     w->input = p->input;
@@ -256,7 +297,7 @@ class Lowering {
     w->element = fresh_name("element");
     w->a = p->a;
     w->b = p->b;
-    std::vector<Expr> va = loop_bounds(mf, 16, make_var(mf.var, it_)), vb = loop_bounds(nf, 8, make_var(nf.var, it_));
+    std::vector<Expr> va = loop_bounds(mf, tile_m_, make_var(mf.var, it_)), vb = loop_bounds(nf, tile_n_, make_var(nf.var, it_));
     for (auto& c : loop_bounds(kf, kk, make_var(kf.var, it_))) {
       va.push_back(c);
       vb.push_back(c);
@@ -289,9 +330,93 @@ class Lowering {
     if (zero_filled(p->b)) vb.resize(vb.size() - bounds_b);
     w->a_valid = conjunction(va);
     w->b_valid = conjunction(vb);
+    if (warpgroup_) {
+      if (w->a_valid.defined() || w->b_valid.defined())
+        fail("the update of instruction '" + at->insn_id + "' is guarded within the tile (" + conjunction(va.empty() ? vb : va).str() +
+             "); wgmma reads whole tiles from shared memory: fetch them with fill_value=0, or assume sizes that are multiples of the tile");
+      w->a_desc = descriptor(p->a, mf.var, kf.var, "A", at->insn_id);
+      w->b_desc = descriptor(p->b, nf.var, kf.var, "B", at->insn_id);
+    }
     w->accumulator = fragments(at->lhs, mf.var, nf.var, make_var(w->element, it_));
     if (w->accumulator.same_as(at->lhs)) fail("the update of instruction '" + at->insn_id + "' does not write a temporary private to the tile");
     return w;
+  }
+
+  // The shared-memory descriptor of a wgmma operand: its 64 (A) or N (B)
+  // rows of 16 k values must lie in the canonical K-major layout without
+  // swizzling: 8 x 8 core matrices of 16-byte rows stored contiguously
+  // (128 bytes), core matrices adjacent along k `lbo` bytes apart and along
+  // the rows `sbo` bytes apart. Proven with isl for every value of the
+  // other inames (a layout that only sometimes fits is refused), as is the
+  // 16-byte alignment of the tile's start.
+  SharedDescriptor descriptor(const Expr& operand, const std::string& rows, const std::string& k, const std::string& which, const std::string& insn) {
+    auto sub = operand.as<Subscript>();
+    const Temporary* t = sub ? k_.find_temporary(sub->name) : nullptr;
+    const std::string says = "instruction '" + insn + "': wgmma reads its operand " + which + " (" + operand.str() + ") ";
+    if (!t || t->space != AddressSpace::Local)
+      fail(says + "from shared memory: prefetch it into a local temporary (add_prefetch) first");
+    const int64_t per_row = 16 / operand.type().bytes();  // elements in a core matrix's 16-byte row
+    const int64_t row_count = which == "A" ? tile_m_ : tile_n_;
+    Expr off = k_.flat_index(*sub);
+    std::set<std::string> vars;
+    collect_free_vars(off, vars);
+    vars.insert(rows);
+    vars.insert(k);
+    auto at = [&](int64_t r, int64_t c) -> std::optional<int64_t> {
+      std::map<std::string, Expr> point;
+      for (auto& v : vars) point[v] = num(0);
+      point[rows] = num(r);
+      point[k] = num(c);
+      auto i = simplify(substitute(off, point)).as<IntImm>();
+      return i ? std::optional<int64_t>(i->value) : std::nullopt;
+    };
+    auto o = at(0, 0), along_k = at(0, per_row), along_rows = at(8, 0);
+    if (!o || !along_k || !along_rows) fail(says + "through an index isl cannot read (" + off.str() + ")");
+    const bool swizzled = t->swizzle_bytes == 128;
+    const int64_t row_bytes = 128, row_elements = row_bytes / operand.type().bytes();
+    // no swizzle: core matrices lbo apart along k, sbo apart along the rows;
+    // 128-byte swizzle: rows of 128 bytes, 8-row blocks of 1024 bytes (the
+    // swizzle's period) one after another, the k values along each row
+    int64_t lbo = swizzled ? 16 / operand.type().bytes() : *along_k - *o, sbo = swizzled ? 8 * row_elements : *along_rows - *o;
+    const std::string layout = swizzled ? "rows of " + std::to_string(row_elements) + " k values (128 bytes, swizzle_array 128) one after another"
+                                        : "K-major core matrices (8 rows of " + std::to_string(per_row) + " k values, 16 contiguous bytes each)";
+    Expr r = make_var(rows, it_), c = make_var(k, it_);
+    Expr canonical = swizzled ? bin(BinOp::Add, bin(BinOp::Mul, r, num(row_elements)), c)
+                              : bin(BinOp::Add, bin(BinOp::Add, bin(BinOp::Mul, bin(BinOp::Mod, r, num(8)), num(per_row)), bin(BinOp::Mod, c, num(per_row))),
+                                    bin(BinOp::Add, bin(BinOp::Mul, bin(BinOp::FloorDiv, c, num(per_row)), num(lbo)),
+                                        bin(BinOp::Mul, bin(BinOp::FloorDiv, r, num(8)), num(sbo))));
+    Expr start = substitute(off, {{rows, num(0)}, {k, num(0)}});
+    std::string names;
+    for (auto& v : vars) names += (names.empty() ? "" : ", ") + v;
+    isl::set box = islu::to_isl(Domain::parse("{[" + names + "]: 0 <= " + rows + " < " + std::to_string(row_count) + " and 0 <= " + k + " < " +
+                                              std::to_string(2 * per_row) + "}"));
+    auto never = [&](const Expr& e) {
+      isl::pw_aff pa = islu::pw_aff_from_expr(e, box.space());
+      if (pa.is_null()) fail(says + "through an index isl cannot read (" + off.str() + ")");
+      return box.intersect(isl::manage(isl_pw_aff_non_zero_set(pa.release()))).is_empty();
+    };
+    if (!never(bin(BinOp::Sub, bin(BinOp::Sub, off, start), canonical)))
+      fail(says + "in a layout wgmma cannot describe: it needs " + layout +
+           (swizzled ? "" : "; split the temporary's axes into 8s (split_array_axis) and order them [rows / 8, k / 8, rows mod 8, k mod 8] "
+                            "(tag_array_axes with N<k> tags), or swizzle rows of 128 bytes (swizzle_array)"));
+    if (!never(bin(BinOp::Mod, start, num(per_row))))
+      fail(says + "from a tile that does not start on 16 bytes");
+    // (swizzled: the tile starts in the first row of a 1024-byte block, its
+    // 16 k values within that row, so the hardware's swizzle is the printer's)
+    if (swizzled && !never(bin(BinOp::Sub, bin(BinOp::Mod, start, num(8 * row_elements)), bin(BinOp::Mod, start, num(row_elements)))))
+      fail(says + "from a tile whose first row is not the first of an 8-row (1024-byte) block of the swizzle");
+    if (swizzled && !never(bin(BinOp::Mod, start, num(2 * per_row))))
+      fail(says + "from a tile whose k values do not start on 32 bytes of a swizzled row");
+    const int64_t bytes = operand.type().bytes();
+    for (int64_t x : {lbo * bytes, sbo * bytes})
+      if (x <= 0 || x % 16 != 0 || x >= (int64_t(1) << 18))
+        fail(says + "with core matrices " + std::to_string(x) + " bytes apart; a descriptor holds positive multiples of 16 below 256 KiB");
+    SharedDescriptor d;
+    d.start = simplify(substitute(operand, {{rows, num(0)}, {k, num(0)}}));
+    d.lbo = lbo * bytes;
+    d.sbo = sbo * bytes;
+    d.swizzle = t->swizzle_bytes;
+    return d;
   }
 
   StmtPtr rewrite(const StmtPtr& s) {
@@ -358,6 +483,8 @@ class Lowering {
   GeneratedKernel& g_;
   const LoopKernel& k_;
   Type it_;
+  bool warpgroup_ = false, tile_n_seen_ = false;
+  int tile_m_ = 16, tile_n_ = 8, lanes_ = 32, elements_ = 4;
   std::string lane_;
   bool cuda_ = false;
   int products_ = 0;

@@ -95,6 +95,7 @@ ojson kernel_object(const LoopKernel& k) {
       // what transformations recorded and later steps and code generation read
       if (!t.zero_fill_of.empty()) tj["zero_fill_of"] = t.zero_fill_of;
       if (!t.double_buffered_in.empty()) tj["double_buffered_in"] = t.double_buffered_in;
+      if (t.swizzle_bytes) tj["swizzle_bytes"] = t.swizzle_bytes;
       j["temporaries"].push_back(tj);
     }
   }
@@ -174,10 +175,14 @@ Argument read_argument(const JsonValue& v, const std::set<std::string>& inames) 
 }
 
 Temporary read_temporary(const JsonValue& v, const std::set<std::string>& inames) {
-  v.allow_fields({"name", "dtype", "shape", "address_space", "zero_fill_of", "double_buffered_in"});
+  v.allow_fields({"name", "dtype", "shape", "address_space", "zero_fill_of", "double_buffered_in", "swizzle_bytes"});
   Temporary t;
   if (v.has("zero_fill_of")) t.zero_fill_of = v.field("zero_fill_of").identifier();
   if (v.has("double_buffered_in")) t.double_buffered_in = v.field("double_buffered_in").identifier();
+  if (v.has("swizzle_bytes")) {
+    t.swizzle_bytes = int(v.field("swizzle_bytes").integer(0, 128));
+    if (t.swizzle_bytes != 0 && t.swizzle_bytes != 128) v.field("swizzle_bytes").fail("swizzle_bytes is 0 or 128");
+  }
   t.name = v.field("name").identifier();
   t.dtype = v.has("dtype") ? read_dtype(v.field("dtype"), true) : types::unknown;
   if (v.has("shape")) t.shape = read_exprs(v.field("shape"), inames);

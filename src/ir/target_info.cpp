@@ -74,8 +74,10 @@ TargetInfo TargetInfo::interpreter() {
 }
 
 const MatrixInstruction* TargetInfo::find_matrix_instruction(int m, int n, int k, Type a) const {
-  for (auto& mi : matrix_instructions)
-    if (mi.m == m && mi.n == n && mi.k == k && mi.a == a) return &mi;
+  for (auto& mi : matrix_instructions) {
+    bool n_fits = mi.warpgroup ? n > 0 && n % 8 == 0 && n <= mi.n : mi.n == n;  // (wgmma: N a multiple of 8 up to its largest)
+    if (mi.m == m && n_fits && mi.k == k && mi.a == a) return &mi;
+  }
   return nullptr;
 }
 

@@ -190,7 +190,8 @@ struct CpuKernel::Impl {
   std::string ir;  // theirs, one after the other
 };
 
-CpuKernel::CpuKernel(const LoopKernel& k) : CpuKernel(generate(k)) {}
+// (the CPU target model: matrix tiles run as their lane code, whatever instructions a GPU has)
+CpuKernel::CpuKernel(const LoopKernel& k) : CpuKernel(generate(k, TargetInfo::cpu(""))) {}
 
 CpuKernel::CpuKernel(GeneratedKernel g) : gen_(std::move(g)), impl_(std::make_shared<Impl>()) {
   if (gen_.is_program()) {

@@ -9,13 +9,14 @@ namespace loom::cuda {
 
 TargetInfo target_info(const std::string& arch) {
   bool gpu = gpu_available();
-  TargetInfo t = TargetInfo::cuda(!arch.empty() ? arch : gpu ? device().arch() : "sm_90");
-  if (gpu && t.arch.rfind(device().arch(), 0) == 0 && device().max_shared_optin > 0) t.max_shared_bytes = device().max_shared_optin;
+  TargetInfo t = TargetInfo::cuda(!arch.empty() ? arch : gpu ? device().arch() : TargetInfo::generic_cuda().arch);
+  if (gpu && t.compute_capability == device().cc_major * 10 + device().cc_minor && device().max_shared_optin > 0)
+    t.max_shared_bytes = device().max_shared_optin;
   return t;
 }
 
 CudaKernel::CudaKernel(const LoopKernel& k, std::string arch) {
-  if (arch.empty()) arch = gpu_available() ? device().arch() : "sm_90";
+  if (arch.empty()) arch = gpu_available() ? device().arch() : TargetInfo::generic_cuda().arch;
   gen_ = generate(k, target_info(arch));
   source_ = print_source(gen_, &checked_);
   bin_ = compile(source_, arch);

@@ -122,6 +122,33 @@ __device__ __forceinline__ void loom_mma_m16n8k16_f16(float &d0, float &d1, floa
                : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 )"},
+    {"loom_swizzle128", R"(// The element a swizzled temporary keeps at flat offset o: its 16-byte pieces XORed
+// within each 128-byte row by the row's place in its 1024-byte block (Swizzle<3,4,3>)
+template <int B, class T> __device__ __forceinline__ T loom_swizzle128(T o) {
+  T b = o * B;
+  return (b ^ ((b >> 3) & 0x70)) / B;
+}
+)"},
+    {"loom_wgmma_desc", R"(// A wgmma operand's shared-memory descriptor: K-major core matrices, no swizzling (sm_90a)
+// (mode 0: no swizzle; 1: the 128-byte swizzle, the tile's 1024-byte blocks aligned)
+__device__ __forceinline__ unsigned long long loom_wgmma_desc(const void *tile, unsigned lbo, unsigned sbo, unsigned mode) {
+  unsigned long long a = (unsigned long long)((static_cast<unsigned>(__cvta_generic_to_shared(tile)) & 0x3FFFF) >> 4);
+  return a | ((unsigned long long)(lbo >> 4) << 16) | ((unsigned long long)(sbo >> 4) << 32) | ((unsigned long long)mode << 62);
+}
+)"},
+    {"loom_wgmma_begin", R"(// Before a warpgroup's run of wgmma: the tiles written through the generic proxy become
+// visible to the tensor cores' reads, and the accumulators' registers are fenced
+__device__ __forceinline__ void loom_wgmma_begin() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+)"},
+    {"loom_wgmma_end", R"(// After a warpgroup's run of wgmma: commit them as one group and wait for it
+__device__ __forceinline__ void loom_wgmma_end() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+)"},
     {"loom_ldmatrix_x4", R"(// Four 8x8 matrices of 16-bit values from shared memory, a warp's A fragment (each lane names one row)
 __device__ __forceinline__ void loom_ldmatrix_x4(const void *row, unsigned &r0, unsigned &r1, unsigned &r2, unsigned &r3) {
   unsigned p = static_cast<unsigned>(__cvta_generic_to_shared(row));
@@ -336,23 +363,24 @@ class Printer {
     // above 48 KiB, local memory is one dynamic allocation carved into the
     // temporaries (16-byte aligned); CudaKernel opts in and passes its size
     bool dynamic = g_.local_bytes() > g_.target.static_shared_bytes;
-    if (dynamic) os << "  extern __shared__ __align__(16) unsigned char loom_shared[];\n";
+    bool swizzled = std::any_of(k_.temporaries.begin(), k_.temporaries.end(), [](auto& t) { return t.second.swizzle_bytes != 0; });
+    if (dynamic) os << "  extern __shared__ __align__(" << (swizzled ? 1024 : 16) << ") unsigned char loom_shared[];\n";
     int64_t offset = 0;
     for (auto& [n, t] : k_.temporaries) {
       std::string ct = c_type(t.dtype, "temporary '" + n + "'");
       if (dynamic && t.space == AddressSpace::Local) {
         int64_t elems = 1;
         for (auto& d : t.shape) elems *= eval_int(d, {});
-        offset = (offset + 15) / 16 * 16;
+        offset = (offset + t.local_alignment() - 1) / t.local_alignment() * t.local_alignment();
         if (t.shape.empty())  // a scalar reads and writes by name: a reference
           os << "  " << ct << " &" << n << " = *reinterpret_cast<" << ct << " *>(loom_shared + " << offset << ");\n";
         else
           os << "  " << ct << " *const " << n << " = reinterpret_cast<" << ct << " *>(loom_shared + " << offset << ");\n";
-        offset += elems * t.dtype.bytes();
+        offset += t.local_size(elems);
         continue;
       }
       // (16-byte aligned: vector accesses of local memory rely on it)
-      os << "  " << (t.space == AddressSpace::Local ? "__shared__ __align__(16) " : "") << ct << " " << n;
+      os << "  " << (t.space == AddressSpace::Local ? "__shared__ __align__(" + std::to_string(t.local_alignment()) + ") " : "") << ct << " " << n;
       if (!t.shape.empty()) {
         int64_t size = 1;
         for (auto& d : t.shape) {
@@ -362,12 +390,14 @@ class Printer {
             throw KernelError("kernel '" + k_.name + "': temporary '" + n + "' needs a constant shape, got " + d.str());
           }
         }
+        if (t.space == AddressSpace::Local) size = t.local_size(size) / std::max(1, t.dtype.bytes());  // (a swizzled one: whole blocks)
         os << "[" << size << "]";
       }
       os << ";\n";
     }
     std::ostringstream body;
     stmt(body, g_.body, 1);
+    end_wgmma_run(body, 1);
     if (!checked_arrays_.empty()) os << "  int loom_bad = -1;  // the first checked access that left its array, and its index\n  long long loom_bad_index = 0;\n";
     os << body.str();
     if (!checked_arrays_.empty()) os << "  loom_report(loom_bounds, loom_bad, loom_bad_index);\n";
@@ -446,6 +476,8 @@ class Printer {
           return value_context_ ? "loom_checked_load(" + at + ", loom_bad, loom_bad_index)"
                                 : "(*loom_checked(" + at + ", loom_bounds, loom_bad, loom_bad_index))";
         }
+        if (const Temporary* t = k_.find_temporary(s->name); t && t->swizzle_bytes)
+          return s->name + "[loom_swizzle128<" + std::to_string(t->dtype.bytes()) + ">(" + expr(k_.flat_index(*s), 0) + ")]";
         return s->name + "[" + expr(k_.flat_index(*s), 0) + "]";
       }
       case ExprKind::Unary: {
@@ -605,6 +637,7 @@ class Printer {
   // instructions (the register tile's products share them): the registers
   // into a and b; an operand it cannot load leaves its list empty.
   void ldmatrix_fragments(std::ostream& os, const WarpMatrix& w, int ind, std::vector<std::string>& a, std::vector<std::string>& b) {
+    if (w.warpgroup) return;  // (wgmma reads shared memory itself)
     std::string pad(ind * 2, ' ');
     Type it = k_.options.index_dtype;
     auto num = [&](int64_t v) { return make_int(v, it); };
@@ -650,6 +683,7 @@ class Printer {
   // column lane/4), zero where an element does not exist; with ldmatrix
   // where it can load them.
   void warp_matrix(std::ostream& os, const WarpMatrix& w, int ind) {
+    if (w.warpgroup) return warpgroup_matrix(os, w, ind);
     std::string pad(ind * 2, ' ');
     Type it = k_.options.index_dtype;
     auto num = [&](int64_t v) { return make_int(v, it); };
@@ -694,8 +728,43 @@ class Printer {
     os << b[0] << ", " << b[1] << ");\n";
   }
 
+  // One wgmma of a warpgroup: D (the lane's N/2 accumulator elements,
+  // registers) += A B, A and B read from shared memory through descriptors.
+  // A straight run of them is fenced once before and committed and waited
+  // for once after (end_wgmma_run), so the tensor cores overlap them.
+  void warpgroup_matrix(std::ostream& os, const WarpMatrix& w, int ind) {
+    std::string pad(ind * 2, ' ');
+    Type it = k_.options.index_dtype;
+    if (!wgmma_open_) {
+      os << pad << "loom_wgmma_begin();\n";
+      wgmma_open_ = true;
+    }
+    const int count = w.m * w.n / 128;
+    auto desc = [&](const SharedDescriptor& d) {
+      // (the tile's address unswizzled: the tensor cores apply the swizzle to the addresses they compute)
+      auto s = d.start.as<Subscript>();
+      return "loom_wgmma_desc(&" + s->name + "[" + expr(k_.flat_index(*s), 0) + "], " + std::to_string(d.lbo) + "u, " + std::to_string(d.sbo) + "u, " +
+             (d.swizzle == 128 ? "1u" : "0u") + ")";
+    };
+    os << pad << "// " << w.instruction << "\n";
+    os << pad << "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" << count + 2 << ", 0;\\n" << w.instruction << " {";
+    for (int e = 0; e < count; ++e) os << (e ? ", " : "") << "%" << e;
+    os << "}, %" << count << ", %" << count + 1 << ", p, 1, 1, 0, 0;\\n}\\n\"\n" << pad << "    : ";
+    for (int e = 0; e < count; ++e)
+      os << (e ? ", " : "") << "\"+f\"(" << expr(simplify(substitute(w.accumulator, {{w.element, make_int(e, it)}})), 0) << ")";
+    os << "\n" << pad << "    : \"l\"(" << desc(w.a_desc) << "), \"l\"(" << desc(w.b_desc) << "), \"r\"(1));\n";
+  }
+
+  // Closes an open run of wgmma (see warpgroup_matrix) before anything else runs.
+  void end_wgmma_run(std::ostream& os, int ind) {
+    if (!wgmma_open_) return;
+    os << std::string(ind * 2, ' ') << "loom_wgmma_end();\n";
+    wgmma_open_ = false;
+  }
+
   void stmt(std::ostream& os, const StmtPtr& s, int ind) {
     std::string pad(ind * 2, ' ');
+    if (s->kind != Stmt::Block) end_wgmma_run(os, ind);  // (a block is its statements: they close the run themselves)
     if (s->kind == Stmt::Block) {  // (no scope of its own: the fragments loaded so far stay)
       if (s->matrix) warp_matrix(os, *s->matrix, ind);
       else
@@ -712,6 +781,7 @@ class Printer {
       auto saved = fragment_cache_;
       os << pad << "if (" << expr(s->cond, 0) << ")\n" << pad << "{\n";
       stmt(os, s->children[0], ind + 1);
+      end_wgmma_run(os, ind + 1);
       os << pad << "}\n";
       fragment_cache_ = saved;
       return;
@@ -731,6 +801,7 @@ class Printer {
         os << ")\n" << pad << "{\n";
         loops_.push_back(s.get());
         stmt(os, s->children[0], ind + 1);
+        end_wgmma_run(os, ind + 1);
         loops_.pop_back();
         os << pad << "}\n";
         break;
@@ -738,10 +809,12 @@ class Printer {
       case Stmt::If:
         os << pad << "if (" << expr(s->cond, 0) << ")\n" << pad << "{\n";
         stmt(os, s->children[0], ind + 1);
+        end_wgmma_run(os, ind + 1);
         os << pad << "}\n";
         if (s->children.size() > 1) {
           os << pad << "else\n" << pad << "{\n";
           stmt(os, s->children[1], ind + 1);
+          end_wgmma_run(os, ind + 1);
           os << pad << "}\n";
         }
         break;
@@ -925,6 +998,7 @@ class Printer {
   bool has_async_ = false;
   std::vector<const Stmt*> loops_;  // the loops around the statement being printed
   std::map<std::string, std::string> fragment_cache_;  // ldmatrix address -> the registers holding it
+  bool wgmma_open_ = false;  // a run of wgmma issued and not yet waited for
   int fragment_count_ = 0;
   int vector_count_ = 0;
 };

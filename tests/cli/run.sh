@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI tests: every example shows and compiles for sm_90 (NVRTC needs no GPU);
+# CLI tests: every example shows and compiles for sm_90 (sm_90a for wgmma; NVRTC needs no GPU);
 # bad input gives an error with file:line:col and a non-zero exit code.
 set -u
 LOOM=$1
@@ -18,8 +18,10 @@ expect() {  # expect NAME EXPECTED_RC PATTERN -- command...
 for f in "$SRC"/examples/*.loom; do
   n=$(basename "$f" .loom)
   expect "show $n" 0 '__global__ void' -- "$LOOM" show "$f"
-  expect "compile $n" 0 'registers' -- "$LOOM" compile "$f" --arch sm_90
+  case $n in *wgmma*) arch=sm_90a ;; *) arch=sm_90 ;; esac  # (wgmma: the arch-specific sm_90a only)
+  expect "compile $n" 0 'registers' -- "$LOOM" compile "$f" --arch $arch
 done
+expect "wgmma is refused on plain sm_90" 1 'wgmma needs sm_90a' -- "$LOOM" compile "$SRC/examples/gemm_bf16_wgmma.loom" --arch sm_90
 tmp=$(mktemp -d)
 printf 'kernel k\ndomains:\n  {[i]: 0 <= i < n}\ninstructions:\n  out[i] = a[i] +* 2\n' >"$tmp/bad.loom"
 expect "parse error names line:col" 1 'bad.loom:5:18: expected an expression, found '\*'' -- "$LOOM" show "$tmp/bad.loom"

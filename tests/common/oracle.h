@@ -112,6 +112,17 @@ inline std::string compare_kernels(const LoopKernel& reference, const LoopKernel
   return compare_written(reference, ref_arrays, out_arrays);
 }
 
+// The same comparison with both kernels in the reference interpreter (the
+// transformed one as it generates for the interpreter's target model).
+inline std::string interpreted_vs_reference(const LoopKernel& reference, const LoopKernel& transformed,
+                                            const std::map<std::string, int64_t>& params, uint64_t seed = 3) {
+  auto expected = make_host_arrays(reference, params, seed);
+  auto actual = expected;
+  interpret(generate(reference, TargetInfo::interpreter()), args_of(reference, expected, params));
+  interpret(generate(transformed, TargetInfo::interpreter()), args_of(transformed, actual, params));
+  return compare_written(reference, expected, actual);
+}
+
 #define EXPECT_SAME_RESULTS(ref, transformed, ...) \
   EXPECT_EQ(::loom::testing::compare_kernels((ref), (transformed), __VA_ARGS__), "")
 

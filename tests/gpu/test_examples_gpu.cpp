@@ -8,8 +8,13 @@ using loom::testing::gpu_vs_reference;
 
 class GpuExample : public ::testing::TestWithParam<std::string> {};
 
+// (wgmma is sm_90a's alone: such an example runs on compute capability 9.0 only)
+#define REQUIRE_ARCH_FOR_EXAMPLE(name) \
+  if ((name).find("wgmma") != std::string::npos && cuda::device().arch() != "sm_90a") GTEST_SKIP() << (name) << " needs sm_90a"
+
 TEST_P(GpuExample, MatchesReferenceAtAwkwardSizes) {
   REQUIRE_GPU();
+  REQUIRE_ARCH_FOR_EXAMPLE(GetParam());
   KernelFile f = loom::testing::example(GetParam());
   LoopKernel t = apply_transforms(f.kernel, f.transforms);
   for (auto& params : loom::testing::example_sizes(f, t, {1, 17, 130, 257}, 3))
@@ -18,6 +23,7 @@ TEST_P(GpuExample, MatchesReferenceAtAwkwardSizes) {
 
 TEST_P(GpuExample, EmptyDomainLaunchesNothing) {
   REQUIRE_GPU();
+  REQUIRE_ARCH_FOR_EXAMPLE(GetParam());
   KernelFile f = loom::testing::example(GetParam());
   LoopKernel t = apply_transforms(f.kernel, f.transforms);
   std::map<std::string, int64_t> params;

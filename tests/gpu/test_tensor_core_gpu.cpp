@@ -45,3 +45,24 @@ TEST(GpuTensorCore, Tf32AsTheKernelSaysIt) {
   LoopKernel t = apply_transforms(k, parse_transform_script(tiles(8) + "tensor_core i_inner_inner j_inner_inner k_inner\n"));
   for (auto& p : kSizes) EXPECT_EQ(gpu_vs_reference(k, t, p), "") << p.at("n");
 }
+
+TEST(GpuTensorCore, WgmmaReadsCoreMatricesWithoutASwizzleAndFloat16) {
+  // (the swizzled bfloat16 schedule is the gemm_bf16_wgmma example)
+  REQUIRE_GPU();
+  if (cuda::device().arch() != "sm_90a") GTEST_SKIP() << "wgmma needs sm_90a";
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, float32(a[i, k]) * float32(b[j, k]))",
+                             {"a: float16[n, l], b: float16[m, l], c: float32[n, m]"}, "mm_nt");
+  auto core = [](const std::string& t) {
+    return "split_array_axis " + t + " 0 8\nsplit_array_axis " + t + " 2 8\ntag_array_axes " + t + " N3,N1,N2,N0\npad_array_axis " + t + " 2 1\n";
+  };
+  std::string s = "assume n mod 64 = 0 and m mod 128 = 0 and l mod 64 = 0\nsplit_iname i 64 outer_tag=g.1\nsplit_iname j 128 outer_tag=g.0\n"
+                  "split_iname k 64\nsplit_iname k_inner 16 outer_tag=unr\ntensor_core i_inner j_inner k_inner_inner shape=m64n128k16\n"
+                  "add_prefetch a i_inner,k_inner_outer,k_inner_inner dim_arg_names=ar,ak padding=0 default_tag=for\n" + core("a_fetch") +
+                  "split_iname ak 8 inner_tag=vec\nsplit_iname ar 16\njoin_inames ar_inner,ak_outer new_iname=ax\ntag_inames ax:l.0\n"
+                  "add_prefetch b j_inner,k_inner_outer,k_inner_inner dim_arg_names=bn,bk padding=0 default_tag=for\n" + core("b_fetch") +
+                  "split_iname bk 8 inner_tag=vec\nsplit_iname bn 16\njoin_inames bn_inner,bk_outer new_iname=bx\ntag_inames bx:l.0\n"
+                  "double_buffer a_fetch k_outer stages=3\ndouble_buffer b_fetch k_outer stages=3\n";
+  LoopKernel t = apply_transforms(k, parse_transform_script(s));
+  for (auto& p : std::vector<std::map<std::string, int64_t>>{{{"n", 64}, {"m", 128}, {"l", 64}}, {{"n", 320}, {"m", 384}, {"l", 448}}})
+    EXPECT_EQ(gpu_vs_reference(k, t, p), "") << p.at("n");
+}

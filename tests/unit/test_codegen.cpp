@@ -252,7 +252,7 @@ TEST(Nvrtc, EveryExampleCompilesForSm90) {
     for (CodegenPath p : {CodegenPath::Auto, CodegenPath::Isl}) {
       if (p == CodegenPath::Isl && !f.kernel.data_parameters().empty()) continue;  // (refused: loops bounded by computed values)
       std::string src = cuda::print_source(generate(apply_transforms(f.kernel, f.transforms), nullptr, p));
-      cuda::CompileResult r = cuda::compile(src, "sm_90");
+      cuda::CompileResult r = cuda::compile(src, TargetInfo::generic_cuda().arch);  // (sm_90a: wgmma examples too)
       EXPECT_GT(r.cubin.size(), 100u) << name;
       // ptxas' report gives the registers; on a machine with a warm CUDA
       // compute cache NVRTC may hand back the CUBIN without running ptxas,

@@ -28,7 +28,7 @@ TEST(TargetInfo, ArchitecturesHaveTheirLimitsAndFeatures) {
   EXPECT_NE(h100a.str().find("wgmma"), std::string::npos) << h100a.str();
   for (const char* bad : {"sm90", "sm_", "compute_90", "sm_90b", "sm_9000", "sm_35"})
     EXPECT_THROW(TargetInfo::cuda(bad), Error) << bad;
-  EXPECT_EQ(TargetInfo::generic_cuda().arch, "sm_90");
+  EXPECT_EQ(TargetInfo::generic_cuda().arch, "sm_90a");  // (H100/H200 with wgmma)
 }
 
 TEST(TargetInfo, ChecksAndCodeGenerationReadTheTargetsLimits) {

@@ -21,6 +21,7 @@ using namespace loom;
 using loom::testing::check_transformed;
 using loom::testing::count_of;
 using loom::testing::error_of;
+using loom::testing::interpreted_vs_reference;
 
 namespace {
 
@@ -54,13 +55,6 @@ const std::vector<std::map<std::string, int64_t>> kSizes = {
     {{"n", 5}, {"m", 3}, {"l", 7}},      // one partial tile of each
     {{"n", 17}, {"m", 9}, {"l", 0}}};    // no k: c is zero
 
-std::string interpreted_vs_reference(const LoopKernel& ref, const LoopKernel& t, const std::map<std::string, int64_t>& p) {
-  auto expected = make_host_arrays(ref, p, 3);
-  auto actual = expected;
-  interpret(generate(ref, TargetInfo::interpreter()), loom::testing::args_of(ref, expected, p));
-  interpret(generate(t, TargetInfo::interpreter()), loom::testing::args_of(t, actual, p));
-  return loom::testing::compare_written(ref, expected, actual);
-}
 
 }  // namespace
 
