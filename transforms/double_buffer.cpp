@@ -7,6 +7,10 @@
 // stages=S (Triton's num_stages, CUTLASS's pipeline stages) there are S
 // copies and the fill runs S - 1 iterations ahead (S - 1 first fills before
 // the loop), so a copy has S - 1 iterations of computation to arrive.
+// ahead=A < S - 1 fills only A iterations ahead: the S - 1 - A copies in
+// between are not written while their iteration's asynchronous readers may
+// still run (a warpgroup's wgmma overlapping the next iteration's, see
+// targets/cuda/cuda_printer.cpp).
 //
 // The fill is tagged `async` (unless async_copy=false): on sm_80 and newer the
 // CUDA target copies global to shared memory with cp.async, which needs no
@@ -118,9 +122,13 @@ Instruction with_values(Instruction insn, const std::map<std::string, Expr>& val
 
 }  // namespace
 
-LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, const std::string& iname, bool async, int stages) {
+LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, const std::string& iname, bool async, int stages, int ahead_given) {
   const std::string what = "double_buffer('" + temporary + "', '" + iname + "')";
   if (stages < 2 || stages > 8) refuse(k, what, "stages=" + std::to_string(stages) + ": a pipeline has 2 to 8 copies");
+  const int fill_ahead = ahead_given > 0 ? ahead_given : stages - 1;
+  if (fill_ahead > stages - 1)
+    refuse(k, what, "ahead=" + std::to_string(fill_ahead) + ": with " + std::to_string(stages) + " copies the fill runs at most " +
+                        std::to_string(stages - 1) + " iterations ahead (the copy it fills must not be the one being read)");
   const Temporary* t = k.find_temporary(temporary);
   if (!t) refuse(k, what, "no temporary '" + temporary + "'");
   if (t->space != AddressSpace::Local)
@@ -210,8 +218,9 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
   Temporary& tv = r.temporaries.edit().at(temporary);
   tv.shape.insert(tv.shape.begin(), make_int(stages));
   tv.double_buffered_in = iname;
+  tv.double_buffer_ahead = fill_ahead;
   Expr ko = make_var(iname, it);
-  Expr ahead = make_int(stages - 1, it);
+  Expr ahead = make_int(fill_ahead, it);
   auto slot = [&](Expr at) {  // (at - first) mod stages
     bool zero = first.as<IntImm>() && first.as<IntImm>()->value == 0;
     return make_binary(BinOp::Mod, zero ? at : simplify(at - first), make_int(stages, it), it);
@@ -221,7 +230,7 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
   const std::string fill_id = fill->id;
   // the first fills: the loop's first stages - 1 iterations, into copies 0, 1, ..., before the loop
   std::vector<std::string> first_ids;
-  for (int s = 0; s + 1 < stages; ++s)
+  for (int s = 0; s < fill_ahead; ++s)
     first_ids.push_back(transforms::unique_instruction_id(k, fill_id + "_first" + (s ? "_" + std::to_string(s) : std::string())));
   Instruction fill_as_written;
   for (auto& insn : r.instructions.edit()) {
@@ -241,7 +250,7 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
       if (insn.no_sync_with.count(fill_id)) insn.no_sync_with.insert(id);
     }
   }
-  for (int s = 0; s + 1 < stages; ++s) {
+  for (int s = 0; s < fill_ahead; ++s) {
     Expr at_s = simplify(first + make_int(s, it));
     Instruction head = with_values(fill_as_written, {{iname, at_s}});
     head.id = first_ids[size_t(s)];
@@ -278,10 +287,11 @@ void register_double_buffer_transforms(TransformRegistry& reg) {
            {TransformParam{"temporary", TransformParam::String, true, "the local temporary (a prefetch's tile)"}.of(TransformParam::Type::Temporary),
             TransformParam{"iname", TransformParam::String, true, "the sequential loop the fill runs in (a k-tile loop)"}.of(TransformParam::Type::Iname),
             TransformParam{"async_copy", TransformParam::String, false, "true (default): copy global to shared memory with cp.async on sm_80+; false: plain copies"}.of(TransformParam::Type::Bool).otherwise("true").searched(TransformParam::Search::Bools),
-            TransformParam{"stages", TransformParam::Int, false, "copies of the tile: 2 (default) double-buffers; S fills S - 1 iterations ahead"}.of(TransformParam::Type::Int).at_least(2).otherwise("2")},
+            TransformParam{"stages", TransformParam::Int, false, "copies of the tile: 2 (default) double-buffers; S fills S - 1 iterations ahead"}.of(TransformParam::Type::Int).at_least(2).otherwise("2"),
+            TransformParam{"ahead", TransformParam::Int, false, "Loom: iterations the fill runs ahead (default stages - 1); fewer leave copies that asynchronous readers (wgmma) may still read while the next iteration runs"}.of(TransformParam::Type::Int).at_least(0).otherwise("0")},
            [](const LoopKernel& k, const TransformArgs& a) {
              bool async = a.flag("async_copy", true /* declared: true */);
-             return double_buffer(k, a.str("temporary"), a.str("iname"), async, int(a.integer("stages")));
+             return double_buffer(k, a.str("temporary"), a.str("iname"), async, int(a.integer("stages")), int(a.integer("ahead")));
            }});
 }
 

@@ -146,6 +146,9 @@ struct Temporary {
   // one reads, so the loop must stay a loop of one block: check_kernel
   // refuses the kernel if it is later tagged parallel, split or joined away.
   std::string double_buffered_in;
+  // How many iterations ahead the fill runs (stages - 1 unless asked for
+  // fewer); 0 when not double-buffered.
+  int double_buffer_ahead = 0;
   // 128: the 16-byte pieces of each 128-byte row of the temporary are
   // XOR-swizzled by the row's position in its 1024-byte block (CUTLASS's
   // Swizzle<3,4,3>, wgmma's 128-byte swizzle mode), on the CUDA target: the

@@ -177,7 +177,8 @@ LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, co
 // sequential loop `iname` gets two copies; the fill moves one iteration
 // ahead (into the other copy) and a first fill runs before the loop. With
 // async, the fill is tagged `async` (cp.async on the CUDA target, sm_80+).
-LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, const std::string& iname, bool async = true, int stages = 2);
+LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, const std::string& iname, bool async = true, int stages = 2,
+                         int ahead = 0 /* 0: stages - 1 */);
 
 // ---- buffer_array (transforms/buffer_array.cpp) ----
 struct BufferOptions {

@@ -149,6 +149,16 @@ __device__ __forceinline__ void loom_wgmma_end() {
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
 )"},
+    {"loom_wgmma_end_but_one", R"(// At the end of a pipelined loop's iteration: commit the warpgroup's run and wait for the
+// older groups only, so this one runs on while the next iteration starts
+__device__ __forceinline__ void loom_wgmma_end_but_one() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+}
+)"},
+    {"loom_wgmma_wait_all", R"(// After a pipelined loop: wait for the warpgroup's last group of wgmma
+__device__ __forceinline__ void loom_wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+)"},
     {"loom_ldmatrix_x4", R"(// Four 8x8 matrices of 16-bit values from shared memory, a warp's A fragment (each lane names one row)
 __device__ __forceinline__ void loom_ldmatrix_x4(const void *row, unsigned &r0, unsigned &r1, unsigned &r2, unsigned &r3) {
   unsigned p = static_cast<unsigned>(__cvta_generic_to_shared(row));
@@ -570,7 +580,8 @@ class Printer {
   // At a barrier: how many groups of copies may stay in flight. Only the
   // one barrier of a pipelined loop (double_buffer with stages = S > 2,
   // every asynchronous copy in the loop a fill of such a tile) lets the
-  // S - 2 newest iterations' copies go on; every other barrier waits for all.
+  // A - 1 newest iterations' copies go on (the fill runs A = S - 1, or the
+  // asked-for `ahead`, iterations ahead); every other barrier waits for all.
   int copies_left_pending() const {
     if (loops_.empty()) return 0;
     const Stmt& loop = *loops_.back();
@@ -587,7 +598,8 @@ class Printer {
       const Temporary* t = k_.find_temporary(insn.assignee_name());
       auto copies = t && t->double_buffered_in == loop.var && !t->shape.empty() ? t->shape[0].as<IntImm>() : nullptr;
       if (!copies) return 0;
-      pending = pending < 0 ? int(copies->value) - 2 : std::min(pending, int(copies->value) - 2);
+      int ahead = t->double_buffer_ahead > 0 ? t->double_buffer_ahead : int(copies->value) - 1;  // (the fill's lead: ahead - 1 newer groups may fly)
+      pending = pending < 0 ? ahead - 1 : std::min(pending, ahead - 1);
     }
     return std::max(pending, 0);
   }
@@ -739,6 +751,7 @@ class Printer {
       os << pad << "loom_wgmma_begin();\n";
       wgmma_open_ = true;
     }
+    for (auto* d : {&w.a_desc, &w.b_desc}) wgmma_tiles_.insert(d->start.as<Subscript>()->name);
     const int count = w.m * w.n / 128;
     auto desc = [&](const SharedDescriptor& d) {
       // (the tile's address unswizzled: the tensor cores apply the swizzle to the addresses they compute)
@@ -755,16 +768,50 @@ class Printer {
     os << "\n" << pad << "    : \"l\"(" << desc(w.a_desc) << "), \"l\"(" << desc(w.b_desc) << "), \"r\"(1));\n";
   }
 
-  // Closes an open run of wgmma (see warpgroup_matrix) before anything else runs.
-  void end_wgmma_run(std::ostream& os, int ind) {
+  // Closes an open run of wgmma (see warpgroup_matrix) before anything else
+  // runs: commit the run as a group and wait for it. One exception keeps
+  // the group in flight into the next iteration (loom_wgmma_end_but_one:
+  // wait for the older groups only), which overlaps the tensor cores' work
+  // with the next iteration's copies and issue: the run ends at the loop
+  // body's one barrier (the last statement), and every tile the run reads is
+  // double-buffered in that loop with its fill at most stages - 2 iterations
+  // ahead, so the next iteration fills other copies, and the one after it
+  // (when this copy is refilled) comes after the next wait and barrier. The
+  // loop's end then waits for the last group.
+  void end_wgmma_run(std::ostream& os, int ind, const Stmt* closing = nullptr) {
     if (!wgmma_open_) return;
-    os << std::string(ind * 2, ' ') << "loom_wgmma_end();\n";
+    bool lag = closing && closing->kind == Stmt::Barrier && wgmma_lag_allowed(*closing);
+    os << std::string(ind * 2, ' ') << (lag ? "loom_wgmma_end_but_one();\n" : "loom_wgmma_end();\n");
+    if (lag) wgmma_after_loop_.insert(loops_.back());
     wgmma_open_ = false;
+    wgmma_tiles_.clear();
+  }
+
+  bool wgmma_lag_allowed(const Stmt& barrier) const {
+    if (loops_.empty() || wgmma_tiles_.empty()) return false;
+    const Stmt& loop = *loops_.back();
+    const StmtPtr& body = loop.children[0];
+    const Stmt* last = body.get();
+    while (last->kind == Stmt::Block && !last->children.empty() && !last->matrix) last = last->children.back().get();
+    if (last != &barrier) return false;  // (the barrier ends the body)
+    int barriers = 0;
+    std::function<void(const StmtPtr&)> count = [&](const StmtPtr& x) {
+      barriers += x->kind == Stmt::Barrier;
+      for (auto& c : x->children) count(c);
+    };
+    count(body);
+    if (barriers != 1) return false;
+    for (auto& name : wgmma_tiles_) {
+      const Temporary* t = k_.find_temporary(name);
+      auto copies = t && t->double_buffered_in == loop.var && !t->shape.empty() ? t->shape[0].as<IntImm>() : nullptr;
+      if (!copies || t->double_buffer_ahead <= 0 || t->double_buffer_ahead > copies->value - 2) return false;
+    }
+    return true;
   }
 
   void stmt(std::ostream& os, const StmtPtr& s, int ind) {
     std::string pad(ind * 2, ' ');
-    if (s->kind != Stmt::Block) end_wgmma_run(os, ind);  // (a block is its statements: they close the run themselves)
+    if (s->kind != Stmt::Block) end_wgmma_run(os, ind, s.get());  // (a block is its statements: they close the run themselves)
     if (s->kind == Stmt::Block) {  // (no scope of its own: the fragments loaded so far stay)
       if (s->matrix) warp_matrix(os, *s->matrix, ind);
       else
@@ -804,6 +851,7 @@ class Printer {
         end_wgmma_run(os, ind + 1);
         loops_.pop_back();
         os << pad << "}\n";
+        if (wgmma_after_loop_.erase(s.get())) os << pad << "loom_wgmma_wait_all();  // (the last iteration's group)\n";
         break;
       }
       case Stmt::If:
@@ -998,7 +1046,9 @@ class Printer {
   bool has_async_ = false;
   std::vector<const Stmt*> loops_;  // the loops around the statement being printed
   std::map<std::string, std::string> fragment_cache_;  // ldmatrix address -> the registers holding it
-  bool wgmma_open_ = false;  // a run of wgmma issued and not yet waited for
+  bool wgmma_open_ = false;                 // a run of wgmma issued and not yet waited for
+  std::set<std::string> wgmma_tiles_;       // the shared tiles the open run reads
+  std::set<const Stmt*> wgmma_after_loop_;  // loops whose last group is waited for after them
   int fragment_count_ = 0;
   int vector_count_ = 0;
 };

@@ -59,10 +59,21 @@ __device__ __forceinline__ void loom_wgmma_begin() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
-// After a warpgroup's run of wgmma: commit them as one group and wait for it
-__device__ __forceinline__ void loom_wgmma_end() {
+// At the end of a pipelined loop's iteration: commit the warpgroup's run and wait for the
+// older groups only, so this one runs on while the next iteration starts
+__device__ __forceinline__ void loom_wgmma_end_but_one() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+}
+// After a pipelined loop: wait for the warpgroup's last group of wgmma
+__device__ __forceinline__ void loom_wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// A pipeline's barrier (double_buffer with stages > 2): this iteration's
+// copies become one group, and all but the newest N groups must have arrived.
+template <int N> __device__ __forceinline__ void loom_cp_async_wait_pending() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+  asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+#endif
 }
 
 extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma(__nv_bfloat16 const *__restrict__ a, __nv_bfloat16 const *__restrict__ b, float *__restrict__ c, int const n, int const m, int const l)
@@ -77,18 +88,36 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma(__nv_bfloat16 
   int const lane = threadIdx.x;
   extern __shared__ __align__(1024) unsigned char loom_shared[];
   __nv_bfloat16 *const a_fetch = reinterpret_cast<__nv_bfloat16 *>(loom_shared + 0);
-  float acc_c[64];
-  __nv_bfloat16 *const b_fetch = reinterpret_cast<__nv_bfloat16 *>(loom_shared + 32768);
+  float acc_c[128];
+  __nv_bfloat16 *const b_fetch = reinterpret_cast<__nv_bfloat16 *>(loom_shared + 65536);
   for (int ar_outer_outer_dup = 0; ar_outer_outer_dup <= 3; ++ar_outer_outer_dup)
   {
     {  // vec ak_inner_dup: 8 lanes
       loom_cp_async<16>(&(a_fetch[loom_swizzle128<2>((16 * (2 * ar_outer_outer_dup + ar_outer_inner) + loom_floordiv(ax, 8)) * 64 + 8 * loom_mod(ax, 8))]), &(a[(128 * i_outer + (16 * (2 * ar_outer_outer_dup + ar_outer_inner) + loom_floordiv(ax, 8))) * l + 8 * loom_mod(ax, 8)]));
     }
   }
-  for (int bn_outer_outer_dup = 0; bn_outer_outer_dup <= 3; ++bn_outer_outer_dup)
+  for (int ar_outer_outer_dup_0 = 0; ar_outer_outer_dup_0 <= 3; ++ar_outer_outer_dup_0)
+  {
+    if (1 <= loom_floordiv(l, 64) - 1)
+    {
+      {  // vec ak_inner_dup_0: 8 lanes
+        loom_cp_async<16>(&(a_fetch[loom_swizzle128<2>(8192 + (16 * (2 * ar_outer_outer_dup_0 + ar_outer_inner) + loom_floordiv(ax, 8)) * 64 + 8 * loom_mod(ax, 8))]), &(a[(128 * i_outer + (16 * (2 * ar_outer_outer_dup_0 + ar_outer_inner) + loom_floordiv(ax, 8))) * l + (64 + 8 * loom_mod(ax, 8))]));
+      }
+    }
+  }
+  for (int bn_outer_outer_dup = 0; bn_outer_outer_dup <= 7; ++bn_outer_outer_dup)
   {
     {  // vec bk_inner_dup: 8 lanes
-      loom_cp_async<16>(&(b_fetch[loom_swizzle128<2>((16 * (2 * bn_outer_outer_dup + bn_outer_inner) + loom_floordiv(bx, 8)) * 64 + 8 * loom_mod(bx, 8))]), &(b[(128 * j_outer + (16 * (2 * bn_outer_outer_dup + bn_outer_inner) + loom_floordiv(bx, 8))) * l + 8 * loom_mod(bx, 8)]));
+      loom_cp_async<16>(&(b_fetch[loom_swizzle128<2>((16 * (2 * bn_outer_outer_dup + bn_outer_inner) + loom_floordiv(bx, 8)) * 64 + 8 * loom_mod(bx, 8))]), &(b[(256 * j_outer + (16 * (2 * bn_outer_outer_dup + bn_outer_inner) + loom_floordiv(bx, 8))) * l + 8 * loom_mod(bx, 8)]));
+    }
+  }
+  for (int bn_outer_outer_dup_0 = 0; bn_outer_outer_dup_0 <= 7; ++bn_outer_outer_dup_0)
+  {
+    if (1 <= loom_floordiv(l, 64) - 1)
+    {
+      {  // vec bk_inner_dup_0: 8 lanes
+        loom_cp_async<16>(&(b_fetch[loom_swizzle128<2>(16384 + (16 * (2 * bn_outer_outer_dup_0 + bn_outer_inner) + loom_floordiv(bx, 8)) * 64 + 8 * loom_mod(bx, 8))]), &(b[(256 * j_outer + (16 * (2 * bn_outer_outer_dup_0 + bn_outer_inner) + loom_floordiv(bx, 8))) * l + (64 + 8 * loom_mod(bx, 8))]));
+      }
     }
   }
   acc_c[0] = 0.0f;
@@ -155,111 +184,240 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma(__nv_bfloat16 
   acc_c[61] = 0.0f;
   acc_c[62] = 0.0f;
   acc_c[63] = 0.0f;
+  acc_c[64] = 0.0f;
+  acc_c[65] = 0.0f;
+  acc_c[66] = 0.0f;
+  acc_c[67] = 0.0f;
+  acc_c[68] = 0.0f;
+  acc_c[69] = 0.0f;
+  acc_c[70] = 0.0f;
+  acc_c[71] = 0.0f;
+  acc_c[72] = 0.0f;
+  acc_c[73] = 0.0f;
+  acc_c[74] = 0.0f;
+  acc_c[75] = 0.0f;
+  acc_c[76] = 0.0f;
+  acc_c[77] = 0.0f;
+  acc_c[78] = 0.0f;
+  acc_c[79] = 0.0f;
+  acc_c[80] = 0.0f;
+  acc_c[81] = 0.0f;
+  acc_c[82] = 0.0f;
+  acc_c[83] = 0.0f;
+  acc_c[84] = 0.0f;
+  acc_c[85] = 0.0f;
+  acc_c[86] = 0.0f;
+  acc_c[87] = 0.0f;
+  acc_c[88] = 0.0f;
+  acc_c[89] = 0.0f;
+  acc_c[90] = 0.0f;
+  acc_c[91] = 0.0f;
+  acc_c[92] = 0.0f;
+  acc_c[93] = 0.0f;
+  acc_c[94] = 0.0f;
+  acc_c[95] = 0.0f;
+  acc_c[96] = 0.0f;
+  acc_c[97] = 0.0f;
+  acc_c[98] = 0.0f;
+  acc_c[99] = 0.0f;
+  acc_c[100] = 0.0f;
+  acc_c[101] = 0.0f;
+  acc_c[102] = 0.0f;
+  acc_c[103] = 0.0f;
+  acc_c[104] = 0.0f;
+  acc_c[105] = 0.0f;
+  acc_c[106] = 0.0f;
+  acc_c[107] = 0.0f;
+  acc_c[108] = 0.0f;
+  acc_c[109] = 0.0f;
+  acc_c[110] = 0.0f;
+  acc_c[111] = 0.0f;
+  acc_c[112] = 0.0f;
+  acc_c[113] = 0.0f;
+  acc_c[114] = 0.0f;
+  acc_c[115] = 0.0f;
+  acc_c[116] = 0.0f;
+  acc_c[117] = 0.0f;
+  acc_c[118] = 0.0f;
+  acc_c[119] = 0.0f;
+  acc_c[120] = 0.0f;
+  acc_c[121] = 0.0f;
+  acc_c[122] = 0.0f;
+  acc_c[123] = 0.0f;
+  acc_c[124] = 0.0f;
+  acc_c[125] = 0.0f;
+  acc_c[126] = 0.0f;
+  acc_c[127] = 0.0f;
   loom_cp_async_wait_all();
   __syncthreads();
   for (int k_outer = 0; k_outer <= loom_floordiv(l - 1, 64); ++k_outer)
   {
     for (int ar_outer_outer = 0; ar_outer_outer <= 3; ++ar_outer_outer)
     {
-      if (k_outer + 1 <= loom_floordiv(l, 64) - 1)
+      if (k_outer + 2 <= loom_floordiv(l, 64) - 1)
       {
         {  // vec ak_inner: 8 lanes
-          loom_cp_async<16>(&(a_fetch[loom_swizzle128<2>(loom_mod(k_outer + 1, 2) * 8192 + (16 * (2 * ar_outer_outer + ar_outer_inner) + loom_floordiv(ax, 8)) * 64 + 8 * loom_mod(ax, 8))]), &(a[(128 * i_outer + (16 * (2 * ar_outer_outer + ar_outer_inner) + loom_floordiv(ax, 8))) * l + (64 * (k_outer + 1) + 8 * loom_mod(ax, 8))]));
+          loom_cp_async<16>(&(a_fetch[loom_swizzle128<2>(loom_mod(k_outer + 2, 4) * 8192 + (16 * (2 * ar_outer_outer + ar_outer_inner) + loom_floordiv(ax, 8)) * 64 + 8 * loom_mod(ax, 8))]), &(a[(128 * i_outer + (16 * (2 * ar_outer_outer + ar_outer_inner) + loom_floordiv(ax, 8))) * l + (64 * (k_outer + 2) + 8 * loom_mod(ax, 8))]));
         }
       }
     }
-    for (int bn_outer_outer = 0; bn_outer_outer <= 3; ++bn_outer_outer)
+    for (int bn_outer_outer = 0; bn_outer_outer <= 7; ++bn_outer_outer)
     {
-      if (k_outer + 1 <= loom_floordiv(l, 64) - 1)
+      if (k_outer + 2 <= loom_floordiv(l, 64) - 1)
       {
         {  // vec bk_inner: 8 lanes
-          loom_cp_async<16>(&(b_fetch[loom_swizzle128<2>(loom_mod(k_outer + 1, 2) * 8192 + (16 * (2 * bn_outer_outer + bn_outer_inner) + loom_floordiv(bx, 8)) * 64 + 8 * loom_mod(bx, 8))]), &(b[(128 * j_outer + (16 * (2 * bn_outer_outer + bn_outer_inner) + loom_floordiv(bx, 8))) * l + (64 * (k_outer + 1) + 8 * loom_mod(bx, 8))]));
+          loom_cp_async<16>(&(b_fetch[loom_swizzle128<2>(loom_mod(k_outer + 2, 4) * 16384 + (16 * (2 * bn_outer_outer + bn_outer_inner) + loom_floordiv(bx, 8)) * 64 + 8 * loom_mod(bx, 8))]), &(b[(256 * j_outer + (16 * (2 * bn_outer_outer + bn_outer_inner) + loom_floordiv(bx, 8))) * l + (64 * (k_outer + 2) + 8 * loom_mod(bx, 8))]));
         }
       }
     }
     loom_wgmma_begin();
-    // wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(acc_c[0]), "+f"(acc_c[1]), "+f"(acc_c[2]), "+f"(acc_c[3]), "+f"(acc_c[4]), "+f"(acc_c[5]), "+f"(acc_c[6]), "+f"(acc_c[7]), "+f"(acc_c[8]), "+f"(acc_c[9]), "+f"(acc_c[10]), "+f"(acc_c[11]), "+f"(acc_c[12]), "+f"(acc_c[13]), "+f"(acc_c[14]), "+f"(acc_c[15]), "+f"(acc_c[16]), "+f"(acc_c[17]), "+f"(acc_c[18]), "+f"(acc_c[19]), "+f"(acc_c[20]), "+f"(acc_c[21]), "+f"(acc_c[22]), "+f"(acc_c[23]), "+f"(acc_c[24]), "+f"(acc_c[25]), "+f"(acc_c[26]), "+f"(acc_c[27]), "+f"(acc_c[28]), "+f"(acc_c[29]), "+f"(acc_c[30]), "+f"(acc_c[31]), "+f"(acc_c[32]), "+f"(acc_c[33]), "+f"(acc_c[34]), "+f"(acc_c[35]), "+f"(acc_c[36]), "+f"(acc_c[37]), "+f"(acc_c[38]), "+f"(acc_c[39]), "+f"(acc_c[40]), "+f"(acc_c[41]), "+f"(acc_c[42]), "+f"(acc_c[43]), "+f"(acc_c[44]), "+f"(acc_c[45]), "+f"(acc_c[46]), "+f"(acc_c[47]), "+f"(acc_c[48]), "+f"(acc_c[49]), "+f"(acc_c[50]), "+f"(acc_c[51]), "+f"(acc_c[52]), "+f"(acc_c[53]), "+f"(acc_c[54]), "+f"(acc_c[55]), "+f"(acc_c[56]), "+f"(acc_c[57]), "+f"(acc_c[58]), "+f"(acc_c[59]), "+f"(acc_c[60]), "+f"(acc_c[61]), "+f"(acc_c[62]), "+f"(acc_c[63])
-        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 2) * 8192 + 64 * i_inner_outer * 64], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 2) * 8192], 16u, 1024u, 1u)), "r"(1));
-    // wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(acc_c[0]), "+f"(acc_c[1]), "+f"(acc_c[2]), "+f"(acc_c[3]), "+f"(acc_c[4]), "+f"(acc_c[5]), "+f"(acc_c[6]), "+f"(acc_c[7]), "+f"(acc_c[8]), "+f"(acc_c[9]), "+f"(acc_c[10]), "+f"(acc_c[11]), "+f"(acc_c[12]), "+f"(acc_c[13]), "+f"(acc_c[14]), "+f"(acc_c[15]), "+f"(acc_c[16]), "+f"(acc_c[17]), "+f"(acc_c[18]), "+f"(acc_c[19]), "+f"(acc_c[20]), "+f"(acc_c[21]), "+f"(acc_c[22]), "+f"(acc_c[23]), "+f"(acc_c[24]), "+f"(acc_c[25]), "+f"(acc_c[26]), "+f"(acc_c[27]), "+f"(acc_c[28]), "+f"(acc_c[29]), "+f"(acc_c[30]), "+f"(acc_c[31]), "+f"(acc_c[32]), "+f"(acc_c[33]), "+f"(acc_c[34]), "+f"(acc_c[35]), "+f"(acc_c[36]), "+f"(acc_c[37]), "+f"(acc_c[38]), "+f"(acc_c[39]), "+f"(acc_c[40]), "+f"(acc_c[41]), "+f"(acc_c[42]), "+f"(acc_c[43]), "+f"(acc_c[44]), "+f"(acc_c[45]), "+f"(acc_c[46]), "+f"(acc_c[47]), "+f"(acc_c[48]), "+f"(acc_c[49]), "+f"(acc_c[50]), "+f"(acc_c[51]), "+f"(acc_c[52]), "+f"(acc_c[53]), "+f"(acc_c[54]), "+f"(acc_c[55]), "+f"(acc_c[56]), "+f"(acc_c[57]), "+f"(acc_c[58]), "+f"(acc_c[59]), "+f"(acc_c[60]), "+f"(acc_c[61]), "+f"(acc_c[62]), "+f"(acc_c[63])
-        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 2) * 8192 + 64 * i_inner_outer * 64 + 16], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 2) * 8192 + 16], 16u, 1024u, 1u)), "r"(1));
-    // wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(acc_c[0]), "+f"(acc_c[1]), "+f"(acc_c[2]), "+f"(acc_c[3]), "+f"(acc_c[4]), "+f"(acc_c[5]), "+f"(acc_c[6]), "+f"(acc_c[7]), "+f"(acc_c[8]), "+f"(acc_c[9]), "+f"(acc_c[10]), "+f"(acc_c[11]), "+f"(acc_c[12]), "+f"(acc_c[13]), "+f"(acc_c[14]), "+f"(acc_c[15]), "+f"(acc_c[16]), "+f"(acc_c[17]), "+f"(acc_c[18]), "+f"(acc_c[19]), "+f"(acc_c[20]), "+f"(acc_c[21]), "+f"(acc_c[22]), "+f"(acc_c[23]), "+f"(acc_c[24]), "+f"(acc_c[25]), "+f"(acc_c[26]), "+f"(acc_c[27]), "+f"(acc_c[28]), "+f"(acc_c[29]), "+f"(acc_c[30]), "+f"(acc_c[31]), "+f"(acc_c[32]), "+f"(acc_c[33]), "+f"(acc_c[34]), "+f"(acc_c[35]), "+f"(acc_c[36]), "+f"(acc_c[37]), "+f"(acc_c[38]), "+f"(acc_c[39]), "+f"(acc_c[40]), "+f"(acc_c[41]), "+f"(acc_c[42]), "+f"(acc_c[43]), "+f"(acc_c[44]), "+f"(acc_c[45]), "+f"(acc_c[46]), "+f"(acc_c[47]), "+f"(acc_c[48]), "+f"(acc_c[49]), "+f"(acc_c[50]), "+f"(acc_c[51]), "+f"(acc_c[52]), "+f"(acc_c[53]), "+f"(acc_c[54]), "+f"(acc_c[55]), "+f"(acc_c[56]), "+f"(acc_c[57]), "+f"(acc_c[58]), "+f"(acc_c[59]), "+f"(acc_c[60]), "+f"(acc_c[61]), "+f"(acc_c[62]), "+f"(acc_c[63])
-        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 2) * 8192 + 64 * i_inner_outer * 64 + 32], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 2) * 8192 + 32], 16u, 1024u, 1u)), "r"(1));
-    // wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(acc_c[0]), "+f"(acc_c[1]), "+f"(acc_c[2]), "+f"(acc_c[3]), "+f"(acc_c[4]), "+f"(acc_c[5]), "+f"(acc_c[6]), "+f"(acc_c[7]), "+f"(acc_c[8]), "+f"(acc_c[9]), "+f"(acc_c[10]), "+f"(acc_c[11]), "+f"(acc_c[12]), "+f"(acc_c[13]), "+f"(acc_c[14]), "+f"(acc_c[15]), "+f"(acc_c[16]), "+f"(acc_c[17]), "+f"(acc_c[18]), "+f"(acc_c[19]), "+f"(acc_c[20]), "+f"(acc_c[21]), "+f"(acc_c[22]), "+f"(acc_c[23]), "+f"(acc_c[24]), "+f"(acc_c[25]), "+f"(acc_c[26]), "+f"(acc_c[27]), "+f"(acc_c[28]), "+f"(acc_c[29]), "+f"(acc_c[30]), "+f"(acc_c[31]), "+f"(acc_c[32]), "+f"(acc_c[33]), "+f"(acc_c[34]), "+f"(acc_c[35]), "+f"(acc_c[36]), "+f"(acc_c[37]), "+f"(acc_c[38]), "+f"(acc_c[39]), "+f"(acc_c[40]), "+f"(acc_c[41]), "+f"(acc_c[42]), "+f"(acc_c[43]), "+f"(acc_c[44]), "+f"(acc_c[45]), "+f"(acc_c[46]), "+f"(acc_c[47]), "+f"(acc_c[48]), "+f"(acc_c[49]), "+f"(acc_c[50]), "+f"(acc_c[51]), "+f"(acc_c[52]), "+f"(acc_c[53]), "+f"(acc_c[54]), "+f"(acc_c[55]), "+f"(acc_c[56]), "+f"(acc_c[57]), "+f"(acc_c[58]), "+f"(acc_c[59]), "+f"(acc_c[60]), "+f"(acc_c[61]), "+f"(acc_c[62]), "+f"(acc_c[63])
-        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 2) * 8192 + 64 * i_inner_outer * 64 + 48], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 2) * 8192 + 48], 16u, 1024u, 1u)), "r"(1));
-    loom_wgmma_end();
-    loom_cp_async_wait_all();
+    // wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(acc_c[0]), "+f"(acc_c[1]), "+f"(acc_c[2]), "+f"(acc_c[3]), "+f"(acc_c[4]), "+f"(acc_c[5]), "+f"(acc_c[6]), "+f"(acc_c[7]), "+f"(acc_c[8]), "+f"(acc_c[9]), "+f"(acc_c[10]), "+f"(acc_c[11]), "+f"(acc_c[12]), "+f"(acc_c[13]), "+f"(acc_c[14]), "+f"(acc_c[15]), "+f"(acc_c[16]), "+f"(acc_c[17]), "+f"(acc_c[18]), "+f"(acc_c[19]), "+f"(acc_c[20]), "+f"(acc_c[21]), "+f"(acc_c[22]), "+f"(acc_c[23]), "+f"(acc_c[24]), "+f"(acc_c[25]), "+f"(acc_c[26]), "+f"(acc_c[27]), "+f"(acc_c[28]), "+f"(acc_c[29]), "+f"(acc_c[30]), "+f"(acc_c[31]), "+f"(acc_c[32]), "+f"(acc_c[33]), "+f"(acc_c[34]), "+f"(acc_c[35]), "+f"(acc_c[36]), "+f"(acc_c[37]), "+f"(acc_c[38]), "+f"(acc_c[39]), "+f"(acc_c[40]), "+f"(acc_c[41]), "+f"(acc_c[42]), "+f"(acc_c[43]), "+f"(acc_c[44]), "+f"(acc_c[45]), "+f"(acc_c[46]), "+f"(acc_c[47]), "+f"(acc_c[48]), "+f"(acc_c[49]), "+f"(acc_c[50]), "+f"(acc_c[51]), "+f"(acc_c[52]), "+f"(acc_c[53]), "+f"(acc_c[54]), "+f"(acc_c[55]), "+f"(acc_c[56]), "+f"(acc_c[57]), "+f"(acc_c[58]), "+f"(acc_c[59]), "+f"(acc_c[60]), "+f"(acc_c[61]), "+f"(acc_c[62]), "+f"(acc_c[63]), "+f"(acc_c[64]), "+f"(acc_c[65]), "+f"(acc_c[66]), "+f"(acc_c[67]), "+f"(acc_c[68]), "+f"(acc_c[69]), "+f"(acc_c[70]), "+f"(acc_c[71]), "+f"(acc_c[72]), "+f"(acc_c[73]), "+f"(acc_c[74]), "+f"(acc_c[75]), "+f"(acc_c[76]), "+f"(acc_c[77]), "+f"(acc_c[78]), "+f"(acc_c[79]), "+f"(acc_c[80]), "+f"(acc_c[81]), "+f"(acc_c[82]), "+f"(acc_c[83]), "+f"(acc_c[84]), "+f"(acc_c[85]), "+f"(acc_c[86]), "+f"(acc_c[87]), "+f"(acc_c[88]), "+f"(acc_c[89]), "+f"(acc_c[90]), "+f"(acc_c[91]), "+f"(acc_c[92]), "+f"(acc_c[93]), "+f"(acc_c[94]), "+f"(acc_c[95]), "+f"(acc_c[96]), "+f"(acc_c[97]), "+f"(acc_c[98]), "+f"(acc_c[99]), "+f"(acc_c[100]), "+f"(acc_c[101]), "+f"(acc_c[102]), "+f"(acc_c[103]), "+f"(acc_c[104]), "+f"(acc_c[105]), "+f"(acc_c[106]), "+f"(acc_c[107]), "+f"(acc_c[108]), "+f"(acc_c[109]), "+f"(acc_c[110]), "+f"(acc_c[111]), "+f"(acc_c[112]), "+f"(acc_c[113]), "+f"(acc_c[114]), "+f"(acc_c[115]), "+f"(acc_c[116]), "+f"(acc_c[117]), "+f"(acc_c[118]), "+f"(acc_c[119]), "+f"(acc_c[120]), "+f"(acc_c[121]), "+f"(acc_c[122]), "+f"(acc_c[123]), "+f"(acc_c[124]), "+f"(acc_c[125]), "+f"(acc_c[126]), "+f"(acc_c[127])
+        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 4) * 8192 + 64 * i_inner_outer * 64], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 4) * 16384], 16u, 1024u, 1u)), "r"(1));
+    // wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(acc_c[0]), "+f"(acc_c[1]), "+f"(acc_c[2]), "+f"(acc_c[3]), "+f"(acc_c[4]), "+f"(acc_c[5]), "+f"(acc_c[6]), "+f"(acc_c[7]), "+f"(acc_c[8]), "+f"(acc_c[9]), "+f"(acc_c[10]), "+f"(acc_c[11]), "+f"(acc_c[12]), "+f"(acc_c[13]), "+f"(acc_c[14]), "+f"(acc_c[15]), "+f"(acc_c[16]), "+f"(acc_c[17]), "+f"(acc_c[18]), "+f"(acc_c[19]), "+f"(acc_c[20]), "+f"(acc_c[21]), "+f"(acc_c[22]), "+f"(acc_c[23]), "+f"(acc_c[24]), "+f"(acc_c[25]), "+f"(acc_c[26]), "+f"(acc_c[27]), "+f"(acc_c[28]), "+f"(acc_c[29]), "+f"(acc_c[30]), "+f"(acc_c[31]), "+f"(acc_c[32]), "+f"(acc_c[33]), "+f"(acc_c[34]), "+f"(acc_c[35]), "+f"(acc_c[36]), "+f"(acc_c[37]), "+f"(acc_c[38]), "+f"(acc_c[39]), "+f"(acc_c[40]), "+f"(acc_c[41]), "+f"(acc_c[42]), "+f"(acc_c[43]), "+f"(acc_c[44]), "+f"(acc_c[45]), "+f"(acc_c[46]), "+f"(acc_c[47]), "+f"(acc_c[48]), "+f"(acc_c[49]), "+f"(acc_c[50]), "+f"(acc_c[51]), "+f"(acc_c[52]), "+f"(acc_c[53]), "+f"(acc_c[54]), "+f"(acc_c[55]), "+f"(acc_c[56]), "+f"(acc_c[57]), "+f"(acc_c[58]), "+f"(acc_c[59]), "+f"(acc_c[60]), "+f"(acc_c[61]), "+f"(acc_c[62]), "+f"(acc_c[63]), "+f"(acc_c[64]), "+f"(acc_c[65]), "+f"(acc_c[66]), "+f"(acc_c[67]), "+f"(acc_c[68]), "+f"(acc_c[69]), "+f"(acc_c[70]), "+f"(acc_c[71]), "+f"(acc_c[72]), "+f"(acc_c[73]), "+f"(acc_c[74]), "+f"(acc_c[75]), "+f"(acc_c[76]), "+f"(acc_c[77]), "+f"(acc_c[78]), "+f"(acc_c[79]), "+f"(acc_c[80]), "+f"(acc_c[81]), "+f"(acc_c[82]), "+f"(acc_c[83]), "+f"(acc_c[84]), "+f"(acc_c[85]), "+f"(acc_c[86]), "+f"(acc_c[87]), "+f"(acc_c[88]), "+f"(acc_c[89]), "+f"(acc_c[90]), "+f"(acc_c[91]), "+f"(acc_c[92]), "+f"(acc_c[93]), "+f"(acc_c[94]), "+f"(acc_c[95]), "+f"(acc_c[96]), "+f"(acc_c[97]), "+f"(acc_c[98]), "+f"(acc_c[99]), "+f"(acc_c[100]), "+f"(acc_c[101]), "+f"(acc_c[102]), "+f"(acc_c[103]), "+f"(acc_c[104]), "+f"(acc_c[105]), "+f"(acc_c[106]), "+f"(acc_c[107]), "+f"(acc_c[108]), "+f"(acc_c[109]), "+f"(acc_c[110]), "+f"(acc_c[111]), "+f"(acc_c[112]), "+f"(acc_c[113]), "+f"(acc_c[114]), "+f"(acc_c[115]), "+f"(acc_c[116]), "+f"(acc_c[117]), "+f"(acc_c[118]), "+f"(acc_c[119]), "+f"(acc_c[120]), "+f"(acc_c[121]), "+f"(acc_c[122]), "+f"(acc_c[123]), "+f"(acc_c[124]), "+f"(acc_c[125]), "+f"(acc_c[126]), "+f"(acc_c[127])
+        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 4) * 8192 + 64 * i_inner_outer * 64 + 16], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 4) * 16384 + 16], 16u, 1024u, 1u)), "r"(1));
+    // wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(acc_c[0]), "+f"(acc_c[1]), "+f"(acc_c[2]), "+f"(acc_c[3]), "+f"(acc_c[4]), "+f"(acc_c[5]), "+f"(acc_c[6]), "+f"(acc_c[7]), "+f"(acc_c[8]), "+f"(acc_c[9]), "+f"(acc_c[10]), "+f"(acc_c[11]), "+f"(acc_c[12]), "+f"(acc_c[13]), "+f"(acc_c[14]), "+f"(acc_c[15]), "+f"(acc_c[16]), "+f"(acc_c[17]), "+f"(acc_c[18]), "+f"(acc_c[19]), "+f"(acc_c[20]), "+f"(acc_c[21]), "+f"(acc_c[22]), "+f"(acc_c[23]), "+f"(acc_c[24]), "+f"(acc_c[25]), "+f"(acc_c[26]), "+f"(acc_c[27]), "+f"(acc_c[28]), "+f"(acc_c[29]), "+f"(acc_c[30]), "+f"(acc_c[31]), "+f"(acc_c[32]), "+f"(acc_c[33]), "+f"(acc_c[34]), "+f"(acc_c[35]), "+f"(acc_c[36]), "+f"(acc_c[37]), "+f"(acc_c[38]), "+f"(acc_c[39]), "+f"(acc_c[40]), "+f"(acc_c[41]), "+f"(acc_c[42]), "+f"(acc_c[43]), "+f"(acc_c[44]), "+f"(acc_c[45]), "+f"(acc_c[46]), "+f"(acc_c[47]), "+f"(acc_c[48]), "+f"(acc_c[49]), "+f"(acc_c[50]), "+f"(acc_c[51]), "+f"(acc_c[52]), "+f"(acc_c[53]), "+f"(acc_c[54]), "+f"(acc_c[55]), "+f"(acc_c[56]), "+f"(acc_c[57]), "+f"(acc_c[58]), "+f"(acc_c[59]), "+f"(acc_c[60]), "+f"(acc_c[61]), "+f"(acc_c[62]), "+f"(acc_c[63]), "+f"(acc_c[64]), "+f"(acc_c[65]), "+f"(acc_c[66]), "+f"(acc_c[67]), "+f"(acc_c[68]), "+f"(acc_c[69]), "+f"(acc_c[70]), "+f"(acc_c[71]), "+f"(acc_c[72]), "+f"(acc_c[73]), "+f"(acc_c[74]), "+f"(acc_c[75]), "+f"(acc_c[76]), "+f"(acc_c[77]), "+f"(acc_c[78]), "+f"(acc_c[79]), "+f"(acc_c[80]), "+f"(acc_c[81]), "+f"(acc_c[82]), "+f"(acc_c[83]), "+f"(acc_c[84]), "+f"(acc_c[85]), "+f"(acc_c[86]), "+f"(acc_c[87]), "+f"(acc_c[88]), "+f"(acc_c[89]), "+f"(acc_c[90]), "+f"(acc_c[91]), "+f"(acc_c[92]), "+f"(acc_c[93]), "+f"(acc_c[94]), "+f"(acc_c[95]), "+f"(acc_c[96]), "+f"(acc_c[97]), "+f"(acc_c[98]), "+f"(acc_c[99]), "+f"(acc_c[100]), "+f"(acc_c[101]), "+f"(acc_c[102]), "+f"(acc_c[103]), "+f"(acc_c[104]), "+f"(acc_c[105]), "+f"(acc_c[106]), "+f"(acc_c[107]), "+f"(acc_c[108]), "+f"(acc_c[109]), "+f"(acc_c[110]), "+f"(acc_c[111]), "+f"(acc_c[112]), "+f"(acc_c[113]), "+f"(acc_c[114]), "+f"(acc_c[115]), "+f"(acc_c[116]), "+f"(acc_c[117]), "+f"(acc_c[118]), "+f"(acc_c[119]), "+f"(acc_c[120]), "+f"(acc_c[121]), "+f"(acc_c[122]), "+f"(acc_c[123]), "+f"(acc_c[124]), "+f"(acc_c[125]), "+f"(acc_c[126]), "+f"(acc_c[127])
+        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 4) * 8192 + 64 * i_inner_outer * 64 + 32], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 4) * 16384 + 32], 16u, 1024u, 1u)), "r"(1));
+    // wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(acc_c[0]), "+f"(acc_c[1]), "+f"(acc_c[2]), "+f"(acc_c[3]), "+f"(acc_c[4]), "+f"(acc_c[5]), "+f"(acc_c[6]), "+f"(acc_c[7]), "+f"(acc_c[8]), "+f"(acc_c[9]), "+f"(acc_c[10]), "+f"(acc_c[11]), "+f"(acc_c[12]), "+f"(acc_c[13]), "+f"(acc_c[14]), "+f"(acc_c[15]), "+f"(acc_c[16]), "+f"(acc_c[17]), "+f"(acc_c[18]), "+f"(acc_c[19]), "+f"(acc_c[20]), "+f"(acc_c[21]), "+f"(acc_c[22]), "+f"(acc_c[23]), "+f"(acc_c[24]), "+f"(acc_c[25]), "+f"(acc_c[26]), "+f"(acc_c[27]), "+f"(acc_c[28]), "+f"(acc_c[29]), "+f"(acc_c[30]), "+f"(acc_c[31]), "+f"(acc_c[32]), "+f"(acc_c[33]), "+f"(acc_c[34]), "+f"(acc_c[35]), "+f"(acc_c[36]), "+f"(acc_c[37]), "+f"(acc_c[38]), "+f"(acc_c[39]), "+f"(acc_c[40]), "+f"(acc_c[41]), "+f"(acc_c[42]), "+f"(acc_c[43]), "+f"(acc_c[44]), "+f"(acc_c[45]), "+f"(acc_c[46]), "+f"(acc_c[47]), "+f"(acc_c[48]), "+f"(acc_c[49]), "+f"(acc_c[50]), "+f"(acc_c[51]), "+f"(acc_c[52]), "+f"(acc_c[53]), "+f"(acc_c[54]), "+f"(acc_c[55]), "+f"(acc_c[56]), "+f"(acc_c[57]), "+f"(acc_c[58]), "+f"(acc_c[59]), "+f"(acc_c[60]), "+f"(acc_c[61]), "+f"(acc_c[62]), "+f"(acc_c[63]), "+f"(acc_c[64]), "+f"(acc_c[65]), "+f"(acc_c[66]), "+f"(acc_c[67]), "+f"(acc_c[68]), "+f"(acc_c[69]), "+f"(acc_c[70]), "+f"(acc_c[71]), "+f"(acc_c[72]), "+f"(acc_c[73]), "+f"(acc_c[74]), "+f"(acc_c[75]), "+f"(acc_c[76]), "+f"(acc_c[77]), "+f"(acc_c[78]), "+f"(acc_c[79]), "+f"(acc_c[80]), "+f"(acc_c[81]), "+f"(acc_c[82]), "+f"(acc_c[83]), "+f"(acc_c[84]), "+f"(acc_c[85]), "+f"(acc_c[86]), "+f"(acc_c[87]), "+f"(acc_c[88]), "+f"(acc_c[89]), "+f"(acc_c[90]), "+f"(acc_c[91]), "+f"(acc_c[92]), "+f"(acc_c[93]), "+f"(acc_c[94]), "+f"(acc_c[95]), "+f"(acc_c[96]), "+f"(acc_c[97]), "+f"(acc_c[98]), "+f"(acc_c[99]), "+f"(acc_c[100]), "+f"(acc_c[101]), "+f"(acc_c[102]), "+f"(acc_c[103]), "+f"(acc_c[104]), "+f"(acc_c[105]), "+f"(acc_c[106]), "+f"(acc_c[107]), "+f"(acc_c[108]), "+f"(acc_c[109]), "+f"(acc_c[110]), "+f"(acc_c[111]), "+f"(acc_c[112]), "+f"(acc_c[113]), "+f"(acc_c[114]), "+f"(acc_c[115]), "+f"(acc_c[116]), "+f"(acc_c[117]), "+f"(acc_c[118]), "+f"(acc_c[119]), "+f"(acc_c[120]), "+f"(acc_c[121]), "+f"(acc_c[122]), "+f"(acc_c[123]), "+f"(acc_c[124]), "+f"(acc_c[125]), "+f"(acc_c[126]), "+f"(acc_c[127])
+        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 4) * 8192 + 64 * i_inner_outer * 64 + 48], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 4) * 16384 + 48], 16u, 1024u, 1u)), "r"(1));
+    loom_wgmma_end_but_one();
+    loom_cp_async_wait_pending<1>();
     __syncthreads();
   }
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + loom_mod(lane, 4) * 2)] = acc_c[0];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 1))] = acc_c[1];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + loom_mod(lane, 4) * 2)] = acc_c[2];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 1))] = acc_c[3];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 8))] = acc_c[4];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 9))] = acc_c[5];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 8))] = acc_c[6];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 9))] = acc_c[7];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 16))] = acc_c[8];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 17))] = acc_c[9];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 16))] = acc_c[10];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 17))] = acc_c[11];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 24))] = acc_c[12];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 25))] = acc_c[13];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 24))] = acc_c[14];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 25))] = acc_c[15];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 32))] = acc_c[16];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 33))] = acc_c[17];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 32))] = acc_c[18];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 33))] = acc_c[19];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 40))] = acc_c[20];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 41))] = acc_c[21];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 40))] = acc_c[22];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 41))] = acc_c[23];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 48))] = acc_c[24];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 49))] = acc_c[25];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 48))] = acc_c[26];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 49))] = acc_c[27];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 56))] = acc_c[28];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 57))] = acc_c[29];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 56))] = acc_c[30];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 57))] = acc_c[31];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 64))] = acc_c[32];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 65))] = acc_c[33];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 64))] = acc_c[34];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 65))] = acc_c[35];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 72))] = acc_c[36];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 73))] = acc_c[37];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 72))] = acc_c[38];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 73))] = acc_c[39];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 80))] = acc_c[40];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 81))] = acc_c[41];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 80))] = acc_c[42];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 81))] = acc_c[43];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 88))] = acc_c[44];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 89))] = acc_c[45];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 88))] = acc_c[46];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 89))] = acc_c[47];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 96))] = acc_c[48];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 97))] = acc_c[49];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 96))] = acc_c[50];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 97))] = acc_c[51];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 104))] = acc_c[52];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 105))] = acc_c[53];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 104))] = acc_c[54];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 105))] = acc_c[55];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 112))] = acc_c[56];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 113))] = acc_c[57];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 112))] = acc_c[58];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 113))] = acc_c[59];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 120))] = acc_c[60];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 121))] = acc_c[61];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 120))] = acc_c[62];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (128 * j_outer + (loom_mod(lane, 4) * 2 + 121))] = acc_c[63];
+  loom_wgmma_wait_all();  // (the last iteration's group)
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)] = acc_c[0];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 1))] = acc_c[1];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)] = acc_c[2];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 1))] = acc_c[3];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 8))] = acc_c[4];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 9))] = acc_c[5];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 8))] = acc_c[6];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 9))] = acc_c[7];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 16))] = acc_c[8];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 17))] = acc_c[9];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 16))] = acc_c[10];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 17))] = acc_c[11];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 24))] = acc_c[12];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 25))] = acc_c[13];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 24))] = acc_c[14];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 25))] = acc_c[15];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 32))] = acc_c[16];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 33))] = acc_c[17];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 32))] = acc_c[18];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 33))] = acc_c[19];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 40))] = acc_c[20];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 41))] = acc_c[21];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 40))] = acc_c[22];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 41))] = acc_c[23];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 48))] = acc_c[24];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 49))] = acc_c[25];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 48))] = acc_c[26];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 49))] = acc_c[27];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 56))] = acc_c[28];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 57))] = acc_c[29];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 56))] = acc_c[30];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 57))] = acc_c[31];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 64))] = acc_c[32];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 65))] = acc_c[33];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 64))] = acc_c[34];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 65))] = acc_c[35];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 72))] = acc_c[36];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 73))] = acc_c[37];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 72))] = acc_c[38];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 73))] = acc_c[39];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 80))] = acc_c[40];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 81))] = acc_c[41];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 80))] = acc_c[42];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 81))] = acc_c[43];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 88))] = acc_c[44];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 89))] = acc_c[45];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 88))] = acc_c[46];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 89))] = acc_c[47];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 96))] = acc_c[48];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 97))] = acc_c[49];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 96))] = acc_c[50];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 97))] = acc_c[51];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 104))] = acc_c[52];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 105))] = acc_c[53];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 104))] = acc_c[54];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 105))] = acc_c[55];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 112))] = acc_c[56];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 113))] = acc_c[57];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 112))] = acc_c[58];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 113))] = acc_c[59];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 120))] = acc_c[60];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 121))] = acc_c[61];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 120))] = acc_c[62];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 121))] = acc_c[63];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 128))] = acc_c[64];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 129))] = acc_c[65];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 128))] = acc_c[66];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 129))] = acc_c[67];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 136))] = acc_c[68];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 137))] = acc_c[69];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 136))] = acc_c[70];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 137))] = acc_c[71];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 144))] = acc_c[72];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 145))] = acc_c[73];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 144))] = acc_c[74];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 145))] = acc_c[75];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 152))] = acc_c[76];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 153))] = acc_c[77];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 152))] = acc_c[78];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 153))] = acc_c[79];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 160))] = acc_c[80];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 161))] = acc_c[81];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 160))] = acc_c[82];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 161))] = acc_c[83];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 168))] = acc_c[84];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 169))] = acc_c[85];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 168))] = acc_c[86];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 169))] = acc_c[87];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 176))] = acc_c[88];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 177))] = acc_c[89];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 176))] = acc_c[90];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 177))] = acc_c[91];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 184))] = acc_c[92];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 185))] = acc_c[93];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 184))] = acc_c[94];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 185))] = acc_c[95];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 192))] = acc_c[96];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 193))] = acc_c[97];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 192))] = acc_c[98];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 193))] = acc_c[99];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 200))] = acc_c[100];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 201))] = acc_c[101];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 200))] = acc_c[102];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 201))] = acc_c[103];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 208))] = acc_c[104];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 209))] = acc_c[105];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 208))] = acc_c[106];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 209))] = acc_c[107];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 216))] = acc_c[108];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 217))] = acc_c[109];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 216))] = acc_c[110];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 217))] = acc_c[111];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 224))] = acc_c[112];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 225))] = acc_c[113];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 224))] = acc_c[114];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 225))] = acc_c[115];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 232))] = acc_c[116];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 233))] = acc_c[117];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 232))] = acc_c[118];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 233))] = acc_c[119];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 240))] = acc_c[120];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 241))] = acc_c[121];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 240))] = acc_c[122];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 241))] = acc_c[123];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 248))] = acc_c[124];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 249))] = acc_c[125];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 248))] = acc_c[126];
+  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 249))] = acc_c[127];
 }

@@ -6,8 +6,11 @@
 // compiling it, and every refusal with its reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "loom/codegen.h"
 #include "loom/cuda.h"
+#include "loom/json.h"
 #include "loom/parser.h"
 #include "loom/transforms.h"
 #include "oracle.h"
@@ -251,4 +254,28 @@ TEST(DoubleBuffer, ItsLoopStaysASequentialLoop) {
   EXPECT_NE(error_of([&] { generate(tag_inames(renamed, "batch:g.1")); }).find("which is now tagged g.1"), std::string::npos);
   // unrolled is still in order
   EXPECT_SAME_RESULTS(f.kernel, tag_inames(fix_parameters(k, {{"nb", 3}}), "b:unr"), {{"nb", 3}});
+}
+
+TEST(DoubleBuffer, AheadFillsFewerIterationsAheadThanTheCopies) {
+  // 3 copies filled 1 iteration ahead: one first fill, the fill of ko + 1
+  // into copy (ko + 1) mod 3, and no copy group left in flight at the barrier
+  LoopKernel t = prefetched_matmul("double_buffer a_fetch k_outer stages=3 ahead=1\ndouble_buffer b_fetch k_outer stages=3 ahead=1\n");
+  EXPECT_EQ(t.find_temporary("a_fetch")->shape[0].str(), "3");
+  EXPECT_EQ(t.find_temporary("a_fetch")->double_buffer_ahead, 1);
+  auto has = [&](const std::string& id) {
+    return std::any_of(t.instructions.begin(), t.instructions.end(), [&](const Instruction& i) { return i.id == id; });
+  };
+  EXPECT_TRUE(has("fetch_a_first"));
+  EXPECT_FALSE(has("fetch_a_first_1"));
+  loom::testing::check_transformed(matmul(), t, kSizes);
+  std::string cuda = cuda::print_source(generate(t));
+  EXPECT_EQ(count(cuda, "loom_cp_async_wait_pending"), 0u) << cuda;
+  // the default, ahead = stages - 1: one group may stay in flight with 3 copies
+  LoopKernel d = prefetched_matmul("double_buffer a_fetch k_outer stages=3\ndouble_buffer b_fetch k_outer stages=3\n");
+  EXPECT_EQ(d.find_temporary("a_fetch")->double_buffer_ahead, 2);
+  EXPECT_EQ(count(cuda::print_source(generate(d)), "loom_cp_async_wait_pending<1>"), 1u);
+  // round trip through JSON keeps the lead
+  EXPECT_EQ(kernel_from_json(kernel_to_json(t)).find_temporary("a_fetch")->double_buffer_ahead, 1);
+  std::string e = error_of([] { prefetched_matmul("double_buffer a_fetch k_outer stages=3 ahead=3\n"); });
+  EXPECT_NE(e.find("ahead=3: with 3 copies the fill runs at most 2 iterations ahead"), std::string::npos) << e;
 }

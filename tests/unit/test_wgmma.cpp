@@ -46,7 +46,7 @@ std::string warpgroups(const std::string& rows_outer, int rows) {
 // The tiles of one block: rows x 64 of c on `rows / 64` warpgroups, k tiles
 // of 64; `layout` lays out the fetched tiles a_fetch[ar, ak] and b_fetch[bn, bk].
 std::string warpgroup_schedule(int rows, int n_tile, const std::string& layout_a, const std::string& layout_b, bool whole = true) {
-  std::string r = whole ? "assume n mod " + std::to_string(rows) + " = 0 and m mod " + std::to_string(n_tile) + " = 0 and l mod 64 = 0\n" : "";
+  std::string r = whole ? "assume n mod " + std::to_string(rows) + " = 0 and m mod " + std::to_string(n_tile) + " = 0 and l mod 64 = 0 and l >= 64\n" : "";
   r += "split_iname i " + std::to_string(rows) + " outer_tag=g.1\nsplit_iname j " + std::to_string(n_tile) + " outer_tag=g.0\n"
        "split_iname i_inner 64 outer_tag=l.1\nsplit_iname k 64\nsplit_iname k_inner 16 outer_tag=unr\n"
        "tensor_core i_inner_inner j_inner k_inner_inner shape=m64n" + std::to_string(n_tile) + "k16\n"
@@ -193,4 +193,26 @@ TEST(Layouts, JoinedLanesOfTwoAxesKeepABoxDomain) {
   EXPECT_NE(cuda::print_source(g).find("loom_cp_async<16>(&(a_fetch["), std::string::npos);
   check_transformed(product_nt(), t, {kWhole[0]});
   for (auto& d : t.domains) EXPECT_EQ(d.str().find("floor"), std::string::npos) << d.str();
+}
+
+TEST(Wgmma, ARunOverlapsTheNextIterationWhenItsCopiesAreNotRefilledThere) {
+  // 4 copies filled 2 ahead: the copy a k tile's wgmma read is refilled two
+  // iterations later, after the next wait and barrier, so the group runs on
+  std::string lagged = warpgroup_schedule(128, 64, kSwizzled, kSwizzledB);
+  lagged.replace(lagged.find("double_buffer a_fetch k_outer\n"), 30, "double_buffer a_fetch k_outer stages=4 ahead=2\n");
+  lagged.replace(lagged.find("double_buffer b_fetch k_outer\n"), 30, "double_buffer b_fetch k_outer stages=4 ahead=2\n");
+  LoopKernel t = scheduled(product_nt(), lagged);
+  check_transformed(product_nt(), t, kWhole);
+  std::string cuda = cuda::print_source(generate(t, TargetInfo::cuda("sm_90a")));
+  EXPECT_EQ(count_of(cuda, "loom_wgmma_end_but_one();"), 1u) << cuda;
+  EXPECT_NE(cuda.find("}\n  loom_wgmma_wait_all();"), std::string::npos) << cuda;  // after the k loop, before the stores
+  EXPECT_LT(cuda.find("loom_wgmma_wait_all();"), cuda.find("  c["));
+  expect_compiles_for_sm90a(cuda);
+  // filled 3 ahead (the default), the next iteration refills that copy: wait for the group
+  std::string full = warpgroup_schedule(128, 64, kSwizzled, kSwizzledB);
+  full.replace(full.find("double_buffer a_fetch k_outer\n"), 30, "double_buffer a_fetch k_outer stages=4\n");
+  full.replace(full.find("double_buffer b_fetch k_outer\n"), 30, "double_buffer b_fetch k_outer stages=4\n");
+  cuda = cuda::print_source(generate(scheduled(product_nt(), full), TargetInfo::cuda("sm_90a")));
+  EXPECT_EQ(count_of(cuda, "loom_wgmma_end_but_one();"), 0u);
+  EXPECT_EQ(count_of(cuda, "loom_wgmma_end();"), 1u);
 }
