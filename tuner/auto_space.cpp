@@ -25,6 +25,10 @@
 //   tensor cores: (a product of float16/bfloat16 matrices) tensor_core
 //               tiles in warp register tiles, cp.async tiles of both inputs
 //               in shared memory, 2 or 3 stages; four block shapes
+//   warpgroup tensor cores: (the same with both inputs K-major, c = a b^T,
+//               sizes multiples of the tiles) a 64xN wgmma tile per
+//               warpgroup, two warpgroups a block, swizzled cp.async tiles;
+//               sm_90a only (other targets refuse it with the reason)
 #include <algorithm>
 #include <set>
 
@@ -118,6 +122,31 @@ std::string tensor_core_script(const std::string& y, const std::string& x, const
     t += "split_iname tc_bc 8 inner_tag=vec\nsplit_iname tc_bk " + S(32 / (bj / 8)) + "\njoin_inames tc_bk_inner,tc_bc_outer new_iname=tc_bx\n"
          "tag_inames tc_bx:l.0\nsplit_iname tc_bk_outer " + S(wi) + " inner_tag=l.1\nsplit_iname tc_bk_outer_outer " + S(wj) + " inner_tag=l.2\n";
   t += "double_buffer " + a + "_fetch " + r + "_outer stages=choice(2|3)\ndouble_buffer " + b + "_fetch " + r + "_outer stages=choice(2|3)\n";
+  return t;
+}
+
+// c[y, x] = sum(r, a[y, r] * b[x, r]) with both operands K-major: 128 x n
+// tiles of c per block, one 64 x n wgmma tile per warpgroup (two), r in
+// tiles of 64 (rows of 128 bytes, swizzled), copied 16 bytes at a time by 8
+// lanes per row; `pipeline` gives the copies and how far ahead they fill
+// (ahead < stages - 1: the wgmma group overlaps the next iteration).
+std::string warpgroup_script(const std::string& y, const std::string& x, const std::string& r, const std::string& a, const std::string& b,
+                             const std::string& ny, const std::string& nx, const std::string& nr, int n, const std::string& pipeline) {
+  auto S = [](int v) { return std::to_string(v); };
+  std::string t = "assume " + ny + " mod 128 = 0 and " + nx + " mod " + S(n) + " = 0 and " + nr + " mod 64 = 0 and " + ny + " >= 128 and " + nx +
+                  " >= " + S(n) + " and " + nr + " >= 64\n";
+  t += "split_iname " + y + " 128 outer_tag=g.1\nsplit_iname " + x + " " + S(n) + " outer_tag=g.0\nsplit_iname " + y + "_inner 64 outer_tag=l.1\n";
+  t += "split_iname " + r + " 64\nsplit_iname " + r + "_inner 16 outer_tag=unr\n";
+  t += "tensor_core " + y + "_inner_inner " + x + "_inner " + r + "_inner_inner shape=m64n" + S(n) + "k16\n";
+  t += "add_prefetch " + a + " " + y + "_inner_outer," + y + "_inner_inner," + r + "_inner_outer," + r +
+       "_inner_inner dim_arg_names=wg_ar,wg_ak padding=0 default_tag=for\nswizzle_array " + a + "_fetch\n";
+  t += "split_iname wg_ak 8 inner_tag=vec\nsplit_iname wg_ar 16\njoin_inames wg_ar_inner,wg_ak_outer new_iname=wg_ax\ntag_inames wg_ax:l.0\n"
+       "split_iname wg_ar_outer 2 inner_tag=l.1\n";
+  t += "add_prefetch " + b + " " + x + "_inner," + r + "_inner_outer," + r + "_inner_inner dim_arg_names=wg_bn,wg_bk padding=0 default_tag=for\n"
+       "swizzle_array " + b + "_fetch\n";
+  t += "split_iname wg_bk 8 inner_tag=vec\nsplit_iname wg_bn 16\njoin_inames wg_bn_inner,wg_bk_outer new_iname=wg_bx\ntag_inames wg_bx:l.0\n"
+       "split_iname wg_bn_outer 2 inner_tag=l.1\n";
+  t += "double_buffer " + a + "_fetch " + r + "_outer " + pipeline + "\ndouble_buffer " + b + "_fetch " + r + "_outer " + pipeline + "\n";
   return t;
 }
 
@@ -365,15 +394,27 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   // tensor cores: c[y, x] = sum(r, a[y, r] * b[r, x]) with 16-bit a and b
   // (each read array indexed by the product's two inames in that order)
   if (!r.empty() && !y.empty()) {
-    std::string a, b;
+    std::string a, b, bt;  // (bt: b stored [x, r], K-major)
     auto single = [](const std::set<std::string>& axis, const std::string& n) { return axis.size() == 1 && axis.count(n); };
     for (auto& [array, axes] : reads.arrays) {
       const Argument* arg = k.find_argument(array);
       if (!arg || axes.size() != 2 || !(arg->dtype.kind == ScalarKind::BFloat16 || arg->dtype.kind == ScalarKind::Float16)) continue;
       if (single(axes[0], y) && single(axes[1], r)) a = array;
       if (single(axes[0], r) && single(axes[1], x)) b = array;
+      if (single(axes[0], x) && single(axes[1], r)) bt = array;
     }
     bool sized = reads.extent.count(y) && reads.extent.count(x) && reads.extent.count(r);
+    if (!a.empty() && !bt.empty() && bt != a && sized) {
+      const std::string &ny = reads.extent[y], &nx = reads.extent[x], &nr = reads.extent[r];
+      auto size_of = [&](const std::string& p) { auto it = sizes.find(p); return it == sizes.end() ? int64_t(-1) : it->second; };
+      auto multiple = [&](const std::string& p, int64_t of) { int64_t v = size_of(p); return v < 0 || (v % of == 0 && v >= of); };
+      if (multiple(ny, 128) && multiple(nr, 64)) {
+        if (multiple(nx, 256))
+          add("warpgroup tensor cores 128x256x64, 4 copies 2 ahead", warpgroup_script(y, x, r, a, bt, ny, nx, nr, 256, "stages=4 ahead=2"));
+        if (multiple(nx, 128))
+          add("warpgroup tensor cores 128x128x64", warpgroup_script(y, x, r, a, bt, ny, nx, nr, 128, "stages=choice(2|3)"));
+      }
+    }
     if (!a.empty() && !b.empty() && sized) {
       const std::string &ny = reads.extent[y], &nx = reads.extent[x], &nr = reads.extent[r];
       auto size_of = [&](const std::string& p) { auto it = sizes.find(p); return it == sizes.end() ? int64_t(-1) : it->second; };

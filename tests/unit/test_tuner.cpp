@@ -312,6 +312,34 @@ TEST(AutoSpace, Bfloat16ProductsGetTensorCoreSketchesThatRunRight) {
   }
 }
 
+TEST(AutoSpace, KMajorBfloat16ProductsGetWarpgroupSketchesThatRunRight) {
+  // c = a b^T (b stored [m, l]): the wgmma sketches, whole tiles only; on
+  // the CPU target their lane code runs (the tuner measures them there too)
+  LoopKernel k = parse_kernel_text("kernel mm_nt\ndomains:\n  {[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}\narguments:\n"
+                                   "  a: bfloat16[n, l], b: bfloat16[m, l], c: float32[n, m]\ninstructions:\n"
+                                   "  c[i, j] = sum(k, float32(a[i, k]) * float32(b[j, k]))\n")
+                     .kernel;
+  std::map<std::string, int64_t> sizes{{"n", 128}, {"m", 256}, {"l", 128}};
+  tune::Space space = tune::auto_space(k, "cpu", sizes);
+  std::vector<std::string> scripts;
+  for (size_t s = 0; s < space.sketches().size(); ++s)
+    if (space.sketches()[s].name.rfind("warpgroup tensor cores", 0) == 0)
+      scripts.push_back(space.script(tune::Configuration{int(s), std::vector<int>(space.sketches()[s].choices.size(), 0)}));
+  ASSERT_EQ(scripts.size(), 2u) << space.str();
+  EXPECT_NE(scripts[0].find("shape=m64n256k16"), std::string::npos) << scripts[0];
+  EXPECT_NE(scripts[0].find("stages=4 ahead=2"), std::string::npos) << scripts[0];
+  auto o = small_run();
+  o.parameters = sizes;
+  o.check_parameters = sizes;
+  o.strategy = "exhaustive";
+  auto r = tune::tune(k, tune::Space::from_scripts(scripts), o);
+  ASSERT_EQ(r.trials.size(), scripts.size());
+  for (auto& t : r.trials) EXPECT_EQ(t.status, "ok") << t.key << ": " << t.error;
+  // sizes that are no multiple of the tiles: no warpgroup sketch
+  tune::Space partial = tune::auto_space(k, "cpu", {{"n", 100}, {"m", 256}, {"l", 128}});
+  EXPECT_EQ(partial.str().find("warpgroup tensor cores"), std::string::npos);
+}
+
 // Kernels whose written axes have a small constant extent and one large axis
 // (a DG element kernel, a batch of small products) get the small-axes
 // sketches: the small axes whole on the threads, the large one across
