@@ -249,32 +249,34 @@ def bf16_gemms(dev):
         row(f"gemm bf16 {size}^3", sched, median_ms(lambda: k(a=A, b=B, c=C)), peers, flops=flops, ceiling=bf_ceiling, ok=ok)
         del A, B, C
 
-    # bfloat16 GEMM with both operands K-major (c = a w^T, a linear layer's weight w[m, l]) on Hopper's
-    # warpgroup instruction (wgmma, sm_90a: compute capability 9.0 only)
+    # bfloat16 GEMM on Hopper's warpgroup instruction (wgmma, sm_90a: compute capability 9.0 only):
+    # c = a w^T with w stored [m, l] (both operands K-major, a linear layer's weight), and c = a b with
+    # b stored [l, m] (torch.matmul's own layout: b's tile read with the transpose bit)
     if torch.cuda.get_device_capability(dev) == (9, 0):
-        wg_ceiling = None
-        for size in (8192, 4096):
-            A = torch.randn(size, size, device=dev).to(torch.bfloat16)
-            W = torch.randn(size, size, device=dev).to(torch.bfloat16)
-            C = torch.empty(size, size, device=dev)
-            k = loom_kernel("gemm_bf16_wgmma")
-            C.fill_(float("nan"))
-            k(a=A, b=W, c=C)
-            ok = check(C, A.float() @ W.float().T, rtol=1e-2, atol=1e-2)
-            peers = {"cuBLAS (torch.matmul(a, w.T))": median_ms(lambda: torch.matmul(A, W.t()))}
-            if triton:
-                from triton_sgemm import best_of_six_tensor_core
+        for label, sched, stored_mk in (("a w^T", "gemm_bf16_wgmma", True), ("a b", "gemm_bf16_wgmma_nn", False)):
+            for size in (8192, 4096):
+                A = torch.randn(size, size, device=dev).to(torch.bfloat16)
+                B = torch.randn(size, size, device=dev).to(torch.bfloat16)
+                Bkn = B.t() if stored_mk else B  # (the product's b, [l, m], as torch sees it)
+                C = torch.empty(size, size, device=dev)
+                k = loom_kernel(sched)
+                C.fill_(float("nan"))
+                k(a=A, b=B, c=C)
+                ok = check(C, A.float() @ Bkn.float(), rtol=1e-2, atol=1e-2)
+                cublas = "cuBLAS (torch.matmul(a, w.T))" if stored_mk else "cuBLAS (torch.matmul)"
+                peers = {cublas: median_ms(lambda: torch.matmul(A, Bkn))}
+                if triton:
+                    from triton_sgemm import best_of_six_tensor_core
 
-                WT = W.t().contiguous()  # (Triton's kernel reads b as [l, m])
-                t = best_of_six_tensor_core(A, WT, C, median_ms)
-                if t:
-                    peers["triton tl.dot (best of 6, w^T stored)"] = t
-                del WT
-            flops = 2 * size**3
-            wg_ceiling = flops / peers["cuBLAS (torch.matmul(a, w.T))"] / 1e9
-            row(f"gemm bf16 a w^T {size}^3", "gemm_bf16_wgmma", median_ms(lambda: k(a=A, b=W, c=C)), peers, flops=flops,
-                ceiling=wg_ceiling, ok=ok)
-            del A, W, C
+                    Bc = Bkn.contiguous()  # (Triton's kernel reads b as [l, m])
+                    t = best_of_six_tensor_core(A, Bc, C, median_ms)
+                    if t:
+                        peers["triton tl.dot (best of 6" + (", w^T stored)" if stored_mk else ")")] = t
+                    del Bc
+                flops = 2 * size**3
+                row(f"gemm bf16 {label} {size}^3" + ("" if stored_mk else " (wgmma)"), sched, median_ms(lambda: k(a=A, b=B, c=C)), peers,
+                    flops=flops, ceiling=flops / peers[cublas] / 1e9, ok=ok)
+                del A, B, Bkn, C
 
 
 def main():

@@ -29,6 +29,7 @@ struct SharedDescriptor {
   Expr start;  // the operand at its tile's first element
   int64_t lbo = 0, sbo = 0;  // along k, along the rows
   int swizzle = 0;           // 128: the 128-byte swizzle mode (a swizzle_array temporary)
+  bool mn_major = false;     // the operand's rows contiguous (the instruction's transpose bit), else its k
 };
 
 struct WarpMatrix {

@@ -24,6 +24,7 @@
 #include "vectorize.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
@@ -89,11 +90,12 @@ std::optional<Poly> polynomial(const Expr& e, const std::string& lane) {
   }
 }
 
-// floor((A + v) / c) -> floor(A / c) and (A + v) mod c -> v, where the
-// polynomial A is a multiple of c and the lane v stays within [0, c): the
-// lane does not carry into the quotient. Such indices come from a
-// temporary whose axes were split into c-element pieces (split_array_axis,
-// a tensor core's tile layout), accessed within the piece by the lanes.
+// floor((A + v) / c) -> floor(A / c) and (A + v) mod c -> q (A / q mod
+// c / q) + v, where q = gcd(c, A's coefficients) (A is a multiple of q, and
+// so is A mod c) and the lane v stays within [0, q): the lane does not carry
+// into the quotient (v alone when q = c). Such indices come from a
+// temporary whose axes were split into pieces (split_array_axis, a tensor
+// core's tile layout), accessed within a piece by the lanes.
 class LaneOutOfFloors : public ExprMutator {
  public:
   LaneOutOfFloors(std::string lane, int64_t lo, int64_t lanes) : lane_(std::move(lane)), lo_(lo), lanes_(lanes) {}
@@ -114,9 +116,15 @@ class LaneOutOfFloors : public ExprMutator {
     if (!rest.defined() || mentions_var(rest, lane_)) return e;
     auto poly = polynomial(rest, lane_);
     if (!poly) return e;
-    for (auto& [m, coef] : *poly)
-      if (coef % c->value != 0) return e;
-    return r->op == BinOp::Mod ? (is_lane(sum->b) ? sum->b : sum->a) : make_binary(BinOp::FloorDiv, rest, r->b, r->type);
+    int64_t q = c->value;
+    for (auto& [m, coef] : *poly) q = std::gcd(q, coef);
+    if (lo_ + lanes_ > q) return e;
+    if (r->op == BinOp::FloorDiv) return make_binary(BinOp::FloorDiv, rest, r->b, r->type);
+    Expr lane = is_lane(sum->b) ? sum->b : sum->a;
+    if (q == c->value) return lane;
+    Type t = r->type;
+    Expr within = make_binary(BinOp::Mod, make_binary(BinOp::FloorDiv, rest, make_int(q, t), t), make_int(c->value / q, t), t);
+    return make_binary(BinOp::Add, make_binary(BinOp::Mul, make_int(q, t), within, t), lane, t);
   }
 
  private:

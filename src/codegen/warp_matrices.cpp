@@ -395,6 +395,8 @@ class Lowering {
       if (pa.is_null()) fail(says + "through an index isl cannot read (" + off.str() + ")");
       return box.intersect(isl::manage(isl_pw_aff_non_zero_set(pa.release()))).is_empty();
     };
+    if (swizzled && !never(bin(BinOp::Sub, bin(BinOp::Sub, off, start), canonical)))
+      if (auto mn = mn_major_descriptor(operand, rows, k, row_count, off, start, r, c, never, at, says)) return *mn;
     if (!never(bin(BinOp::Sub, bin(BinOp::Sub, off, start), canonical)))
       fail(says + "in a layout wgmma cannot describe: it needs " + layout +
            (swizzled ? "" : "; split the temporary's axes into 8s (split_array_axis) and order them [rows / 8, k / 8, rows mod 8, k mod 8] "
@@ -416,6 +418,38 @@ class Lowering {
     d.lbo = lbo * bytes;
     d.sbo = sbo * bytes;
     d.swizzle = t->swizzle_bytes;
+    return d;
+  }
+
+  // The 128-byte swizzle with the operand's rows (A: m, B: n) contiguous
+  // (MN-major, the instruction's transpose bit: b stored [k, n], say): each
+  // k is a 128-byte row of 64 (16-bit) values along the rows, 8 k rows a
+  // 1024-byte block of the swizzle; blocks `sbo` apart along k and `lbo`
+  // apart from one 64 rows to the next. The tile starts on a block.
+  template <class Never, class At>
+  std::optional<SharedDescriptor> mn_major_descriptor(const Expr& operand, const std::string& rows, const std::string& k, int64_t row_count,
+                                                      const Expr& off, const Expr& start, const Expr& r, const Expr& c, Never& never, At& at,
+                                                      const std::string& says) {
+    const int64_t bytes = operand.type().bytes(), row_elements = 128 / bytes;
+    auto o = at(0, 0), along_k = at(0, 8);
+    auto along_rows = row_count > row_elements ? at(row_elements, 0) : std::optional<int64_t>(*o + 8 * row_elements);
+    if (!o || !along_k || !along_rows) return std::nullopt;
+    int64_t sbo = *along_k - *o, lbo = *along_rows - *o;
+    Expr canonical = bin(BinOp::Add, bin(BinOp::Add, bin(BinOp::Mod, r, num(row_elements)), bin(BinOp::Mul, bin(BinOp::Mod, c, num(8)), num(row_elements))),
+                         bin(BinOp::Add, bin(BinOp::Mul, bin(BinOp::FloorDiv, r, num(row_elements)), num(lbo)),
+                             bin(BinOp::Mul, bin(BinOp::FloorDiv, c, num(8)), num(sbo))));
+    if (!never(bin(BinOp::Sub, bin(BinOp::Sub, off, start), canonical))) return std::nullopt;
+    if (!never(bin(BinOp::Mod, start, num(8 * row_elements))))
+      fail(says + "from a tile that does not start on a 1024-byte block of the swizzle");
+    for (int64_t x : {lbo * bytes, sbo * bytes})
+      if (x <= 0 || x % 16 != 0 || x >= (int64_t(1) << 18))
+        fail(says + "with blocks " + std::to_string(x) + " bytes apart; a descriptor holds positive multiples of 16 below 256 KiB");
+    SharedDescriptor d;
+    d.start = simplify(substitute(operand, {{rows, num(0)}, {k, num(0)}}));
+    d.lbo = lbo * bytes;
+    d.sbo = sbo * bytes;
+    d.swizzle = 128;
+    d.mn_major = true;
     return d;
   }
 

@@ -756,13 +756,15 @@ class Printer {
     auto desc = [&](const SharedDescriptor& d) {
       // (the tile's address unswizzled: the tensor cores apply the swizzle to the addresses they compute)
       auto s = d.start.as<Subscript>();
-      return "loom_wgmma_desc(&" + s->name + "[" + expr(k_.flat_index(*s), 0) + "], " + std::to_string(d.lbo) + "u, " + std::to_string(d.sbo) + "u, " +
+      int64_t lbo = d.lbo, sbo = d.sbo;
+      return "loom_wgmma_desc(&" + s->name + "[" + expr(k_.flat_index(*s), 0) + "], " + std::to_string(lbo) + "u, " + std::to_string(sbo) + "u, " +
              (d.swizzle == 128 ? "1u" : "0u") + ")";
     };
     os << pad << "// " << w.instruction << "\n";
     os << pad << "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" << count + 2 << ", 0;\\n" << w.instruction << " {";
     for (int e = 0; e < count; ++e) os << (e ? ", " : "") << "%" << e;
-    os << "}, %" << count << ", %" << count + 1 << ", p, 1, 1, 0, 0;\\n}\\n\"\n" << pad << "    : ";
+    os << "}, %" << count << ", %" << count + 1 << ", p, 1, 1, " << (w.a_desc.mn_major ? 1 : 0) << ", " << (w.b_desc.mn_major ? 1 : 0)
+       << ";\\n}\\n\"\n" << pad << "    : ";
     for (int e = 0; e < count; ++e)
       os << (e ? ", " : "") << "\"+f\"(" << expr(simplify(substitute(w.accumulator, {{w.element, make_int(e, it)}})), 0) << ")";
     os << "\n" << pad << "    : \"l\"(" << desc(w.a_desc) << "), \"l\"(" << desc(w.b_desc) << "), \"r\"(1));\n";

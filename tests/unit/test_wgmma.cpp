@@ -216,3 +216,34 @@ TEST(Wgmma, ARunOverlapsTheNextIterationWhenItsCopiesAreNotRefilledThere) {
   EXPECT_EQ(count_of(cuda, "loom_wgmma_end_but_one();"), 0u);
   EXPECT_EQ(count_of(cuda, "loom_wgmma_end();"), 1u);
 }
+
+TEST(Wgmma, AnOperandStoredAlongItsRowsReadsWithTheTransposeBit) {
+  // c = a b with b stored [l, m]: b's tile holds a 128-byte row of 64 n
+  // values per k, stored [n / 64, k, n mod 64] and swizzled (MN-major)
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, float32(a[i, k]) * float32(b[k, j]))",
+                             {"a: bfloat16[n, l], b: bfloat16[l, m], c: float32[n, m]"}, "mm_nn");
+  std::string s = "assume n mod 128 = 0 and m mod 128 = 0 and l mod 64 = 0 and l >= 64\nsplit_iname i 128 outer_tag=g.1\n"
+                  "split_iname j 128 outer_tag=g.0\nsplit_iname i_inner 64 outer_tag=l.1\nsplit_iname k 64\nsplit_iname k_inner 16 outer_tag=unr\n"
+                  "tensor_core i_inner_inner j_inner k_inner_inner shape=m64n128k16\n"
+                  "add_prefetch a i_inner_outer,i_inner_inner,k_inner_outer,k_inner_inner dim_arg_names=ar,ak padding=0 default_tag=for\n"
+                  "swizzle_array a_fetch\nsplit_iname ak 8 inner_tag=vec\nsplit_iname ar 16\njoin_inames ar_inner,ak_outer new_iname=ax\n"
+                  "tag_inames ax:l.0\nsplit_iname ar_outer 2 inner_tag=l.1\n"
+                  "add_prefetch b k_inner_outer,k_inner_inner,j_inner dim_arg_names=bk,bn padding=0 default_tag=for\n"
+                  "split_array_axis b_fetch 1 64\ntag_array_axes b_fetch N1,N2,N0\nswizzle_array b_fetch\n"
+                  "split_iname bn 8 inner_tag=vec\nsplit_iname bn_outer 8\nsplit_iname bk 16\njoin_inames bk_inner,bn_outer_inner new_iname=bx\n"
+                  "tag_inames bx:l.0\nsplit_iname bk_outer 2 inner_tag=l.1\n"
+                  "double_buffer a_fetch k_outer stages=3\ndouble_buffer b_fetch k_outer stages=3\n";
+  LoopKernel t = scheduled(k, s);
+  check_transformed(k, t, {{{"n", 128}, {"m", 128}, {"l", 64}}, {{"n", 256}, {"m", 384}, {"l", 192}}});
+  std::string cuda = cuda::print_source(generate(t, TargetInfo::cuda("sm_90a")));
+  EXPECT_EQ(count_of(cuda, "p, 1, 1, 0, 1;"), 4u) << cuda;  // b transposed, a not
+  // b's 64-wide blocks 64 k rows (8 KiB) apart, its 8-row blocks 1024 bytes apart, the 128-byte swizzle
+  EXPECT_NE(cuda.find("loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 3) * 8192], 8192u, 1024u, 1u)"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("loom_cp_async<16>(&(b_fetch["), std::string::npos);  // (the lanes' 8 values stay one vector)
+  expect_compiles_for_sm90a(cuda);
+  // unswizzled, an MN-major tile is refused with the layouts wgmma reads
+  std::string plain = s;
+  plain.replace(plain.find("swizzle_array b_fetch\n"), 22, "");
+  std::string e = error_of([&] { generate(scheduled(k, plain), TargetInfo::cuda("sm_90a")); });
+  EXPECT_NE(e.find("in a layout wgmma cannot describe"), std::string::npos) << e;
+}
