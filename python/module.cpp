@@ -989,6 +989,12 @@ PYBIND11_MODULE(_loom, m) {
       return to_dicts(r);
     });
   }
+  m.def("fuse_kernels", [](const std::vector<LoopKernel>& ks, const std::vector<std::string>& suffixes,
+                           const std::vector<std::tuple<std::string, int, int>>& flow) {
+    std::vector<DataFlow> f;
+    for (auto& [var, from, to] : flow) f.push_back(DataFlow{var, from, to});
+    return fuse_kernels(ks, suffixes, f);
+  });
   m.def("cuda_source", [](const LoopKernel& k) { return cuda::print_source(generate(k)); });
   m.def("schedule_text", [](const LoopKernel& k) { return generate(k).linearization.str(); });
   m.def("target_info", [](const std::string& arch) {  // the target model (loom/target_info.h) as a dict

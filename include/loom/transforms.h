@@ -172,6 +172,20 @@ LoopKernel unprivatize_temporaries_with_inames(const LoopKernel& k, const std::s
                                                const std::string& only_var_names = "");
 LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, const std::string& new_name);
 
+// ---- fuse_kernels (transforms/fusion.cpp) ----
+// loopy's fuse_kernels: one kernel running the instructions of all, in
+// order; inames and arguments of one name shared (domains and declarations
+// must agree), temporaries and ids that would collide renamed, assumptions
+// conjoined; `suffixes` (one per kernel) rename temporaries other kernels
+// also name; each data_flow entry makes kernel `to`'s readers of `var`
+// depend on kernel `from`'s writers of it.
+struct DataFlow {
+  std::string var;
+  int from = 0, to = 0;
+};
+LoopKernel fuse_kernels(const std::vector<LoopKernel>& kernels, const std::vector<std::string>& suffixes = {},
+                        const std::vector<DataFlow>& data_flow = {});
+
 // ---- double buffering (transforms/double_buffer.cpp) ----
 // A local temporary that one instruction fills in every iteration of the
 // sequential loop `iname` gets two copies; the fill moves one iteration

@@ -1,6 +1,6 @@
 """loopy's top-level functions that are not transformations, for scripts that call them:
 add_and_infer_dtypes, preprocess_kernel, get_one_linearized_kernel, set_caching_enabled,
-make_copy_kernel."""
+make_copy_kernel, fuse_kernels."""
 import os
 
 from .kernel import make_kernel
@@ -58,3 +58,20 @@ def make_copy_kernel(new_dim_tags, old_dim_tags=None):
         if new[d].startswith(("vec", "sep")) or old[d].startswith(("vec", "sep")):
             knl = tag_inames(knl, {idx[d]: "unr"})
     return knl
+
+
+def fuse_kernels(kernels, suffixes=None, data_flow=None):
+    """loopy's fuse_kernels: one kernel running the instructions of all of `kernels`, in
+    order. Inames and arguments of one name are shared (their domains and declarations must
+    agree), temporaries and instruction ids that would collide are renamed, assumptions are
+    conjoined; `suffixes` (one per kernel) rename the temporaries other kernels also name;
+    `data_flow` [(var, from_kernel, to_kernel), ...] makes kernel to_kernel's readers of var
+    depend on kernel from_kernel's writers of it (indices into `kernels`)."""
+    from . import _loom
+    from .kernel import LoopKernel
+    kernels = list(kernels)
+    if not kernels:
+        raise ValueError("fuse_kernels: no kernels given")
+    flow = [(str(v), int(a), int(b)) for v, a, b in (data_flow or [])]
+    core = _loom.fuse_kernels([k._core for k in kernels], [str(x) for x in (suffixes or [])], flow)
+    return LoopKernel(core, kernels[0].target)

@@ -1,6 +1,6 @@
 """loopy's documented names beyond the transformations, as scripts use them with
 `import loom as lp`: loopy.version, loopy.diagnostic, add_and_infer_dtypes,
-preprocess_kernel, set_caching_enabled, make_copy_kernel, t_unit["name"]."""
+preprocess_kernel, set_caching_enabled, make_copy_kernel, fuse_kernels, t_unit["name"]."""
 import os
 
 import numpy as np
@@ -142,3 +142,34 @@ def test_split_array_axis_as_loopy_scripts_call_it():
     layouts = lp.load_kernel(os.path.join(os.environ.get("LOOM_SOURCE_DIR", "."), "examples", "layouts.loom"))
     with pytest.raises(lp.ArgumentError, match="offset 2"):
         layouts(a=np.asfortranarray(np.ones((30, 20), np.float32)), out=np.zeros((30, 20), np.float32))
+
+
+def test_fuse_kernels_shares_inames_and_arguments_and_orders_the_data_flow():
+    # loopy's test_fusion pattern: two kernels over the same inames, one feeding the other
+    k1 = lp.make_kernel("{[i, j]: 0 <= i, j < n}", "a[i, j] = 2 * b[i, j]", name="twice")
+    k2 = lp.make_kernel("{[i, j]: 0 <= i, j < n}", "<> t = a[i, j] + 1\nc[i, j] = t * t", name="square")
+    k = lp.fuse_kernels([k1, k2], data_flow=[("a", 0, 1)])
+    b = np.random.default_rng(1).random((13, 13)).astype(np.float32)
+    a, c = k(b=b)  # (the arrays it writes, in argument order)
+    np.testing.assert_allclose(a, 2 * b, rtol=1e-6)
+    np.testing.assert_allclose(c, (2 * b + 1) ** 2, rtol=1e-5)
+    assert "twice_and_square" in str(k)
+    # a temporary both kernels name keeps one per kernel (suffixes, as loopy's)
+    k3 = lp.make_kernel("{[i]: 0 <= i < n}", "<> t = x[i] + 1\ny[i] = t", name="k3")
+    k4 = lp.make_kernel("{[i]: 0 <= i < n}", "<> t = x[i] * 3\nz[i] = t", name="k4")
+    f = lp.fuse_kernels([k3, k4], suffixes=["_a", "_b"])
+    x = np.arange(7, dtype=np.float32)
+    y, z = f(x=x)
+    np.testing.assert_allclose(y, x + 1)
+    np.testing.assert_allclose(z, 3 * x)
+    assert {"t_a", "t_b"} <= set(f.temporary_variables)
+    # domains that disagree on a shared iname are refused, with the inames named
+    k5 = lp.make_kernel("{[i]: 0 <= i < n}", "p[i] = 1", name="k5")
+    k6 = lp.make_kernel("{[i]: 0 <= i < m}", "q[i] = 2", name="k6")
+    with pytest.raises(Exception, match="do not agree on the domain of inames i"):
+        lp.fuse_kernels([k5, k6])
+    # arguments declared differently are refused
+    k7 = lp.make_kernel("{[i]: 0 <= i < n}", "r[i] = 1", [lp.GlobalArg("r", np.float32, shape="n")], name="k7")
+    k8 = lp.make_kernel("{[i]: 0 <= i < n}", "r[i] = 2", [lp.GlobalArg("r", np.float64, shape="n")], name="k8")
+    with pytest.raises(Exception, match="argument 'r' is declared differently"):
+        lp.fuse_kernels([k7, k8])
