@@ -247,3 +247,17 @@ TEST(Wgmma, AnOperandStoredAlongItsRowsReadsWithTheTransposeBit) {
   std::string e = error_of([&] { generate(scheduled(k, plain), TargetInfo::cuda("sm_90a")); });
   EXPECT_NE(e.find("in a layout wgmma cannot describe"), std::string::npos) << e;
 }
+
+TEST(Wgmma, ZeroFilledTilesServeSizesThatAreNoMultipleOfTheTiles) {
+  // fetches with fill_value=0 copy whole tiles (zeros outside the matrices),
+  // so the instruction reads whole tiles and only the stores are guarded
+  std::string s = warpgroup_schedule(128, 64, kSwizzled, kSwizzledB, false);
+  for (const char* t : {"dim_arg_names=ar,ak padding=0 default_tag=for", "dim_arg_names=bn,bk padding=0 default_tag=for"})
+    s.replace(s.find(t), std::string(t).size(), std::string(t) + " fill_value=0");
+  LoopKernel t = scheduled(product_nt(), "assume l mod 8 = 0\n" + s);
+  check_transformed(product_nt(), t, {{{"n", 100}, {"m", 70}, {"l", 56}}, {{"n", 129}, {"m", 65}, {"l", 200}}, {{"n", 5}, {"m", 3}, {"l", 8}}});
+  std::string cuda = cuda::print_source(generate(t, TargetInfo::cuda("sm_90a")));
+  EXPECT_NE(cuda.find("loom_cp_async_zfill<16>(&(a_fetch[loom_swizzle128<2>("), std::string::npos) << cuda;
+  EXPECT_GE(count_of(cuda, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"), 4u);
+  expect_compiles_for_sm90a(cuda);
+}
