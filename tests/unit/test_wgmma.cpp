@@ -12,6 +12,7 @@
 #include "loom/codegen.h"
 #include "loom/cuda.h"
 #include "loom/interpreter.h"
+#include "loom/json.h"
 #include "loom/parser.h"
 #include "loom/transforms.h"
 #include "oracle.h"
@@ -80,6 +81,9 @@ void expect_compiles_for_sm90a(const std::string& cuda) {
 TEST(Wgmma, SwizzledTilesMatchOnEveryTargetAndIssueOneInstructionPerKStep) {
   LoopKernel t = scheduled(product_nt(), warpgroup_schedule(128, 64, kSwizzled, kSwizzledB));
   EXPECT_EQ(t.find_temporary("a_fetch")->swizzle_bytes, 128);
+  LoopKernel back = kernel_from_json(kernel_to_json(t));  // (JSON carries the layout)
+  EXPECT_EQ(back.find_temporary("a_fetch")->swizzle_bytes, 128);
+  EXPECT_EQ(cuda::print_source(generate(back, TargetInfo::cuda("sm_90a"))), cuda::print_source(generate(t, TargetInfo::cuda("sm_90a"))));
   check_transformed(product_nt(), t, kWhole);
   EXPECT_EQ(interpreted_vs_reference(product_nt(), t, kWhole[1]), "");
   GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90a"));
