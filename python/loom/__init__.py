@@ -22,14 +22,14 @@ from . import diagnostic, version
 from .compat import (add_and_infer_dtypes, fuse_kernels, get_one_linearized_kernel, get_one_scheduled_kernel, make_copy_kernel,
                      preprocess_kernel, set_caching_enabled)
 from .statistics import (CountGranularity, MemAccess, Op, Sync, ToCountMap, ToCountPolynomialMap, get_mem_access_map,
-                         get_op_map, get_synchronization_map)
+                         get_op_map, get_synchronization_map, stringify_stats_mapping)
 
 __all__ = [
     "AddressSpace", "ArgumentError", "CudaError", "CudaTarget", "ExecutableCTarget", "GlobalArg", "InterpreterTarget",
     "KernelError", "LoomError", "LoopKernel", "ParseError", "TemporaryVariable", "TransformError", "ValueArg", "auto",
     "generate_code", "generate_code_v2", "JsonError", "kernel_from_json", "load_kernel", "make_kernel", "set_options", "target_info", "compile_variants", "search_domain", "transform_names", "transform_schema",
     "Autotuned", "Choice", "TuneResult", "TuningSpace", "autotune", "read_log", "tune",
-    "CountGranularity", "MemAccess", "Op", "Sync", "ToCountMap", "ToCountPolynomialMap", "get_mem_access_map", "get_op_map",
+    "CountGranularity", "MemAccess", "Op", "Sync", "ToCountMap", "ToCountPolynomialMap", "get_mem_access_map", "get_op_map", "stringify_stats_mapping",
     "get_synchronization_map", "add_and_infer_dtypes", "get_one_linearized_kernel", "get_one_scheduled_kernel", "make_copy_kernel", "fuse_kernels", "preprocess_kernel", "set_caching_enabled",
     "diagnostic", "version",
 ]

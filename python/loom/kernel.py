@@ -79,7 +79,10 @@ class AddressSpace:
 class GlobalArg:
     """An array argument: GlobalArg("a", np.float32, shape=("n", "m"), order="C")."""
 
-    def __init__(self, name, dtype=None, shape=None, order="C", offset=None, strides=None):
+    def __init__(self, name, dtype=None, shape=None, order="C", offset=None, strides=None, for_atomic=False, **loopy_only):
+        # (for_atomic: Loom's atomics are per instruction, {atomic}; other loopy-only options are refused)
+        if loopy_only:
+            raise TypeError(f"GlobalArg: unsupported arguments {sorted(loopy_only)}")
         self.name, self.dtype, self.shape, self.order = name, dtype, shape, order
         self.offset, self.strides = offset, strides
 
@@ -151,6 +154,20 @@ def _lines(x):
     return list(x)
 
 
+def _each_name(declarations):
+    """loopy's GlobalArg("a,b", ...): one declaration per comma-separated name."""
+    import copy
+    for d in declarations:
+        names = [x.strip() for x in d.name.split(",")] if isinstance(d, (GlobalArg, ValueArg, TemporaryVariable)) else None
+        if not names or len(names) == 1:
+            yield d
+            continue
+        for nm in names:
+            c = copy.copy(d)
+            c.name = nm
+            yield c
+
+
 def make_kernel(domains, instructions, kernel_data=("...",), name="loopy_kernel", assumptions=None, target=None,
                 lang_version=None, seq_dependencies=False, do_not_specialize=(), index_dtype=None, **kwargs):
     """loopy's make_kernel: isl domains, instructions (text or a list of lines),
@@ -159,7 +176,7 @@ def make_kernel(domains, instructions, kernel_data=("...",), name="loopy_kernel"
     if kwargs:
         raise TypeError(f"make_kernel: unsupported arguments {sorted(kwargs)}")
     args, temps = [], []
-    for d in _lines(kernel_data):
+    for d in _each_name(_lines(kernel_data)):
         if isinstance(d, TemporaryVariable):
             temps.append(d.declaration())
         elif isinstance(d, (GlobalArg, ValueArg)):

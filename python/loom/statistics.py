@@ -221,3 +221,8 @@ def get_synchronization_map(knl, subgroup_size=None, entrypoint=None):
     """Barriers per work-item and kernel launches."""
     redundant, subs, sg, gran, wi, gen = _options(subgroup_size, False, True, None)
     return ToCountMap({Sync(**key): c for key, c in _loom.statistics(_core(knl), "sync", redundant, subs, sg, gran, wi, gen)})
+
+
+def stringify_stats_mapping(m):
+    """loopy's stringify_stats_mapping: one line "key : count" per item, sorted."""
+    return "\n".join(f"{k} : {v}" for k, v in sorted(m.count_map.items(), key=lambda kv: str(kv[0]))) + "\n"

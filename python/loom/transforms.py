@@ -101,6 +101,8 @@ def _make(name, doc, params):
             extra.update({k: kwargs.pop(k) for k in list(kwargs) if k not in named})
             if isinstance(kwargs.get(keyword_map[0]), dict):
                 extra.update(kwargs.pop(keyword_map[0]))
+            # loopy's {"a,b": np.float32}: each comma-separated name
+            extra = {part.strip(): v for k, v in extra.items() for part in str(k).split(",") if part.strip()}
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as e:

@@ -14,6 +14,9 @@ namespace loom::frontend {
 // parameters (int32 value arguments). Without `...` only the parameters are
 // added (they are integers, so there is nothing to guess).
 void infer_arguments(LoopKernel& k, bool infer_rest);
+// loopy's `<> arr[k] = ...`: the named temporaries' shapes, one past the
+// largest index of their accesses per axis (over each instruction's domain).
+void size_temporaries_by_accesses(LoopKernel& k, const std::set<std::string>& names);
 
 // Ids for instructions without one (insn_N); refuses a repeated id; expands
 // dependency globs (dep=upd*) and refuses a dependency on no instruction.

@@ -77,30 +77,29 @@ void infer_arguments(LoopKernel& k, bool infer_rest) {
   rewrite_zero_dimensional(k);
 }
 
+
 namespace {
 
-void infer_argument_list(LoopKernel& k, bool infer_rest) {
-  if (!infer_rest) {
-    // parameters are integers: declared or not, each is an argument
-    for (auto& p : k.parameters())
-      if (!k.find_argument(p)) k.arguments.edit().push_back(Argument{Argument::Value, p, k.options.index_dtype, {}, {}, false, true});
-    return;
-  }
-  std::set<std::string> declared;
-  for (auto& a : k.arguments) declared.insert(a.name);
-  for (auto& [n, t] : k.temporaries) declared.insert(n);
-  std::vector<std::string> inames = k.all_inames();
-  auto is_iname = [&](const std::string& n) { return std::find(inames.begin(), inames.end(), n) != inames.end(); };
-
-  // arrays, in order of first appearance, with the max index per axis
+// The largest index per axis of every array `wanted` accepts, over its
+// accesses in every instruction (each over the instruction's iteration
+// domain), in order of first appearance; `failure` says why an array's
+// indices cannot be bounded.
+struct IndexMaxima {
   std::vector<std::string> order;
   std::map<std::string, std::vector<isl::pw_aff>> maxima;
   std::map<std::string, std::string> failure;
+};
+
+IndexMaxima index_maxima(const LoopKernel& k, const std::function<bool(const std::string&)>& wanted) {
+  IndexMaxima r;
+  auto& order = r.order;
+  auto& maxima = r.maxima;
+  auto& failure = r.failure;
   for (auto& insn : k.instructions) {
     if (insn.kind != Instruction::Assign) continue;
     std::vector<std::string> scope(insn.within_inames.begin(), insn.within_inames.end());
     auto on_access = [&](const Subscript& s, const std::vector<std::string>& in_scope) {
-      if (declared.count(s.name) || k.substitutions.count(s.name)) return;
+      if (!wanted(s.name) || k.substitutions.count(s.name)) return;
       if (!maxima.count(s.name)) {
         order.push_back(s.name);
         maxima[s.name].resize(s.indices.size());
@@ -127,8 +126,48 @@ void infer_argument_list(LoopKernel& k, bool infer_rest) {
     w.visit(expand_rule_calls(k, insn.rhs));
     for (auto& p : insn.predicates) w.visit(expand_rule_calls(k, p));
   }
-  isl::set context = k.assumptions.defined() ? islu::to_isl(k.assumptions)
-                                             : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
+  return r;
+}
+
+// An array's shape from its largest indices: one past each, in the parameters.
+std::vector<Expr> extents(const LoopKernel& k, const std::vector<isl::pw_aff>& maxima, const isl::set& context) {
+  std::vector<Expr> shape;
+  for (auto& m : maxima) {
+    // an access whose domain is empty for every parameter value has no maximum:
+    // the array is never touched, so its extent is 0
+    if (isl_pw_aff_n_piece(m.get()) == 0) {
+      shape.push_back(make_int(0, k.options.index_dtype));
+      continue;
+    }
+    isl_pw_aff* ext = isl_pw_aff_add_constant_val(m.copy(), isl_val_one(isl_context()));
+    shape.push_back(islu::expr_from_pw_aff(isl::manage(ext), context, k.options.index_dtype));
+  }
+  return shape;
+}
+
+isl::set assumed(const LoopKernel& k) {
+  return k.assumptions.defined() ? islu::to_isl(k.assumptions) : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
+}
+
+void infer_argument_list(LoopKernel& k, bool infer_rest) {
+  if (!infer_rest) {
+    // parameters are integers: declared or not, each is an argument
+    for (auto& p : k.parameters())
+      if (!k.find_argument(p)) k.arguments.edit().push_back(Argument{Argument::Value, p, k.options.index_dtype, {}, {}, false, true});
+    return;
+  }
+  std::set<std::string> declared;
+  for (auto& a : k.arguments) declared.insert(a.name);
+  for (auto& [n, t] : k.temporaries) declared.insert(n);
+  std::vector<std::string> inames = k.all_inames();
+  auto is_iname = [&](const std::string& n) { return std::find(inames.begin(), inames.end(), n) != inames.end(); };
+
+  // arrays, in order of first appearance, with the max index per axis
+  IndexMaxima im = index_maxima(k, [&](const std::string& n) { return !declared.count(n); });
+  auto& order = im.order;
+  auto& maxima = im.maxima;
+  auto& failure = im.failure;
+  isl::set context = assumed(k);
   for (auto& name : order) {
     if (failure.count(name))
       throw KernelError("kernel '" + k.name + "': cannot infer the shape of array '" + name + "': " + failure[name] +
@@ -138,21 +177,14 @@ void infer_argument_list(LoopKernel& k, bool infer_rest) {
     a.kind = Argument::Array;
     a.dtype = types::float32;
     a.dtype_inferred = a.shape_inferred = true;
-    for (auto& m : maxima[name]) {
-      // an access whose domain is empty for every parameter value has no maximum:
-      // the array is never touched, so its extent is 0
-      if (isl_pw_aff_n_piece(m.get()) == 0) {
-        a.shape.push_back(make_int(0, k.options.index_dtype));
-        continue;
-      }
-      isl_pw_aff* ext = isl_pw_aff_add_constant_val(m.copy(), isl_val_one(isl_context()));
-      a.shape.push_back(islu::expr_from_pw_aff(isl::manage(ext), context, k.options.index_dtype));
+    a.shape = extents(k, maxima[name], context);
+    for (auto& extent : a.shape) {
       std::set<std::string> vars;
-      collect_free_vars(a.shape.back(), vars);
+      collect_free_vars(extent, vars);
       for (auto& v : vars)
         if (k.find_temporary(v))
           throw KernelError("kernel '" + k.name + "': cannot infer the shape of array '" + name + "': its extent would be '" +
-                            a.shape.back().str() + "', and '" + v + "' is a value the kernel computes; declare it with the parameter that sizes it, e.g. " +
+                            extent.str() + "', and '" + v + "' is a value the kernel computes; declare it with the parameter that sizes it, e.g. " +
                             name + ": float32[nnz]");
     }
     k.arguments.edit().push_back(std::move(a));
@@ -263,6 +295,18 @@ std::vector<TransformStep> parse_transform_lines(const Source& src, size_t begin
     i = eol + 1;
   }
   return out;
+}
+
+void size_temporaries_by_accesses(LoopKernel& k, const std::set<std::string>& names) {
+  if (names.empty()) return;
+  IndexMaxima im = index_maxima(k, [&](const std::string& n) { return names.count(n) > 0; });
+  isl::set context = assumed(k);
+  for (auto& name : names) {
+    if (im.failure.count(name))
+      throw KernelError("kernel '" + k.name + "': cannot infer the shape of temporary '" + name + "': " + im.failure[name] +
+                        "; declare it in the 'temporaries:' section, e.g. " + name + ": float32[16]");
+    k.temporaries.edit()[name].shape = extents(k, im.maxima[name], context);
+  }
 }
 
 }  // namespace loom::frontend

@@ -249,6 +249,7 @@ class KernelBuilder {
     for (auto& insn : kernel_.instructions.edit()) frontend::infer_within_inames(kernel_, insn, inames);
     frontend::propagate_inames_from_writers(kernel_, inames);
     frontend::check_bounded_inames(kernel_);
+    frontend::size_temporaries_by_accesses(kernel_, sized_by_accesses_);
     frontend::infer_arguments(kernel_, infer_rest_);
     frontend::check_names(kernel_);
     frontend::infer_written_dtypes(kernel_);
@@ -418,9 +419,12 @@ class KernelBuilder {
       insn.lhs = lhs;
       insn.rhs = p.parse_expr();
       if (is_temp_decl) {
-        if (!lhs.as<Var>()) src_.fail(lhs_off, "declare array temporaries in the 'temporaries:' section");
-        const std::string& n = lhs.as<Var>()->name;
+        // `<> arr[k] = ...` (loopy's): an array temporary sized by its accesses once all are read
+        const std::string& n = lhs.as<Var>() ? lhs.as<Var>()->name : lhs.as<Subscript>()->name;
         auto it = kernel_.temporaries.find(n);
+        if (lhs.as<Subscript>() && (it == kernel_.temporaries.end() || it->second.shape.empty())) sized_by_accesses_.insert(n);
+        if (lhs.as<Var>() && sized_by_accesses_.count(n))
+          src_.fail(lhs_off, "temporary '" + n + "' is declared as an array elsewhere (<> " + n + "[...]) and here as a scalar");
         Type t = declared ? *declared : types::unknown;
         if (it != kernel_.temporaries.end() && declared && it->second.dtype.known() && it->second.dtype != t)
           src_.fail(lhs_off, "temporary '" + n + "' declared with two dtypes");
@@ -561,6 +565,7 @@ class KernelBuilder {
   LoopKernel kernel_;
   std::vector<Range> lines_;
   bool infer_rest_ = false;
+  std::set<std::string> sized_by_accesses_;  // `<> arr[k] = ...` temporaries: shapes from their accesses
 };
 
 struct Section {

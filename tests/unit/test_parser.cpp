@@ -8,6 +8,8 @@
 #include "loom/transforms.h"
 #include "loom/interpreter.h"
 #include "loom/runtime.h"
+#include "oracle.h"
+#include "transform_check.h"
 
 using namespace loom;
 
@@ -236,4 +238,24 @@ TEST(Parser, OpenOutputsTakeTheDtypeOfWhatIsAssigned) {
   EXPECT_EQ(j.find_argument("out")->dtype, types::float64);
   LoopKernel f32 = add_dtypes(make_kernel({"{[i]: 0 <= i < n}"}, "out[i] = 2 * x[i]", {"..."}), {{"x", "float32"}});
   EXPECT_EQ(f32.find_argument("out")->dtype, types::float32);  // an open input is float32 until a call says otherwise
+}
+
+TEST(Parser, AnArrayTemporaryDeclaredWhereItIsWrittenIsSizedByItsAccesses) {
+  // loopy's `<> arr[k] = ...`: the shape is one past the largest index of its accesses
+  KernelFile f = parse_kernel_text(
+      "kernel at\ndomains:\n  {[i, k]: 0 <= i < n and 0 <= k < 16}\narguments:\n  a: float32[n]\n  out: float32[n]\n"
+      "instructions:\n  <> arr[k + 1] = a[i] * k {id=w}\n  out[i] = sum(k, arr[k + 1]) {dep=w}\n");
+  const Temporary* t = f.kernel.find_temporary("arr");
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->shape.size(), 1u);
+  EXPECT_EQ(t->shape[0].str(), "17");
+  EXPECT_EQ(loom::testing::compare_kernels(f.kernel, apply_transforms(f.kernel, parse_transform_script("split_iname i 4 outer_tag=g.0\n")),
+                                           {{"n", 37}}),
+            "");
+  // one name, an array in one place and a scalar in another: refused where it is
+  std::string e = loom::testing::error_of([] {
+    parse_kernel_text("kernel at\ndomains:\n  {[i, k]: 0 <= i < n and 0 <= k < 16}\narguments:\n  a: float32[n]\n  out: float32[n]\n"
+                      "instructions:\n  <> arr[k] = a[i] {id=w}\n  <> arr = 1 {id=v}\n  out[i] = arr {dep=w:v}\n");
+  });
+  EXPECT_NE(e.find("9:6: temporary 'arr' is declared as an array elsewhere"), std::string::npos) << e;
 }
