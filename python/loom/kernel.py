@@ -175,10 +175,14 @@ def make_kernel(domains, instructions, kernel_data=("...",), name="loopy_kernel"
     the rest, or Loom's own "a: float32[n]" strings)."""
     if kwargs:
         raise TypeError(f"make_kernel: unsupported arguments {sorted(kwargs)}")
-    args, temps = [], []
+    args, temps, shape_from_accesses = [], [], {}
     for d in _each_name(_lines(kernel_data)):
         if isinstance(d, TemporaryVariable):
             temps.append(d.declaration())
+        elif isinstance(d, GlobalArg) and d.shape is auto:  # loopy's shape=lp.auto: inferred, as `...` infers
+            shape_from_accesses[d.name] = d.dtype
+            if "..." not in args:
+                args.append("...")
         elif isinstance(d, (GlobalArg, ValueArg)):
             args.append(d.declaration())
         elif isinstance(d, str):
@@ -206,6 +210,9 @@ def make_kernel(domains, instructions, kernel_data=("...",), name="loopy_kernel"
         knl = transforms.apply("assume", knl, [assumptions], {})
     if index_dtype is not None:  # loopy's index_dtype=np.int64: 64-bit inames, parameters and index arithmetic
         knl = transforms.apply("set_index_dtype", knl, [_dtype_name(index_dtype)], {})
+    given = {n: dt for n, dt in shape_from_accesses.items() if _dtype_name(dt)}
+    if given:
+        knl = transforms.apply("add_dtypes", knl, [], {n: _dtype_name(dt) for n, dt in given.items()})
     return knl
 
 

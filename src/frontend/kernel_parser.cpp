@@ -412,29 +412,33 @@ class KernelBuilder {
       if (!lhs.as<Var>() && !lhs.as<Subscript>())
         src_.fail(lhs_off, "the left-hand side must be a variable or an array element, e.g. out[i]");
       if (p.accept(",")) {
-        if (is_temp_decl) src_.fail(lhs_off, "declare the temporaries of a multi-output reduction on lines of their own");
+        if (is_temp_decl) declare_temporary(lhs, lhs_off, declared);  // (loopy's `<> v, <> i = argmax(...)`)
         return parse_multi_output(p, lhs, inames);
       }
       if (!p.accept("=")) p.fail_here("'=' after the left-hand side");
       insn.lhs = lhs;
       insn.rhs = p.parse_expr();
-      if (is_temp_decl) {
-        // `<> arr[k] = ...` (loopy's): an array temporary sized by its accesses once all are read
-        const std::string& n = lhs.as<Var>() ? lhs.as<Var>()->name : lhs.as<Subscript>()->name;
-        auto it = kernel_.temporaries.find(n);
-        if (lhs.as<Subscript>() && (it == kernel_.temporaries.end() || it->second.shape.empty())) sized_by_accesses_.insert(n);
-        if (lhs.as<Var>() && sized_by_accesses_.count(n))
-          src_.fail(lhs_off, "temporary '" + n + "' is declared as an array elsewhere (<> " + n + "[...]) and here as a scalar");
-        Type t = declared ? *declared : types::unknown;
-        if (it != kernel_.temporaries.end() && declared && it->second.dtype.known() && it->second.dtype != t)
-          src_.fail(lhs_off, "temporary '" + n + "' declared with two dtypes");
-        if (it == kernel_.temporaries.end() || (declared && !it->second.dtype.known()))
-          kernel_.temporaries.edit()[n] = Temporary{n, t, {}, AddressSpace::Auto, {}, {}};
-      }
+      if (is_temp_decl) declare_temporary(lhs, lhs_off, declared);
     }
     if (p.accept("{")) apply_options(insn, parse_options(p), inames);
     if (!p.at_end()) p.fail_here("end of instruction (options go in {...})");
     kernel_.instructions.edit().push_back(std::move(insn));
+  }
+
+  // `<> t = ...` / `<dtype> t = ...` (a scalar) or `<> arr[k] = ...` (loopy's:
+  // an array temporary sized by its accesses once all are read).
+  void declare_temporary(const Expr& lhs, size_t lhs_off, const std::optional<Type>& declared) {
+    // `<> arr[k] = ...` (loopy's): an array temporary sized by its accesses once all are read
+    const std::string& n = lhs.as<Var>() ? lhs.as<Var>()->name : lhs.as<Subscript>()->name;
+    auto it = kernel_.temporaries.find(n);
+    if (lhs.as<Subscript>() && (it == kernel_.temporaries.end() || it->second.shape.empty())) sized_by_accesses_.insert(n);
+    if (lhs.as<Var>() && sized_by_accesses_.count(n))
+      src_.fail(lhs_off, "temporary '" + n + "' is declared as an array elsewhere (<> " + n + "[...]) and here as a scalar");
+    Type t = declared ? *declared : types::unknown;
+    if (it != kernel_.temporaries.end() && declared && it->second.dtype.known() && it->second.dtype != t)
+      src_.fail(lhs_off, "temporary '" + n + "' declared with two dtypes");
+    if (it == kernel_.temporaries.end() || (declared && !it->second.dtype.known()))
+      kernel_.temporaries.edit()[n] = Temporary{n, t, {}, AddressSpace::Auto, {}, {}};
   }
 
   // loopy's multi-output reductions, `v, i = argmax(j, value, index)`: two
@@ -442,10 +446,24 @@ class KernelBuilder {
   // and `i = argmax(...)` (id ID, waiting for the first), which
   // realize_reductions computes once. Options apply to both.
   void parse_multi_output(ExprParser& p, const Expr& first, const std::set<std::string>& inames) {
+    std::optional<Type> second_declared;
+    bool second_is_temp = false;
+    if (p.accept("<>")) {
+      second_is_temp = true;
+    } else if (p.is("<")) {
+      p.next();
+      size_t toff = p.peek().offset;
+      std::string tn = p.expect_ident("a dtype inside <...>");
+      second_declared = Type::parse(tn);
+      if (!second_declared) src_.fail(toff, "unknown dtype '" + tn + "'" + did_you_mean(tn, Type::names()));
+      p.expect(">", "to close the type declaration");
+      second_is_temp = true;
+    }
     size_t off = p.peek().offset;
     Expr second = p.parse_expr();
     if (!second.as<Var>() && !second.as<Subscript>())
       src_.fail(off, "the left-hand side must be a variable or an array element, e.g. out[i]");
+    if (second_is_temp) declare_temporary(second, off, second_declared);
     if (p.is(",")) p.fail_here("'=': a multi-output reduction has two outputs (value, index)");
     if (!p.accept("=")) p.fail_here("'=' after the left-hand side");
     size_t rhs_off = p.peek().offset;

@@ -44,6 +44,14 @@ ExprParser::NestingGuard::NestingGuard(ExprParser& p) : p_(p) {
 
 Expr ExprParser::parse_expr() {
   Expr e = parse_or();
+  if (is_ident("if")) {  // Python's (and pymbolic's, so loopy's) `a if c else b`, right-associative
+    NestingGuard guard(*this);
+    next();
+    Expr cond = parse_or();
+    if (!is_ident("else")) src_.fail(peek().offset, "expected 'else' after the condition of 'x if c else y'");
+    next();
+    e = make_select(cond, e, parse_expr());
+  }
   if (e.depth() > kMaxExprDepth)
     src_.fail(peek().offset, "expression too deep: " + std::to_string(e.depth()) + " levels of operators (at most " +
                                  std::to_string(kMaxExprDepth) + "); split it over temporaries");

@@ -173,3 +173,28 @@ def test_fuse_kernels_shares_inames_and_arguments_and_orders_the_data_flow():
     k8 = lp.make_kernel("{[i]: 0 <= i < n}", "r[i] = 2", [lp.GlobalArg("r", np.float64, shape="n")], name="k8")
     with pytest.raises(Exception, match="argument 'r' is declared differently"):
         lp.fuse_kernels([k7, k8])
+
+
+def test_loopy_syntax_conditional_expressions_auto_shapes_and_declared_multi_outputs():
+    x = np.random.default_rng(3).random(50).astype(np.float32) - 0.5
+    # Python's conditional expression, as pymbolic parses loopy's instructions
+    k = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = a[i] if a[i] > 0 else (0 if a[i] > -0.25 else -1)")
+    (o,) = k(a=x)
+    np.testing.assert_array_equal(o, np.where(x > 0, x, np.where(x > -0.25, 0, -1)).astype(np.float32))
+    with pytest.raises(Exception, match="expected 'else'"):
+        lp.make_kernel("{[i]: 0<=i<n}", "out[i] = a[i] if a[i] > 0")
+    # GlobalArg(shape=lp.auto): the shape inferred from the accesses, the dtype kept
+    k = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = 2*a[i]", [lp.GlobalArg("a", np.float64, shape=lp.auto)])
+    (o,) = k(a=x.astype(np.float64))
+    assert o.dtype == np.float64
+    np.testing.assert_allclose(o, 2 * x)
+    # `<> v, <> i = argmax(...)`: both outputs declared where they are written
+    A = np.random.default_rng(4).random((5, 7)).astype(np.float32)
+    k = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<m}", "<> mx, <> ix = argmax(j, a[i,j], j)\nv[i] = mx\nidx[i] = ix")
+    v, idx = k(a=A)
+    np.testing.assert_allclose(v, A.max(1))
+    np.testing.assert_array_equal(idx, A.argmax(1))
+    k = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<m}", "<float32> mn, <int32> jn = argmin(j, a[i,j], j)\nv[i] = mn\nidx[i] = jn")
+    v, idx = k(a=A)
+    np.testing.assert_allclose(v, A.min(1))
+    np.testing.assert_array_equal(idx, A.argmin(1))

@@ -259,3 +259,15 @@ TEST(Parser, AnArrayTemporaryDeclaredWhereItIsWrittenIsSizedByItsAccesses) {
   });
   EXPECT_NE(e.find("9:6: temporary 'arr' is declared as an array elsewhere"), std::string::npos) << e;
 }
+
+TEST(Parser, PythonsConditionalExpressionIsASelect) {
+  // `a if c else b` (pymbolic's, so loopy's), right-associative, below `or`
+  KernelFile f = parse_kernel_text("kernel t\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n]\n  out: float32[n]\n"
+                                   "instructions:\n  out[i] = a[i] if a[i] > 0 or i == 0 else 1 if i < 3 else 2\n");
+  EXPECT_EQ(f.kernel.instructions[0].rhs.str(), "if_then_else(a[i] > 0 or i == 0, a[i], if_then_else(i < 3, 1, 2))");
+  std::string e = loom::testing::error_of([] {
+    parse_kernel_text("kernel t\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n]\n  out: float32[n]\n"
+                      "instructions:\n  out[i] = a[i] if a[i] > 0\n");
+  });
+  EXPECT_NE(e.find("8:28: expected 'else' after the condition"), std::string::npos) << e;
+}
