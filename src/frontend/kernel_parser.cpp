@@ -390,17 +390,7 @@ class KernelBuilder {
       else if (what == "nop") insn.kind = Instruction::NoOp;
       else src_.fail(off, "expected 'lbarrier', 'gbarrier' or 'nop' after '...'");
     } else {
-      if (p.accept("<>")) {
-        is_temp_decl = true;
-      } else if (p.is("<")) {
-        p.next();
-        size_t off = p.peek().offset;
-        std::string tn = p.expect_ident("a dtype inside <...>");
-        declared = Type::parse(tn);
-        if (!declared) src_.fail(off, "unknown dtype '" + tn + "'" + did_you_mean(tn, Type::names()));
-        p.expect(">", "to close the type declaration");
-        is_temp_decl = true;
-      }
+      is_temp_decl = parse_declaration(p, declared);
       size_t lhs_off = p.peek().offset;
       Expr lhs = p.parse_expr();
       if (p.accept(":=")) {
@@ -425,6 +415,20 @@ class KernelBuilder {
     kernel_.instructions.edit().push_back(std::move(insn));
   }
 
+  // A temporary's declaration before a left-hand side, `<>` or `<dtype>`
+  // (its dtype into `declared`); whether there is one.
+  bool parse_declaration(ExprParser& p, std::optional<Type>& declared) {
+    if (p.accept("<>")) return true;
+    if (!p.is("<")) return false;
+    p.next();
+    size_t off = p.peek().offset;
+    std::string tn = p.expect_ident("a dtype inside <...>");
+    declared = Type::parse(tn);
+    if (!declared) src_.fail(off, "unknown dtype '" + tn + "'" + did_you_mean(tn, Type::names()));
+    p.expect(">", "to close the type declaration");
+    return true;
+  }
+
   // `<> t = ...` / `<dtype> t = ...` (a scalar) or `<> arr[k] = ...` (loopy's:
   // an array temporary sized by its accesses once all are read).
   void declare_temporary(const Expr& lhs, size_t lhs_off, const std::optional<Type>& declared) {
@@ -447,18 +451,7 @@ class KernelBuilder {
   // realize_reductions computes once. Options apply to both.
   void parse_multi_output(ExprParser& p, const Expr& first, const std::set<std::string>& inames) {
     std::optional<Type> second_declared;
-    bool second_is_temp = false;
-    if (p.accept("<>")) {
-      second_is_temp = true;
-    } else if (p.is("<")) {
-      p.next();
-      size_t toff = p.peek().offset;
-      std::string tn = p.expect_ident("a dtype inside <...>");
-      second_declared = Type::parse(tn);
-      if (!second_declared) src_.fail(toff, "unknown dtype '" + tn + "'" + did_you_mean(tn, Type::names()));
-      p.expect(">", "to close the type declaration");
-      second_is_temp = true;
-    }
+    bool second_is_temp = parse_declaration(p, second_declared);
     size_t off = p.peek().offset;
     Expr second = p.parse_expr();
     if (!second.as<Var>() && !second.as<Subscript>())
