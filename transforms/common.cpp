@@ -38,8 +38,8 @@ Expr map_temporary_accesses(const Expr& e, const std::string& t, const std::func
 
 void map_temporary_accesses(Instruction& insn, const std::string& t, const std::function<Expr(std::vector<Expr>, Type)>& fn) {
   AccessMapper m(t, fn);
-  insn.lhs = m.mutate(insn.lhs);
-  insn.rhs = m.mutate(insn.rhs);
+  if (insn.lhs.defined()) insn.lhs = m.mutate(insn.lhs);  // (barriers and no-ops have no sides)
+  if (insn.rhs.defined()) insn.rhs = m.mutate(insn.rhs);
   for (auto& p : insn.predicates) p = m.mutate(p);
 }
 

@@ -34,6 +34,7 @@ const TransformRegistry& transform_registry() {
     register_buffer_array_transforms(t);
     register_dtype_transforms(t);
     register_layout_transforms(t);
+    register_save_reload_transforms(t);
     register_double_buffer_transforms(t);
     register_round_up_reduction_transforms(t);
     register_tensor_core_transforms(t);

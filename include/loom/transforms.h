@@ -172,6 +172,11 @@ LoopKernel unprivatize_temporaries_with_inames(const LoopKernel& k, const std::s
                                                const std::string& only_var_names = "");
 LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, const std::string& new_name);
 
+// ---- save_and_reload_temporaries (transforms/save_reload.cpp) ----
+// Private temporaries that cross a global barrier become global ones with an
+// element per thread (axes: their writers' parallel inames).
+LoopKernel save_and_reload_temporaries(const LoopKernel& k);
+
 // ---- fuse_kernels (transforms/fusion.cpp) ----
 // loopy's fuse_kernels: one kernel running the instructions of all, in
 // order; inames and arguments of one name shared (domains and declarations
@@ -376,5 +381,6 @@ void register_layout_transforms(TransformRegistry& r);
 void register_double_buffer_transforms(TransformRegistry& r);
 void register_round_up_reduction_transforms(TransformRegistry& r);
 void register_tensor_core_transforms(TransformRegistry& r);
+void register_save_reload_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -198,3 +198,19 @@ def test_loopy_syntax_conditional_expressions_auto_shapes_and_declared_multi_out
     v, idx = k(a=A)
     np.testing.assert_allclose(v, A.min(1))
     np.testing.assert_array_equal(idx, A.argmin(1))
+
+
+def test_save_and_reload_temporaries_keeps_private_values_across_a_global_barrier():
+    k = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<3}", """
+        <> s = 2*a[i] {id=w}
+        <> v[j] = a[i] * j {id=wv}
+        ... gbarrier {id=g, dep=w:wv}
+        out[i] = s + v[0] + v[1] + v[2] {dep=g}
+        """)
+    k = lp.split_iname(k, "i", 32, outer_tag="g.0", inner_tag="l.0")
+    with pytest.raises(Exception, match="crosses launches"):
+        k(a=np.ones(5, np.float32))
+    k = lp.save_and_reload_temporaries(k)
+    a = np.random.default_rng(5).random(100).astype(np.float32)
+    (out,) = k(a=a)
+    np.testing.assert_allclose(out, 5 * a, rtol=1e-6)
