@@ -148,8 +148,26 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
             } catch (const TransformError&) {
             }
           }
+          // its layout, sometimes: axes reordered, one axis padded, or (local) 16-byte pieces swizzled;
+          // none changes what the kernel computes
+          std::string fetched = array + "_fetch";
+          if (const Temporary* ft = t.find_temporary(fetched); ft && !ft->shape.empty() && pick(3) == 0) {
+            size_t rank = ft->shape.size();
+            int layout = pick(3);
+            if (layout == 0 && rank >= 2) {
+              t = tag_array_axes(t, fetched, rank == 2 ? "f,f" : "f,f,f");
+              log += "tag_array_axes " + fetched + " " + (rank == 2 ? "f,f" : "f,f,f") + "\n";
+            } else if (layout == 1) {
+              int axis = pick(int(rank)), pad = 1 + pick(3);
+              t = pad_array_axis(t, fetched, axis, pad);
+              log += "pad_array_axis " + fetched + " " + std::to_string(axis) + " " + std::to_string(pad) + "\n";
+            } else if (ft->space == AddressSpace::Local) {
+              t = swizzle_array(t, fetched, 128);
+              log += "swizzle_array " + fetched + "\n";
+            }
+          }
           // a local tile fetched in a sequential loop: double-buffered in that loop, sometimes
-          std::string fetched = array + "_fetch", loop = filler_loop(t, fetched, pick);
+          std::string loop = filler_loop(t, fetched, pick);
           if (po.temporary_address_space == AddressSpace::Local && !loop.empty() && pick(2)) {
             try {
               t = double_buffer(t, fetched, loop);
