@@ -134,8 +134,7 @@ LoopKernel fuse_two(const LoopKernel& a, LoopKernel b, std::map<std::string, std
   for (auto& [n, t] : b.temporaries) r.temporaries.edit()[n] = t;
   for (auto& [n, rule] : b.substitutions) {
     auto have = a.substitutions.find(n);
-    if (have != a.substitutions.end() && (have->second.params != rule.params || !have->second.body.same_as(rule.body)) &&
-        have->second.body.str() != rule.body.str())
+    if (have != a.substitutions.end() && (have->second.params != rule.params || have->second.body.str() != rule.body.str()))
       fusion_error("substitution rule '" + n + "' is defined differently by '" + a.name + "' and '" + b.name + "'");
     r.substitutions.edit()[n] = rule;
   }

@@ -62,13 +62,13 @@ LoopKernel save_and_reload_temporaries(const LoopKernel& k) {
                               "' its writers run in, so it would read another thread's value");
     // each axis's extent: one past the iname's largest value (its smallest must be 0 or more)
     isl::set dom = islu::iteration_domain(k, axes);
-    isl::set context = k.assumptions.defined() ? islu::to_isl(k.assumptions)
-                                               : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
+    isl::set context = islu::assumptions_of(k);
     std::vector<Expr> shape;
     for (auto& n : axes) {
       isl::pw_aff lo = islu::min_over(dom, make_var(n, it)), hi = islu::max_over(dom, make_var(n, it));
       if (lo.is_null() || hi.is_null()) refuse(k, what, "the range of iname '" + n + "' is not affine");
-      isl::set negative = isl::manage(isl_pw_aff_lt_set(lo.copy(), isl::manage(isl_pw_aff_zero_on_domain(isl_local_space_from_space(isl_pw_aff_get_domain_space(lo.get())))).release()));
+      // (where the smallest value is defined but not >= 0)
+      isl::set negative = isl::manage(isl_set_subtract(isl_pw_aff_domain(lo.copy()), isl_pw_aff_nonneg_set(lo.copy())));
       if (!negative.intersect_params(context).is_empty()) refuse(k, what, "iname '" + n + "' may be negative; it cannot index the saved values");
       shape.push_back(islu::expr_from_pw_aff(isl::manage(isl_pw_aff_add_constant_val(hi.copy(), isl_val_one(isl_context()))), context, it));
     }

@@ -74,6 +74,9 @@ namespace islu {
 // on (inames used as parameters), with other inames projected out.
 isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& inames);
 
+// The kernel's assumptions as a parameter set (the universe when it has none).
+isl::set assumptions_of(const LoopKernel& k);
+
 // Whether c >= 0 at every point of the iteration set of `inames` (within
 // `assumptions`, which may be null): one emptiness question to isl, with no
 // projection and no subset test. A parameter of c that the set does not name

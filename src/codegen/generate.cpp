@@ -108,9 +108,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
     throw KernelError("kernel '" + g.kernel.name + "': loop bounds computed by the kernel (" + names +
                       ") need the loop nests Loom builds itself, which this kernel's do not fit: " + g.isl_reason);
   }
-  isl::set assumptions = g.kernel.assumptions.defined()
-                             ? islu::to_isl(g.kernel.assumptions)
-                             : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
+  isl::set assumptions = islu::assumptions_of(g.kernel);
   codegen::HardwareAxes hw = codegen::compute_hardware_axes(g.kernel, g.linearization.hardware_inames, assumptions, target);
   g.hardware_inames = hw.inames;
   g.grid = hw.grid;

@@ -395,9 +395,10 @@ class Lowering {
       if (pa.is_null()) fail(says + "through an index isl cannot read (" + off.str() + ")");
       return box.intersect(isl::manage(isl_pw_aff_non_zero_set(pa.release()))).is_empty();
     };
-    if (swizzled && !never(bin(BinOp::Sub, bin(BinOp::Sub, off, start), canonical)))
-      if (auto mn = mn_major_descriptor(operand, rows, k, row_count, off, start, r, c, never, at, says)) return *mn;
-    if (!never(bin(BinOp::Sub, bin(BinOp::Sub, off, start), canonical)))
+    const bool fits = never(bin(BinOp::Sub, bin(BinOp::Sub, off, start), canonical));
+    if (!fits && swizzled)
+      if (auto mn = mn_major_descriptor(operand, rows, k, row_count, *o, off, start, r, c, never, at, says)) return *mn;
+    if (!fits)
       fail(says + "in a layout wgmma cannot describe: it needs " + layout +
            (swizzled ? "" : "; split the temporary's axes into 8s (split_array_axis) and order them [rows / 8, k / 8, rows mod 8, k mod 8] "
                             "(tag_array_axes with N<k> tags), or swizzle rows of 128 bytes (swizzle_array)"));
@@ -409,15 +410,23 @@ class Lowering {
       fail(says + "from a tile whose first row is not the first of an 8-row (1024-byte) block of the swizzle");
     if (swizzled && !never(bin(BinOp::Mod, start, num(2 * per_row))))
       fail(says + "from a tile whose k values do not start on 32 bytes of a swizzled row");
+    return described(operand, rows, k, lbo, sbo, t->swizzle_bytes, false, says, "core matrices");
+  }
+
+  // The descriptor of a proven layout (strides in elements), once its strides
+  // fit a descriptor's fields: positive multiples of 16 bytes below 256 KiB.
+  SharedDescriptor described(const Expr& operand, const std::string& rows, const std::string& k, int64_t lbo, int64_t sbo, int swizzle,
+                             bool mn_major, const std::string& says, const std::string& pieces) {
     const int64_t bytes = operand.type().bytes();
     for (int64_t x : {lbo * bytes, sbo * bytes})
       if (x <= 0 || x % 16 != 0 || x >= (int64_t(1) << 18))
-        fail(says + "with core matrices " + std::to_string(x) + " bytes apart; a descriptor holds positive multiples of 16 below 256 KiB");
+        fail(says + "with " + pieces + " " + std::to_string(x) + " bytes apart; a descriptor holds positive multiples of 16 below 256 KiB");
     SharedDescriptor d;
     d.start = simplify(substitute(operand, {{rows, num(0)}, {k, num(0)}}));
     d.lbo = lbo * bytes;
     d.sbo = sbo * bytes;
-    d.swizzle = t->swizzle_bytes;
+    d.swizzle = swizzle;
+    d.mn_major = mn_major;
     return d;
   }
 
@@ -426,31 +435,24 @@ class Lowering {
   // k is a 128-byte row of 64 (16-bit) values along the rows, 8 k rows a
   // 1024-byte block of the swizzle; blocks `sbo` apart along k and `lbo`
   // apart from one 64 rows to the next. The tile starts on a block.
+  // (o: the flat offset at rows 0, k 0 with the other inames 0)
   template <class Never, class At>
   std::optional<SharedDescriptor> mn_major_descriptor(const Expr& operand, const std::string& rows, const std::string& k, int64_t row_count,
-                                                      const Expr& off, const Expr& start, const Expr& r, const Expr& c, Never& never, At& at,
-                                                      const std::string& says) {
-    const int64_t bytes = operand.type().bytes(), row_elements = 128 / bytes;
-    auto o = at(0, 0), along_k = at(0, 8);
-    auto along_rows = row_count > row_elements ? at(row_elements, 0) : std::optional<int64_t>(*o + 8 * row_elements);
-    if (!o || !along_k || !along_rows) return std::nullopt;
-    int64_t sbo = *along_k - *o, lbo = *along_rows - *o;
+                                                      int64_t o, const Expr& off, const Expr& start, const Expr& r, const Expr& c, Never& never,
+                                                      At& at, const std::string& says) {
+    const int64_t row_elements = 128 / operand.type().bytes();
+    auto along_k = at(0, 8);
+    // (one block of rows: its lbo is never used; a block's size keeps the field valid)
+    auto along_rows = row_count > row_elements ? at(row_elements, 0) : std::optional<int64_t>(o + 8 * row_elements);
+    if (!along_k || !along_rows) return std::nullopt;
+    int64_t sbo = *along_k - o, lbo = *along_rows - o;
     Expr canonical = bin(BinOp::Add, bin(BinOp::Add, bin(BinOp::Mod, r, num(row_elements)), bin(BinOp::Mul, bin(BinOp::Mod, c, num(8)), num(row_elements))),
                          bin(BinOp::Add, bin(BinOp::Mul, bin(BinOp::FloorDiv, r, num(row_elements)), num(lbo)),
                              bin(BinOp::Mul, bin(BinOp::FloorDiv, c, num(8)), num(sbo))));
     if (!never(bin(BinOp::Sub, bin(BinOp::Sub, off, start), canonical))) return std::nullopt;
     if (!never(bin(BinOp::Mod, start, num(8 * row_elements))))
       fail(says + "from a tile that does not start on a 1024-byte block of the swizzle");
-    for (int64_t x : {lbo * bytes, sbo * bytes})
-      if (x <= 0 || x % 16 != 0 || x >= (int64_t(1) << 18))
-        fail(says + "with blocks " + std::to_string(x) + " bytes apart; a descriptor holds positive multiples of 16 below 256 KiB");
-    SharedDescriptor d;
-    d.start = simplify(substitute(operand, {{rows, num(0)}, {k, num(0)}}));
-    d.lbo = lbo * bytes;
-    d.sbo = sbo * bytes;
-    d.swizzle = 128;
-    d.mn_major = true;
-    return d;
+    return described(operand, rows, k, lbo, sbo, 128, true, says, "blocks");
   }
 
   StmtPtr rewrite(const StmtPtr& s) {

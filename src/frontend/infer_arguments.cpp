@@ -145,10 +145,6 @@ std::vector<Expr> extents(const LoopKernel& k, const std::vector<isl::pw_aff>& m
   return shape;
 }
 
-isl::set assumed(const LoopKernel& k) {
-  return k.assumptions.defined() ? islu::to_isl(k.assumptions) : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
-}
-
 void infer_argument_list(LoopKernel& k, bool infer_rest) {
   if (!infer_rest) {
     // parameters are integers: declared or not, each is an argument
@@ -167,7 +163,7 @@ void infer_argument_list(LoopKernel& k, bool infer_rest) {
   auto& order = im.order;
   auto& maxima = im.maxima;
   auto& failure = im.failure;
-  isl::set context = assumed(k);
+  isl::set context = islu::assumptions_of(k);
   for (auto& name : order) {
     if (failure.count(name))
       throw KernelError("kernel '" + k.name + "': cannot infer the shape of array '" + name + "': " + failure[name] +
@@ -300,7 +296,7 @@ std::vector<TransformStep> parse_transform_lines(const Source& src, size_t begin
 void size_temporaries_by_accesses(LoopKernel& k, const std::set<std::string>& names) {
   if (names.empty()) return;
   IndexMaxima im = index_maxima(k, [&](const std::string& n) { return names.count(n) > 0; });
-  isl::set context = assumed(k);
+  isl::set context = islu::assumptions_of(k);
   for (auto& name : names) {
     if (im.failure.count(name))
       throw KernelError("kernel '" + k.name + "': cannot infer the shape of temporary '" + name + "': " + im.failure[name] +

@@ -332,6 +332,10 @@ std::optional<std::pair<int64_t, int64_t>> constant_range_of(const isl::set& d, 
 }
 }  // namespace
 
+isl::set assumptions_of(const LoopKernel& k) {
+  return k.assumptions.defined() ? to_isl(k.assumptions) : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
+}
+
 std::optional<std::pair<int64_t, int64_t>> constant_range(const LoopKernel& k, const std::string& iname) {
   // The extrema over the joint set (no projection onto the iname: the
   // extrema of one coordinate are those of its projection), memoized by that

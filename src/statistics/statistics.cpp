@@ -150,9 +150,7 @@ struct Counter {
     auto names = k.parameters();
     params = isl_space_params_alloc(isl_context(), unsigned(names.size()));
     for (size_t i = 0; i < names.size(); ++i) params = isl_space_set_dim_name(params, isl_dim_param, unsigned(i), names[i].c_str());
-    assumptions = k.assumptions.defined() ? islu::to_isl(k.assumptions)
-                                          : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
-    assumptions = aligned(assumptions);
+    assumptions = aligned(islu::assumptions_of(k));
   }
   ~Counter() { isl_space_free(params); }
   Counter(const Counter&) = delete;

@@ -129,8 +129,8 @@ template <int B, class T> __device__ __forceinline__ T loom_swizzle128(T o) {
   return (b ^ ((b >> 3) & 0x70)) / B;
 }
 )"},
-    {"loom_wgmma_desc", R"(// A wgmma operand's shared-memory descriptor: K-major core matrices, no swizzling (sm_90a)
-// (mode 0: no swizzle; 1: the 128-byte swizzle, the tile's 1024-byte blocks aligned)
+    {"loom_wgmma_desc", R"(// A wgmma operand's shared-memory descriptor (sm_90a): the tile's address, the strides of its
+// layout in bytes, and its swizzle (mode 0: none; 1: 128 bytes, the tile's 1024-byte blocks aligned)
 __device__ __forceinline__ unsigned long long loom_wgmma_desc(const void *tile, unsigned lbo, unsigned sbo, unsigned mode) {
   unsigned long long a = (unsigned long long)((static_cast<unsigned>(__cvta_generic_to_shared(tile)) & 0x3FFFF) >> 4);
   return a | ((unsigned long long)(lbo >> 4) << 16) | ((unsigned long long)(sbo >> 4) << 32) | ((unsigned long long)mode << 62);
@@ -585,23 +585,30 @@ class Printer {
   int copies_left_pending() const {
     if (loops_.empty()) return 0;
     const Stmt& loop = *loops_.back();
-    int barriers = 0;
-    std::function<void(const StmtPtr&)> count = [&](const StmtPtr& x) {
-      barriers += x->kind == Stmt::Barrier;
-      for (auto& c : x->children) count(c);
-    };
-    count(loop.children[0]);
-    if (barriers != 1) return 0;
-    int pending = -1;
+    if (barriers_in(loop.children[0]) != 1) return 0;
+    int64_t pending = -1;
     for (auto& insn : k_.instructions) {
       if (!insn.async_copy || !insn.within_inames.count(loop.var)) continue;
-      const Temporary* t = k_.find_temporary(insn.assignee_name());
-      auto copies = t && t->double_buffered_in == loop.var && !t->shape.empty() ? t->shape[0].as<IntImm>() : nullptr;
+      auto [copies, ahead] = pipeline_of(insn.assignee_name(), loop);
       if (!copies) return 0;
-      int ahead = t->double_buffer_ahead > 0 ? t->double_buffer_ahead : int(copies->value) - 1;  // (the fill's lead: ahead - 1 newer groups may fly)
-      pending = pending < 0 ? ahead - 1 : std::min(pending, ahead - 1);
+      pending = pending < 0 ? ahead - 1 : std::min(pending, ahead - 1);  // (ahead - 1 newer groups may fly)
     }
-    return std::max(pending, 0);
+    return int(std::max<int64_t>(pending, 0));
+  }
+
+  static int barriers_in(const StmtPtr& s) {
+    int n = s->kind == Stmt::Barrier;
+    for (auto& c : s->children) n += barriers_in(c);
+    return n;
+  }
+
+  // A temporary double-buffered in `loop`: its copies and how many
+  // iterations ahead its fill runs ({0, 0} when it is not such a tile).
+  std::pair<int64_t, int64_t> pipeline_of(const std::string& name, const Stmt& loop) const {
+    const Temporary* t = k_.find_temporary(name);
+    auto copies = t && t->double_buffered_in == loop.var && !t->shape.empty() ? t->shape[0].as<IntImm>() : nullptr;
+    if (!copies) return {0, 0};
+    return {copies->value, t->double_buffer_ahead > 0 ? t->double_buffer_ahead : copies->value - 1};
   }
 
   // Whether flat index e is `contiguous` (coefficient 1, counted in `once`)
@@ -756,8 +763,7 @@ class Printer {
     auto desc = [&](const SharedDescriptor& d) {
       // (the tile's address unswizzled: the tensor cores apply the swizzle to the addresses they compute)
       auto s = d.start.as<Subscript>();
-      int64_t lbo = d.lbo, sbo = d.sbo;
-      return "loom_wgmma_desc(&" + s->name + "[" + expr(k_.flat_index(*s), 0) + "], " + std::to_string(lbo) + "u, " + std::to_string(sbo) + "u, " +
+      return "loom_wgmma_desc(&" + s->name + "[" + expr(k_.flat_index(*s), 0) + "], " + std::to_string(d.lbo) + "u, " + std::to_string(d.sbo) + "u, " +
              (d.swizzle == 128 ? "1u" : "0u") + ")";
     };
     os << pad << "// " << w.instruction << "\n";
@@ -795,18 +801,10 @@ class Printer {
     const StmtPtr& body = loop.children[0];
     const Stmt* last = body.get();
     while (last->kind == Stmt::Block && !last->children.empty() && !last->matrix) last = last->children.back().get();
-    if (last != &barrier) return false;  // (the barrier ends the body)
-    int barriers = 0;
-    std::function<void(const StmtPtr&)> count = [&](const StmtPtr& x) {
-      barriers += x->kind == Stmt::Barrier;
-      for (auto& c : x->children) count(c);
-    };
-    count(body);
-    if (barriers != 1) return false;
+    if (last != &barrier || barriers_in(body) != 1) return false;  // (the barrier ends the body, and is its only one)
     for (auto& name : wgmma_tiles_) {
-      const Temporary* t = k_.find_temporary(name);
-      auto copies = t && t->double_buffered_in == loop.var && !t->shape.empty() ? t->shape[0].as<IntImm>() : nullptr;
-      if (!copies || t->double_buffer_ahead <= 0 || t->double_buffer_ahead > copies->value - 2) return false;
+      auto [copies, ahead] = pipeline_of(name, loop);
+      if (!copies || ahead > copies - 2) return false;
     }
     return true;
   }

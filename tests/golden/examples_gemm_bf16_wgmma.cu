@@ -47,8 +47,8 @@ template <int B, class T> __device__ __forceinline__ T loom_swizzle128(T o) {
   T b = o * B;
   return (b ^ ((b >> 3) & 0x70)) / B;
 }
-// A wgmma operand's shared-memory descriptor: K-major core matrices, no swizzling (sm_90a)
-// (mode 0: no swizzle; 1: the 128-byte swizzle, the tile's 1024-byte blocks aligned)
+// A wgmma operand's shared-memory descriptor (sm_90a): the tile's address, the strides of its
+// layout in bytes, and its swizzle (mode 0: none; 1: 128 bytes, the tile's 1024-byte blocks aligned)
 __device__ __forceinline__ unsigned long long loom_wgmma_desc(const void *tile, unsigned lbo, unsigned sbo, unsigned mode) {
   unsigned long long a = (unsigned long long)((static_cast<unsigned>(__cvta_generic_to_shared(tile)) & 0x3FFFF) >> 4);
   return a | ((unsigned long long)(lbo >> 4) << 16) | ((unsigned long long)(sbo >> 4) << 32) | ((unsigned long long)mode << 62);

@@ -56,4 +56,9 @@ TEST(FuseKernels, TemporariesOfOneNameStayApartAndRefusals) {
   e = error_of([&] { fuse_kernels({k3, k7}); });
   EXPECT_NE(e.find("argument 'x' is declared differently"), std::string::npos) << e;
   EXPECT_NE(error_of([] { fuse_kernels({}); }).find("no kernels given"), std::string::npos);
+  // one rule name, two definitions (here the same body over other parameters)
+  LoopKernel r1 = make_kernel({"{[i]: 0 <= i < n}"}, "f(x) := x * 2\np[i] = f(i)", {"p: float32[n]"}, "r1");
+  LoopKernel r2 = make_kernel({"{[i]: 0 <= i < n}"}, "f(x, y) := x * 2\nq[i] = f(i, i)", {"q: float32[n]"}, "r2");
+  e = error_of([&] { fuse_kernels({r1, r2}); });
+  EXPECT_NE(e.find("substitution rule 'f' is defined differently"), std::string::npos) << e;
 }

@@ -35,7 +35,7 @@ LoopKernel product_nt() {
 LoopKernel scheduled(const LoopKernel& k, const std::string& script) { return apply_transforms(k, parse_transform_script(script)); }
 
 // The CPU target (the warpgroup's lane code) against the untransformed kernel.
-void check_transformed(const LoopKernel& ref, const LoopKernel& t, const std::vector<std::map<std::string, int64_t>>& sizes) {
+void check_on_cpu(const LoopKernel& ref, const LoopKernel& t, const std::vector<std::map<std::string, int64_t>>& sizes) {
   for (auto& p : sizes) EXPECT_EQ(compare_kernels(ref, t, p), "") << t.str();
 }
 
@@ -84,7 +84,7 @@ TEST(Wgmma, SwizzledTilesMatchOnEveryTargetAndIssueOneInstructionPerKStep) {
   LoopKernel back = kernel_from_json(kernel_to_json(t));  // (JSON carries the layout)
   EXPECT_EQ(back.find_temporary("a_fetch")->swizzle_bytes, 128);
   EXPECT_EQ(cuda::print_source(generate(back, TargetInfo::cuda("sm_90a"))), cuda::print_source(generate(t, TargetInfo::cuda("sm_90a"))));
-  check_transformed(product_nt(), t, kWhole);
+  check_on_cpu(product_nt(), t, kWhole);
   EXPECT_EQ(interpreted_vs_reference(product_nt(), t, kWhole[1]), "");
   GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90a"));
   EXPECT_EQ(g.block[0], 128);  // a warpgroup's lanes
@@ -103,7 +103,7 @@ TEST(Wgmma, CoreMatricesWithoutASwizzleMatchAndDescribeTheirStrides) {
   LoopKernel t = scheduled(product_nt(), warpgroup_schedule(64, 128, core_matrices("a_fetch"), core_matrices("b_fetch")));
   EXPECT_EQ(t.find_temporary("a_fetch")->shape.size(), 5u);  // (the copies, then the 4 axes of core matrices)
   EXPECT_EQ(t.find_temporary("a_fetch")->shape[3].str(), "9");
-  check_transformed(product_nt(), t, {{{"n", 64}, {"m", 128}, {"l", 64}}, {{"n", 192}, {"m", 256}, {"l", 192}}});
+  check_on_cpu(product_nt(), t, {{{"n", 64}, {"m", 128}, {"l", 64}}, {{"n", 192}, {"m", 256}, {"l", 192}}});
   std::string cuda = cuda::print_source(generate(t, TargetInfo::cuda("sm_90a")));
   EXPECT_EQ(count_of(cuda, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"), 4u);
   // core matrices 9 * 16 bytes apart along k, 8-row groups 8 * 144 bytes apart, no swizzle
@@ -127,12 +127,12 @@ TEST(Wgmma, RefusesWhatTheInstructionCannotRead) {
   e = error_of([&] { generate(global, TargetInfo::cuda("sm_90a")); });
   EXPECT_NE(e.find("from shared memory: prefetch it into a local temporary"), std::string::npos) << e;
   // ... which the CPU target runs as the warpgroup's lane code all the same
-  check_transformed(product_nt(), global, {{{"n", 64}, {"m", 128}, {"l", 32}}});
+  check_on_cpu(product_nt(), global, {{{"n", 64}, {"m", 128}, {"l", 32}}});
   // sizes that leave partial tiles: the update is guarded inside the tile
   LoopKernel partial = scheduled(product_nt(), warpgroup_schedule(128, 64, kSwizzled, kSwizzledB, false));
   e = error_of([&] { generate(partial, TargetInfo::cuda("sm_90a")); });
   EXPECT_NE(e.find("wgmma reads whole tiles from shared memory"), std::string::npos) << e;
-  check_transformed(product_nt(), partial, {{{"n", 100}, {"m", 70}, {"l", 50}}});  // (lane code: partial tiles run right)
+  check_on_cpu(product_nt(), partial, {{{"n", 100}, {"m", 70}, {"l", 50}}});  // (lane code: partial tiles run right)
   // the shape's extents
   e = error_of([&] { scheduled(product_nt(), "split_iname i 32\nsplit_iname j 64\nsplit_iname k 16\ntensor_core i_inner j_inner k_inner shape=m64n64k16\n"); });
   EXPECT_NE(e.find("iname 'i_inner' must run over 0..63"), std::string::npos) << e;
@@ -162,7 +162,7 @@ TEST(Layouts, ATemporarysAxesReorderAndPad) {
   ASSERT_EQ(f->shape.size(), 2u);
   EXPECT_EQ(f->shape[0].str(), "8");   // ac (8 + 0) first now ...
   EXPECT_EQ(f->shape[1].str(), "19");  // ... then ar, padded by 3
-  check_transformed(k, t, {{{"n", 37}, {"m", 21}}, {{"n", 16}, {"m", 8}}});
+  check_on_cpu(k, t, {{{"n", 37}, {"m", 21}}, {{"n", 16}, {"m", 8}}});
   EXPECT_NE(error_of([&] { scheduled(k, script + "tag_array_axes a_fetch stride:1,stride:16\n"); }).find("only reorder"), std::string::npos);
   EXPECT_NE(error_of([&] { scheduled(k, script + "pad_array_axis a 0 1\n"); }).find("is an argument"), std::string::npos);
   EXPECT_NE(error_of([&] { scheduled(k, script + "swizzle_array a\n"); }).find("is an argument"), std::string::npos);
@@ -180,7 +180,7 @@ TEST(Layouts, SplitAxesOfAPrefetchTileAndTheReferenceKernel) {
   auto steps = parse_transform_script(script);
   LoopKernel t = apply_transforms(k, steps);
   EXPECT_EQ(t.find_temporary("a_fetch")->shape.size(), 3u);
-  check_transformed(k, t, {{{"n", 37}}});
+  check_on_cpu(k, t, {{{"n", 37}}});
   LoopKernel ref = reference_kernel(k, steps, t);
   EXPECT_EQ(ref.find_argument("a")->shape.size(), 2u);
 }
@@ -195,7 +195,7 @@ TEST(Layouts, JoinedLanesOfTwoAxesKeepABoxDomain) {
   GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90a"));
   EXPECT_TRUE(g.fast_path) << g.isl_reason;
   EXPECT_NE(cuda::print_source(g).find("loom_cp_async<16>(&(a_fetch["), std::string::npos);
-  check_transformed(product_nt(), t, {kWhole[0]});
+  check_on_cpu(product_nt(), t, {kWhole[0]});
   for (auto& d : t.domains) EXPECT_EQ(d.str().find("floor"), std::string::npos) << d.str();
 }
 
@@ -206,7 +206,7 @@ TEST(Wgmma, ARunOverlapsTheNextIterationWhenItsCopiesAreNotRefilledThere) {
   lagged.replace(lagged.find("double_buffer a_fetch k_outer\n"), 30, "double_buffer a_fetch k_outer stages=4 ahead=2\n");
   lagged.replace(lagged.find("double_buffer b_fetch k_outer\n"), 30, "double_buffer b_fetch k_outer stages=4 ahead=2\n");
   LoopKernel t = scheduled(product_nt(), lagged);
-  check_transformed(product_nt(), t, kWhole);
+  check_on_cpu(product_nt(), t, kWhole);
   std::string cuda = cuda::print_source(generate(t, TargetInfo::cuda("sm_90a")));
   EXPECT_EQ(count_of(cuda, "loom_wgmma_end_but_one();"), 1u) << cuda;
   EXPECT_NE(cuda.find("}\n  loom_wgmma_wait_all();"), std::string::npos) << cuda;  // after the k loop, before the stores
@@ -238,7 +238,7 @@ TEST(Wgmma, AnOperandStoredAlongItsRowsReadsWithTheTransposeBit) {
                   "tag_inames bx:l.0\nsplit_iname bk_outer 2 inner_tag=l.1\n"
                   "double_buffer a_fetch k_outer stages=3\ndouble_buffer b_fetch k_outer stages=3\n";
   LoopKernel t = scheduled(k, s);
-  check_transformed(k, t, {{{"n", 128}, {"m", 128}, {"l", 64}}, {{"n", 256}, {"m", 384}, {"l", 192}}});
+  check_on_cpu(k, t, {{{"n", 128}, {"m", 128}, {"l", 64}}, {{"n", 256}, {"m", 384}, {"l", 192}}});
   std::string cuda = cuda::print_source(generate(t, TargetInfo::cuda("sm_90a")));
   EXPECT_EQ(count_of(cuda, "p, 1, 1, 0, 1;"), 4u) << cuda;  // b transposed, a not
   // b's 64-wide blocks 64 k rows (8 KiB) apart, its 8-row blocks 1024 bytes apart, the 128-byte swizzle
@@ -259,7 +259,7 @@ TEST(Wgmma, ZeroFilledTilesServeSizesThatAreNoMultipleOfTheTiles) {
   for (const char* t : {"dim_arg_names=ar,ak padding=0 default_tag=for", "dim_arg_names=bn,bk padding=0 default_tag=for"})
     s.replace(s.find(t), std::string(t).size(), std::string(t) + " fill_value=0");
   LoopKernel t = scheduled(product_nt(), "assume l mod 8 = 0\n" + s);
-  check_transformed(product_nt(), t, {{{"n", 100}, {"m", 70}, {"l", 56}}, {{"n", 129}, {"m", 65}, {"l", 200}}, {{"n", 5}, {"m", 3}, {"l", 8}}});
+  check_on_cpu(product_nt(), t, {{{"n", 100}, {"m", 70}, {"l", 56}}, {{"n", 129}, {"m", 65}, {"l", 200}}, {{"n", 5}, {"m", 3}, {"l", 8}}});
   std::string cuda = cuda::print_source(generate(t, TargetInfo::cuda("sm_90a")));
   EXPECT_NE(cuda.find("loom_cp_async_zfill<16>(&(a_fetch[loom_swizzle128<2>("), std::string::npos) << cuda;
   EXPECT_GE(count_of(cuda, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"), 4u);
