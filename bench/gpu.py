@@ -5,7 +5,7 @@ kernel (its schedule is the examples/ file named in the table) and its peers
 triton.testing.do_bench (CUDA events when Triton is missing); each Loom result
 is checked against PyTorch's before it is timed.
 
-    PYTHONPATH=build/python python3 bench/gpu.py [--quick] [--csr (only the CSR row sums)] [--bf16 (only the bfloat16 GEMMs)]
+    PYTHONPATH=build/python python3 bench/gpu.py [--quick] [--csr (only the CSR row sums)] [--bf16 (only the bfloat16 GEMMs)] [--wgmma (only the sm_90a ones)]
 
 Prints, per workload: time, GB/s (each array counted once) or TFLOP/s, % of
 the ceiling, the best peer and Loom's ratio to it."""
@@ -222,11 +222,12 @@ def csr_row_sums(dev, copy_gbs):
         del ptr, vals, out
 
 
-def bf16_gemms(dev):
-    """The bfloat16 GEMM rows: mma.sync schedules (a b) and the wgmma schedule (a w^T, sm_90a)."""
+def bf16_gemms(dev, wgmma_only=False):
+    """The bfloat16 GEMM rows: mma.sync schedules (a b) and the wgmma schedules (sm_90a)."""
     # bfloat16 GEMM on the tensor cores (float32 accumulation and result)
     bf_ceiling = None
-    for size, sched in ((8192, "gemm_bf16"), (4096, "gemm_bf16"), (4000, "gemm_bf16_zfill"), (4000, "gemm_bf16_any")):
+    mma_sync = ((8192, "gemm_bf16"), (4096, "gemm_bf16"), (4000, "gemm_bf16_zfill"), (4000, "gemm_bf16_any"))
+    for size, sched in () if wgmma_only else mma_sync:
         A = torch.randn(size, size, device=dev).to(torch.bfloat16)
         B = torch.randn(size, size, device=dev).to(torch.bfloat16)
         C = torch.empty(size, size, device=dev)
@@ -251,10 +252,15 @@ def bf16_gemms(dev):
 
     # bfloat16 GEMM on Hopper's warpgroup instruction (wgmma, sm_90a: compute capability 9.0 only):
     # c = a w^T with w stored [m, l] (both operands K-major, a linear layer's weight), and c = a b with
-    # b stored [l, m] (torch.matmul's own layout: b's tile read with the transpose bit)
+    # b stored [l, m] (torch.matmul's own layout: b's tile read with the transpose bit); the _tma
+    # schedules' tiles come from the tensor memory accelerator (tma_copy), _any's at any size
+    # (zero-filled boxes)
     if torch.cuda.get_device_capability(dev) == (9, 0):
-        for label, sched, stored_mk in (("a w^T", "gemm_bf16_wgmma", True), ("a b", "gemm_bf16_wgmma_nn", False)):
-            for size in (8192, 4096):
+        for label, sched, stored_mk, sizes in (("a w^T", "gemm_bf16_wgmma", True, (8192, 4096)),
+                                               ("a w^T", "gemm_bf16_wgmma_tma", True, (8192, 4096)),
+                                               ("a w^T", "gemm_bf16_wgmma_tma_any", True, (4000,)),
+                                               ("a b", "gemm_bf16_wgmma_nn", False, (8192, 4096))):
+            for size in sizes:
                 A = torch.randn(size, size, device=dev).to(torch.bfloat16)
                 B = torch.randn(size, size, device=dev).to(torch.bfloat16)
                 Bkn = B.t() if stored_mk else B  # (the product's b, [l, m], as torch sees it)
@@ -297,9 +303,9 @@ def main():
         del a, b, out
         csr_row_sums(dev, copy_gbs)
         return
-    if "--bf16" in sys.argv:  # only the bfloat16 GEMM rows (tensor cores)
+    if "--bf16" in sys.argv or "--wgmma" in sys.argv:  # only the bfloat16 GEMM rows (tensor cores; --wgmma: sm_90a's)
         del a, b, out
-        bf16_gemms(dev)
+        bf16_gemms(dev, wgmma_only="--wgmma" in sys.argv)
         return
     P, Q = torch.rand(4096, 4096, device=dev), torch.rand(4096, 4096, device=dev)
     cublas_ms = median_ms(lambda: P @ Q)

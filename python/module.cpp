@@ -287,7 +287,8 @@ class DeviceDispatcher {
   // Remembers the signature of these arguments for `compiled` (the variant
   // the general path chose for them); false when they are not for this path.
   bool bind(std::shared_ptr<Compiled> compiled, const LoopKernel& k, const py::dict& kwargs) {
-    if (!compiled->gpu || compiled->gpu->generated().is_program() || !read_dict(kwargs)) return false;  // (several launches: the general path)
+    if (!compiled->gpu || compiled->gpu->generated().is_program() || !compiled->gpu->generated().bulk_copies.empty() || !read_dict(kwargs))
+      return false;  // (several launches, or tensor maps made for each call's arrays: the general path)
     if (bindings_.size() > 4096) bindings_.clear();
     last_ = nullptr;
     ArgMap args;

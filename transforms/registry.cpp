@@ -36,6 +36,7 @@ const TransformRegistry& transform_registry() {
     register_layout_transforms(t);
     register_save_reload_transforms(t);
     register_double_buffer_transforms(t);
+    register_bulk_copy_transforms(t);
     register_round_up_reduction_transforms(t);
     register_tensor_core_transforms(t);
     register_batch_transforms(t);

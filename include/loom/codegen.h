@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,31 @@ struct HardwareIname {
   Expr lower;  // iname = lower + blockIdx/threadIdx.<axis>
 };
 
+
+// A local tile the tensor memory accelerator fills (tma_copy), planned by
+// codegen/bulk_copies.cpp: the tensor map the runtime makes at launch and
+// the mbarriers (one per copy of the tile) the fills complete on.
+struct BulkCopy {
+  std::string temporary, array;
+  Type dtype;
+  std::vector<int64_t> box;    // elements per axis of the array, its last axis first (the tensor map's order)
+  int swizzle = 0;             // 128: the tensor map's 128-byte swizzle (a swizzle_array tile)
+  int64_t stages = 0;          // copies of the tile, one mbarrier each
+  std::string loop;            // the double-buffered loop: iteration t reads copy t mod stages, filled for the (t / stages)-th time
+  int64_t first_barrier = 0;   // its mbarriers' place among the kernel's
+  int64_t box_bytes() const;
+};
+
+// One fill of such a tile, issued by one thread: the instruction, the inames
+// one copy replaces (the fill's own), and in the inames around it the copy
+// of the tile it fills, the box's first element in the temporary (flat) and
+// in the array (its last axis first).
+struct BulkFill {
+  std::string insn_id, temporary;
+  std::set<std::string> tile_inames;
+  Expr copy, destination;
+  std::vector<Expr> coordinates;
+};
 
 struct GeneratedKernel {
   LoopKernel kernel;  // preprocessed
@@ -44,6 +70,14 @@ struct GeneratedKernel {
   // and `kernel` is the kernel as given (its arguments are the call's).
   std::vector<GeneratedKernel> launches;
   std::vector<Argument> global_temporaries;
+  // Tiles the tensor memory accelerator fills (CUDA with sm_90+ only): each
+  // a tensor map parameter after the others, and its mbarriers in local
+  // memory after the temporaries.
+  std::vector<BulkCopy> bulk_copies;
+  std::vector<BulkFill> bulk_fills;
+  const BulkFill* bulk_fill(const std::string& insn_id) const;
+  const BulkCopy* bulk_copy(const std::string& temporary) const;
+  int64_t bulk_barriers() const;  // mbarriers (8 bytes each)
   bool is_program() const { return !launches.empty(); }
   bool fast_path = false;     // loops read from constraints (else isl's AST generator)
   std::string isl_reason;     // why the fast path did not apply

@@ -155,11 +155,17 @@ struct Temporary {
   // byte at flat offset b lives at b ^ ((b >> 3) & 0x70). A permutation
   // inside each row, so only the addresses printed change; 0: none.
   int swizzle_bytes = 0;
+  // Filled by the tensor memory accelerator where the CUDA target has it
+  // (tma_copy): one thread issues each fill as a bulk tensor copy that
+  // completes on an mbarrier per copy of the tile (codegen/bulk_copies.cpp);
+  // other targets copy as before.
+  bool bulk_copy = false;
 
   // Where it may start in local memory and how many bytes it takes there,
   // for `elements` elements: 16-byte aligned (vector accesses rely on it); a
-  // swizzled one in whole 1024-byte blocks (the swizzle's period).
-  int64_t local_alignment() const { return swizzle_bytes ? 1024 : 16; }
+  // swizzled one in whole 1024-byte blocks (the swizzle's period); a bulk
+  // copy's destination 128-byte aligned (the copy engine's rule).
+  int64_t local_alignment() const { return swizzle_bytes ? 1024 : bulk_copy ? 128 : 16; }
   int64_t local_size(int64_t elements) const {
     int64_t b = elements * dtype.bytes();
     return swizzle_bytes ? (b + 1023) / 1024 * 1024 : b;

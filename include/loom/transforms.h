@@ -236,6 +236,12 @@ LoopKernel pad_array_axis(const LoopKernel& k, const std::string& temporaries, i
 // swizzle_array: the named local temporaries' 16-byte pieces XOR-swizzled
 // within 128-byte rows (Temporary::swizzle_bytes = 128; 0 undoes it).
 LoopKernel swizzle_array(const LoopKernel& k, const std::string& temporaries, int64_t bytes);
+
+// ---- bulk copies (transforms/bulk_copy.cpp) ----
+// tma_copy: the named local tiles, filled by copies of one array argument,
+// are filled by the tensor memory accelerator on sm_90+ (Temporary::bulk_copy;
+// codegen/bulk_copies.cpp proves the fill's shape and plans the copies).
+LoopKernel tma_copy(const LoopKernel& k, const std::string& temporaries);
 LoopKernel split_array_axis(const LoopKernel& k, const std::string& array_names, int axis_nr, int64_t count,
                             const std::string& order = "C");
 
@@ -382,5 +388,6 @@ void register_double_buffer_transforms(TransformRegistry& r);
 void register_round_up_reduction_transforms(TransformRegistry& r);
 void register_tensor_core_transforms(TransformRegistry& r);
 void register_save_reload_transforms(TransformRegistry& r);
+void register_bulk_copy_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <chrono>
 
+#include "bulk_copies.h"
 #include "fast_path.h"
+#include "pair_stores.h"
 #include "hardware_axes.h"
 #include "unswitch.h"
 #include "vectorize.h"
@@ -22,6 +24,30 @@ double lap(std::chrono::steady_clock::time_point& t) {
 }
 }  // namespace
 
+int64_t BulkCopy::box_bytes() const {
+  int64_t b = dtype.bytes();
+  for (int64_t e : box) b *= e;
+  return b;
+}
+
+const BulkFill* GeneratedKernel::bulk_fill(const std::string& insn_id) const {
+  for (auto& f : bulk_fills)
+    if (f.insn_id == insn_id) return &f;
+  return nullptr;
+}
+
+const BulkCopy* GeneratedKernel::bulk_copy(const std::string& temporary) const {
+  for (auto& c : bulk_copies)
+    if (c.temporary == temporary) return &c;
+  return nullptr;
+}
+
+int64_t GeneratedKernel::bulk_barriers() const {
+  int64_t n = 0;
+  for (auto& c : bulk_copies) n += c.stages;
+  return n;
+}
+
 int64_t GeneratedKernel::local_bytes() const {
   int64_t total = 0;
   for (auto& l : launches) total = std::max(total, l.local_bytes());  // (several launches: the largest)
@@ -32,6 +58,7 @@ int64_t GeneratedKernel::local_bytes() const {
     int64_t a = t.local_alignment();
     total = (total + a - 1) / a * a + t.local_size(elems);
   }
+  if (int64_t n = bulk_barriers()) total = (total + 7) / 8 * 8 + 8 * n;  // (the bulk copies' mbarriers, after the temporaries)
   return total;
 }
 
@@ -94,6 +121,8 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
       g.fast_path = true;
       codegen::check_synchronization(g.kernel, g);
       codegen::lower_warp_matrices(g);
+      codegen::plan_bulk_copies(g);
+      codegen::pair_adjacent_stores(g);
       st.loop_nest = lap(t);
       return g;
     }
@@ -118,6 +147,8 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   codegen::check_vector_axes(g.kernel, g.body);  // (isl's loop nests unroll vec loops)
   codegen::check_synchronization(g.kernel, g);
   codegen::lower_warp_matrices(g);
+  codegen::plan_bulk_copies(g);
+  codegen::pair_adjacent_stores(g);
   st.loop_nest = lap(t);
   return g;
 }

@@ -97,6 +97,7 @@ ojson kernel_object(const LoopKernel& k) {
       if (!t.double_buffered_in.empty()) tj["double_buffered_in"] = t.double_buffered_in;
       if (t.swizzle_bytes) tj["swizzle_bytes"] = t.swizzle_bytes;
       if (t.double_buffer_ahead) tj["double_buffer_ahead"] = t.double_buffer_ahead;
+      if (t.bulk_copy) tj["bulk_copy"] = true;
       j["temporaries"].push_back(tj);
     }
   }
@@ -176,11 +177,12 @@ Argument read_argument(const JsonValue& v, const std::set<std::string>& inames) 
 }
 
 Temporary read_temporary(const JsonValue& v, const std::set<std::string>& inames) {
-  v.allow_fields({"name", "dtype", "shape", "address_space", "zero_fill_of", "double_buffered_in", "swizzle_bytes", "double_buffer_ahead"});
+  v.allow_fields({"name", "dtype", "shape", "address_space", "zero_fill_of", "double_buffered_in", "swizzle_bytes", "double_buffer_ahead", "bulk_copy"});
   Temporary t;
   if (v.has("zero_fill_of")) t.zero_fill_of = v.field("zero_fill_of").identifier();
   if (v.has("double_buffered_in")) t.double_buffered_in = v.field("double_buffered_in").identifier();
   if (v.has("double_buffer_ahead")) t.double_buffer_ahead = int(v.field("double_buffer_ahead").integer(0, 7));
+  if (v.has("bulk_copy")) t.bulk_copy = v.field("bulk_copy").boolean();
   if (v.has("swizzle_bytes")) {
     t.swizzle_bytes = int(v.field("swizzle_bytes").integer(0, 128));
     if (t.swizzle_bytes != 0 && t.swizzle_bytes != 128) v.field("swizzle_bytes").fail("swizzle_bytes is 0 or 128");

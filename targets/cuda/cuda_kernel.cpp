@@ -95,11 +95,60 @@ void check_grid(const std::string& kernel, const LaunchDims& dims) {
 
 namespace {
 
-// Storage for the kernel's parameters in signature order.
+// Storage for the kernel's parameters in signature order: one 8-byte slot
+// each, a tensor map 16 (ptrs: where each parameter starts).
 struct KernelParams {
   std::vector<uint64_t> slots;
   std::vector<void*> ptrs;
 };
+
+// The copy engine's element type for t (cuda.h's CUtensorMapDataType; a
+// copy moves bytes, so signed and boolean types go as unsigned ones).
+int tensor_map_dtype(const std::string& kernel, Type t) {
+  switch (t.kind) {
+    case ScalarKind::Float16: return 6;
+    case ScalarKind::BFloat16: return 9;
+    case ScalarKind::Float32: return 7;
+    case ScalarKind::Float64: return 8;
+    case ScalarKind::Int32: return 3;
+    case ScalarKind::Int64: return 5;
+    default: break;
+  }
+  switch (t.bytes()) {
+    case 1: return 0;
+    case 2: return 1;
+    case 4: return 2;
+    case 8: return 4;
+    default: throw ArgumentError("kernel '" + kernel + "': the copy engine has no " + t.name() + " elements");
+  }
+}
+
+// The tensor map of a tma_copy tile for this call: the array's address and
+// shape (last axis first), its row strides in bytes, the box and the swizzle.
+void encode_tensor_map(const LoopKernel& k, const BulkCopy& c, const ArgMap& args, const std::map<std::string, int64_t>& params, uint64_t* map) {
+  const Argument& a = *k.find_argument(c.array);
+  void* ptr = args.at(a.name).array.data;
+  std::string where = "kernel '" + k.name + "': the tensor memory accelerator's copies of '" + a.name + "' into '" + c.temporary + "'";
+  if (reinterpret_cast<uintptr_t>(ptr) % 16) throw ArgumentError(where + " need the array to start at a multiple of 16 bytes");
+  std::vector<uint64_t> dims, strides;
+  uint64_t stride = uint64_t(c.dtype.bytes());
+  for (size_t d = a.shape.size(); d-- > 0;) {
+    int64_t n = eval_int(a.shape[d], params);
+    dims.push_back(uint64_t(std::max<int64_t>(n, 1)));
+    if (d + 1 < a.shape.size()) strides.push_back(stride);
+    stride *= uint64_t(std::max<int64_t>(n, 1));
+  }
+  for (uint64_t s : strides)
+    if (s % 16)
+      throw ArgumentError(where + " need each row of the array to be a multiple of 16 bytes; one is " + std::to_string(s) +
+                          " (pad the array, or assume a size that makes it so)");
+  std::vector<unsigned> box(c.box.begin(), c.box.end()), ones(c.box.size(), 1u);
+  const DriverApi& d = driver_api();
+  if (!d.cuTensorMapEncodeTiled) throw CudaError(where + " need cuTensorMapEncodeTiled, which this CUDA driver lacks (CUDA 12 or newer has it)");
+  int rc = d.cuTensorMapEncodeTiled(map, tensor_map_dtype(k.name, c.dtype), unsigned(box.size()), ptr, dims.data(), strides.data(), box.data(),
+                                    ones.data(), 0, c.swizzle == 128 ? 3 : 0, 3 /* L2 promotion: 256 bytes */, 0 /* zeros outside */);
+  check(rc, ("cuTensorMapEncodeTiled (" + where + ")").c_str());
+}
 
 // extents: the arguments whose storage sizes follow the bounds record
 // pointer (a function with run-time checked accesses, CheckedSource).
@@ -146,7 +195,11 @@ KernelParams pack(const GeneratedKernel& g, const ArgMap& args, const std::map<s
     p.slots.push_back(b);
     for (int a : extents) p.slots.push_back(uint64_t(storage_elements(k.arguments[size_t(a)], params)));
   }
-  for (auto& s : p.slots) p.ptrs.push_back(&s);
+  size_t plain = p.slots.size();
+  p.slots.resize(plain + 16 * g.bulk_copies.size());  // (then no slot moves: the pointers below stay valid)
+  for (size_t i = 0; i < g.bulk_copies.size(); ++i) encode_tensor_map(k, g.bulk_copies[i], args, params, &p.slots[plain + 16 * i]);
+  for (size_t i = 0; i < plain; ++i) p.ptrs.push_back(&p.slots[i]);
+  for (size_t i = 0; i < g.bulk_copies.size(); ++i) p.ptrs.push_back(&p.slots[plain + 16 * i]);
   return p;
 }
 
@@ -210,6 +263,8 @@ void CudaKernel::launch_program(const ArgMap& args, const std::map<std::string, 
 
 std::vector<uint64_t> CudaKernel::pack_arguments(const ArgMap& args, const std::map<std::string, int64_t>& params) const {
   if (gen_.is_program()) throw Error("kernel '" + gen_.kernel.name + "' runs as several launches (global barriers); launch() it");
+  if (!gen_.bulk_copies.empty())  // (a tensor map holds the arrays' addresses: made for each call)
+    throw Error("kernel '" + gen_.kernel.name + "' fills tiles with the tensor memory accelerator; launch() it");
   check_index_width(gen_, params);
   if (!checked_.accesses.empty()) const_cast<CudaKernel*>(this)->load();  // (the bounds record is allocated with the module)
   return pack(gen_, args, params, checked_.extents_of.at(0), bounds_.ptr()).slots;

@@ -159,6 +159,62 @@ __device__ __forceinline__ void loom_wgmma_end_but_one() {
     {"loom_wgmma_wait_all", R"(// After a pipelined loop: wait for the warpgroup's last group of wgmma
 __device__ __forceinline__ void loom_wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
 )"},
+    {"loom_tma_init", R"(// Tiles the tensor memory accelerator fills (tma_copy): the tensor map the host makes at
+// launch (a kernel parameter), and one mbarrier per copy of a tile, completed by its bulk copy
+struct __align__(64) loom_tensor_map { unsigned long long opaque[16]; };
+__device__ __forceinline__ void loom_tma_init(unsigned long long *bars, int n) {
+#if __CUDA_ARCH__ >= 900
+  for (int i = 0; i < n; ++i)
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bars + i))) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+)"},
+    {"loom_tma_load", R"(// A bulk tensor copy of a box of an array into a tile, issued where `issue` holds (one
+// thread): the mbarrier expects the box's bytes and completes when they have arrived
+// (zeros where the box leaves the array); the box's first element, the array's last axis
+// first. Predicated rather than branched around: a branch between a warpgroup's wgmma
+// groups in flight makes ptxas serialize them.
+template <int R> __device__ __forceinline__ void loom_tma_load(bool issue, unsigned long long *bar, unsigned bytes, const loom_tensor_map *map,
+                                                               void *dst, int c0, int c1 = 0, int c2 = 0, int c3 = 0, int c4 = 0) {
+#if __CUDA_ARCH__ >= 900
+  unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(bar)), d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  unsigned long long m = reinterpret_cast<unsigned long long>(map);
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n}\n"
+               :: "r"(b), "r"(bytes), "r"(d), "l"(m), "r"(int(issue)) : "memory");
+  if (R == 1)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
+                 "@p cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];\n}\n"
+                 :: "r"(d), "l"(m), "r"(c0), "r"(b), "r"(int(issue)) : "memory");
+  else if (R == 2)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"
+                 "@p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n}\n"
+                 :: "r"(d), "l"(m), "r"(c0), "r"(c1), "r"(b), "r"(int(issue)) : "memory");
+  else if (R == 3)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+                 "@p cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n}\n"
+                 :: "r"(d), "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(b), "r"(int(issue)) : "memory");
+  else if (R == 4)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %7, 0;\n"
+                 "@p cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n}\n"
+                 :: "r"(d), "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(b), "r"(int(issue)) : "memory");
+  else
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %8, 0;\n"
+                 "@p cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n}\n"
+                 :: "r"(d), "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(b), "r"(int(issue)) : "memory");
+#endif
+}
+)"},
+    {"loom_tma_wait", R"(// Waits until the mbarrier's phase of this parity has completed: the tile's copy has arrived
+__device__ __forceinline__ void loom_tma_wait(unsigned long long *bar, int parity) {
+#if __CUDA_ARCH__ >= 900
+  unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(bar)), done = 0;
+  while (!done)
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(b), "r"(parity) : "memory");
+#endif
+}
+)"},
     {"loom_ldmatrix_x4", R"(// Four 8x8 matrices of 16-bit values from shared memory, a warp's A fragment (each lane names one row)
 __device__ __forceinline__ void loom_ldmatrix_x4(const void *row, unsigned &r0, unsigned &r1, unsigned &r2, unsigned &r3) {
   unsigned p = static_cast<unsigned>(__cvta_generic_to_shared(row));
@@ -344,7 +400,7 @@ class Printer {
  public:
   // checked: the module's table of run-time checked accesses (shared by its functions; never null)
   Printer(const GeneratedKernel& g, CheckedSource* checked) : g_(g), k_(g.kernel), unproven_(g), checked_(checked) {
-    for (auto& insn : k_.instructions) has_async_ |= insn.async_copy;  // (every barrier then waits for the copies)
+    for (auto& insn : k_.instructions) has_async_ |= insn.async_copy && !g_.bulk_fill(insn.id);  // (every barrier then waits for the copies)
   }
 
   // The kernel function (print_source puts the prelude and headers before it).
@@ -373,8 +429,9 @@ class Printer {
     // above 48 KiB, local memory is one dynamic allocation carved into the
     // temporaries (16-byte aligned); CudaKernel opts in and passes its size
     bool dynamic = g_.local_bytes() > g_.target.static_shared_bytes;
-    bool swizzled = std::any_of(k_.temporaries.begin(), k_.temporaries.end(), [](auto& t) { return t.second.swizzle_bytes != 0; });
-    if (dynamic) os << "  extern __shared__ __align__(" << (swizzled ? 1024 : 16) << ") unsigned char loom_shared[];\n";
+    int64_t align = 16;
+    for (auto& [n, t] : k_.temporaries) align = std::max(align, t.local_alignment());
+    if (dynamic) os << "  extern __shared__ __align__(" << align << ") unsigned char loom_shared[];\n";
     int64_t offset = 0;
     for (auto& [n, t] : k_.temporaries) {
       std::string ct = c_type(t.dtype, "temporary '" + n + "'");
@@ -405,6 +462,13 @@ class Printer {
       }
       os << ";\n";
     }
+    if (int64_t n = g_.bulk_barriers()) {  // (after the temporaries, as local_bytes counts them)
+      if (dynamic)
+        os << "  unsigned long long *const loom_tma_bar = reinterpret_cast<unsigned long long *>(loom_shared + " << (offset + 7) / 8 * 8 << ");\n";
+      else
+        os << "  __shared__ __align__(8) unsigned long long loom_tma_bar[" << n << "];\n";
+      os << "  if ((threadIdx.x | threadIdx.y | threadIdx.z) == 0) loom_tma_init(loom_tma_bar, " << n << ");\n  __syncthreads();\n";
+    }
     std::ostringstream body;
     stmt(body, g_.body, 1);
     end_wgmma_run(body, 1);
@@ -422,6 +486,7 @@ class Printer {
         extents.push_back(a);
       }
     }
+    for (auto& c : g_.bulk_copies) extra += ", const __grid_constant__ loom_tensor_map loom_tmap_" + c.temporary;
     code.replace(code.find(kCheckedParams), std::string(kCheckedParams).size(), extra);
     checked_->extents_of.push_back(extents);
     return code;
@@ -588,7 +653,7 @@ class Printer {
     if (barriers_in(loop.children[0]) != 1) return 0;
     int64_t pending = -1;
     for (auto& insn : k_.instructions) {
-      if (!insn.async_copy || !insn.within_inames.count(loop.var)) continue;
+      if (!insn.async_copy || g_.bulk_fill(insn.id) || !insn.within_inames.count(loop.var)) continue;
       auto [copies, ahead] = pipeline_of(insn.assignee_name(), loop);
       if (!copies) return 0;
       pending = pending < 0 ? ahead - 1 : std::min(pending, ahead - 1);  // (ahead - 1 newer groups may fly)
@@ -837,6 +902,10 @@ class Printer {
     switch (s->kind) {
       case Stmt::Block: break;  // (above)
       case Stmt::For: {
+        if (in_bulk_fill(s->var)) {  // (one copy replaces the fill's own loops: codegen/bulk_copies.cpp proved them)
+          stmt(os, s->children[0], ind);
+          break;
+        }
         if (!s->vector_accesses.empty()) {
           vector_loop(os, *s, ind);
           break;
@@ -847,7 +916,7 @@ class Printer {
         else os << s->var << " += " << s->step;
         os << ")\n" << pad << "{\n";
         loops_.push_back(s.get());
-        stmt(os, s->children[0], ind + 1);
+        loop_body(os, *s, ind + 1);
         end_wgmma_run(os, ind + 1);
         loops_.pop_back();
         os << pad << "}\n";
@@ -870,6 +939,10 @@ class Printer {
         current_insn_ = s->insn_id;
         if (const Instruction* insn = atomic_instruction(k_, s->insn_id)) {
           print_atomic_add(os, pad, *insn, *s);
+          break;
+        }
+        if (const BulkFill* f = g_.bulk_fill(s->insn_id)) {
+          bulk_copy(os, pad, *f);
           break;
         }
         if (int bytes = async_copy_bytes(*s, s->lhs.type())) {
@@ -896,6 +969,87 @@ class Printer {
   // and each lane is the assignment with those accesses replaced by the
   // vector's component, in lane order, so private values (a reduction's
   // accumulator) see the same sequence as the plain loop.
+  bool in_bulk_fill(const std::string& iname) const {
+    for (auto& f : g_.bulk_fills)
+      if (f.tile_inames.count(iname)) return true;
+    return false;
+  }
+
+  // A fill of a tma_copy tile: one thread tells the copy's mbarrier the bytes
+  // to expect and issues the bulk tensor copy of the box.
+  void bulk_copy(std::ostream& os, const std::string& pad, const BulkFill& f) {
+    const BulkCopy& c = *g_.bulk_copy(f.temporary);
+    os << pad << "loom_tma_load<" << c.box.size() << ">((threadIdx.x | threadIdx.y | threadIdx.z) == 0, &loom_tma_bar["
+       << expr(simplify(make_binary(BinOp::Add, make_int(c.first_barrier, f.copy.type()), f.copy, f.copy.type())), 0) << "], " << c.box_bytes()
+       << "u, &loom_tmap_" << c.temporary << ", " << c.temporary << " + " << expr(f.destination, 10);
+    for (auto& x : f.coordinates) os << ", (int)" << expr(x, 11);
+    os << ");\n";
+  }
+
+  // A loop's body; in the loop a tma_copy tile is double-buffered in, its
+  // readers first wait for the copy of the tile this iteration reads (copy
+  // t mod stages, filled for the (t / stages)-th time: the mbarrier's phase
+  // of that parity), before the first statement that reads it.
+  void loop_body(std::ostream& os, const Stmt& loop, int ind) {
+    std::vector<const BulkCopy*> pending;
+    for (auto& c : g_.bulk_copies)
+      if (c.loop == loop.var) pending.push_back(&c);
+    const StmtPtr& body = loop.children[0];
+    if (pending.empty() || body->kind != Stmt::Block || body->matrix) {
+      if (!pending.empty()) wait_for_tiles(os, loop, body, pending, ind);
+      stmt(os, body, ind);
+      return;
+    }
+    for (auto& c : body->children) {
+      wait_for_tiles(os, loop, c, pending, ind);
+      stmt(os, c, ind);
+    }
+  }
+  void wait_for_tiles(std::ostream& os, const Stmt& loop, const StmtPtr& s, std::vector<const BulkCopy*>& pending, int ind) {
+    for (auto it = pending.begin(); it != pending.end();) {
+      if (!reads_tile(s, (*it)->temporary)) {
+        ++it;
+        continue;
+      }
+      const BulkCopy& c = **it;
+      std::string t = loop.var, n = std::to_string(c.stages);
+      os << std::string(ind * 2, ' ') << "loom_tma_wait(&loom_tma_bar[" << c.first_barrier << " + " << t << " % " << n << "], (" << t << " / " << n
+         << ") & 1);  // (" << c.temporary << ", copied by the tensor memory accelerator)\n";
+      it = pending.erase(it);
+    }
+  }
+  static bool reads_tile(const StmtPtr& s, const std::string& name) {
+    auto in = [&](const Expr& e) { return e.defined() && reads_array(e, name); };
+    if (s->matrix) {
+      const WarpMatrix& w = *s->matrix;
+      for (const Expr* e : {&w.a, &w.b, &w.a_desc.start, &w.b_desc.start})
+        if (in(*e)) return true;
+    }
+    if (s->kind == Stmt::Assign) {
+      if (in(s->rhs)) return true;
+      if (auto l = s->lhs.as<Subscript>())
+        for (auto& i : l->indices)
+          if (in(i)) return true;
+    }
+    if (in(s->cond) || in(s->init)) return true;
+    for (auto& c : s->children)
+      if (reads_tile(c, name)) return true;
+    return false;
+  }
+  static bool reads_array(const Expr& e, const std::string& name) {
+    struct Finder : ExprVisitor {
+      const std::string& name;
+      bool found = false;
+      explicit Finder(const std::string& n) : name(n) {}
+      void visit_subscript(const Subscript& n) override {
+        found |= n.name == name;
+        ExprVisitor::visit_subscript(n);
+      }
+    } f(name);
+    f.visit(e);
+    return f.found;
+  }
+
   // The size of an assignment's copy when it is printed as cp.async: an
   // instruction tagged async that copies one element (or `bytes`, a vector)
   // of a global array into local memory, 4, 8 or 16 bytes; 0 otherwise.

@@ -92,6 +92,7 @@ const DriverApi& driver_api() {
 #define LOOM_CU_FN(ret, name, args) api.name = d.name;
     LOOM_CU_FUNCTIONS(LOOM_CU_FN)
 #undef LOOM_CU_FN
+    api.cuTensorMapEncodeTiled = reinterpret_cast<EncodeTensorMapFn>(dlsym(d.lib, "cuTensorMapEncodeTiled"));
     api.ctx = d.ctx;
   });
   Driver& d = driver();

@@ -58,10 +58,17 @@ using CUevent = struct CUevent_st*;
        ? #name "_v2"                                                                              \
        : #name)
 
+// cuTensorMapEncodeTiled (CUDA 12+): the tensor maps of tma_copy tiles. Looked
+// up on its own: an older driver runs every other kernel.
+using EncodeTensorMapFn = CUresult (*)(void* map, int dtype, unsigned rank, void* address, const uint64_t* dims, const uint64_t* strides,
+                                       const unsigned* box, const unsigned* element_strides, int interleave, int swizzle, int l2_promotion,
+                                       int oob_fill);
+
 struct DriverApi {
 #define LOOM_CU_FN(ret, name, args) ret(*name) args = nullptr;
   LOOM_CU_FUNCTIONS(LOOM_CU_FN)
 #undef LOOM_CU_FN
+  EncodeTensorMapFn cuTensorMapEncodeTiled = nullptr;  // null: the driver lacks it
   CUcontext ctx = nullptr;
 };
 

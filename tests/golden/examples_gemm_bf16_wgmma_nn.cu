@@ -301,132 +301,388 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_nn(__nv_bfloat
     __syncthreads();
   }
   loom_wgmma_wait_all();  // (the last iteration's group)
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)] = acc_c[0];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 1))] = acc_c[1];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)] = acc_c[2];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 1))] = acc_c[3];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 8))] = acc_c[4];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 9))] = acc_c[5];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 8))] = acc_c[6];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 9))] = acc_c[7];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 16))] = acc_c[8];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 17))] = acc_c[9];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 16))] = acc_c[10];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 17))] = acc_c[11];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 24))] = acc_c[12];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 25))] = acc_c[13];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 24))] = acc_c[14];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 25))] = acc_c[15];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 32))] = acc_c[16];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 33))] = acc_c[17];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 32))] = acc_c[18];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 33))] = acc_c[19];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 40))] = acc_c[20];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 41))] = acc_c[21];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 40))] = acc_c[22];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 41))] = acc_c[23];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 48))] = acc_c[24];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 49))] = acc_c[25];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 48))] = acc_c[26];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 49))] = acc_c[27];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 56))] = acc_c[28];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 57))] = acc_c[29];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 56))] = acc_c[30];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 57))] = acc_c[31];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 64))] = acc_c[32];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 65))] = acc_c[33];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 64))] = acc_c[34];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 65))] = acc_c[35];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 72))] = acc_c[36];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 73))] = acc_c[37];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 72))] = acc_c[38];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 73))] = acc_c[39];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 80))] = acc_c[40];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 81))] = acc_c[41];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 80))] = acc_c[42];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 81))] = acc_c[43];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 88))] = acc_c[44];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 89))] = acc_c[45];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 88))] = acc_c[46];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 89))] = acc_c[47];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 96))] = acc_c[48];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 97))] = acc_c[49];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 96))] = acc_c[50];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 97))] = acc_c[51];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 104))] = acc_c[52];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 105))] = acc_c[53];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 104))] = acc_c[54];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 105))] = acc_c[55];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 112))] = acc_c[56];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 113))] = acc_c[57];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 112))] = acc_c[58];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 113))] = acc_c[59];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 120))] = acc_c[60];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 121))] = acc_c[61];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 120))] = acc_c[62];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 121))] = acc_c[63];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 128))] = acc_c[64];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 129))] = acc_c[65];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 128))] = acc_c[66];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 129))] = acc_c[67];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 136))] = acc_c[68];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 137))] = acc_c[69];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 136))] = acc_c[70];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 137))] = acc_c[71];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 144))] = acc_c[72];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 145))] = acc_c[73];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 144))] = acc_c[74];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 145))] = acc_c[75];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 152))] = acc_c[76];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 153))] = acc_c[77];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 152))] = acc_c[78];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 153))] = acc_c[79];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 160))] = acc_c[80];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 161))] = acc_c[81];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 160))] = acc_c[82];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 161))] = acc_c[83];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 168))] = acc_c[84];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 169))] = acc_c[85];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 168))] = acc_c[86];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 169))] = acc_c[87];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 176))] = acc_c[88];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 177))] = acc_c[89];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 176))] = acc_c[90];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 177))] = acc_c[91];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 184))] = acc_c[92];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 185))] = acc_c[93];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 184))] = acc_c[94];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 185))] = acc_c[95];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 192))] = acc_c[96];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 193))] = acc_c[97];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 192))] = acc_c[98];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 193))] = acc_c[99];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 200))] = acc_c[100];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 201))] = acc_c[101];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 200))] = acc_c[102];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 201))] = acc_c[103];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 208))] = acc_c[104];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 209))] = acc_c[105];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 208))] = acc_c[106];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 209))] = acc_c[107];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 216))] = acc_c[108];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 217))] = acc_c[109];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 216))] = acc_c[110];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 217))] = acc_c[111];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 224))] = acc_c[112];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 225))] = acc_c[113];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 224))] = acc_c[114];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 225))] = acc_c[115];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 232))] = acc_c[116];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 233))] = acc_c[117];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 232))] = acc_c[118];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 233))] = acc_c[119];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 240))] = acc_c[120];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 241))] = acc_c[121];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 240))] = acc_c[122];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 241))] = acc_c[123];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 248))] = acc_c[124];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 249))] = acc_c[125];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 248))] = acc_c[126];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 249))] = acc_c[127];
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v0;
+    loom_v0.x = acc_c[0];
+    loom_v0.y = acc_c[1];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)])) = loom_v0;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v1;
+    loom_v1.x = acc_c[2];
+    loom_v1.y = acc_c[3];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)])) = loom_v1;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v2;
+    loom_v2.x = acc_c[4];
+    loom_v2.y = acc_c[5];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 8))])) = loom_v2;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v3;
+    loom_v3.x = acc_c[6];
+    loom_v3.y = acc_c[7];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 8))])) = loom_v3;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v4;
+    loom_v4.x = acc_c[8];
+    loom_v4.y = acc_c[9];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 16))])) = loom_v4;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v5;
+    loom_v5.x = acc_c[10];
+    loom_v5.y = acc_c[11];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 16))])) = loom_v5;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v6;
+    loom_v6.x = acc_c[12];
+    loom_v6.y = acc_c[13];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 24))])) = loom_v6;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v7;
+    loom_v7.x = acc_c[14];
+    loom_v7.y = acc_c[15];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 24))])) = loom_v7;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v8;
+    loom_v8.x = acc_c[16];
+    loom_v8.y = acc_c[17];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 32))])) = loom_v8;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v9;
+    loom_v9.x = acc_c[18];
+    loom_v9.y = acc_c[19];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 32))])) = loom_v9;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v10;
+    loom_v10.x = acc_c[20];
+    loom_v10.y = acc_c[21];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 40))])) = loom_v10;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v11;
+    loom_v11.x = acc_c[22];
+    loom_v11.y = acc_c[23];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 40))])) = loom_v11;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v12;
+    loom_v12.x = acc_c[24];
+    loom_v12.y = acc_c[25];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 48))])) = loom_v12;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v13;
+    loom_v13.x = acc_c[26];
+    loom_v13.y = acc_c[27];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 48))])) = loom_v13;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v14;
+    loom_v14.x = acc_c[28];
+    loom_v14.y = acc_c[29];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 56))])) = loom_v14;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v15;
+    loom_v15.x = acc_c[30];
+    loom_v15.y = acc_c[31];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 56))])) = loom_v15;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v16;
+    loom_v16.x = acc_c[32];
+    loom_v16.y = acc_c[33];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 64))])) = loom_v16;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v17;
+    loom_v17.x = acc_c[34];
+    loom_v17.y = acc_c[35];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 64))])) = loom_v17;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v18;
+    loom_v18.x = acc_c[36];
+    loom_v18.y = acc_c[37];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 72))])) = loom_v18;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v19;
+    loom_v19.x = acc_c[38];
+    loom_v19.y = acc_c[39];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 72))])) = loom_v19;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v20;
+    loom_v20.x = acc_c[40];
+    loom_v20.y = acc_c[41];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 80))])) = loom_v20;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v21;
+    loom_v21.x = acc_c[42];
+    loom_v21.y = acc_c[43];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 80))])) = loom_v21;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v22;
+    loom_v22.x = acc_c[44];
+    loom_v22.y = acc_c[45];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 88))])) = loom_v22;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v23;
+    loom_v23.x = acc_c[46];
+    loom_v23.y = acc_c[47];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 88))])) = loom_v23;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v24;
+    loom_v24.x = acc_c[48];
+    loom_v24.y = acc_c[49];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 96))])) = loom_v24;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v25;
+    loom_v25.x = acc_c[50];
+    loom_v25.y = acc_c[51];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 96))])) = loom_v25;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v26;
+    loom_v26.x = acc_c[52];
+    loom_v26.y = acc_c[53];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 104))])) = loom_v26;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v27;
+    loom_v27.x = acc_c[54];
+    loom_v27.y = acc_c[55];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 104))])) = loom_v27;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v28;
+    loom_v28.x = acc_c[56];
+    loom_v28.y = acc_c[57];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 112))])) = loom_v28;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v29;
+    loom_v29.x = acc_c[58];
+    loom_v29.y = acc_c[59];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 112))])) = loom_v29;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v30;
+    loom_v30.x = acc_c[60];
+    loom_v30.y = acc_c[61];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 120))])) = loom_v30;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v31;
+    loom_v31.x = acc_c[62];
+    loom_v31.y = acc_c[63];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 120))])) = loom_v31;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v32;
+    loom_v32.x = acc_c[64];
+    loom_v32.y = acc_c[65];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 128))])) = loom_v32;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v33;
+    loom_v33.x = acc_c[66];
+    loom_v33.y = acc_c[67];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 128))])) = loom_v33;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v34;
+    loom_v34.x = acc_c[68];
+    loom_v34.y = acc_c[69];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 136))])) = loom_v34;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v35;
+    loom_v35.x = acc_c[70];
+    loom_v35.y = acc_c[71];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 136))])) = loom_v35;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v36;
+    loom_v36.x = acc_c[72];
+    loom_v36.y = acc_c[73];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 144))])) = loom_v36;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v37;
+    loom_v37.x = acc_c[74];
+    loom_v37.y = acc_c[75];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 144))])) = loom_v37;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v38;
+    loom_v38.x = acc_c[76];
+    loom_v38.y = acc_c[77];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 152))])) = loom_v38;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v39;
+    loom_v39.x = acc_c[78];
+    loom_v39.y = acc_c[79];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 152))])) = loom_v39;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v40;
+    loom_v40.x = acc_c[80];
+    loom_v40.y = acc_c[81];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 160))])) = loom_v40;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v41;
+    loom_v41.x = acc_c[82];
+    loom_v41.y = acc_c[83];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 160))])) = loom_v41;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v42;
+    loom_v42.x = acc_c[84];
+    loom_v42.y = acc_c[85];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 168))])) = loom_v42;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v43;
+    loom_v43.x = acc_c[86];
+    loom_v43.y = acc_c[87];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 168))])) = loom_v43;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v44;
+    loom_v44.x = acc_c[88];
+    loom_v44.y = acc_c[89];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 176))])) = loom_v44;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v45;
+    loom_v45.x = acc_c[90];
+    loom_v45.y = acc_c[91];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 176))])) = loom_v45;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v46;
+    loom_v46.x = acc_c[92];
+    loom_v46.y = acc_c[93];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 184))])) = loom_v46;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v47;
+    loom_v47.x = acc_c[94];
+    loom_v47.y = acc_c[95];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 184))])) = loom_v47;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v48;
+    loom_v48.x = acc_c[96];
+    loom_v48.y = acc_c[97];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 192))])) = loom_v48;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v49;
+    loom_v49.x = acc_c[98];
+    loom_v49.y = acc_c[99];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 192))])) = loom_v49;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v50;
+    loom_v50.x = acc_c[100];
+    loom_v50.y = acc_c[101];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 200))])) = loom_v50;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v51;
+    loom_v51.x = acc_c[102];
+    loom_v51.y = acc_c[103];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 200))])) = loom_v51;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v52;
+    loom_v52.x = acc_c[104];
+    loom_v52.y = acc_c[105];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 208))])) = loom_v52;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v53;
+    loom_v53.x = acc_c[106];
+    loom_v53.y = acc_c[107];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 208))])) = loom_v53;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v54;
+    loom_v54.x = acc_c[108];
+    loom_v54.y = acc_c[109];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 216))])) = loom_v54;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v55;
+    loom_v55.x = acc_c[110];
+    loom_v55.y = acc_c[111];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 216))])) = loom_v55;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v56;
+    loom_v56.x = acc_c[112];
+    loom_v56.y = acc_c[113];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 224))])) = loom_v56;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v57;
+    loom_v57.x = acc_c[114];
+    loom_v57.y = acc_c[115];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 224))])) = loom_v57;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v58;
+    loom_v58.x = acc_c[116];
+    loom_v58.y = acc_c[117];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 232))])) = loom_v58;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v59;
+    loom_v59.x = acc_c[118];
+    loom_v59.y = acc_c[119];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 232))])) = loom_v59;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v60;
+    loom_v60.x = acc_c[120];
+    loom_v60.y = acc_c[121];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 240))])) = loom_v60;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v61;
+    loom_v61.x = acc_c[122];
+    loom_v61.y = acc_c[123];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 240))])) = loom_v61;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v62;
+    loom_v62.x = acc_c[124];
+    loom_v62.y = acc_c[125];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 248))])) = loom_v62;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v63;
+    loom_v63.x = acc_c[126];
+    loom_v63.y = acc_c[127];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 248))])) = loom_v63;
+  }
 }

@@ -1,0 +1,177 @@
+// tma_copy: tiles the tensor memory accelerator fills. The transformed
+// kernel runs on the CPU target (plain copies) against the untransformed
+// one, outputs poisoned first, at sizes that are and are not multiples of
+// the tiles; the CUDA C issues one bulk tensor copy per fill (one thread,
+// an mbarrier per copy of the tile), its readers wait on that mbarrier,
+// the tensor maps are parameters, and it compiles with NVRTC for sm_90a
+// where NVRTC is present. Refusals name the reason: the architecture, a
+// tile that is not double-buffered, guards on the fill's own inames, what
+// is not a copy. (The GPU runs are tests/gpu's, over examples/.)
+#include <gtest/gtest.h>
+
+#include "loom/codegen.h"
+#include "loom/cuda.h"
+#include "loom/json.h"
+#include "loom/parser.h"
+#include "loom/transforms.h"
+#include "oracle.h"
+#include "transform_check.h"
+
+using namespace loom;
+using loom::testing::compare_kernels;
+using loom::testing::count_of;
+using loom::testing::error_of;
+using loom::testing::interpreted_vs_reference;
+
+namespace {
+
+LoopKernel product_nt() {
+  return make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, float32(a[i, k]) * float32(b[j, k]))",
+                     {"a: bfloat16[n, l], b: bfloat16[m, l], c: float32[n, m]"}, "mm_nt");
+}
+
+LoopKernel sgemm() {
+  return make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                     {"a: float32[n, l], b: float32[l, m], c: float32[n, m]"}, "sgemm");
+}
+
+LoopKernel scheduled(const LoopKernel& k, const std::string& script) { return apply_transforms(k, parse_transform_script(script)); }
+
+// 128 x N tiles of c on two warpgroups (wgmma), 64-wide k tiles fetched
+// into swizzled tiles, double-buffered; `fetch` adds to both add_prefetch.
+std::string warpgroups(int n_tile, const std::string& assumptions, const std::string& fetch, const std::string& pipeline) {
+  std::string nt = std::to_string(n_tile);
+  return assumptions + "split_iname i 128 outer_tag=g.1\nsplit_iname j " + nt + " outer_tag=g.0\nsplit_iname i_inner 64 outer_tag=l.1\n"
+         "split_iname k 64\nsplit_iname k_inner 16 outer_tag=unr\ntensor_core i_inner_inner j_inner k_inner_inner shape=m64n" + nt + "k16\n"
+         "add_prefetch a i_inner_outer,i_inner_inner,k_inner_outer,k_inner_inner dim_arg_names=ar,ak padding=0 default_tag=for" + fetch + "\n"
+         "swizzle_array a_fetch\nsplit_iname ak 8 inner_tag=vec\nsplit_iname ar 16\njoin_inames ar_inner,ak_outer new_iname=ax\ntag_inames ax:l.0\n"
+         "split_iname ar_outer 2 inner_tag=l.1\n"
+         "add_prefetch b j_inner,k_inner_outer,k_inner_inner dim_arg_names=bn,bk padding=0 default_tag=for" + fetch + "\n"
+         "swizzle_array b_fetch\nsplit_iname bk 8 inner_tag=vec\nsplit_iname bn 16\njoin_inames bn_inner,bk_outer new_iname=bx\ntag_inames bx:l.0\n"
+         "split_iname bn_outer 2 inner_tag=l.1\n" + pipeline;
+}
+
+// 32 x 32 tiles of c, a thread each; 32-wide k tiles of a and b fetched by the block
+std::string cuda_cores(const std::string& assumptions, const std::string& fetch, const std::string& pipeline) {
+  return assumptions + "split_iname i 32 outer_tag=g.1 inner_tag=l.1\nsplit_iname j 32 outer_tag=g.0 inner_tag=l.0\nsplit_iname k 32\n"
+         "add_prefetch a i_inner,k_inner dim_arg_names=ar,ak padding=0 default_tag=for" + fetch + "\ntag_inames ar:l.1,ak:l.0\n"
+         "add_prefetch b k_inner,j_inner dim_arg_names=bk,bc padding=0 default_tag=for" + fetch + "\ntag_inames bk:l.1,bc:l.0\n" + pipeline;
+}
+
+const std::string kPipeline = "double_buffer a_fetch k_outer stages=3 ahead=1\ndouble_buffer b_fetch k_outer stages=3 ahead=1\ntma_copy a_fetch,b_fetch\n";
+
+void expect_compiles_for_sm90a(const std::string& cuda) {
+  if (!cuda::nvrtc_available()) return;
+  cuda::CompileResult r = cuda::compile(cuda, "sm_90a");
+  EXPECT_GT(r.cubin.size(), 0u) << r.log;
+  EXPECT_EQ(r.log.find("serialized"), std::string::npos) << r.log;  // (ptxas says when a branch made it serialize the wgmma)
+}
+
+}  // namespace
+
+TEST(BulkCopy, WarpgroupTilesComeFromTheCopyEngineOneCopyPerFill) {
+  std::string whole = "assume n mod 128 = 0 and m mod 64 = 0 and l mod 64 = 0 and l >= 64\n";
+  LoopKernel t = scheduled(product_nt(), warpgroups(64, whole, "", kPipeline));
+  EXPECT_TRUE(t.find_temporary("a_fetch")->bulk_copy);
+  LoopKernel back = kernel_from_json(kernel_to_json(t));  // (JSON carries it, and the hash tells it apart)
+  EXPECT_TRUE(back.find_temporary("b_fetch")->bulk_copy);
+  EXPECT_NE(structural_hash(t), structural_hash(scheduled(product_nt(), warpgroups(64, whole, "", "double_buffer a_fetch k_outer stages=3 ahead=1\n"
+                                                                                           "double_buffer b_fetch k_outer stages=3 ahead=1\n"))));
+  std::vector<std::map<std::string, int64_t>> sizes = {{{"n", 128}, {"m", 64}, {"l", 64}}, {{"n", 256}, {"m", 192}, {"l", 256}}};
+  for (auto& p : sizes) EXPECT_EQ(compare_kernels(product_nt(), t, p), "");
+  EXPECT_EQ(interpreted_vs_reference(product_nt(), t, sizes[1]), "");
+  GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90a"));
+  ASSERT_EQ(g.bulk_copies.size(), 2u);
+  const BulkCopy* a = g.bulk_copy("a_fetch");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->array, "a");
+  EXPECT_EQ(a->box, (std::vector<int64_t>{64, 128}));  // (the array's last axis first)
+  EXPECT_EQ(a->swizzle, 128);
+  EXPECT_EQ(a->stages, 3);
+  EXPECT_EQ(g.bulk_fills.size(), 4u);  // (a first fill before the loop and one in it, each tile)
+  std::string cuda = cuda::print_source(g);
+  EXPECT_EQ(count_of(cuda, "loom_tma_load<2>((threadIdx.x | threadIdx.y | threadIdx.z) == 0, &loom_tma_bar["), 4u) << cuda;
+  EXPECT_EQ(count_of(cuda, "loom_tma_wait(&loom_tma_bar["), 2u) << cuda;  // (each tile's readers, once an iteration)
+  EXPECT_NE(cuda.find("loom_tma_wait(&loom_tma_bar[0 + k_outer % 3], (k_outer / 3) & 1)"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("const __grid_constant__ loom_tensor_map loom_tmap_a_fetch, const __grid_constant__ loom_tensor_map loom_tmap_b_fetch)"),
+            std::string::npos);
+  EXPECT_EQ(cuda.find("loom_cp_async"), std::string::npos);  // (no thread copies)
+  EXPECT_EQ(cuda.find("for (int ar_outer_outer"), std::string::npos);  // (the fill's own loops are gone)
+  EXPECT_EQ(g.local_bytes(), 3 * (128 + 64) * 64 * 2 + 6 * 8);  // (the tiles, then 6 mbarriers)
+  expect_compiles_for_sm90a(cuda);
+}
+
+TEST(BulkCopy, ZeroFilledTilesNeedNoGuardsAtAnySize) {
+  LoopKernel t = scheduled(product_nt(), warpgroups(64, "assume l mod 8 = 0 and l >= 8\n", " fill_value=0", kPipeline));
+  for (auto& p : std::vector<std::map<std::string, int64_t>>{{{"n", 100}, {"m", 70}, {"l", 56}}, {{"n", 130}, {"m", 129}, {"l", 136}}})
+    EXPECT_EQ(compare_kernels(product_nt(), t, p), "");
+  std::string cuda = cuda::print_source(generate(t, TargetInfo::cuda("sm_90a")));
+  EXPECT_GE(count_of(cuda, "loom_tma_load<2>("), 4u);
+  EXPECT_EQ(cuda.find(" ? a["), std::string::npos) << cuda;  // (the copy engine writes the zeros)
+  expect_compiles_for_sm90a(cuda);
+}
+
+TEST(BulkCopy, CudaCoreTilesToo) {
+  std::string whole = "assume n mod 32 = 0 and m mod 32 = 0 and l mod 32 = 0 and l >= 32\n";
+  LoopKernel t = scheduled(sgemm(), cuda_cores(whole, "", kPipeline));
+  for (auto& p : std::vector<std::map<std::string, int64_t>>{{{"n", 32}, {"m", 64}, {"l", 32}}, {{"n", 96}, {"m", 64}, {"l", 160}}})
+    EXPECT_EQ(compare_kernels(sgemm(), t, p), "");
+  GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90"));  // (plain sm_90 has the copy engine)
+  EXPECT_EQ(g.bulk_copy("b_fetch")->box, (std::vector<int64_t>{32, 32}));
+  EXPECT_EQ(g.bulk_copy("b_fetch")->swizzle, 0);
+  std::string cuda = cuda::print_source(g);
+  EXPECT_EQ(count_of(cuda, "loom_tma_wait(&loom_tma_bar["), 2u) << cuda;
+  EXPECT_NE(cuda.find("__shared__ __align__(128) float a_fetch[3072];"), std::string::npos) << cuda;  // (static: the copy engine's alignment)
+  expect_compiles_for_sm90a(cuda);
+  // zero-filled tiles at sizes that are not multiples of them
+  LoopKernel any = scheduled(sgemm(), cuda_cores("assume m mod 4 = 0 and l mod 4 = 0\n", " fill_value=0", kPipeline));
+  EXPECT_EQ(compare_kernels(sgemm(), any, {{"n", 45}, {"m", 52}, {"l", 76}}), "");
+  expect_compiles_for_sm90a(cuda::print_source(generate(any, TargetInfo::cuda("sm_90a"))));
+}
+
+TEST(BulkCopy, RefusesWhatTheCopyEngineCannotDo) {
+  std::string whole = "assume n mod 32 = 0 and m mod 32 = 0 and l mod 32 = 0 and l >= 32\n";
+  LoopKernel t = scheduled(sgemm(), cuda_cores(whole, "", kPipeline));
+  std::string e = error_of([&] { generate(t, TargetInfo::cuda("sm_80")); });
+  EXPECT_NE(e.find("tma_copy of 'a_fetch': the target (sm_80) has no tensor memory accelerator"), std::string::npos) << e;
+  EXPECT_EQ(compare_kernels(sgemm(), t, {{"n", 32}, {"m", 32}, {"l", 64}}), "");  // (the CPU target copies as written)
+  // readers need the pipeline's loop to know which copy to wait for
+  e = error_of([&] { generate(scheduled(sgemm(), cuda_cores(whole, "", "tma_copy a_fetch\n")), TargetInfo::cuda("sm_90a")); });
+  EXPECT_NE(e.find("the tile is not double-buffered"), std::string::npos) << e;
+  // partial tiles guarded inside the fill: whole boxes only (fill_value=0 is the way)
+  e = error_of([&] { generate(scheduled(sgemm(), cuda_cores("", "", kPipeline)), TargetInfo::cuda("sm_90a")); });
+  EXPECT_NE(e.find("runs under a guard on its own iname"), std::string::npos) << e;
+  // a padded tile: the copy engine writes boxes densely
+  e = error_of([&] {
+    std::string padded = cuda_cores(whole, "", kPipeline);
+    padded.replace(padded.find("padding=0"), 9, "padding=1");
+    generate(scheduled(sgemm(), padded), TargetInfo::cuda("sm_90a"));
+  });
+  EXPECT_NE(e.find("the box's rows are 132 bytes; the copy engine needs multiples of 16"), std::string::npos) << e;
+  // what tma_copy itself refuses
+  e = error_of([&] { scheduled(sgemm(), cuda_cores(whole, "", "tma_copy a\n")); });
+  EXPECT_NE(e.find("'a' is an argument"), std::string::npos) << e;
+  e = error_of([&] { scheduled(sgemm(), cuda_cores(whole, "", "tma_copy a_fetc\n")); });
+  EXPECT_NE(e.find("no temporary 'a_fetc'"), std::string::npos) << e;
+}
+
+// The accumulators' write-back: two adjacent columns per lane move as one
+// 8-byte store where the first column's offset is even for every size the
+// assumptions allow (codegen/pair_stores.cpp); c must then be 8-byte aligned.
+TEST(PairedStores, AccumulatorsGoBackTwoColumnsPerStoreWhereTheOffsetIsEven) {
+  std::string whole = "assume n mod 128 = 0 and m mod 64 = 0 and l mod 64 = 0 and l >= 64\n";
+  LoopKernel t = scheduled(product_nt(), warpgroups(64, whole, "", kPipeline));
+  GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90a"));
+  std::string cuda = cuda::print_source(g);
+  EXPECT_EQ(count_of(cuda, "*reinterpret_cast<float2 *>(&(c["), 16u) << cuda;  // (32 accumulators a lane)
+  EXPECT_NE(cuda.find("loom_v0.x = acc_c[0];\n"), std::string::npos) << cuda;
+  EXPECT_EQ(g.argument_alignment.at("c"), 8);
+  expect_compiles_for_sm90a(cuda);
+  // rows of odd length: no pair is aligned
+  LoopKernel odd = scheduled(product_nt(), warpgroups(64, "assume l mod 8 = 0 and l >= 8\n", " fill_value=0", kPipeline));
+  GeneratedKernel go = generate(odd, TargetInfo::cuda("sm_90a"));
+  EXPECT_EQ(cuda::print_source(go).find("float2"), std::string::npos);
+  EXPECT_EQ(go.argument_alignment.count("c"), 0u);
+  // the CPU target stores element by element, as written
+  EXPECT_EQ(compare_kernels(product_nt(), t, {{"n", 128}, {"m", 128}, {"l", 64}}), "");
+}
