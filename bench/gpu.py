@@ -256,13 +256,15 @@ def bf16_gemms(dev, wgmma_only=False):
     # schedules' tiles come from the tensor memory accelerator (tma_copy), _any's at any size
     # (zero-filled boxes)
     if torch.cuda.get_device_capability(dev) == (9, 0):
-        for label, sched, stored_mk, sizes in (("a w^T", "gemm_bf16_wgmma", True, (8192, 4096)),
-                                               ("a w^T", "gemm_bf16_wgmma_tma", True, (8192, 4096)),
-                                               ("a w^T", "gemm_bf16_wgmma_tma_any", True, (4000,)),
-                                               ("a b", "gemm_bf16_wgmma_nn", False, (8192, 4096))):
+        bf16, f16 = torch.bfloat16, torch.float16
+        for label, sched, stored_mk, sizes, dt in (("a w^T", "gemm_bf16_wgmma", True, (8192, 4096), bf16),
+                                                   ("a w^T", "gemm_bf16_wgmma_tma", True, (8192, 4096), bf16),
+                                                   ("a w^T", "gemm_bf16_wgmma_tma_any", True, (4000,), bf16),
+                                                   ("a b", "gemm_bf16_wgmma_nn", False, (8192, 4096), bf16),
+                                                   ("a w^T", "gemm_f16_wgmma_tma", True, (8192, 4096), f16)):
             for size in sizes:
-                A = torch.randn(size, size, device=dev).to(torch.bfloat16)
-                B = torch.randn(size, size, device=dev).to(torch.bfloat16)
+                A = torch.randn(size, size, device=dev).to(dt)
+                B = torch.randn(size, size, device=dev).to(dt)
                 Bkn = B.t() if stored_mk else B  # (the product's b, [l, m], as torch sees it)
                 C = torch.empty(size, size, device=dev)
                 k = loom_kernel(sched)
@@ -280,7 +282,7 @@ def bf16_gemms(dev, wgmma_only=False):
                         peers["triton tl.dot (best of 6" + (", w^T stored)" if stored_mk else ")")] = t
                     del Bc
                 flops = 2 * size**3
-                row(f"gemm bf16 {label} {size}^3" + ("" if stored_mk else " (wgmma)"), sched, median_ms(lambda: k(a=A, b=B, c=C)), peers,
+                row(f"gemm {'bf16' if dt == bf16 else 'f16'} {label} {size}^3" + ("" if stored_mk else " (wgmma)"), sched, median_ms(lambda: k(a=A, b=B, c=C)), peers,
                     flops=flops, ceiling=flops / peers[cublas] / 1e9, ok=ok)
                 del A, B, Bkn, C
 

@@ -27,8 +27,9 @@
 //               in shared memory, 2 or 3 stages; four block shapes
 //   warpgroup tensor cores: (the same with both inputs K-major, c = a b^T,
 //               sizes multiples of the tiles) a 64xN wgmma tile per
-//               warpgroup, two warpgroups a block, swizzled cp.async tiles;
-//               sm_90a only (other targets refuse it with the reason)
+//               warpgroup, two warpgroups a block, swizzled tiles (128x256:
+//               filled by the tensor memory accelerator, tma_copy; 128x128:
+//               cp.async); sm_90a only (other targets refuse it with the reason)
 #include <algorithm>
 #include <set>
 
@@ -409,8 +410,9 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
       auto size_of = [&](const std::string& p) { auto it = sizes.find(p); return it == sizes.end() ? int64_t(-1) : it->second; };
       auto multiple = [&](const std::string& p, int64_t of) { int64_t v = size_of(p); return v < 0 || (v % of == 0 && v >= of); };
       if (multiple(ny, 128) && multiple(nr, 64)) {
-        if (multiple(nx, 256))
-          add("warpgroup tensor cores 128x256x64, 4 copies 2 ahead", warpgroup_script(y, x, r, a, bt, ny, nx, nr, 256, "stages=4 ahead=2"));
+        if (multiple(nx, 256))  // (tiles from the copy engine: examples/gemm_bf16_wgmma_tma.loom, 0.9 of cuBLAS on an H200)
+          add("warpgroup tensor cores 128x256x64, copy engine tiles, 4 copies 1 ahead",
+              warpgroup_script(y, x, r, a, bt, ny, nx, nr, 256, "stages=4 ahead=1") + "tma_copy " + a + "_fetch," + bt + "_fetch\n");
         if (multiple(nx, 128))
           add("warpgroup tensor cores 128x128x64", warpgroup_script(y, x, r, a, bt, ny, nx, nr, 128, "stages=choice(2|3)"));
       }
