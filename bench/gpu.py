@@ -261,6 +261,7 @@ def bf16_gemms(dev, wgmma_only=False):
                                                    ("a w^T", "gemm_bf16_wgmma_tma", True, (8192, 4096), bf16),
                                                    ("a w^T", "gemm_bf16_wgmma_tma_any", True, (4000,), bf16),
                                                    ("a b", "gemm_bf16_wgmma_nn", False, (8192, 4096), bf16),
+                                                   ("a b", "gemm_bf16_wgmma_nn_tma", False, (8192, 4096), bf16),
                                                    ("a w^T", "gemm_f16_wgmma_tma", True, (8192, 4096), f16)):
             for size in sizes:
                 A = torch.randn(size, size, device=dev).to(dt)
@@ -285,6 +286,30 @@ def bf16_gemms(dev, wgmma_only=False):
                 row(f"gemm {'bf16' if dt == bf16 else 'f16'} {label} {size}^3" + ("" if stored_mk else " (wgmma)"), sched, median_ms(lambda: k(a=A, b=B, c=C)), peers,
                     flops=flops, ceiling=flops / peers[cublas] / 1e9, ok=ok)
                 del A, B, Bkn, C
+
+        # a linear layer's forward pass, fused: relu(a w^T + bias) in bfloat16 (w stored [m, l])
+        for (M, N, K) in ((8192, 8192, 128), (8192, 8192, 8192)):
+            A = torch.randn(M, K, device=dev).to(torch.bfloat16)
+            W = torch.randn(N, K, device=dev).to(torch.bfloat16)
+            bias = torch.randn(N, device=dev)
+            bias16 = bias.to(torch.bfloat16)
+            C = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
+            k = loom_kernel("gemm_bf16_wgmma_tma_bias_relu")
+            C.fill_(float("nan"))
+            k(a=A, b=W, bias=bias, c=C)
+            ok = check(C.float(), torch.relu(A.float() @ W.float().t() + bias), rtol=2e-2, atol=2e-2)
+            peers = {"torch.addmm + torch.relu": median_ms(lambda: torch.relu(torch.addmm(bias16, A, W.t())))}
+            if triton:
+                from triton_sgemm import best_of_six_tensor_core
+
+                Wt = W.t().contiguous()
+                t = best_of_six_tensor_core(A, Wt, C, median_ms, bias=bias)
+                if t:
+                    peers["triton fused (best of 6, w^T stored)"] = t
+                del Wt
+            row(f"gemm+bias+relu bf16 a w^T {M}x{N}x{K}", "gemm_bf16_wgmma_tma_bias_relu", median_ms(lambda: k(a=A, b=W, bias=bias, c=C)),
+                peers, flops=2 * M * N * K, ok=ok)
+            del A, W, C
 
 
 def main():

@@ -31,7 +31,14 @@ struct HardwareIname {
 struct BulkCopy {
   std::string temporary, array;
   Type dtype;
-  std::vector<int64_t> box;    // elements per axis of the array, its last axis first (the tensor map's order)
+  // The box, its last axis first (the tensor map's order): elements per axis,
+  // the array axis each runs along, and for an array axis the tile splits in
+  // two (fine + extent(fine) * coarse: a tile stored [n / 64, k, n mod 64])
+  // how many of its elements one step moves (1: the fine one), else 0; an
+  // axis of the tile of one element runs along none (-1).
+  std::vector<int64_t> box;
+  std::vector<int> array_axes;
+  std::vector<int64_t> multipliers;
   int swizzle = 0;             // 128: the tensor map's 128-byte swizzle (a swizzle_array tile)
   int64_t stages = 0;          // copies of the tile, one mbarrier each
   std::string loop;            // the double-buffered loop: iteration t reads copy t mod stages, filled for the (t / stages)-th time

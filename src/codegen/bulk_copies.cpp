@@ -126,10 +126,8 @@ void plan_bulk_copies(GeneratedKernel& g) {
       if (!a->strides.empty() || (a->offset.defined() && !(a->offset.as<IntImm>() && a->offset.as<IntImm>()->value == 0)))
         refuse(k, name, "array '" + a->name + "' has its own strides or offset; a tensor map describes a C-order array");
       plan.array = a->name;
-      size_t rank = a->shape.size(), lead = dst->indices.size() - rank;
-      if (rank == 0 || rank > 5 || dst->indices.size() <= rank)
-        refuse(k, name, "the tile has " + std::to_string(dst->indices.size()) + " axes and array '" + a->name + "' " + std::to_string(rank) +
-                            "; the tile's copies come first, then one axis per array axis (at most 5)");
+      size_t rank = a->shape.size(), axes = dst->indices.size();
+      if (rank == 0 || rank > 5) refuse(k, name, "array '" + a->name + "' has " + std::to_string(rank) + " axes; the copy engine takes 1 to 5");
       // the fill's own inames: those no instruction but the tile's fills runs in
       std::set<std::string> tile, outer_set;
       for (auto& n : insn.within_inames) {
@@ -169,33 +167,98 @@ void plan_bulk_copies(GeneratedKernel& g) {
       fill.temporary = name;
       fill.tile_inames = tile;
       std::vector<Expr> origin;  // the tile's index of the box's first element
-      for (size_t d = 0; d < dst->indices.size(); ++d) {
-        const Expr& ti = dst->indices[d];
-        if (d < lead) {
-          if (!fixed_by_outer(domain, affine(ti, "tile index " + std::to_string(d)), unsigned(outer.size())))
-            refuse(k, name, "tile index " + std::to_string(d) + " (" + ti.str() + ") of fill '" + insn.id +
-                                "' changes with the fill's own inames; the tile's axes before the array's are its copies, one per fill");
-          origin.push_back(simplify(substitute(ti, start)));
-          continue;
-        }
-        auto extent = t.shape[d].as<IntImm>();
-        if (!extent) refuse(k, name, "axis " + std::to_string(d) + " of the tile has no constant extent");
-        Expr shift = make_binary(BinOp::Sub, src->indices[d - lead], ti, it);
-        if (!fixed_by_outer(domain, affine(shift, "index " + std::to_string(d - lead) + " of '" + a->name + "' minus tile index " + std::to_string(d)),
-                            unsigned(outer.size())))
-          refuse(k, name, "index " + std::to_string(d - lead) + " of '" + a->name + "' (" + src->indices[d - lead].str() + ") is not tile index " +
-                              std::to_string(d) + " (" + ti.str() + ") plus an offset: the tile's last axes must follow the array's, in order");
-        origin.push_back(make_int(0, it));
-        fill.coordinates.insert(fill.coordinates.begin(), simplify(substitute(shift, start)));
-        if (plan.box.size() < rank) plan.box.insert(plan.box.begin(), extent->value);
+      auto fixed = [&](const Expr& e, const std::string& what) { return fixed_by_outer(domain, affine(e, what), unsigned(outer.size())); };
+      // the tile's first axis is its copies (double_buffer's): one per fill
+      size_t lead = 1;
+      if (axes < 2 || axes > 6 || !fixed(dst->indices[0], "tile index 0"))
+        refuse(k, name, "fill '" + insn.id + "' does not write one copy of the tile (its first axis, fixed by the inames around the fill) "
+                        "as a box of 1 to 5 axes");
+      origin.push_back(simplify(substitute(dst->indices[0], start)));
+      size_t q = axes - lead;
+      std::vector<int64_t> extent(q);
+      for (size_t j = 0; j < q; ++j) {
+        const Expr& ti = dst->indices[lead + j];
+        auto e = t.shape[lead + j].as<IntImm>();
+        if (!e) refuse(k, name, "axis " + std::to_string(lead + j) + " of the tile has no constant extent");
+        extent[j] = e->value;
         // the box is the tile's axis whole: the fill starts at 0 and stays inside
         Expr first = simplify(substitute(ti, start));
-        auto f0 = first.as<IntImm>();
-        if (!f0 || f0->value != 0)
-          refuse(k, name, "tile index " + std::to_string(d) + " of fill '" + insn.id + "' does not start at 0 (" + first.str() + ")");
-        isl::set beyond = islu::condition_set(make_binary(BinOp::Ge, ti, make_int(extent->value, it), types::boolean), domain.get_space());
+        if (!first.as<IntImm>() || first.as<IntImm>()->value != 0)
+          refuse(k, name, "tile index " + std::to_string(lead + j) + " of fill '" + insn.id + "' does not start at 0 (" + first.str() + ")");
+        isl::set beyond = islu::condition_set(make_binary(BinOp::Ge, ti, make_int(e->value, it), types::boolean), domain.get_space());
         if (beyond.is_null() || !beyond.intersect(domain).is_empty())
-          refuse(k, name, "tile index " + std::to_string(d) + " of fill '" + insn.id + "' leaves the tile's axis of " + std::to_string(extent->value));
+          refuse(k, name, "tile index " + std::to_string(lead + j) + " of fill '" + insn.id + "' leaves the tile's axis of " + std::to_string(e->value));
+        origin.push_back(make_int(0, it));
+      }
+      // which axis of the array each axis of the box runs along, and how fast:
+      // the array's index minus (tile index) or minus (fine + extent(fine) *
+      // coarse) must be fixed by the inames around the fill (the offset)
+      std::vector<int> along(q, -1);
+      std::vector<int64_t> mult(q, 0);
+      std::vector<Expr> offset(rank);
+      auto tile_index = [&](size_t j) { return dst->indices[lead + j]; };
+      auto minus = [&](const Expr& x, const Expr& y) { return make_binary(BinOp::Sub, x, y, it); };
+      for (size_t ax = rank; ax-- > 0;) {
+        const Expr& g_ax = src->indices[ax];
+        bool found = false;
+        for (size_t j = q; j-- > 0 && !found;)
+          if (along[j] < 0 && fixed(minus(g_ax, tile_index(j)), "an index of '" + a->name + "'")) {
+            along[j] = int(ax), mult[j] = 1, offset[ax] = simplify(substitute(minus(g_ax, tile_index(j)), start));
+            found = true;
+          }
+        for (size_t f = q; f-- > 0 && !found;)
+          for (size_t c = 0; c < q && !found; ++c) {
+            if (c == f || along[f] >= 0 || along[c] >= 0) continue;
+            Expr sh = minus(minus(g_ax, tile_index(f)), make_binary(BinOp::Mul, make_int(extent[f], it), tile_index(c), it));
+            if (!fixed(sh, "an index of '" + a->name + "'")) continue;
+            along[f] = along[c] = int(ax), mult[f] = 1, mult[c] = extent[f], offset[ax] = simplify(substitute(sh, start));
+            found = true;
+          }
+        if (!found)
+          refuse(k, name, "index " + std::to_string(ax) + " of '" + a->name + "' (" + g_ax.str() + ") in fill '" + insn.id +
+                              "' is not one tile index plus an offset, nor a tile axis split in two (fine + extent * coarse): the box must be "
+                              "a translation of a box of the array");
+      }
+      for (size_t j = 0; j < q; ++j)
+        if (along[j] == -1 && extent[j] == 1) along[j] = -2;  // (an axis of one element: a tensor dimension of 1)
+        else if (along[j] < 0) refuse(k, name, "axis " + std::to_string(lead + j) + " of the tile runs along no axis of '" + a->name + "'");
+      if (along[q - 1] != int(rank) - 1 || mult[q - 1] != 1)
+        refuse(k, name, "the tile's last axis must run along the last axis of '" + a->name + "' (the copy engine's rows are contiguous)");
+      // the box, its last axis first, and where it starts in the array
+      std::vector<int64_t> box, multipliers;
+      std::vector<int> array_axes;
+      for (size_t j = q; j-- > 0;) {
+        int ax = along[j];
+        bool split = ax >= 0 && std::count(along.begin(), along.end(), ax) == 2;
+        box.push_back(extent[j]);
+        array_axes.push_back(ax < 0 ? -1 : ax);
+        multipliers.push_back(split ? mult[j] : 0);  // (0: the array's axis whole)
+        if (ax < 0) {
+          fill.coordinates.push_back(make_int(0, it));
+        } else if (!split) {
+          fill.coordinates.push_back(offset[size_t(ax)]);
+        } else if (mult[j] == 1) {
+          fill.coordinates.push_back(make_int(0, it));
+        } else {
+          // the coarse axis counts blocks of `mult`: the offset and the array's extent are multiples of it
+          Expr rem = make_binary(BinOp::Mod, offset[size_t(ax)], make_int(mult[j], it), it);
+          isl::set off_grid = islu::condition_set(make_binary(BinOp::Ne, rem, make_int(0, it), types::boolean), domain.get_space());
+          if (off_grid.is_null() || !off_grid.intersect(at_start).is_empty())
+            refuse(k, name, "fill '" + insn.id + "' starts at " + offset[size_t(ax)].str() + " along axis " + std::to_string(ax) + " of '" + a->name +
+                                "', which is not always a multiple of " + std::to_string(mult[j]) + " (the tile's split of that axis)");
+          Expr erem = make_binary(BinOp::Mod, a->shape[size_t(ax)], make_int(mult[j], it), it);
+          isl::set ragged = islu::condition_set(make_binary(BinOp::Ne, erem, make_int(0, it), types::boolean), domain.get_space());
+          if (ragged.is_null() || !ragged.intersect(domain).is_empty())
+            refuse(k, name, "axis " + std::to_string(ax) + " of '" + a->name + "' (" + a->shape[size_t(ax)].str() + ") is split in blocks of " +
+                                std::to_string(mult[j]) + " by the tile but its extent is not always a multiple of " + std::to_string(mult[j]) +
+                                " (assume it)");
+          fill.coordinates.push_back(simplify(make_binary(BinOp::FloorDiv, offset[size_t(ax)], make_int(mult[j], it), it)));
+        }
+      }
+      if (plan.box.empty()) {
+        plan.box = box, plan.array_axes = array_axes, plan.multipliers = multipliers;
+      } else if (plan.box != box || plan.array_axes != array_axes || plan.multipliers != multipliers) {
+        refuse(k, name, "its fills write boxes of different shapes; one tensor map describes one box");
       }
       fill.copy = origin[0];
       fill.destination = k.flat_index(*make_subscript(name, origin, t.dtype).as<Subscript>());
@@ -213,10 +276,6 @@ void plan_bulk_copies(GeneratedKernel& g) {
     if (plan.box_bytes() % (plan.swizzle ? 1024 : 128))
       refuse(k, name, "each copy of the tile is " + std::to_string(plan.box_bytes()) + " bytes; the copy engine starts boxes at multiples of " +
                           std::to_string(plan.swizzle ? 1024 : 128));
-    int64_t copy_elems = 1;
-    for (size_t d = 1; d < t.shape.size(); ++d) copy_elems *= t.shape[d].as<IntImm>() ? t.shape[d].as<IntImm>()->value : 0;
-    if (copy_elems * eb != plan.box_bytes())
-      refuse(k, name, "the tile has axes besides its copies and the array's; each copy must be one box");
     g.bulk_copies.push_back(plan);
   }
 }

@@ -130,13 +130,29 @@ void encode_tensor_map(const LoopKernel& k, const BulkCopy& c, const ArgMap& arg
   void* ptr = args.at(a.name).array.data;
   std::string where = "kernel '" + k.name + "': the tensor memory accelerator's copies of '" + a.name + "' into '" + c.temporary + "'";
   if (reinterpret_cast<uintptr_t>(ptr) % 16) throw ArgumentError(where + " need the array to start at a multiple of 16 bytes");
-  std::vector<uint64_t> dims, strides;
+  // the array's extents and row strides (bytes), then one tensor dimension per axis of the box
+  size_t rank = a.shape.size();
+  std::vector<int64_t> extent(rank);
+  std::vector<uint64_t> row(rank);
   uint64_t stride = uint64_t(c.dtype.bytes());
-  for (size_t d = a.shape.size(); d-- > 0;) {
-    int64_t n = eval_int(a.shape[d], params);
-    dims.push_back(uint64_t(std::max<int64_t>(n, 1)));
-    if (d + 1 < a.shape.size()) strides.push_back(stride);
-    stride *= uint64_t(std::max<int64_t>(n, 1));
+  for (size_t d = rank; d-- > 0;) {
+    extent[d] = std::max<int64_t>(eval_int(a.shape[d], params), 1);
+    row[d] = stride;
+    stride *= uint64_t(extent[d]);
+  }
+  std::vector<uint64_t> dims, strides;
+  for (size_t j = 0; j < c.box.size(); ++j) {
+    if (c.array_axes[j] < 0) {  // an axis of the tile of one element: a dimension of 1 (its stride is never stepped)
+      dims.push_back(1);
+      strides.push_back((row[0] * uint64_t(extent[0]) + 15) / 16 * 16);
+      continue;
+    }
+    size_t ax = size_t(c.array_axes[j]);
+    int64_t m = c.multipliers[j];
+    if (m == 0) dims.push_back(uint64_t(extent[ax]));                 // the array's axis whole
+    else if (m == 1) dims.push_back(uint64_t(c.box[j]));              // the fine part of a split axis
+    else dims.push_back(uint64_t(extent[ax] / m));                     // its coarse part (blocks of m; proven to divide)
+    if (j > 0) strides.push_back(uint64_t(m > 1 ? m : 1) * row[ax]);
   }
   for (uint64_t s : strides)
     if (s % 16)

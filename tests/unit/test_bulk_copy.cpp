@@ -101,6 +101,37 @@ TEST(BulkCopy, WarpgroupTilesComeFromTheCopyEngineOneCopyPerFill) {
   expect_compiles_for_sm90a(cuda);
 }
 
+// c = a b with b stored [l, m]: b's tile is stored [n / 64, k, n mod 64]
+// (MN-major for wgmma's transpose bit), a 3-D box whose coarse axis counts
+// blocks of 64 columns of b.
+TEST(BulkCopy, TilesThatSplitAnArrayAxisAreThreeDimensionalBoxes) {
+  LoopKernel mm = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, float32(a[i, k]) * float32(b[k, j]))",
+                              {"a: bfloat16[n, l], b: bfloat16[l, m], c: float32[n, m]"}, "mm_nn");
+  std::string script =
+      "assume n mod 128 = 0 and m mod 128 = 0 and l mod 64 = 0 and l >= 64\nsplit_iname i 128 outer_tag=g.1\nsplit_iname j 128 outer_tag=g.0\n"
+      "split_iname i_inner 64 outer_tag=l.1\nsplit_iname k 64\nsplit_iname k_inner 16 outer_tag=unr\n"
+      "tensor_core i_inner_inner j_inner k_inner_inner shape=m64n128k16\n"
+      "add_prefetch a i_inner_outer,i_inner_inner,k_inner_outer,k_inner_inner dim_arg_names=ar,ak padding=0 default_tag=for\n"
+      "swizzle_array a_fetch\nsplit_iname ak 8 inner_tag=vec\nsplit_iname ar 16\njoin_inames ar_inner,ak_outer new_iname=ax\ntag_inames ax:l.0\n"
+      "split_iname ar_outer 2 inner_tag=l.1\n"
+      "add_prefetch b k_inner_outer,k_inner_inner,j_inner dim_arg_names=bk,bn padding=0 default_tag=for\n"
+      "split_array_axis b_fetch 1 64\ntag_array_axes b_fetch N1,N2,N0\nswizzle_array b_fetch\nsplit_iname bn 8 inner_tag=vec\n"
+      "split_iname bn_outer 8\nsplit_iname bk 16\njoin_inames bk_inner,bn_outer_inner new_iname=bx\ntag_inames bx:l.0\n"
+      "split_iname bk_outer 2 inner_tag=l.1\n" + kPipeline;
+  LoopKernel t = scheduled(mm, script);
+  EXPECT_EQ(compare_kernels(mm, t, {{"n", 128}, {"m", 256}, {"l", 128}}), "");
+  GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90a"));
+  const BulkCopy* b = g.bulk_copy("b_fetch");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->box, (std::vector<int64_t>{64, 64, 2}));  // n mod 64, k, n / 64
+  EXPECT_EQ(b->array_axes, (std::vector<int>{1, 0, 1}));
+  EXPECT_EQ(b->multipliers, (std::vector<int64_t>{1, 0, 64}));  // (the fine part, k whole, blocks of 64)
+  std::string cuda = cuda::print_source(g);
+  EXPECT_NE(cuda.find("loom_tma_load<3>("), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("(int)0, (int)(64 * (k_outer + 1)), (int)loom_floordiv(128 * j_outer, 64));"), std::string::npos) << cuda;
+  expect_compiles_for_sm90a(cuda);
+}
+
 TEST(BulkCopy, ZeroFilledTilesNeedNoGuardsAtAnySize) {
   LoopKernel t = scheduled(product_nt(), warpgroups(64, "assume l mod 8 = 0 and l >= 8\n", " fill_value=0", kPipeline));
   for (auto& p : std::vector<std::map<std::string, int64_t>>{{{"n", 100}, {"m", 70}, {"l", 56}}, {{"n", 130}, {"m", 129}, {"l", 136}}})
