@@ -4,7 +4,7 @@
 // assumptions (and do_not_specialize), prefetches (local or private, random sweeps and tags, async
 // copies, zero fills and the sums over their tiles rounded up) and the
 // other memory transformations (precompute, buffer_array, privatize,
-// double_buffer, assignment_to_subst, expand_subst), and a product's tile
+// double_buffer, tma_copy, assignment_to_subst, expand_subst), and a product's tile
 // on the tensor cores (tensor_core);
 // `log` is the applied steps as a transformation script (one per line), so a
 // failing case replays (and shrinks) through apply_transforms. steps a transform refuses are skipped. Used by the CPU and GPU
@@ -172,6 +172,11 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
             try {
               t = double_buffer(t, fetched, loop);
               log += "double_buffer " + fetched + " " + loop + "\n";
+              // filled by the copy engine, sometimes (code generation proves the fill's shape or refuses it)
+              if (pick(2)) {
+                t = tma_copy(t, fetched);
+                log += "tma_copy " + fetched + "\n";
+              }
             } catch (const TransformError&) {
             }
           }

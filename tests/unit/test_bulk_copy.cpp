@@ -9,6 +9,8 @@
 // is not a copy. (The GPU runs are tests/gpu's, over examples/.)
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "loom/codegen.h"
 #include "loom/cuda.h"
 #include "loom/json.h"
@@ -205,4 +207,60 @@ TEST(PairedStores, AccumulatorsGoBackTwoColumnsPerStoreWhereTheOffsetIsEven) {
   EXPECT_EQ(go.argument_alignment.count("c"), 0u);
   // the CPU target stores element by element, as written
   EXPECT_EQ(compare_kernels(product_nt(), t, {{"n", 128}, {"m", 128}, {"l", 64}}), "");
+}
+
+// Random CUDA-core schedules with tiles from the copy engine: tile shapes,
+// element types, copies and lead, zero-filled or assumed whole, padded or
+// not. Each is generated for sm_90a (a refusal must name tma_copy or be
+// another transformation's), printed (and compiled where NVRTC is), and run
+// on the CPU target against the untransformed kernel at sizes that fit its
+// assumptions.
+TEST(BulkCopy, RandomCudaCoreSchedulesAreProvenOrRefused) {
+  std::mt19937 rng(20261126);
+  auto pick = [&](int n) { return int(rng() % unsigned(n)); };
+  int accepted = 0, refused = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    int ti = std::vector<int>{8, 16, 32}[size_t(pick(3))], tj = std::vector<int>{8, 16, 32}[size_t(pick(3))];
+    int tk = std::vector<int>{8, 16, 32}[size_t(pick(3))];
+    bool f64 = pick(3) == 0, whole = pick(2), padded = pick(5) == 0;
+    int stages = 2 + pick(3), ahead = 1 + pick(stages - 1);
+    std::string dt = f64 ? "float64" : "float32";
+    LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                               {"a: " + dt + "[n, l], b: " + dt + "[l, m], c: " + dt + "[n, m]"}, "mm");
+    auto S = [](int v) { return std::to_string(v); };
+    std::string script = whole ? "assume n mod " + S(ti) + " = 0 and m mod " + S(tj) + " = 0 and l mod " + S(tk) + " = 0 and l >= " + S(tk) + "\n"
+                               : "assume m mod 2 = 0 and l mod 2 = 0\n";
+    std::string fill = whole ? "" : " fill_value=0", pad = padded ? "padding=1" : "padding=0";
+    script += "split_iname i " + S(ti) + " outer_tag=g.1 inner_tag=l.1\nsplit_iname j " + S(tj) + " outer_tag=g.0 inner_tag=l.0\nsplit_iname k " + S(tk) + "\n";
+    script += "add_prefetch a i_inner,k_inner dim_arg_names=ar,ak " + pad + " default_tag=for" + fill + "\n";
+    script += "add_prefetch b k_inner,j_inner dim_arg_names=bk,bc " + pad + " default_tag=for" + fill + "\n";
+    // each fetch on the block's threads where it fits, else partly in a loop
+    script += ti >= tk ? "tag_inames ar:l.1\nsplit_iname ak " + S(std::min(tk, tj)) + " inner_tag=l.0\n"
+                       : "split_iname ar " + S(ti) + "\nsplit_iname ak " + S(tj) + " inner_tag=l.0\ntag_inames ar_inner:l.1\n";
+    script += "split_iname bk " + S(ti) + " inner_tag=l.1\ntag_inames bc:l.0\n";
+    script += "double_buffer a_fetch k_outer stages=" + S(stages) + " ahead=" + S(ahead) + "\ndouble_buffer b_fetch k_outer stages=" + S(stages) +
+              " ahead=" + S(ahead) + "\ntma_copy a_fetch,b_fetch\n";
+    LoopKernel t;
+    try {
+      t = scheduled(k, script);
+    } catch (const TransformError&) {
+      ++refused;  // (a split that does not divide, a tag the tile cannot take, ...)
+      continue;
+    }
+    try {
+      GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90a"));
+      std::string cuda = cuda::print_source(g);
+      EXPECT_NE(cuda.find("loom_tma_load<2>("), std::string::npos) << script;
+      expect_compiles_for_sm90a(cuda);
+      ++accepted;
+    } catch (const KernelError& e) {
+      EXPECT_NE(std::string(e.what()).find("tma_copy of"), std::string::npos) << script << e.what();
+      ++refused;
+    }
+    std::map<std::string, int64_t> p = whole ? std::map<std::string, int64_t>{{"n", 2 * ti}, {"m", 3 * tj}, {"l", 2 * tk}}
+                                              : std::map<std::string, int64_t>{{"n", 2 * ti + 3}, {"m", 2 * tj + 2}, {"l", 2 * tk + 4}};
+    EXPECT_EQ(compare_kernels(k, t, p), "") << script;  // (the CPU target copies as written, accepted or not)
+  }
+  EXPECT_GT(accepted, 4);
+  std::printf("random bulk-copy schedules: %d accepted, %d refused\n", accepted, refused);
 }

@@ -10,13 +10,14 @@
 #include <cstdlib>
 #include <random>
 
+#include "loom/cuda.h"
 #include "oracle.h"
 #include "random_schedule.h"
 
 using namespace loom;
 
 TEST(RandomSchedules, AcceptedKernelsComputeWhatTheOriginalComputes) {
-  int accepted = 0, refused = 0;
+  int accepted = 0, refused = 0, bulk = 0;
   for (const std::string& name : loom::testing::example_names()) {
     KernelFile f = loom::testing::example(name);
     std::map<std::string, int64_t> params;
@@ -31,8 +32,14 @@ TEST(RandomSchedules, AcceptedKernelsComputeWhatTheOriginalComputes) {
       // (printed before generating, so a schedule that hangs code generation is named)
       if (std::getenv("LOOM_RANDOM_VERBOSE")) std::fprintf(stderr, "%s: %s\n", name.c_str(), log.c_str());
       try {
-        generate(t);  // refusals (limits, block sizes depending on parameters, ...) are fine
-      } catch (const KernelError&) {
+        GeneratedKernel g = generate(t);  // refusals (limits, block sizes depending on parameters, ...) are fine
+        if (!g.bulk_copies.empty()) {  // (the printer's side of the copy engine's tiles)
+          std::string cuda = cuda::print_source(g);
+          EXPECT_NE(cuda.find("loom_tma_load<"), std::string::npos) << name << ": " << log;
+          ++bulk;
+        }
+      } catch (const KernelError& e) {
+        if (std::getenv("LOOM_RANDOM_VERBOSE")) std::fprintf(stderr, "refused: %s\n", e.what());
         ++refused;
         continue;
       }
@@ -54,5 +61,5 @@ TEST(RandomSchedules, AcceptedKernelsComputeWhatTheOriginalComputes) {
     }
   }
   EXPECT_GT(accepted, 20);  // the test must exercise real schedules
-  std::printf("random schedules: %d accepted and checked, %d refused\n", accepted, refused);
+  std::printf("random schedules: %d accepted and checked (%d with tiles from the copy engine), %d refused\n", accepted, bulk, refused);
 }

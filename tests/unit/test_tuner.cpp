@@ -312,6 +312,29 @@ TEST(AutoSpace, Bfloat16ProductsGetTensorCoreSketchesThatRunRight) {
   }
 }
 
+namespace {
+// The warpgroup sketches of k's automatic space at these sizes (each at its first configuration).
+std::vector<std::string> warpgroup_scripts(const LoopKernel& k, const std::map<std::string, int64_t>& sizes) {
+  tune::Space space = tune::auto_space(k, "cpu", sizes);
+  std::vector<std::string> scripts;
+  for (size_t s = 0; s < space.sketches().size(); ++s)
+    if (space.sketches()[s].name.rfind("warpgroup tensor cores", 0) == 0)
+      scripts.push_back(space.script(tune::Configuration{int(s), std::vector<int>(space.sketches()[s].choices.size(), 0)}));
+  return scripts;
+}
+
+// Every script tuned on the CPU target at these sizes: each must run right (its lane code).
+void expect_each_runs_right(const LoopKernel& k, const std::vector<std::string>& scripts, const std::map<std::string, int64_t>& sizes) {
+  auto o = small_run();
+  o.parameters = sizes;
+  o.check_parameters = sizes;
+  o.strategy = "exhaustive";
+  auto r = tune::tune(k, tune::Space::from_scripts(scripts), o);
+  ASSERT_EQ(r.trials.size(), scripts.size());
+  for (auto& t : r.trials) EXPECT_EQ(t.status, "ok") << t.key << ": " << t.error;
+}
+}  // namespace
+
 TEST(AutoSpace, KMajorBfloat16ProductsGetWarpgroupSketchesThatRunRight) {
   // c = a b^T (b stored [m, l]): the wgmma sketches, whole tiles only; on
   // the CPU target their lane code runs (the tuner measures them there too)
@@ -320,25 +343,30 @@ TEST(AutoSpace, KMajorBfloat16ProductsGetWarpgroupSketchesThatRunRight) {
                                    "  c[i, j] = sum(k, float32(a[i, k]) * float32(b[j, k]))\n")
                      .kernel;
   std::map<std::string, int64_t> sizes{{"n", 128}, {"m", 256}, {"l", 128}};
-  tune::Space space = tune::auto_space(k, "cpu", sizes);
-  std::vector<std::string> scripts;
-  for (size_t s = 0; s < space.sketches().size(); ++s)
-    if (space.sketches()[s].name.rfind("warpgroup tensor cores", 0) == 0)
-      scripts.push_back(space.script(tune::Configuration{int(s), std::vector<int>(space.sketches()[s].choices.size(), 0)}));
-  ASSERT_EQ(scripts.size(), 2u) << space.str();
+  std::vector<std::string> scripts = warpgroup_scripts(k, sizes);
+  ASSERT_EQ(scripts.size(), 2u);
   EXPECT_NE(scripts[0].find("shape=m64n256k16"), std::string::npos) << scripts[0];
   EXPECT_NE(scripts[0].find("stages=4 ahead=1"), std::string::npos) << scripts[0];
   EXPECT_NE(scripts[0].find("tma_copy a_fetch,b_fetch"), std::string::npos) << scripts[0];
-  auto o = small_run();
-  o.parameters = sizes;
-  o.check_parameters = sizes;
-  o.strategy = "exhaustive";
-  auto r = tune::tune(k, tune::Space::from_scripts(scripts), o);
-  ASSERT_EQ(r.trials.size(), scripts.size());
-  for (auto& t : r.trials) EXPECT_EQ(t.status, "ok") << t.key << ": " << t.error;
+  expect_each_runs_right(k, scripts, sizes);
   // sizes that are no multiple of the tiles: no warpgroup sketch
   tune::Space partial = tune::auto_space(k, "cpu", {{"n", 100}, {"m", 256}, {"l", 128}});
   EXPECT_EQ(partial.str().find("warpgroup tensor cores"), std::string::npos);
+}
+
+TEST(AutoSpace, Bfloat16ProductsInTorchsLayoutGetAWarpgroupSketchThatRunsRight) {
+  // c = a b with b stored [l, m]: b's tile read with wgmma's transpose bit, both from the copy engine
+  LoopKernel k = parse_kernel_text("kernel mm\ndomains:\n  {[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}\narguments:\n"
+                                   "  a: bfloat16[n, l], b: bfloat16[l, m], c: float32[n, m]\ninstructions:\n"
+                                   "  c[i, j] = sum(k, float32(a[i, k]) * float32(b[k, j]))\n")
+                     .kernel;
+  std::map<std::string, int64_t> sizes{{"n", 128}, {"m", 256}, {"l", 128}};
+  std::vector<std::string> scripts = warpgroup_scripts(k, sizes);
+  ASSERT_EQ(scripts.size(), 1u);
+  EXPECT_NE(scripts[0].find("split_array_axis b_fetch 1 64\ntag_array_axes b_fetch N1,N2,N0"), std::string::npos) << scripts[0];
+  EXPECT_NE(scripts[0].find("tma_copy a_fetch,b_fetch"), std::string::npos) << scripts[0];
+  expect_each_runs_right(k, scripts, sizes);
+  EXPECT_EQ(tune::auto_space(k, "cpu", {{"n", 128}, {"m", 200}, {"l", 128}}).str().find("warpgroup tensor cores"), std::string::npos);
 }
 
 // Kernels whose written axes have a small constant extent and one large axis
