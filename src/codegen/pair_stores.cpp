@@ -22,32 +22,43 @@ class Pairing {
 
   StmtPtr run(const StmtPtr& s) {
     if (s->kind == Stmt::Block && !s->matrix) {
-      std::vector<StmtPtr> out;
-      bool changed = false;
-      for (size_t i = 0; i < s->children.size(); ++i) {
-        if (i + 1 < s->children.size())
-          if (StmtPtr pair = paired(single(s->children[i]), single(s->children[i + 1]))) {
+      // the run of statements the block prints (a block inside it is its
+      // statements: an unrolled element loop gives each element its own)
+      std::vector<StmtPtr> flat, out;
+      flatten(s, flat);
+      bool paired_any = false;
+      for (size_t i = 0; i < flat.size(); ++i) {
+        if (i + 1 < flat.size())
+          if (StmtPtr pair = paired(*flat[i], *flat[i + 1])) {
             out.push_back(pair);
             ++i;
-            changed = true;
+            paired_any = true;
             continue;
           }
-        StmtPtr c = run(s->children[i]);
-        changed |= c != s->children[i];
-        out.push_back(c);
+        // an epilogue's lanes: store, the next element's private value, store (the value moves first)
+        if (i + 2 < flat.size() && independent(*flat[i], *flat[i + 1]))
+          if (StmtPtr pair = paired(*flat[i], *flat[i + 2])) {
+            out.push_back(flat[i + 1]);
+            out.push_back(pair);
+            i += 2;
+            paired_any = true;
+            continue;
+          }
+        out.push_back(flat[i]);
       }
-      return changed ? make_block(out) : s;
+      if (!paired_any) return map_children(s, [&](const StmtPtr& c) { return run(c); });
+      for (auto& c : out) c = run(c);
+      return make_block(out);
     }
     if (s->kind == Stmt::For && s->vector_lanes) return s;  // (a vec loop is the vectorizer's)
     return map_children(s, [&](const StmtPtr& c) { return run(c); });
   }
 
  private:
-  // A block of one statement is that statement (an unrolled loop's iterations are such blocks).
-  static const Stmt& single(const StmtPtr& s) {
-    const Stmt* x = s.get();
-    while (x->kind == Stmt::Block && !x->matrix && x->children.size() == 1) x = x->children[0].get();
-    return *x;
+  static void flatten(const StmtPtr& s, std::vector<StmtPtr>& out) {
+    for (auto& c : s->children)
+      if (c->kind == Stmt::Block && !c->matrix) flatten(c, out);
+      else out.push_back(c);
   }
 
   StmtPtr paired(const Stmt& a, const Stmt& b) {
@@ -57,36 +68,108 @@ class Pairing {
     const Argument* arg = k_.find_argument(la->name);
     Type t = a.lhs.type();
     bool offset = arg && arg->offset.defined() && !(arg->offset.as<IntImm>() && arg->offset.as<IntImm>()->value == 0);
-    if (!arg || arg->kind != Argument::Array || !arg->strides.empty() || offset || t.bytes() != 4 || !has_vector_type(t, 2))
+    bool half = t.kind == ScalarKind::Float16 || t.kind == ScalarKind::BFloat16;  // (a __half2 / __nv_bfloat162 of 4 bytes)
+    if (!arg || arg->kind != Argument::Array || !arg->strides.empty() || offset || !(half || (t.bytes() == 4 && has_vector_type(t, 2))))
       return nullptr;
-    // the values: adjacent elements of one private temporary (a register tile's write-back)
-    auto ra = a.rhs.as<Subscript>(), rb = b.rhs.as<Subscript>();
-    const Temporary* acc = ra ? k_.find_temporary(ra->name) : nullptr;
-    if (!ra || !rb || ra->name != rb->name || !acc || acc->space != AddressSpace::Private || ra->indices.size() != rb->indices.size() ||
-        ra->indices.empty() || b.rhs.type() != a.rhs.type())
-      return nullptr;
-    for (size_t d = 0; d < ra->indices.size(); ++d)
-      if (!differ_by(ra->indices[d], rb->indices[d], d + 1 == ra->indices.size() ? 1 : 0)) return nullptr;
-    size_t last = la->indices.size() - 1;
+    if (b.rhs.type() != a.rhs.type()) return nullptr;
+    Expr rhs = lanes_of(a.rhs, b.rhs);
+    if (!rhs.defined()) return nullptr;    size_t last = la->indices.size() - 1;
     for (size_t d = 0; d <= last; ++d)
       if (!differ_by(la->indices[d], lb->indices[d], d == last ? 1 : 0)) return nullptr;
     if (!even(k_.flat_index(*la))) return nullptr;
     Type it = la->indices[last].type();
-    std::string v = "loom_pair";
+    const std::string& v = kLane;
     Expr lane = make_var(v, it);
     std::vector<Expr> idx = la->indices;
     idx[last] = make_binary(BinOp::Add, idx[last], lane, it);
     Expr lhs = make_subscript(la->name, idx, t);
-    std::vector<Expr> from = ra->indices;
-    from.back() = make_binary(BinOp::Add, from.back(), make_var(v, from.back().type()), from.back().type());
-    Expr rhs = make_subscript(ra->name, from, a.rhs.type());
     auto loop = std::make_shared<Stmt>(*make_for(v, make_int(0, it), make_binary(BinOp::Le, lane, make_int(1, it), types::boolean), 1,
                                                  make_assign(a.insn_id, lhs, rhs)));
     loop->vector_lanes = 2;
     loop->vector_accesses = {loop->children[0]->lhs};
     int64_t& al = g_.argument_alignment[la->name];
-    al = std::max<int64_t>(al, 8);
+    al = std::max<int64_t>(al, 2 * t.bytes());
     return loop;
+  }
+
+  static constexpr const char* kLane = "loom_pair";
+
+  // Lane v's value of the pair: a's value with each of its subscripts whose
+  // element in b's value is one further along moved by v (the rest of the two
+  // values alike, term for term); undefined when the values are not so, or
+  // read no private temporary (the pairs are a register tile's write-back).
+  Expr lanes_of(const Expr& a, const Expr& b) {
+    std::vector<const Subscript*> sa = subscripts(a), sb = subscripts(b);
+    if (sa.size() != sb.size() || sa.empty() || placeheld(a) != placeheld(b)) return Expr();
+    bool registers = false;
+    std::vector<int> moved(sa.size(), -1);  // the index of each subscript that moves with the lane
+    for (size_t s = 0; s < sa.size(); ++s) {
+      if (sa[s]->name != sb[s]->name || sa[s]->indices.size() != sb[s]->indices.size()) return Expr();
+      const Temporary* t = k_.find_temporary(sa[s]->name);
+      registers |= t && t->space == AddressSpace::Private;
+      for (size_t d = 0; d < sa[s]->indices.size(); ++d) {
+        if (differ_by(sa[s]->indices[d], sb[s]->indices[d], 0)) continue;
+        if (moved[s] >= 0 || !differ_by(sa[s]->indices[d], sb[s]->indices[d], 1)) return Expr();
+        moved[s] = int(d);
+      }
+    }
+    if (!registers) return Expr();
+    struct Move : ExprMutator {
+      const std::vector<int>& moved;
+      size_t next = 0;
+      explicit Move(const std::vector<int>& m) : moved(m) {}
+      Expr mutate_subscript(const Subscript& n, const Expr& self) override {
+        Expr e = ExprMutator::mutate_subscript(n, self);
+        int d = moved[next++];
+        if (d < 0) return e;
+        auto s = e.as<Subscript>();
+        std::vector<Expr> idx = s->indices;
+        Type it = idx[size_t(d)].type();
+        idx[size_t(d)] = make_binary(BinOp::Add, idx[size_t(d)], make_var(kLane, it), it);
+        return make_subscript(s->name, idx, e.type());
+      }
+    } move(moved);
+    return move.mutate(a);
+  }
+  // The subscripts of e in the order a mutator meets them (innermost first).
+  static std::vector<const Subscript*> subscripts(const Expr& e) {
+    struct Order : ExprMutator {
+      std::vector<const Subscript*> found;
+      Expr mutate_subscript(const Subscript& n, const Expr& self) override {
+        Expr r = ExprMutator::mutate_subscript(n, self);
+        found.push_back(&n);
+        return r;
+      }
+    } o;
+    o.mutate(e);
+    return o.found;
+  }
+  // e's text with each subscript a placeholder: two values alike but for their elements print alike.
+  static std::string placeheld(const Expr& e) {
+    struct Hold : ExprMutator {
+      int n = 0;
+      Expr mutate_subscript(const Subscript&, const Expr& self) override { return make_var("loom_s" + std::to_string(n++), self.type()); }
+    } h;
+    return h.mutate(e).str();
+  }
+  // Whether the private assignment c may move before store a: it writes an
+  // element a does not read (a different one, provably) and reads nothing a writes.
+  bool independent(const Stmt& a, const Stmt& c) {
+    if (a.kind != Stmt::Assign || c.kind != Stmt::Assign || c.op != Stmt::Op::Compute) return false;
+    auto lc = c.lhs.as<Subscript>();
+    auto la = a.lhs.as<Subscript>();
+    const Temporary* t = lc ? k_.find_temporary(lc->name) : nullptr;
+    if (!lc || !la || !t || t->space != AddressSpace::Private) return false;
+    for (const Subscript* r : subscripts(c.rhs))
+      if (r->name == la->name) return false;
+    for (const Subscript* r : subscripts(a.rhs)) {
+      if (r->name != lc->name) continue;
+      bool apart = false;
+      for (size_t d = 0; d < r->indices.size() && d < lc->indices.size(); ++d)
+        apart |= differ_by(r->indices[d], lc->indices[d], 1) || differ_by(r->indices[d], lc->indices[d], -1);
+      if (!apart) return false;
+    }
+    return true;
   }
 
   // Whether b - a is `by` for every value of their variables (isl: the

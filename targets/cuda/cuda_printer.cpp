@@ -1158,7 +1158,8 @@ class Printer {
   std::string vector_type(Type t, int64_t lanes) {
     std::string base = t.kind == ScalarKind::Float32 ? "float" : t.kind == ScalarKind::Float64 ? "double"
                      : t.kind == ScalarKind::Int32 ? "int" : t.kind == ScalarKind::UInt32 ? "uint"
-                     : t.kind == ScalarKind::Int64 ? "longlong" : t.kind == ScalarKind::UInt64 ? "ulonglong" : "";
+                     : t.kind == ScalarKind::Int64 ? "longlong" : t.kind == ScalarKind::UInt64 ? "ulonglong"
+                     : t.kind == ScalarKind::Float16 && lanes == 2 ? "__half" : t.kind == ScalarKind::BFloat16 && lanes == 2 ? "__nv_bfloat16" : "";
     if (base.empty()) throw KernelError("kernel '" + k_.name + "': no vector type of " + t.name() + " (internal error)");
     return base + std::to_string(lanes);
   }

@@ -688,68 +688,196 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16(__nv_bfloat16 const 
     loom_cp_async_wait_all();
     __syncthreads();
   }
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[0];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[16];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[32];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[48];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[4];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[20];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[36];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[52];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[8];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[24];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[40];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[56];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[12];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[28];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[44];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[60];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[1];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[17];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[33];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[49];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[5];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[21];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[37];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[53];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[9];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[25];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[41];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[57];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[13];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[29];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[45];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[61];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[2];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[18];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[34];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[50];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[6];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[22];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[38];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[54];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[10];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[26];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[42];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[58];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[14];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[30];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[46];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[62];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[3];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[19];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[35];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[51];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[7];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[23];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[39];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[55];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[11];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[27];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[43];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[59];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[15];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[31];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[47];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[63];
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v0;
+    loom_v0.x = acc_c[0];
+    loom_v0.y = acc_c[16];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v0;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v1;
+    loom_v1.x = acc_c[32];
+    loom_v1.y = acc_c[48];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v1;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v2;
+    loom_v2.x = acc_c[4];
+    loom_v2.y = acc_c[20];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v2;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v3;
+    loom_v3.x = acc_c[36];
+    loom_v3.y = acc_c[52];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v3;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v4;
+    loom_v4.x = acc_c[8];
+    loom_v4.y = acc_c[24];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v4;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v5;
+    loom_v5.x = acc_c[40];
+    loom_v5.y = acc_c[56];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v5;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v6;
+    loom_v6.x = acc_c[12];
+    loom_v6.y = acc_c[28];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v6;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v7;
+    loom_v7.x = acc_c[44];
+    loom_v7.y = acc_c[60];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v7;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v8;
+    loom_v8.x = acc_c[1];
+    loom_v8.y = acc_c[17];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v8;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v9;
+    loom_v9.x = acc_c[33];
+    loom_v9.y = acc_c[49];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v9;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v10;
+    loom_v10.x = acc_c[5];
+    loom_v10.y = acc_c[21];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v10;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v11;
+    loom_v11.x = acc_c[37];
+    loom_v11.y = acc_c[53];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v11;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v12;
+    loom_v12.x = acc_c[9];
+    loom_v12.y = acc_c[25];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v12;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v13;
+    loom_v13.x = acc_c[41];
+    loom_v13.y = acc_c[57];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v13;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v14;
+    loom_v14.x = acc_c[13];
+    loom_v14.y = acc_c[29];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v14;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v15;
+    loom_v15.x = acc_c[45];
+    loom_v15.y = acc_c[61];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v15;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v16;
+    loom_v16.x = acc_c[2];
+    loom_v16.y = acc_c[18];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v16;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v17;
+    loom_v17.x = acc_c[34];
+    loom_v17.y = acc_c[50];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v17;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v18;
+    loom_v18.x = acc_c[6];
+    loom_v18.y = acc_c[22];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v18;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v19;
+    loom_v19.x = acc_c[38];
+    loom_v19.y = acc_c[54];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v19;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v20;
+    loom_v20.x = acc_c[10];
+    loom_v20.y = acc_c[26];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v20;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v21;
+    loom_v21.x = acc_c[42];
+    loom_v21.y = acc_c[58];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v21;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v22;
+    loom_v22.x = acc_c[14];
+    loom_v22.y = acc_c[30];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v22;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v23;
+    loom_v23.x = acc_c[46];
+    loom_v23.y = acc_c[62];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v23;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v24;
+    loom_v24.x = acc_c[3];
+    loom_v24.y = acc_c[19];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v24;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v25;
+    loom_v25.x = acc_c[35];
+    loom_v25.y = acc_c[51];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v25;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v26;
+    loom_v26.x = acc_c[7];
+    loom_v26.y = acc_c[23];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v26;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v27;
+    loom_v27.x = acc_c[39];
+    loom_v27.y = acc_c[55];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v27;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v28;
+    loom_v28.x = acc_c[11];
+    loom_v28.y = acc_c[27];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v28;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v29;
+    loom_v29.x = acc_c[43];
+    loom_v29.y = acc_c[59];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v29;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v30;
+    loom_v30.x = acc_c[15];
+    loom_v30.y = acc_c[31];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v30;
+  }
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v31;
+    loom_v31.x = acc_c[47];
+    loom_v31.y = acc_c[63];
+    *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v31;
+  }
 }

@@ -690,131 +690,259 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_bias_relu(__nv_bfloa
     __syncthreads();
   }
   s[0] = acc_s[0];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = __float2bfloat16_rn((float)fmaxf(s[0] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
   s[16] = acc_s[16];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = __float2bfloat16_rn((float)fmaxf(s[16] + bias[128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v0;
+    loom_v0.x = __float2bfloat16_rn((float)fmaxf(s[0] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
+    loom_v0.y = __float2bfloat16_rn((float)fmaxf(s[16] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v0;
+  }
   s[32] = acc_s[32];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = __float2bfloat16_rn((float)fmaxf(s[32] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
   s[48] = acc_s[48];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = __float2bfloat16_rn((float)fmaxf(s[48] + bias[128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v1;
+    loom_v1.x = __float2bfloat16_rn((float)fmaxf(s[32] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
+    loom_v1.y = __float2bfloat16_rn((float)fmaxf(s[48] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v1;
+  }
   s[4] = acc_s[4];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[4] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
   s[20] = acc_s[20];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[20] + bias[128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v2;
+    loom_v2.x = __float2bfloat16_rn((float)fmaxf(s[4] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v2.y = __float2bfloat16_rn((float)fmaxf(s[20] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v2;
+  }
   s[36] = acc_s[36];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[36] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
   s[52] = acc_s[52];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[52] + bias[128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v3;
+    loom_v3.x = __float2bfloat16_rn((float)fmaxf(s[36] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v3.y = __float2bfloat16_rn((float)fmaxf(s[52] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v3;
+  }
   s[8] = acc_s[8];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[8] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
   s[24] = acc_s[24];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[24] + bias[128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v4;
+    loom_v4.x = __float2bfloat16_rn((float)fmaxf(s[8] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v4.y = __float2bfloat16_rn((float)fmaxf(s[24] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v4;
+  }
   s[40] = acc_s[40];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[40] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
   s[56] = acc_s[56];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[56] + bias[128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v5;
+    loom_v5.x = __float2bfloat16_rn((float)fmaxf(s[40] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v5.y = __float2bfloat16_rn((float)fmaxf(s[56] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v5;
+  }
   s[12] = acc_s[12];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[12] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
   s[28] = acc_s[28];
-  c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[28] + bias[128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v6;
+    loom_v6.x = __float2bfloat16_rn((float)fmaxf(s[12] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v6.y = __float2bfloat16_rn((float)fmaxf(s[28] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v6;
+  }
   s[44] = acc_s[44];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[44] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
   s[60] = acc_s[60];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[60] + bias[128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v7;
+    loom_v7.x = __float2bfloat16_rn((float)fmaxf(s[44] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v7.y = __float2bfloat16_rn((float)fmaxf(s[60] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v7;
+  }
   s[1] = acc_s[1];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = __float2bfloat16_rn((float)fmaxf(s[1] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
   s[17] = acc_s[17];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = __float2bfloat16_rn((float)fmaxf(s[17] + bias[128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v8;
+    loom_v8.x = __float2bfloat16_rn((float)fmaxf(s[1] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
+    loom_v8.y = __float2bfloat16_rn((float)fmaxf(s[17] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v8;
+  }
   s[33] = acc_s[33];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = __float2bfloat16_rn((float)fmaxf(s[33] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
   s[49] = acc_s[49];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = __float2bfloat16_rn((float)fmaxf(s[49] + bias[128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v9;
+    loom_v9.x = __float2bfloat16_rn((float)fmaxf(s[33] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
+    loom_v9.y = __float2bfloat16_rn((float)fmaxf(s[49] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v9;
+  }
   s[5] = acc_s[5];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[5] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
   s[21] = acc_s[21];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[21] + bias[128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v10;
+    loom_v10.x = __float2bfloat16_rn((float)fmaxf(s[5] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v10.y = __float2bfloat16_rn((float)fmaxf(s[21] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v10;
+  }
   s[37] = acc_s[37];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[37] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
   s[53] = acc_s[53];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[53] + bias[128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v11;
+    loom_v11.x = __float2bfloat16_rn((float)fmaxf(s[37] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v11.y = __float2bfloat16_rn((float)fmaxf(s[53] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v11;
+  }
   s[9] = acc_s[9];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[9] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
   s[25] = acc_s[25];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[25] + bias[128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v12;
+    loom_v12.x = __float2bfloat16_rn((float)fmaxf(s[9] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v12.y = __float2bfloat16_rn((float)fmaxf(s[25] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v12;
+  }
   s[41] = acc_s[41];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[41] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
   s[57] = acc_s[57];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[57] + bias[128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v13;
+    loom_v13.x = __float2bfloat16_rn((float)fmaxf(s[41] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v13.y = __float2bfloat16_rn((float)fmaxf(s[57] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v13;
+  }
   s[13] = acc_s[13];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[13] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
   s[29] = acc_s[29];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[29] + bias[128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v14;
+    loom_v14.x = __float2bfloat16_rn((float)fmaxf(s[13] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v14.y = __float2bfloat16_rn((float)fmaxf(s[29] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v14;
+  }
   s[45] = acc_s[45];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[45] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
   s[61] = acc_s[61];
-  c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[61] + bias[128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v15;
+    loom_v15.x = __float2bfloat16_rn((float)fmaxf(s[45] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v15.y = __float2bfloat16_rn((float)fmaxf(s[61] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v15;
+  }
   s[2] = acc_s[2];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = __float2bfloat16_rn((float)fmaxf(s[2] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
   s[18] = acc_s[18];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = __float2bfloat16_rn((float)fmaxf(s[18] + bias[128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v16;
+    loom_v16.x = __float2bfloat16_rn((float)fmaxf(s[2] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
+    loom_v16.y = __float2bfloat16_rn((float)fmaxf(s[18] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v16;
+  }
   s[34] = acc_s[34];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = __float2bfloat16_rn((float)fmaxf(s[34] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
   s[50] = acc_s[50];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = __float2bfloat16_rn((float)fmaxf(s[50] + bias[128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v17;
+    loom_v17.x = __float2bfloat16_rn((float)fmaxf(s[34] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
+    loom_v17.y = __float2bfloat16_rn((float)fmaxf(s[50] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v17;
+  }
   s[6] = acc_s[6];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[6] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
   s[22] = acc_s[22];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[22] + bias[128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v18;
+    loom_v18.x = __float2bfloat16_rn((float)fmaxf(s[6] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v18.y = __float2bfloat16_rn((float)fmaxf(s[22] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v18;
+  }
   s[38] = acc_s[38];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[38] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
   s[54] = acc_s[54];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[54] + bias[128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v19;
+    loom_v19.x = __float2bfloat16_rn((float)fmaxf(s[38] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v19.y = __float2bfloat16_rn((float)fmaxf(s[54] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v19;
+  }
   s[10] = acc_s[10];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[10] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
   s[26] = acc_s[26];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[26] + bias[128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v20;
+    loom_v20.x = __float2bfloat16_rn((float)fmaxf(s[10] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v20.y = __float2bfloat16_rn((float)fmaxf(s[26] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v20;
+  }
   s[42] = acc_s[42];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[42] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
   s[58] = acc_s[58];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[58] + bias[128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v21;
+    loom_v21.x = __float2bfloat16_rn((float)fmaxf(s[42] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v21.y = __float2bfloat16_rn((float)fmaxf(s[58] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v21;
+  }
   s[14] = acc_s[14];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[14] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
   s[30] = acc_s[30];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[30] + bias[128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v22;
+    loom_v22.x = __float2bfloat16_rn((float)fmaxf(s[14] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v22.y = __float2bfloat16_rn((float)fmaxf(s[30] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v22;
+  }
   s[46] = acc_s[46];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[46] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
   s[62] = acc_s[62];
-  c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[62] + bias[128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v23;
+    loom_v23.x = __float2bfloat16_rn((float)fmaxf(s[46] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v23.y = __float2bfloat16_rn((float)fmaxf(s[62] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v23;
+  }
   s[3] = acc_s[3];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = __float2bfloat16_rn((float)fmaxf(s[3] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
   s[19] = acc_s[19];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = __float2bfloat16_rn((float)fmaxf(s[19] + bias[128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v24;
+    loom_v24.x = __float2bfloat16_rn((float)fmaxf(s[3] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
+    loom_v24.y = __float2bfloat16_rn((float)fmaxf(s[19] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v24;
+  }
   s[35] = acc_s[35];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = __float2bfloat16_rn((float)fmaxf(s[35] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
   s[51] = acc_s[51];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = __float2bfloat16_rn((float)fmaxf(s[51] + bias[128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v25;
+    loom_v25.x = __float2bfloat16_rn((float)fmaxf(s[35] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2)], 0.0f));
+    loom_v25.y = __float2bfloat16_rn((float)fmaxf(s[51] + bias[128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v25;
+  }
   s[7] = acc_s[7];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[7] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
   s[23] = acc_s[23];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[23] + bias[128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v26;
+    loom_v26.x = __float2bfloat16_rn((float)fmaxf(s[7] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v26.y = __float2bfloat16_rn((float)fmaxf(s[23] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v26;
+  }
   s[39] = acc_s[39];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[39] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
   s[55] = acc_s[55];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[55] + bias[128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v27;
+    loom_v27.x = __float2bfloat16_rn((float)fmaxf(s[39] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v27.y = __float2bfloat16_rn((float)fmaxf(s[55] + bias[128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v27;
+  }
   s[11] = acc_s[11];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[11] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
   s[27] = acc_s[27];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[27] + bias[128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v28;
+    loom_v28.x = __float2bfloat16_rn((float)fmaxf(s[11] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v28.y = __float2bfloat16_rn((float)fmaxf(s[27] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v28;
+  }
   s[43] = acc_s[43];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[43] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
   s[59] = acc_s[59];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[59] + bias[128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v29;
+    loom_v29.x = __float2bfloat16_rn((float)fmaxf(s[43] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v29.y = __float2bfloat16_rn((float)fmaxf(s[59] + bias[128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v29;
+  }
   s[15] = acc_s[15];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[15] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
   s[31] = acc_s[31];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[31] + bias[128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v30;
+    loom_v30.x = __float2bfloat16_rn((float)fmaxf(s[15] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v30.y = __float2bfloat16_rn((float)fmaxf(s[31] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v30;
+  }
   s[47] = acc_s[47];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = __float2bfloat16_rn((float)fmaxf(s[47] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
   s[63] = acc_s[63];
-  c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = __float2bfloat16_rn((float)fmaxf(s[63] + bias[128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1)))], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v31;
+    loom_v31.x = __float2bfloat16_rn((float)fmaxf(s[47] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2))], 0.0f));
+    loom_v31.y = __float2bfloat16_rn((float)fmaxf(s[63] + bias[128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v31;
+  }
 }

@@ -267,259 +267,515 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
   }
   loom_wgmma_wait_all();  // (the last iteration's group)
   s[0] = acc_s[0];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)] = __float2bfloat16_rn((float)fmaxf(s[0] + bias[256 * j_outer + loom_mod(lane, 4) * 2], 0.0f));
   s[1] = acc_s[1];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 1))] = __float2bfloat16_rn((float)fmaxf(s[1] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 1)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v0;
+    loom_v0.x = __float2bfloat16_rn((float)fmaxf(s[0] + bias[256 * j_outer + loom_mod(lane, 4) * 2], 0.0f));
+    loom_v0.y = __float2bfloat16_rn((float)fmaxf(s[1] + bias[256 * j_outer + loom_mod(lane, 4) * 2 + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)])) = loom_v0;
+  }
   s[2] = acc_s[2];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)] = __float2bfloat16_rn((float)fmaxf(s[2] + bias[256 * j_outer + loom_mod(lane, 4) * 2], 0.0f));
   s[3] = acc_s[3];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 1))] = __float2bfloat16_rn((float)fmaxf(s[3] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 1)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v1;
+    loom_v1.x = __float2bfloat16_rn((float)fmaxf(s[2] + bias[256 * j_outer + loom_mod(lane, 4) * 2], 0.0f));
+    loom_v1.y = __float2bfloat16_rn((float)fmaxf(s[3] + bias[256 * j_outer + loom_mod(lane, 4) * 2 + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)])) = loom_v1;
+  }
   s[4] = acc_s[4];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 8))] = __float2bfloat16_rn((float)fmaxf(s[4] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 8)], 0.0f));
   s[5] = acc_s[5];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 9))] = __float2bfloat16_rn((float)fmaxf(s[5] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 9)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v2;
+    loom_v2.x = __float2bfloat16_rn((float)fmaxf(s[4] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 8)], 0.0f));
+    loom_v2.y = __float2bfloat16_rn((float)fmaxf(s[5] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 8) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 8))])) = loom_v2;
+  }
   s[6] = acc_s[6];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 8))] = __float2bfloat16_rn((float)fmaxf(s[6] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 8)], 0.0f));
   s[7] = acc_s[7];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 9))] = __float2bfloat16_rn((float)fmaxf(s[7] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 9)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v3;
+    loom_v3.x = __float2bfloat16_rn((float)fmaxf(s[6] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 8)], 0.0f));
+    loom_v3.y = __float2bfloat16_rn((float)fmaxf(s[7] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 8) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 8))])) = loom_v3;
+  }
   s[8] = acc_s[8];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 16))] = __float2bfloat16_rn((float)fmaxf(s[8] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 16)], 0.0f));
   s[9] = acc_s[9];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 17))] = __float2bfloat16_rn((float)fmaxf(s[9] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 17)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v4;
+    loom_v4.x = __float2bfloat16_rn((float)fmaxf(s[8] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 16)], 0.0f));
+    loom_v4.y = __float2bfloat16_rn((float)fmaxf(s[9] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 16) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 16))])) = loom_v4;
+  }
   s[10] = acc_s[10];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 16))] = __float2bfloat16_rn((float)fmaxf(s[10] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 16)], 0.0f));
   s[11] = acc_s[11];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 17))] = __float2bfloat16_rn((float)fmaxf(s[11] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 17)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v5;
+    loom_v5.x = __float2bfloat16_rn((float)fmaxf(s[10] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 16)], 0.0f));
+    loom_v5.y = __float2bfloat16_rn((float)fmaxf(s[11] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 16) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 16))])) = loom_v5;
+  }
   s[12] = acc_s[12];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 24))] = __float2bfloat16_rn((float)fmaxf(s[12] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 24)], 0.0f));
   s[13] = acc_s[13];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 25))] = __float2bfloat16_rn((float)fmaxf(s[13] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 25)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v6;
+    loom_v6.x = __float2bfloat16_rn((float)fmaxf(s[12] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 24)], 0.0f));
+    loom_v6.y = __float2bfloat16_rn((float)fmaxf(s[13] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 24) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 24))])) = loom_v6;
+  }
   s[14] = acc_s[14];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 24))] = __float2bfloat16_rn((float)fmaxf(s[14] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 24)], 0.0f));
   s[15] = acc_s[15];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 25))] = __float2bfloat16_rn((float)fmaxf(s[15] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 25)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v7;
+    loom_v7.x = __float2bfloat16_rn((float)fmaxf(s[14] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 24)], 0.0f));
+    loom_v7.y = __float2bfloat16_rn((float)fmaxf(s[15] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 24) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 24))])) = loom_v7;
+  }
   s[16] = acc_s[16];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 32))] = __float2bfloat16_rn((float)fmaxf(s[16] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 32)], 0.0f));
   s[17] = acc_s[17];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 33))] = __float2bfloat16_rn((float)fmaxf(s[17] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 33)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v8;
+    loom_v8.x = __float2bfloat16_rn((float)fmaxf(s[16] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 32)], 0.0f));
+    loom_v8.y = __float2bfloat16_rn((float)fmaxf(s[17] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 32) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 32))])) = loom_v8;
+  }
   s[18] = acc_s[18];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 32))] = __float2bfloat16_rn((float)fmaxf(s[18] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 32)], 0.0f));
   s[19] = acc_s[19];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 33))] = __float2bfloat16_rn((float)fmaxf(s[19] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 33)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v9;
+    loom_v9.x = __float2bfloat16_rn((float)fmaxf(s[18] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 32)], 0.0f));
+    loom_v9.y = __float2bfloat16_rn((float)fmaxf(s[19] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 32) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 32))])) = loom_v9;
+  }
   s[20] = acc_s[20];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 40))] = __float2bfloat16_rn((float)fmaxf(s[20] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 40)], 0.0f));
   s[21] = acc_s[21];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 41))] = __float2bfloat16_rn((float)fmaxf(s[21] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 41)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v10;
+    loom_v10.x = __float2bfloat16_rn((float)fmaxf(s[20] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 40)], 0.0f));
+    loom_v10.y = __float2bfloat16_rn((float)fmaxf(s[21] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 40) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 40))])) = loom_v10;
+  }
   s[22] = acc_s[22];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 40))] = __float2bfloat16_rn((float)fmaxf(s[22] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 40)], 0.0f));
   s[23] = acc_s[23];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 41))] = __float2bfloat16_rn((float)fmaxf(s[23] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 41)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v11;
+    loom_v11.x = __float2bfloat16_rn((float)fmaxf(s[22] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 40)], 0.0f));
+    loom_v11.y = __float2bfloat16_rn((float)fmaxf(s[23] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 40) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 40))])) = loom_v11;
+  }
   s[24] = acc_s[24];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 48))] = __float2bfloat16_rn((float)fmaxf(s[24] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 48)], 0.0f));
   s[25] = acc_s[25];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 49))] = __float2bfloat16_rn((float)fmaxf(s[25] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 49)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v12;
+    loom_v12.x = __float2bfloat16_rn((float)fmaxf(s[24] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 48)], 0.0f));
+    loom_v12.y = __float2bfloat16_rn((float)fmaxf(s[25] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 48) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 48))])) = loom_v12;
+  }
   s[26] = acc_s[26];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 48))] = __float2bfloat16_rn((float)fmaxf(s[26] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 48)], 0.0f));
   s[27] = acc_s[27];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 49))] = __float2bfloat16_rn((float)fmaxf(s[27] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 49)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v13;
+    loom_v13.x = __float2bfloat16_rn((float)fmaxf(s[26] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 48)], 0.0f));
+    loom_v13.y = __float2bfloat16_rn((float)fmaxf(s[27] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 48) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 48))])) = loom_v13;
+  }
   s[28] = acc_s[28];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 56))] = __float2bfloat16_rn((float)fmaxf(s[28] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 56)], 0.0f));
   s[29] = acc_s[29];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 57))] = __float2bfloat16_rn((float)fmaxf(s[29] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 57)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v14;
+    loom_v14.x = __float2bfloat16_rn((float)fmaxf(s[28] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 56)], 0.0f));
+    loom_v14.y = __float2bfloat16_rn((float)fmaxf(s[29] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 56) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 56))])) = loom_v14;
+  }
   s[30] = acc_s[30];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 56))] = __float2bfloat16_rn((float)fmaxf(s[30] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 56)], 0.0f));
   s[31] = acc_s[31];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 57))] = __float2bfloat16_rn((float)fmaxf(s[31] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 57)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v15;
+    loom_v15.x = __float2bfloat16_rn((float)fmaxf(s[30] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 56)], 0.0f));
+    loom_v15.y = __float2bfloat16_rn((float)fmaxf(s[31] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 56) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 56))])) = loom_v15;
+  }
   s[32] = acc_s[32];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 64))] = __float2bfloat16_rn((float)fmaxf(s[32] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 64)], 0.0f));
   s[33] = acc_s[33];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 65))] = __float2bfloat16_rn((float)fmaxf(s[33] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 65)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v16;
+    loom_v16.x = __float2bfloat16_rn((float)fmaxf(s[32] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 64)], 0.0f));
+    loom_v16.y = __float2bfloat16_rn((float)fmaxf(s[33] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 64) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 64))])) = loom_v16;
+  }
   s[34] = acc_s[34];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 64))] = __float2bfloat16_rn((float)fmaxf(s[34] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 64)], 0.0f));
   s[35] = acc_s[35];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 65))] = __float2bfloat16_rn((float)fmaxf(s[35] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 65)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v17;
+    loom_v17.x = __float2bfloat16_rn((float)fmaxf(s[34] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 64)], 0.0f));
+    loom_v17.y = __float2bfloat16_rn((float)fmaxf(s[35] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 64) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 64))])) = loom_v17;
+  }
   s[36] = acc_s[36];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 72))] = __float2bfloat16_rn((float)fmaxf(s[36] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 72)], 0.0f));
   s[37] = acc_s[37];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 73))] = __float2bfloat16_rn((float)fmaxf(s[37] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 73)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v18;
+    loom_v18.x = __float2bfloat16_rn((float)fmaxf(s[36] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 72)], 0.0f));
+    loom_v18.y = __float2bfloat16_rn((float)fmaxf(s[37] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 72) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 72))])) = loom_v18;
+  }
   s[38] = acc_s[38];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 72))] = __float2bfloat16_rn((float)fmaxf(s[38] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 72)], 0.0f));
   s[39] = acc_s[39];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 73))] = __float2bfloat16_rn((float)fmaxf(s[39] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 73)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v19;
+    loom_v19.x = __float2bfloat16_rn((float)fmaxf(s[38] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 72)], 0.0f));
+    loom_v19.y = __float2bfloat16_rn((float)fmaxf(s[39] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 72) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 72))])) = loom_v19;
+  }
   s[40] = acc_s[40];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 80))] = __float2bfloat16_rn((float)fmaxf(s[40] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 80)], 0.0f));
   s[41] = acc_s[41];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 81))] = __float2bfloat16_rn((float)fmaxf(s[41] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 81)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v20;
+    loom_v20.x = __float2bfloat16_rn((float)fmaxf(s[40] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 80)], 0.0f));
+    loom_v20.y = __float2bfloat16_rn((float)fmaxf(s[41] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 80) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 80))])) = loom_v20;
+  }
   s[42] = acc_s[42];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 80))] = __float2bfloat16_rn((float)fmaxf(s[42] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 80)], 0.0f));
   s[43] = acc_s[43];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 81))] = __float2bfloat16_rn((float)fmaxf(s[43] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 81)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v21;
+    loom_v21.x = __float2bfloat16_rn((float)fmaxf(s[42] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 80)], 0.0f));
+    loom_v21.y = __float2bfloat16_rn((float)fmaxf(s[43] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 80) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 80))])) = loom_v21;
+  }
   s[44] = acc_s[44];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 88))] = __float2bfloat16_rn((float)fmaxf(s[44] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 88)], 0.0f));
   s[45] = acc_s[45];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 89))] = __float2bfloat16_rn((float)fmaxf(s[45] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 89)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v22;
+    loom_v22.x = __float2bfloat16_rn((float)fmaxf(s[44] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 88)], 0.0f));
+    loom_v22.y = __float2bfloat16_rn((float)fmaxf(s[45] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 88) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 88))])) = loom_v22;
+  }
   s[46] = acc_s[46];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 88))] = __float2bfloat16_rn((float)fmaxf(s[46] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 88)], 0.0f));
   s[47] = acc_s[47];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 89))] = __float2bfloat16_rn((float)fmaxf(s[47] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 89)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v23;
+    loom_v23.x = __float2bfloat16_rn((float)fmaxf(s[46] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 88)], 0.0f));
+    loom_v23.y = __float2bfloat16_rn((float)fmaxf(s[47] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 88) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 88))])) = loom_v23;
+  }
   s[48] = acc_s[48];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 96))] = __float2bfloat16_rn((float)fmaxf(s[48] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 96)], 0.0f));
   s[49] = acc_s[49];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 97))] = __float2bfloat16_rn((float)fmaxf(s[49] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 97)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v24;
+    loom_v24.x = __float2bfloat16_rn((float)fmaxf(s[48] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 96)], 0.0f));
+    loom_v24.y = __float2bfloat16_rn((float)fmaxf(s[49] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 96) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 96))])) = loom_v24;
+  }
   s[50] = acc_s[50];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 96))] = __float2bfloat16_rn((float)fmaxf(s[50] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 96)], 0.0f));
   s[51] = acc_s[51];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 97))] = __float2bfloat16_rn((float)fmaxf(s[51] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 97)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v25;
+    loom_v25.x = __float2bfloat16_rn((float)fmaxf(s[50] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 96)], 0.0f));
+    loom_v25.y = __float2bfloat16_rn((float)fmaxf(s[51] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 96) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 96))])) = loom_v25;
+  }
   s[52] = acc_s[52];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 104))] = __float2bfloat16_rn((float)fmaxf(s[52] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 104)], 0.0f));
   s[53] = acc_s[53];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 105))] = __float2bfloat16_rn((float)fmaxf(s[53] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 105)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v26;
+    loom_v26.x = __float2bfloat16_rn((float)fmaxf(s[52] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 104)], 0.0f));
+    loom_v26.y = __float2bfloat16_rn((float)fmaxf(s[53] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 104) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 104))])) = loom_v26;
+  }
   s[54] = acc_s[54];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 104))] = __float2bfloat16_rn((float)fmaxf(s[54] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 104)], 0.0f));
   s[55] = acc_s[55];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 105))] = __float2bfloat16_rn((float)fmaxf(s[55] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 105)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v27;
+    loom_v27.x = __float2bfloat16_rn((float)fmaxf(s[54] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 104)], 0.0f));
+    loom_v27.y = __float2bfloat16_rn((float)fmaxf(s[55] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 104) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 104))])) = loom_v27;
+  }
   s[56] = acc_s[56];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 112))] = __float2bfloat16_rn((float)fmaxf(s[56] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 112)], 0.0f));
   s[57] = acc_s[57];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 113))] = __float2bfloat16_rn((float)fmaxf(s[57] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 113)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v28;
+    loom_v28.x = __float2bfloat16_rn((float)fmaxf(s[56] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 112)], 0.0f));
+    loom_v28.y = __float2bfloat16_rn((float)fmaxf(s[57] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 112) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 112))])) = loom_v28;
+  }
   s[58] = acc_s[58];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 112))] = __float2bfloat16_rn((float)fmaxf(s[58] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 112)], 0.0f));
   s[59] = acc_s[59];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 113))] = __float2bfloat16_rn((float)fmaxf(s[59] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 113)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v29;
+    loom_v29.x = __float2bfloat16_rn((float)fmaxf(s[58] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 112)], 0.0f));
+    loom_v29.y = __float2bfloat16_rn((float)fmaxf(s[59] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 112) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 112))])) = loom_v29;
+  }
   s[60] = acc_s[60];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 120))] = __float2bfloat16_rn((float)fmaxf(s[60] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 120)], 0.0f));
   s[61] = acc_s[61];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 121))] = __float2bfloat16_rn((float)fmaxf(s[61] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 121)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v30;
+    loom_v30.x = __float2bfloat16_rn((float)fmaxf(s[60] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 120)], 0.0f));
+    loom_v30.y = __float2bfloat16_rn((float)fmaxf(s[61] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 120) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 120))])) = loom_v30;
+  }
   s[62] = acc_s[62];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 120))] = __float2bfloat16_rn((float)fmaxf(s[62] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 120)], 0.0f));
   s[63] = acc_s[63];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 121))] = __float2bfloat16_rn((float)fmaxf(s[63] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 121)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v31;
+    loom_v31.x = __float2bfloat16_rn((float)fmaxf(s[62] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 120)], 0.0f));
+    loom_v31.y = __float2bfloat16_rn((float)fmaxf(s[63] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 120) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 120))])) = loom_v31;
+  }
   s[64] = acc_s[64];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 128))] = __float2bfloat16_rn((float)fmaxf(s[64] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 128)], 0.0f));
   s[65] = acc_s[65];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 129))] = __float2bfloat16_rn((float)fmaxf(s[65] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 129)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v32;
+    loom_v32.x = __float2bfloat16_rn((float)fmaxf(s[64] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 128)], 0.0f));
+    loom_v32.y = __float2bfloat16_rn((float)fmaxf(s[65] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 128) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 128))])) = loom_v32;
+  }
   s[66] = acc_s[66];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 128))] = __float2bfloat16_rn((float)fmaxf(s[66] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 128)], 0.0f));
   s[67] = acc_s[67];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 129))] = __float2bfloat16_rn((float)fmaxf(s[67] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 129)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v33;
+    loom_v33.x = __float2bfloat16_rn((float)fmaxf(s[66] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 128)], 0.0f));
+    loom_v33.y = __float2bfloat16_rn((float)fmaxf(s[67] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 128) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 128))])) = loom_v33;
+  }
   s[68] = acc_s[68];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 136))] = __float2bfloat16_rn((float)fmaxf(s[68] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 136)], 0.0f));
   s[69] = acc_s[69];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 137))] = __float2bfloat16_rn((float)fmaxf(s[69] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 137)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v34;
+    loom_v34.x = __float2bfloat16_rn((float)fmaxf(s[68] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 136)], 0.0f));
+    loom_v34.y = __float2bfloat16_rn((float)fmaxf(s[69] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 136) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 136))])) = loom_v34;
+  }
   s[70] = acc_s[70];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 136))] = __float2bfloat16_rn((float)fmaxf(s[70] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 136)], 0.0f));
   s[71] = acc_s[71];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 137))] = __float2bfloat16_rn((float)fmaxf(s[71] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 137)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v35;
+    loom_v35.x = __float2bfloat16_rn((float)fmaxf(s[70] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 136)], 0.0f));
+    loom_v35.y = __float2bfloat16_rn((float)fmaxf(s[71] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 136) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 136))])) = loom_v35;
+  }
   s[72] = acc_s[72];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 144))] = __float2bfloat16_rn((float)fmaxf(s[72] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 144)], 0.0f));
   s[73] = acc_s[73];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 145))] = __float2bfloat16_rn((float)fmaxf(s[73] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 145)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v36;
+    loom_v36.x = __float2bfloat16_rn((float)fmaxf(s[72] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 144)], 0.0f));
+    loom_v36.y = __float2bfloat16_rn((float)fmaxf(s[73] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 144) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 144))])) = loom_v36;
+  }
   s[74] = acc_s[74];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 144))] = __float2bfloat16_rn((float)fmaxf(s[74] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 144)], 0.0f));
   s[75] = acc_s[75];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 145))] = __float2bfloat16_rn((float)fmaxf(s[75] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 145)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v37;
+    loom_v37.x = __float2bfloat16_rn((float)fmaxf(s[74] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 144)], 0.0f));
+    loom_v37.y = __float2bfloat16_rn((float)fmaxf(s[75] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 144) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 144))])) = loom_v37;
+  }
   s[76] = acc_s[76];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 152))] = __float2bfloat16_rn((float)fmaxf(s[76] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 152)], 0.0f));
   s[77] = acc_s[77];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 153))] = __float2bfloat16_rn((float)fmaxf(s[77] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 153)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v38;
+    loom_v38.x = __float2bfloat16_rn((float)fmaxf(s[76] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 152)], 0.0f));
+    loom_v38.y = __float2bfloat16_rn((float)fmaxf(s[77] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 152) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 152))])) = loom_v38;
+  }
   s[78] = acc_s[78];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 152))] = __float2bfloat16_rn((float)fmaxf(s[78] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 152)], 0.0f));
   s[79] = acc_s[79];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 153))] = __float2bfloat16_rn((float)fmaxf(s[79] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 153)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v39;
+    loom_v39.x = __float2bfloat16_rn((float)fmaxf(s[78] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 152)], 0.0f));
+    loom_v39.y = __float2bfloat16_rn((float)fmaxf(s[79] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 152) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 152))])) = loom_v39;
+  }
   s[80] = acc_s[80];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 160))] = __float2bfloat16_rn((float)fmaxf(s[80] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 160)], 0.0f));
   s[81] = acc_s[81];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 161))] = __float2bfloat16_rn((float)fmaxf(s[81] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 161)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v40;
+    loom_v40.x = __float2bfloat16_rn((float)fmaxf(s[80] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 160)], 0.0f));
+    loom_v40.y = __float2bfloat16_rn((float)fmaxf(s[81] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 160) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 160))])) = loom_v40;
+  }
   s[82] = acc_s[82];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 160))] = __float2bfloat16_rn((float)fmaxf(s[82] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 160)], 0.0f));
   s[83] = acc_s[83];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 161))] = __float2bfloat16_rn((float)fmaxf(s[83] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 161)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v41;
+    loom_v41.x = __float2bfloat16_rn((float)fmaxf(s[82] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 160)], 0.0f));
+    loom_v41.y = __float2bfloat16_rn((float)fmaxf(s[83] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 160) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 160))])) = loom_v41;
+  }
   s[84] = acc_s[84];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 168))] = __float2bfloat16_rn((float)fmaxf(s[84] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 168)], 0.0f));
   s[85] = acc_s[85];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 169))] = __float2bfloat16_rn((float)fmaxf(s[85] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 169)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v42;
+    loom_v42.x = __float2bfloat16_rn((float)fmaxf(s[84] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 168)], 0.0f));
+    loom_v42.y = __float2bfloat16_rn((float)fmaxf(s[85] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 168) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 168))])) = loom_v42;
+  }
   s[86] = acc_s[86];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 168))] = __float2bfloat16_rn((float)fmaxf(s[86] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 168)], 0.0f));
   s[87] = acc_s[87];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 169))] = __float2bfloat16_rn((float)fmaxf(s[87] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 169)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v43;
+    loom_v43.x = __float2bfloat16_rn((float)fmaxf(s[86] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 168)], 0.0f));
+    loom_v43.y = __float2bfloat16_rn((float)fmaxf(s[87] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 168) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 168))])) = loom_v43;
+  }
   s[88] = acc_s[88];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 176))] = __float2bfloat16_rn((float)fmaxf(s[88] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 176)], 0.0f));
   s[89] = acc_s[89];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 177))] = __float2bfloat16_rn((float)fmaxf(s[89] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 177)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v44;
+    loom_v44.x = __float2bfloat16_rn((float)fmaxf(s[88] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 176)], 0.0f));
+    loom_v44.y = __float2bfloat16_rn((float)fmaxf(s[89] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 176) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 176))])) = loom_v44;
+  }
   s[90] = acc_s[90];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 176))] = __float2bfloat16_rn((float)fmaxf(s[90] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 176)], 0.0f));
   s[91] = acc_s[91];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 177))] = __float2bfloat16_rn((float)fmaxf(s[91] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 177)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v45;
+    loom_v45.x = __float2bfloat16_rn((float)fmaxf(s[90] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 176)], 0.0f));
+    loom_v45.y = __float2bfloat16_rn((float)fmaxf(s[91] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 176) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 176))])) = loom_v45;
+  }
   s[92] = acc_s[92];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 184))] = __float2bfloat16_rn((float)fmaxf(s[92] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 184)], 0.0f));
   s[93] = acc_s[93];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 185))] = __float2bfloat16_rn((float)fmaxf(s[93] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 185)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v46;
+    loom_v46.x = __float2bfloat16_rn((float)fmaxf(s[92] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 184)], 0.0f));
+    loom_v46.y = __float2bfloat16_rn((float)fmaxf(s[93] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 184) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 184))])) = loom_v46;
+  }
   s[94] = acc_s[94];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 184))] = __float2bfloat16_rn((float)fmaxf(s[94] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 184)], 0.0f));
   s[95] = acc_s[95];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 185))] = __float2bfloat16_rn((float)fmaxf(s[95] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 185)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v47;
+    loom_v47.x = __float2bfloat16_rn((float)fmaxf(s[94] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 184)], 0.0f));
+    loom_v47.y = __float2bfloat16_rn((float)fmaxf(s[95] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 184) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 184))])) = loom_v47;
+  }
   s[96] = acc_s[96];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 192))] = __float2bfloat16_rn((float)fmaxf(s[96] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 192)], 0.0f));
   s[97] = acc_s[97];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 193))] = __float2bfloat16_rn((float)fmaxf(s[97] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 193)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v48;
+    loom_v48.x = __float2bfloat16_rn((float)fmaxf(s[96] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 192)], 0.0f));
+    loom_v48.y = __float2bfloat16_rn((float)fmaxf(s[97] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 192) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 192))])) = loom_v48;
+  }
   s[98] = acc_s[98];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 192))] = __float2bfloat16_rn((float)fmaxf(s[98] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 192)], 0.0f));
   s[99] = acc_s[99];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 193))] = __float2bfloat16_rn((float)fmaxf(s[99] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 193)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v49;
+    loom_v49.x = __float2bfloat16_rn((float)fmaxf(s[98] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 192)], 0.0f));
+    loom_v49.y = __float2bfloat16_rn((float)fmaxf(s[99] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 192) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 192))])) = loom_v49;
+  }
   s[100] = acc_s[100];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 200))] = __float2bfloat16_rn((float)fmaxf(s[100] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 200)], 0.0f));
   s[101] = acc_s[101];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 201))] = __float2bfloat16_rn((float)fmaxf(s[101] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 201)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v50;
+    loom_v50.x = __float2bfloat16_rn((float)fmaxf(s[100] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 200)], 0.0f));
+    loom_v50.y = __float2bfloat16_rn((float)fmaxf(s[101] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 200) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 200))])) = loom_v50;
+  }
   s[102] = acc_s[102];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 200))] = __float2bfloat16_rn((float)fmaxf(s[102] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 200)], 0.0f));
   s[103] = acc_s[103];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 201))] = __float2bfloat16_rn((float)fmaxf(s[103] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 201)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v51;
+    loom_v51.x = __float2bfloat16_rn((float)fmaxf(s[102] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 200)], 0.0f));
+    loom_v51.y = __float2bfloat16_rn((float)fmaxf(s[103] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 200) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 200))])) = loom_v51;
+  }
   s[104] = acc_s[104];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 208))] = __float2bfloat16_rn((float)fmaxf(s[104] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 208)], 0.0f));
   s[105] = acc_s[105];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 209))] = __float2bfloat16_rn((float)fmaxf(s[105] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 209)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v52;
+    loom_v52.x = __float2bfloat16_rn((float)fmaxf(s[104] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 208)], 0.0f));
+    loom_v52.y = __float2bfloat16_rn((float)fmaxf(s[105] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 208) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 208))])) = loom_v52;
+  }
   s[106] = acc_s[106];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 208))] = __float2bfloat16_rn((float)fmaxf(s[106] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 208)], 0.0f));
   s[107] = acc_s[107];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 209))] = __float2bfloat16_rn((float)fmaxf(s[107] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 209)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v53;
+    loom_v53.x = __float2bfloat16_rn((float)fmaxf(s[106] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 208)], 0.0f));
+    loom_v53.y = __float2bfloat16_rn((float)fmaxf(s[107] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 208) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 208))])) = loom_v53;
+  }
   s[108] = acc_s[108];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 216))] = __float2bfloat16_rn((float)fmaxf(s[108] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 216)], 0.0f));
   s[109] = acc_s[109];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 217))] = __float2bfloat16_rn((float)fmaxf(s[109] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 217)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v54;
+    loom_v54.x = __float2bfloat16_rn((float)fmaxf(s[108] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 216)], 0.0f));
+    loom_v54.y = __float2bfloat16_rn((float)fmaxf(s[109] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 216) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 216))])) = loom_v54;
+  }
   s[110] = acc_s[110];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 216))] = __float2bfloat16_rn((float)fmaxf(s[110] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 216)], 0.0f));
   s[111] = acc_s[111];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 217))] = __float2bfloat16_rn((float)fmaxf(s[111] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 217)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v55;
+    loom_v55.x = __float2bfloat16_rn((float)fmaxf(s[110] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 216)], 0.0f));
+    loom_v55.y = __float2bfloat16_rn((float)fmaxf(s[111] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 216) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 216))])) = loom_v55;
+  }
   s[112] = acc_s[112];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 224))] = __float2bfloat16_rn((float)fmaxf(s[112] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 224)], 0.0f));
   s[113] = acc_s[113];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 225))] = __float2bfloat16_rn((float)fmaxf(s[113] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 225)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v56;
+    loom_v56.x = __float2bfloat16_rn((float)fmaxf(s[112] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 224)], 0.0f));
+    loom_v56.y = __float2bfloat16_rn((float)fmaxf(s[113] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 224) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 224))])) = loom_v56;
+  }
   s[114] = acc_s[114];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 224))] = __float2bfloat16_rn((float)fmaxf(s[114] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 224)], 0.0f));
   s[115] = acc_s[115];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 225))] = __float2bfloat16_rn((float)fmaxf(s[115] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 225)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v57;
+    loom_v57.x = __float2bfloat16_rn((float)fmaxf(s[114] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 224)], 0.0f));
+    loom_v57.y = __float2bfloat16_rn((float)fmaxf(s[115] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 224) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 224))])) = loom_v57;
+  }
   s[116] = acc_s[116];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 232))] = __float2bfloat16_rn((float)fmaxf(s[116] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 232)], 0.0f));
   s[117] = acc_s[117];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 233))] = __float2bfloat16_rn((float)fmaxf(s[117] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 233)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v58;
+    loom_v58.x = __float2bfloat16_rn((float)fmaxf(s[116] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 232)], 0.0f));
+    loom_v58.y = __float2bfloat16_rn((float)fmaxf(s[117] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 232) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 232))])) = loom_v58;
+  }
   s[118] = acc_s[118];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 232))] = __float2bfloat16_rn((float)fmaxf(s[118] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 232)], 0.0f));
   s[119] = acc_s[119];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 233))] = __float2bfloat16_rn((float)fmaxf(s[119] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 233)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v59;
+    loom_v59.x = __float2bfloat16_rn((float)fmaxf(s[118] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 232)], 0.0f));
+    loom_v59.y = __float2bfloat16_rn((float)fmaxf(s[119] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 232) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 232))])) = loom_v59;
+  }
   s[120] = acc_s[120];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 240))] = __float2bfloat16_rn((float)fmaxf(s[120] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 240)], 0.0f));
   s[121] = acc_s[121];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 241))] = __float2bfloat16_rn((float)fmaxf(s[121] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 241)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v60;
+    loom_v60.x = __float2bfloat16_rn((float)fmaxf(s[120] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 240)], 0.0f));
+    loom_v60.y = __float2bfloat16_rn((float)fmaxf(s[121] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 240) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 240))])) = loom_v60;
+  }
   s[122] = acc_s[122];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 240))] = __float2bfloat16_rn((float)fmaxf(s[122] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 240)], 0.0f));
   s[123] = acc_s[123];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 241))] = __float2bfloat16_rn((float)fmaxf(s[123] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 241)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v61;
+    loom_v61.x = __float2bfloat16_rn((float)fmaxf(s[122] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 240)], 0.0f));
+    loom_v61.y = __float2bfloat16_rn((float)fmaxf(s[123] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 240) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 240))])) = loom_v61;
+  }
   s[124] = acc_s[124];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 248))] = __float2bfloat16_rn((float)fmaxf(s[124] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 248)], 0.0f));
   s[125] = acc_s[125];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 249))] = __float2bfloat16_rn((float)fmaxf(s[125] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 249)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v62;
+    loom_v62.x = __float2bfloat16_rn((float)fmaxf(s[124] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 248)], 0.0f));
+    loom_v62.y = __float2bfloat16_rn((float)fmaxf(s[125] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 248) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 248))])) = loom_v62;
+  }
   s[126] = acc_s[126];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 248))] = __float2bfloat16_rn((float)fmaxf(s[126] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 248)], 0.0f));
   s[127] = acc_s[127];
-  c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 249))] = __float2bfloat16_rn((float)fmaxf(s[127] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 249)], 0.0f));
+  {  // vec loom_pair: 2 lanes
+    __nv_bfloat162 loom_v63;
+    loom_v63.x = __float2bfloat16_rn((float)fmaxf(s[126] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 248)], 0.0f));
+    loom_v63.y = __float2bfloat16_rn((float)fmaxf(s[127] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 248) + 1], 0.0f));
+    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 248))])) = loom_v63;
+  }
 }

@@ -3,35 +3,67 @@ extern "C" __global__ void __launch_bounds__(1) ilp_write_race_avoidance_private
 {
   int t[16];
   t[0] = 5;
-  out[0] = (float)t[0];
   t[1] = 6;
-  out[1] = (float)t[1];
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v0;
+    loom_v0.x = (float)t[0];
+    loom_v0.y = (float)t[1];
+    *reinterpret_cast<float2 *>(&(out[0])) = loom_v0;
+  }
   t[2] = 7;
-  out[2] = (float)t[2];
   t[3] = 8;
-  out[3] = (float)t[3];
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v1;
+    loom_v1.x = (float)t[2];
+    loom_v1.y = (float)t[3];
+    *reinterpret_cast<float2 *>(&(out[2])) = loom_v1;
+  }
   t[4] = 9;
-  out[4] = (float)t[4];
   t[5] = 10;
-  out[5] = (float)t[5];
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v2;
+    loom_v2.x = (float)t[4];
+    loom_v2.y = (float)t[5];
+    *reinterpret_cast<float2 *>(&(out[4])) = loom_v2;
+  }
   t[6] = 11;
-  out[6] = (float)t[6];
   t[7] = 12;
-  out[7] = (float)t[7];
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v3;
+    loom_v3.x = (float)t[6];
+    loom_v3.y = (float)t[7];
+    *reinterpret_cast<float2 *>(&(out[6])) = loom_v3;
+  }
   t[8] = 13;
-  out[8] = (float)t[8];
   t[9] = 14;
-  out[9] = (float)t[9];
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v4;
+    loom_v4.x = (float)t[8];
+    loom_v4.y = (float)t[9];
+    *reinterpret_cast<float2 *>(&(out[8])) = loom_v4;
+  }
   t[10] = 15;
-  out[10] = (float)t[10];
   t[11] = 16;
-  out[11] = (float)t[11];
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v5;
+    loom_v5.x = (float)t[10];
+    loom_v5.y = (float)t[11];
+    *reinterpret_cast<float2 *>(&(out[10])) = loom_v5;
+  }
   t[12] = 17;
-  out[12] = (float)t[12];
   t[13] = 18;
-  out[13] = (float)t[13];
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v6;
+    loom_v6.x = (float)t[12];
+    loom_v6.y = (float)t[13];
+    *reinterpret_cast<float2 *>(&(out[12])) = loom_v6;
+  }
   t[14] = 19;
-  out[14] = (float)t[14];
   t[15] = 20;
-  out[15] = (float)t[15];
+  {  // vec loom_pair: 2 lanes
+    float2 loom_v7;
+    loom_v7.x = (float)t[14];
+    loom_v7.y = (float)t[15];
+    *reinterpret_cast<float2 *>(&(out[14])) = loom_v7;
+  }
 }

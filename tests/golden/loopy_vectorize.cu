@@ -11,13 +11,21 @@ extern "C" __global__ void __launch_bounds__(1) vectorize(float *__restrict__ a,
   for (int i_outer = 0; i_outer < loom_floordiv(n - 1, 4); ++i_outer)
   {
     temp[0] = 2.0f * b[4 * i_outer];
-    a[4 * i_outer] = temp[0];
     temp[1] = 2.0f * b[4 * i_outer + 1];
-    a[4 * i_outer + 1] = temp[1];
+    {  // vec loom_pair: 2 lanes
+      float2 loom_v0;
+      loom_v0.x = temp[0];
+      loom_v0.y = temp[1];
+      *reinterpret_cast<float2 *>(&(a[4 * i_outer])) = loom_v0;
+    }
     temp[2] = 2.0f * b[4 * i_outer + 2];
-    a[4 * i_outer + 2] = temp[2];
     temp[3] = 2.0f * b[4 * i_outer + 3];
-    a[4 * i_outer + 3] = temp[3];
+    {  // vec loom_pair: 2 lanes
+      float2 loom_v1;
+      loom_v1.x = temp[2];
+      loom_v1.y = temp[3];
+      *reinterpret_cast<float2 *>(&(a[4 * i_outer + 2])) = loom_v1;
+    }
   }
   if (n >= 1)
   {

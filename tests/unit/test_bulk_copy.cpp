@@ -264,3 +264,18 @@ TEST(BulkCopy, RandomCudaCoreSchedulesAreProvenOrRefused) {
   EXPECT_GT(accepted, 4);
   std::printf("random bulk-copy schedules: %d accepted, %d refused\n", accepted, refused);
 }
+
+// A fused epilogue (bias, ReLU, bfloat16) computed on the accumulators: each
+// element's private value, then its store; two adjacent stores go as one
+// __nv_bfloat162 (4 bytes, c 4-byte aligned), the second value computed first.
+TEST(PairedStores, AFusedEpilogueStoresTwoSixteenBitResultsAtOnce) {
+  KernelFile f = loom::testing::example("gemm_bf16_wgmma_tma_bias_relu");
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90a"));
+  std::string cuda = cuda::print_source(g);
+  EXPECT_EQ(count_of(cuda, "*reinterpret_cast<__nv_bfloat162 *>(&(c["), 64u) << cuda;  // (128 accumulators a lane)
+  EXPECT_NE(cuda.find("  s[1] = acc_s[1];\n  {  // vec loom_pair: 2 lanes"), std::string::npos) << cuda;
+  EXPECT_EQ(g.argument_alignment.at("c"), 4);
+  expect_compiles_for_sm90a(cuda);
+  EXPECT_EQ(compare_kernels(f.kernel, t, {{"n", 128}, {"m", 256}, {"l", 64}}), "");
+}
