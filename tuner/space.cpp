@@ -290,9 +290,12 @@ Configuration Space::random(std::mt19937_64& rng) const {
   // a sketch at random, then a value at each choice point: each sketch is as
   // likely as another (as Ansor samples sketches), so a sketch of thousands of
   // configurations does not drown one of five
-  int si = int(std::uniform_int_distribution<size_t>(0, sketches_.size() - 1)(rng));
-  Configuration c{si, {}};
-  for (auto& cp : sketches_[size_t(si)].choices) c.picks.push_back(int(std::uniform_int_distribution<size_t>(0, cp.values.size() - 1)(rng)));
+  return random_in(int(std::uniform_int_distribution<size_t>(0, sketches_.size() - 1)(rng)), rng);
+}
+
+Configuration Space::random_in(int sketch, std::mt19937_64& rng) const {
+  Configuration c{sketch, {}};
+  for (auto& cp : sketches_[size_t(sketch)].choices) c.picks.push_back(int(std::uniform_int_distribution<size_t>(0, cp.values.size() - 1)(rng)));
   return c;
 }
 

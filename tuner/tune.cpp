@@ -206,6 +206,9 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   std::vector<std::pair<double, Configuration>> valid;  // (median, configuration), this run
 
   auto fresh = [&](const Configuration& c) { return !picked.count(c.key()); };
+  std::vector<int> unvisited;  // evolution's first draws: each sketch once, in a random order
+  for (size_t s = 0; s < space.sketches().size(); ++s) unvisited.push_back(int(s));
+  std::shuffle(unvisited.begin(), unvisited.end(), rng);
   // The next batch of configurations nobody has tried.
   auto next_batch = [&](size_t want) {
     std::vector<Configuration> batch;
@@ -221,11 +224,17 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       while (batch.size() < want && next_in_order < order.size()) take(order[next_in_order++]);
       return batch;
     }
-    size_t warm = std::max<size_t>(8, size_t(o.trials) / 4);  // evolution: random until this many
+    // evolution: random until this many; with trials for twice the sketches,
+    // every sketch is drawn once first (unvisited), so a sketch the few
+    // random draws of a short run would miss (one of ten) is measured
+    size_t warm = std::max<size_t>(8, size_t(o.trials) / 4);
+    if (size_t(o.trials) >= 2 * space.sketches().size()) warm = std::max(warm, space.sketches().size());
     for (int attempts = 0; batch.size() < want && attempts < 200 * int(want); ++attempts) {
       if (double(picked.size()) >= space.size()) break;
       if (strategy == "random" || valid.size() < 2 || result.trials.size() < warm) {
-        Configuration c = space.random(rng);
+        bool cover = strategy == "evolution" && !unvisited.empty() && size_t(o.trials) >= 2 * space.sketches().size();
+        Configuration c = cover ? space.random_in(unvisited.back(), rng) : space.random(rng);
+        if (cover) unvisited.pop_back();
         if (fresh(c)) take(c);
         continue;
       }

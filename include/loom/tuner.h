@@ -74,6 +74,7 @@ class Space {
   std::optional<Configuration> from_key(const std::string& key) const;
   std::vector<Configuration> all() const;            // every configuration (small spaces)
   Configuration random(std::mt19937_64& rng) const;  // a sketch uniformly, then each choice point
+  Configuration random_in(int sketch, std::mt19937_64& rng) const;  // each choice point of that sketch
   // c with one choice point changed at random (the same sketch).
   Configuration mutate(const Configuration& c, std::mt19937_64& rng) const;
   std::string str() const;                           // the sketches with their choice points

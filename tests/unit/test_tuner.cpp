@@ -221,6 +221,21 @@ TEST(Tune, TheSameSeedRepeatsARun) {
   EXPECT_EQ(std::set<std::string>(evolved.begin(), evolved.end()).size(), 12u);  // never the same configuration twice
 }
 
+TEST(Tune, AShortEvolutionMeasuresEverySketchFirst) {
+  // trials for twice the sketches: each sketch is drawn once before the search refines
+  LoopKernel k = row_sums();
+  auto space = tune::auto_space(k);
+  ASSERT_GE(space.sketches().size(), 4u);
+  auto o = small_run();
+  o.trials = int(2 * space.sketches().size());
+  o.strategy = "evolution";
+  o.seed = 7;
+  std::set<int> seen;
+  auto r = tune::tune(k, space, o);
+  for (size_t t = 0; t < r.trials.size() && t < space.sketches().size(); ++t) seen.insert(std::stoi(r.trials[t].key));
+  EXPECT_EQ(seen.size(), space.sketches().size()) << space.str();
+}
+
 TEST(Tune, NoValidConfigurationIsAClearError) {
   LoopKernel k = row_sums();
   auto space = tune::Space::parse("split_iname i choice(2048|4096) outer_tag=g.0 inner_tag=l.0\n");
