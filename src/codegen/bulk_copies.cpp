@@ -52,10 +52,14 @@ bool only_fill(const StmtPtr& s, const std::string& id) {
   return true;
 }
 
-const Stmt* find_loop(const StmtPtr& s, const std::string& var) {
-  if (s->kind == Stmt::For && s->var == var) return s.get();
+// The loop of `var` and, through `enclosed`, whether another loop holds it.
+const Stmt* find_loop(const StmtPtr& s, const std::string& var, bool* enclosed, bool inside = false) {
+  if (s->kind == Stmt::For && s->var == var) {
+    *enclosed = inside;
+    return s.get();
+  }
   for (auto& c : s->children)
-    if (auto f = find_loop(c, var)) return f;
+    if (auto f = find_loop(c, var, enclosed, inside || s->kind == Stmt::For)) return f;
   return nullptr;
 }
 
@@ -106,10 +110,14 @@ void plan_bulk_copies(GeneratedKernel& g) {
     auto stages = !t.shape.empty() ? t.shape[0].as<IntImm>() : nullptr;
     if (t.double_buffered_in.empty() || !stages)
       refuse(k, name, "the tile is not double-buffered (double_buffer): its readers wait for copy t mod stages of the tile in iteration t of that loop");
-    const Stmt* loop = find_loop(g.body, t.double_buffered_in);
+    bool enclosed = false;
+    const Stmt* loop = find_loop(g.body, t.double_buffered_in, &enclosed);
     auto init = loop ? loop->init.as<IntImm>() : nullptr;
     if (!loop || !init || init->value != 0 || loop->step != 1)
       refuse(k, name, "its loop '" + t.double_buffered_in + "' does not run 0, 1, 2, ... (the mbarriers' phases count its iterations)");
+    if (enclosed)
+      refuse(k, name, "its loop '" + t.double_buffered_in + "' runs inside another loop; the mbarriers' phases count the iterations of one run "
+                      "of it per block");
     BulkCopy plan;
     plan.temporary = name;
     plan.dtype = t.dtype;
@@ -139,6 +147,14 @@ void plan_bulk_copies(GeneratedKernel& g) {
       for (auto& n : tile)
         if (k.tag_of(n).kind == InameTag::Group)
           refuse(k, name, "iname '" + n + "' of fill '" + insn.id + "' is a block index; one block fills one whole tile");
+      // one thread issues one box per fill and k step: the inames around the
+      // fill may be the block's and the pipelined loop, nothing else (a thread
+      // index would ask each thread for its own box, another loop would
+      // complete a copy's mbarrier more than once per iteration)
+      for (auto& n : outer_set)
+        if (k.tag_of(n).kind != InameTag::Group && n != t.double_buffered_in)
+          refuse(k, name, "fill '" + insn.id + "' runs within iname '" + n + "', which other instructions run in too (" + k.tag_of(n).str() +
+                              "); a fill's box may depend on block indices and the pipelined loop '" + t.double_buffered_in + "' only");
       std::vector<std::string> dims, outer(outer_set.begin(), outer_set.end());
       dims = outer;
       dims.insert(dims.end(), tile.begin(), tile.end());
