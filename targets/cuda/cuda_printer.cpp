@@ -9,6 +9,11 @@
 // operation on them is computed in float and rounded once, which is what the
 // interpreter and the CPU target do (float carries enough bits that rounding
 // twice, double to float to half, never differs from rounding once).
+// Tiles the tensor memory accelerator fills (GeneratedKernel::bulk_copies)
+// take their tensor maps as trailing __grid_constant__ parameters and their
+// mbarriers after the temporaries; one thread issues each fill as one bulk
+// copy in place of the fill's own loops, and the pipelined loop's readers
+// wait on the copy they read before their first statement that reads it.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
