@@ -132,6 +132,17 @@ TEST(BulkCopy, TilesThatSplitAnArrayAxisAreThreeDimensionalBoxes) {
   EXPECT_NE(cuda.find("loom_tma_load<3>("), std::string::npos) << cuda;
   EXPECT_NE(cuda.find("(int)0, (int)(64 * (k_outer + 1)), (int)loom_floordiv(128 * j_outer, 64));"), std::string::npos) << cuda;
   expect_compiles_for_sm90a(cuda);
+  // a 64-wide tile: n / 64 is always 0, an axis of one element (a tensor dimension of 1)
+  std::string narrow = script;
+  for (auto [from, to] : {std::pair<std::string, std::string>{"m mod 128 = 0", "m mod 64 = 0"}, {"split_iname j 128", "split_iname j 64"},
+                          {"shape=m64n128k16", "shape=m64n64k16"}})
+    narrow.replace(narrow.find(from), from.size(), to);
+  LoopKernel tn = scheduled(mm, narrow);
+  EXPECT_EQ(compare_kernels(mm, tn, {{"n", 128}, {"m", 192}, {"l", 128}}), "");
+  GeneratedKernel gn = generate(tn, TargetInfo::cuda("sm_90a"));
+  EXPECT_EQ(gn.bulk_copy("b_fetch")->box, (std::vector<int64_t>{64, 64, 1}));
+  EXPECT_EQ(gn.bulk_copy("b_fetch")->array_axes, (std::vector<int>{1, 0, -1}));
+  expect_compiles_for_sm90a(cuda::print_source(gn));
 }
 
 TEST(BulkCopy, ZeroFilledTilesNeedNoGuardsAtAnySize) {
