@@ -367,7 +367,8 @@ class Lowering {
       for (auto& v : vars) point[v] = num(0);
       point[rows] = num(r);
       point[k] = num(c);
-      auto i = simplify(substitute(off, point)).as<IntImm>();
+      Expr value = simplify(substitute(off, point));  // (kept: as<> points into it)
+      auto i = value.as<IntImm>();
       return i ? std::optional<int64_t>(i->value) : std::nullopt;
     };
     auto o = at(0, 0), along_k = at(0, per_row), along_rows = at(8, 0);
