@@ -17,8 +17,6 @@
 // there with the reason. Refused here: a temporary that is not local, that
 // is written by anything but copies of one array argument, or whose
 // elements are not 1, 2, 4 or 8 bytes.
-#include <cmath>
-
 #include "common.h"
 #include "loom/transforms.h"
 
@@ -26,19 +24,6 @@ namespace loom {
 
 using transforms::refuse;
 
-namespace {
-// What a fill copies: the access, and for a zero-filled fetch (`c ? a[...] : 0`)
-// the condition it is read under; an undefined access when it is not a copy.
-std::pair<const Subscript*, bool> copied(const Expr& rhs) {
-  if (auto s = rhs.as<Subscript>()) return {s, false};
-  auto sel = rhs.as<Select>();
-  auto zi = sel ? sel->f.as<IntImm>() : nullptr;
-  auto zf = sel ? sel->f.as<FloatImm>() : nullptr;
-  if (sel && sel->t.as<Subscript>() && ((zi && zi->value == 0) || (zf && zf->value == 0 && !std::signbit(zf->value))))
-    return {sel->t.as<Subscript>(), true};
-  return {nullptr, false};
-}
-}  // namespace
 
 LoopKernel tma_copy(const LoopKernel& k, const std::string& temporaries) {
   const std::string what = "tma_copy";
@@ -63,13 +48,14 @@ LoopKernel tma_copy(const LoopKernel& k, const std::string& temporaries) {
     for (auto& insn : k.instructions) {
       if (insn.kind != Instruction::Assign || insn.assignee_name() != name) continue;
       ++writers;
-      auto [src, guarded] = copied(insn.rhs);
+      auto [source, condition] = copy_source(insn.rhs);
+      auto src = source.as<Subscript>();
       const Argument* a = src ? k.find_argument(src->name) : nullptr;
       if (!a || a->kind != Argument::Array)
         refuse(k, what, "instruction '" + insn.id + "' writes temporary '" + name + "' with something other than a copy of an array argument");
       if (a->dtype != t.dtype)
         refuse(k, what, "instruction '" + insn.id + "' converts " + a->dtype.name() + " to " + t.dtype.name() + "; the copy engine copies bytes");
-      if (guarded && t.zero_fill_of != a->name)
+      if (condition.defined() && t.zero_fill_of != a->name)
         refuse(k, what, "instruction '" + insn.id + "' copies under a condition other than 'inside the array'; the copy engine fills only what "
                         "leaves the array (with zeros: add_prefetch's fill_value=0)");
       if (!array.empty() && array != a->name)

@@ -93,15 +93,10 @@ std::string to_string(const StmtPtr& s, int indent = 0);  // pseudo-code for deb
 
 // An assignment whose value is a warp reduction (lhs = __warp_<op>(v, width)).
 bool is_collective(const Stmt& s);
-// `c ? v[...] : constant`, a copy under a condition (a prefetch's
-// fill_value): the select, or null. In a vec loop whose vector accesses hold
-// v[...] (guarded_vector_load), the lanes agree on c (codegen/vectorize.cpp
-// checks it), so the targets load the vector under the first lane's c.
-const Select* guarded_copy(const Expr& rhs);
-// What a copy reads: the access itself, or for `c ? a[...] : 0` (a
-// zero-filled fetch, +0) the access and c, under which it is read;
-// undefined Exprs when the right-hand side is neither.
-std::pair<Expr, Expr> copy_source(const Expr& rhs);
+// In a vec loop whose vector accesses hold v[...] of a guarded copy
+// (guarded_copy, loom/expr.h), the lanes agree on its condition
+// (codegen/vectorize.cpp checks it), so the targets load the vector under the
+// first lane's condition.
 const Select* guarded_vector_load(const Stmt& vector_loop, const Expr& rhs);
 // Whether s holds a barrier or a collective: all threads of a block (or
 // warp) must reach it together.

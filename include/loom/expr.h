@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/type.h"
@@ -290,5 +291,14 @@ std::optional<int64_t> constant_int(const Expr& e);
 
 // True when e references variable `name` anywhere.
 bool mentions_var(const Expr& e, const std::string& name);
+
+// `c ? v[...] : constant`, a copy under a condition (a prefetch's
+// fill_value): the select, or null.
+const Select* guarded_copy(const Expr& rhs);
+// What a copy reads: the access itself, or for `c ? a[...] : 0` (a
+// zero-filled fetch, +0) the access and c, under which it is read;
+// undefined Exprs when the right-hand side is neither. (Code generation
+// prints such copies as cp.async or bulk copies; tma_copy checks its fills.)
+std::pair<Expr, Expr> copy_source(const Expr& rhs);
 
 }  // namespace loom

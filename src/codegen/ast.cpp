@@ -52,20 +52,6 @@ Stmt::Op assignment_op(const Instruction& insn) {
 
 bool is_collective(const Stmt& s) { return s.kind == Stmt::Assign && s.op == Stmt::Op::WarpReduce; }
 
-const Select* guarded_copy(const Expr& rhs) {
-  auto sel = rhs.as<Select>();
-  return sel && sel->t.as<Subscript>() && (sel->f.as<IntImm>() || sel->f.as<FloatImm>()) ? sel : nullptr;
-}
-
-std::pair<Expr, Expr> copy_source(const Expr& rhs) {
-  if (rhs.as<Subscript>()) return {rhs, Expr()};
-  const Select* sel = guarded_copy(rhs);
-  auto i = sel ? sel->f.as<IntImm>() : nullptr;
-  auto f = sel ? sel->f.as<FloatImm>() : nullptr;
-  if ((i && i->value == 0) || (f && f->value == 0 && !std::signbit(f->value))) return {sel->t, sel->cond};
-  return {Expr(), Expr()};
-}
-
 const Select* guarded_vector_load(const Stmt& vector_loop, const Expr& rhs) {
   const Select* sel = guarded_copy(rhs);
   if (!sel) return nullptr;

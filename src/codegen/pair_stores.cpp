@@ -119,8 +119,8 @@ class Pairing {
       size_t next = 0;
       explicit Move(const std::vector<int>& m) : moved(m) {}
       Expr mutate_subscript(const Subscript& n, const Expr& self) override {
+        int d = moved[next++];  // (numbered before its indices' subscripts, as subscripts() lists them)
         Expr e = ExprMutator::mutate_subscript(n, self);
-        int d = moved[next++];
         if (d < 0) return e;
         auto s = e.as<Subscript>();
         std::vector<Expr> idx = s->indices;
@@ -131,18 +131,11 @@ class Pairing {
     } move(moved);
     return move.mutate(a);
   }
-  // The subscripts of e in the order a mutator meets them (innermost first).
+  // The subscripts of e, each before those in its indices (for_each_subscript's order, which Move follows).
   static std::vector<const Subscript*> subscripts(const Expr& e) {
-    struct Order : ExprMutator {
-      std::vector<const Subscript*> found;
-      Expr mutate_subscript(const Subscript& n, const Expr& self) override {
-        Expr r = ExprMutator::mutate_subscript(n, self);
-        found.push_back(&n);
-        return r;
-      }
-    } o;
-    o.mutate(e);
-    return o.found;
+    std::vector<const Subscript*> found;
+    for_each_subscript(e, [&](const Subscript& s) { found.push_back(&s); });
+    return found;
   }
   // e's text with each subscript a placeholder: two values alike but for their elements print alike.
   static std::string placeheld(const Expr& e) {
@@ -177,8 +170,8 @@ class Pairing {
   bool differ_by(const Expr& a, const Expr& b, int by) {
     if (a.str() == b.str()) return by == 0;
     std::set<std::string> vars;
-    collect_vars(a, vars);
-    collect_vars(b, vars);
+    collect_free_vars(a, vars);
+    collect_free_vars(b, vars);
     std::string names;
     for (auto& v : vars) names += (names.empty() ? "" : ", ") + v;
     isl::set universe(assumptions_.ctx(), "[" + names + "] -> { : }");
@@ -186,14 +179,6 @@ class Pairing {
     if (pa.is_null() || pb.is_null()) return false;
     isl::pw_aff shifted = isl::manage(isl_pw_aff_add_constant_val(pa.copy(), isl_val_int_from_si(universe.ctx().get(), by)));
     return pb.ne_set(shifted).is_empty();
-  }
-  static void collect_vars(const Expr& e, std::set<std::string>& out) {
-    struct Vars : ExprVisitor {
-      std::set<std::string>& out;
-      explicit Vars(std::set<std::string>& o) : out(o) {}
-      void visit_var(const Var& n) override { out.insert(n.name); }
-    } v(out);
-    v.visit(e);
   }
 
   // Whether e is even for every value: term by term.

@@ -605,6 +605,20 @@ void for_each_subscript(const Expr& e, const std::function<void(const Subscript&
   w.visit(e);
 }
 
+const Select* guarded_copy(const Expr& rhs) {
+  auto sel = rhs.as<Select>();
+  return sel && sel->t.as<Subscript>() && (sel->f.as<IntImm>() || sel->f.as<FloatImm>()) ? sel : nullptr;
+}
+
+std::pair<Expr, Expr> copy_source(const Expr& rhs) {
+  if (rhs.as<Subscript>()) return {rhs, Expr()};
+  const Select* sel = guarded_copy(rhs);
+  auto i = sel ? sel->f.as<IntImm>() : nullptr;
+  auto f = sel ? sel->f.as<FloatImm>() : nullptr;
+  if ((i && i->value == 0) || (f && f->value == 0 && !std::signbit(f->value))) return {sel->t, sel->cond};
+  return {Expr(), Expr()};
+}
+
 bool mentions_var(const Expr& e, const std::string& name) {
   std::vector<std::string> vs;
   collect_vars(e, vs);

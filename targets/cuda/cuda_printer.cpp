@@ -1042,17 +1042,9 @@ class Printer {
     return false;
   }
   static bool reads_array(const Expr& e, const std::string& name) {
-    struct Finder : ExprVisitor {
-      const std::string& name;
-      bool found = false;
-      explicit Finder(const std::string& n) : name(n) {}
-      void visit_subscript(const Subscript& n) override {
-        found |= n.name == name;
-        ExprVisitor::visit_subscript(n);
-      }
-    } f(name);
-    f.visit(e);
-    return f.found;
+    bool found = false;
+    for_each_subscript(e, [&](const Subscript& s) { found |= s.name == name; });
+    return found;
   }
 
   // The size of an assignment's copy when it is printed as cp.async: an
