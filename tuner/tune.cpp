@@ -224,15 +224,17 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       while (batch.size() < want && next_in_order < order.size()) take(order[next_in_order++]);
       return batch;
     }
-    // evolution: random until this many; with trials for twice the sketches,
+    // evolution: random until this many; with a trial for each sketch,
     // every sketch is drawn once first (unvisited), so a sketch the few
-    // random draws of a short run would miss (one of ten) is measured
+    // random draws of a short run would miss (the one tensor-core sketch of
+    // twelve, 16 trials) is measured
     size_t warm = std::max<size_t>(8, size_t(o.trials) / 4);
-    if (size_t(o.trials) >= 2 * space.sketches().size()) warm = std::max(warm, space.sketches().size());
+    bool covers = size_t(o.trials) >= space.sketches().size();
+    if (covers) warm = std::max(warm, space.sketches().size());
     for (int attempts = 0; batch.size() < want && attempts < 200 * int(want); ++attempts) {
       if (double(picked.size()) >= space.size()) break;
       if (strategy == "random" || valid.size() < 2 || result.trials.size() < warm) {
-        bool cover = strategy == "evolution" && !unvisited.empty() && size_t(o.trials) >= 2 * space.sketches().size();
+        bool cover = strategy == "evolution" && !unvisited.empty() && covers;
         Configuration c = cover ? space.random_in(unvisited.back(), rng) : space.random(rng);
         if (cover) unvisited.pop_back();
         if (fresh(c)) take(c);

@@ -144,9 +144,17 @@ void plan_bulk_copies(GeneratedKernel& g) {
           if (other.assignee_name() != name && other.within_inames.count(n)) shared = true;
         (shared ? outer_set : tile).insert(n);
       }
-      for (auto& n : tile)
-        if (k.tag_of(n).kind == InameTag::Group)
+      for (auto& n : tile) {
+        InameTag tag = k.tag_of(n);
+        if (tag.kind == InameTag::Group)
           refuse(k, name, "iname '" + n + "' of fill '" + insn.id + "' is a block index; one block fills one whole tile");
+        // (the printer drops the fill's loops and threads for one copy; an
+        // unrolled iname has no loop to drop: each unrolled instance would
+        // issue the whole box and complete the mbarrier again)
+        if (tag.kind != InameTag::Seq && tag.kind != InameTag::Local && tag.kind != InameTag::Vec)
+          refuse(k, name, "iname '" + n + "' of fill '" + insn.id + "' is tagged " + tag.str() +
+                              "; one copy replaces the fill's own loops, so tag them for, l.N or vec");
+      }
       // one thread issues one box per fill and k step: the inames around the
       // fill may be the block's and the pipelined loop, nothing else (a thread
       // index would ask each thread for its own box, another loop would

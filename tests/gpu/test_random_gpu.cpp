@@ -43,6 +43,10 @@ TEST(GpuRandomSchedules, AcceptedKernelsMatchTheReference) {
           EXPECT_NE(std::string(e.what()).find("break the kernel's assumptions"), std::string::npos)
               << name << ": " << log << ": " << e.what();
           continue;
+        } catch (const std::exception& e) {  // a fault leaves the context unusable: name the schedule and stop
+          std::string text;
+          for (auto& [p, v] : *sizes) text += " " + p + "=" + std::to_string(v);
+          FAIL() << name << text << ": " << log << ": " << e.what();
         }
         ++checked;
         EXPECT_EQ(loom::testing::compare_written(f.kernel, ref, gpu), "") << name << ": " << log;
@@ -82,6 +86,8 @@ TEST(GpuRandomKernels, AcceptedKernelsMatchTheReference) {
     } catch (const ArgumentError& e) {
       EXPECT_NE(std::string(e.what()).find("break the kernel's assumptions"), std::string::npos) << rk.text << log << e.what();
       continue;
+    } catch (const std::exception& e) {  // a fault leaves the context unusable: name the kernel and stop
+      FAIL() << rk.text << "transforms:\n" << log << e.what();
     }
     ++checked;
     EXPECT_EQ(loom::testing::compare_written(rk.kernel, ref, gpu), "") << rk.text << "transforms:\n" << log;

@@ -192,6 +192,23 @@ TEST(BulkCopy, RefusesWhatTheCopyEngineCannotDo) {
     generate(scheduled(sgemm(), padded), TargetInfo::cuda("sm_90a"));
   });
   EXPECT_NE(e.find("the box's rows are 132 bytes; the copy engine needs multiples of 16"), std::string::npos) << e;
+  // an unrolled fill iname has no loop for the one copy to replace: each
+  // instance would issue the box again (found by the GPU random schedules)
+  LoopKernel bmm = parse_kernel_text(R"(kernel bmm
+domains:
+  {[b, i, j, k]: 0 <= b < nb and 0 <= i, j, k < 16}
+arguments:
+  a: float32[nb, 16, 16]
+  x: float32[nb, 16, 16]
+  c: float32[nb, 16, 16]
+instructions:
+  c[b, i, j] = sum(k, a[b, i, k] * x[b, k, j])
+)").kernel;
+  e = error_of([&] {
+    generate(scheduled(bmm, "add_prefetch a i,j,k temporary_address_space=local default_tag=unr\ndouble_buffer a_fetch b\ntma_copy a_fetch\n"),
+             TargetInfo::cuda("sm_90a"));
+  });
+  EXPECT_NE(e.find("fill 'fetch_a_first' is tagged unr; one copy replaces the fill's own loops"), std::string::npos) << e;
   // what tma_copy itself refuses
   e = error_of([&] { scheduled(sgemm(), cuda_cores(whole, "", "tma_copy a\n")); });
   EXPECT_NE(e.find("'a' is an argument"), std::string::npos) << e;
