@@ -5,7 +5,7 @@ kernel (its schedule is the examples/ file named in the table) and its peers
 triton.testing.do_bench (CUDA events when Triton is missing); each Loom result
 is checked against PyTorch's before it is timed.
 
-    PYTHONPATH=build/python python3 bench/gpu.py [--quick] [--csr (only the CSR row sums)] [--bf16 (only the bfloat16 GEMMs)] [--wgmma (only the sm_90a ones)]
+    PYTHONPATH=build/python python3 bench/gpu.py [--quick] [--csr (only the CSR row sums)] [--bf16 (only the bfloat16 GEMMs)] [--wgmma (only the sm_90a ones)] [--tf32 (only the TF32 wgmma rows)]
 
 Prints, per workload: time, GB/s (each array counted once) or TFLOP/s, % of
 the ceiling, the best peer and Loom's ratio to it."""
@@ -287,6 +287,8 @@ def bf16_gemms(dev, wgmma_only=False):
                     flops=flops, ceiling=flops / peers[cublas] / 1e9, ok=ok)
                 del A, B, Bkn, C
 
+        tf32_wgmma(dev)
+
         # a linear layer's forward pass, fused: relu(a w^T + bias) in bfloat16 (w stored [m, l])
         for (M, N, K) in ((8192, 8192, 128), (8192, 8192, 8192)):
             A = torch.randn(M, K, device=dev).to(torch.bfloat16)
@@ -312,6 +314,41 @@ def bf16_gemms(dev, wgmma_only=False):
             del A, W, C
 
 
+def tf32_wgmma(dev):
+    """TF32 GEMM rows on the warpgroup (sm_90a)."""
+    if torch.cuda.get_device_capability(dev) != (9, 0):
+        return
+    # TF32 on the warpgroup: float32 a w^T (w stored [m, l]; TF32 operands are K-major only), the
+    # factors trunc_tf32 (wgmma drops the 13 low mantissa bits of the float32 tiles), checked against
+    # a float64 product of the truncated inputs; cuBLAS and Triton with TF32 allowed
+    def trunc_tf32(x):
+        return (x.view(torch.int32) & -0x2000).view(torch.float32)
+
+    for size in (8192, 4096):
+        A, W = torch.randn(size, size, device=dev), torch.randn(size, size, device=dev)
+        C = torch.empty(size, size, device=dev)
+        k = loom_kernel("gemm_tf32_wgmma_tma")
+        C.fill_(float("nan"))
+        k(a=A, b=W, c=C)
+        ok = check(C, (trunc_tf32(A).double() @ trunc_tf32(W).double().t()).float(), rtol=1e-3, atol=1e-2)
+        torch.backends.cuda.matmul.allow_tf32 = True
+        peers = {"cuBLAS TF32 (torch.matmul(a, w.T))": median_ms(lambda: torch.matmul(A, W.t()))}
+        if triton:
+            from triton_sgemm import best_of_six_tensor_core
+
+            Wt = W.t().contiguous()
+            t = best_of_six_tensor_core(A, Wt, C, median_ms)
+            if t:
+                peers["triton tl.dot tf32 (best of 6, w^T stored)"] = t
+            del Wt
+        torch.backends.cuda.matmul.allow_tf32 = False
+        flops = 2 * size**3
+        row(f"gemm tf32 a w^T {size}^3", "gemm_tf32_wgmma_tma", median_ms(lambda: k(a=A, b=W, c=C)), peers, flops=flops,
+            ceiling=flops / peers["cuBLAS TF32 (torch.matmul(a, w.T))"] / 1e9, ok=ok)
+        del A, W, C
+
+
+
 def main():
     dev = "cuda"
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -329,6 +366,10 @@ def main():
     if "--csr" in sys.argv:  # only the CSR rows (data-dependent loop bounds)
         del a, b, out
         csr_row_sums(dev, copy_gbs)
+        return
+    if "--tf32" in sys.argv:  # only the TF32 rows on the warpgroup (sm_90a)
+        del a, b, out
+        tf32_wgmma(dev)
         return
     if "--bf16" in sys.argv or "--wgmma" in sys.argv:  # only the bfloat16 GEMM rows (tensor cores; --wgmma: sm_90a's)
         del a, b, out

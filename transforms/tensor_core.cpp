@@ -29,9 +29,10 @@ using transforms::refuse;
 namespace {
 
 // sum(k, x * y) -> sum(k, round_tf32(x) * round_tf32(y)) for the sums over k
+// (trunc_tf32 for the warpgroup: it reads float32 tiles and drops the low bits)
 class RoundToTf32 : public ExprMutator {
  public:
-  explicit RoundToTf32(std::string k) : k_(std::move(k)) {}
+  RoundToTf32(std::string k, std::string function) : k_(std::move(k)), function_(std::move(function)) {}
   int rewritten = 0;
 
  protected:
@@ -41,20 +42,20 @@ class RoundToTf32 : public ExprMutator {
     auto mul = red->body.as<Binary>();
     if (std::find(red->inames.begin(), red->inames.end(), k_) == red->inames.end() || !mul || mul->op != BinOp::Mul) return e;
     ++rewritten;
-    auto rounded = [](const Expr& f) {  // (a factor the kernel already rounds stays as it is)
+    auto rounded = [&](const Expr& f) {  // (a factor the kernel already rounds stays as it is)
       auto c = f.as<Call>();
-      return c && c->name == "round_tf32" ? f : make_call("round_tf32", {f});
+      return c && c->name == function_ ? f : make_call(function_, {f});
     };
     Expr body = make_binary(BinOp::Mul, rounded(mul->a), rounded(mul->b), mul->type);
     return make_reduce(red->op, red->inames, body, red->type);
   }
 
  private:
-  std::string k_;
+  std::string k_, function_;
 };
 
 // Whether typed (the kernel as given, types inferred) already sums
-// round_tf32(x) * round_tf32(y) over k: TF32 written out.
+// round_tf32(x) * round_tf32(y) (or trunc_tf32) over k: TF32 written out.
 bool sums_tf32(const LoopKernel& typed, const std::string& kk) {
   for (auto& insn : typed.instructions) {
     if (insn.kind != Instruction::Assign) continue;
@@ -63,7 +64,7 @@ bool sums_tf32(const LoopKernel& typed, const std::string& kk) {
     for (auto* r : sums.found) {
       auto mul = r->body.as<Binary>();
       auto call = mul && mul->op == BinOp::Mul ? mul->a.as<Call>() : nullptr;
-      if (call && call->name == "round_tf32") return true;
+      if (call && (call->name == "round_tf32" || call->name == "trunc_tf32")) return true;
     }
   }
   return false;
@@ -71,9 +72,12 @@ bool sums_tf32(const LoopKernel& typed, const std::string& kk) {
 
 }  // namespace
 
+// N of a warpgroup shape m64nNk16 (or m64nNk8, TF32's), 0 for another shape
 int warpgroup_shape_n(const std::string& shape) {
-  if (shape.size() < 8 || shape.rfind("m64n", 0) != 0 || shape.substr(shape.size() - 3) != "k16") return 0;
-  std::string digits = shape.substr(4, shape.size() - 7);
+  if (shape.size() < 7 || shape.rfind("m64n", 0) != 0) return 0;
+  size_t kpos = shape.rfind('k');
+  if (kpos == std::string::npos || (shape.substr(kpos) != "k16" && shape.substr(kpos) != "k8")) return 0;
+  std::string digits = shape.substr(4, kpos - 4);
   if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), ::isdigit) || digits[0] == '0') return 0;
   int n = std::stoi(digits);
   return n % 8 == 0 && n <= 256 ? n : 0;
@@ -87,10 +91,11 @@ LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::str
   const std::string what = "tensor_core(" + m + ", " + n + ", " + kk + ", " + shape + (tf32 ? ", tf32" : "") + ")";
   const int warpgroup_n = warpgroup_shape_n(shape);
   if (shape != "m16n8k16" && shape != "m16n8k8" && !warpgroup_n)
-    refuse(k, what, "unknown shape '" + shape + "' (known: m16n8k16, m16n8k8 with tf32=true, m64nNk16 with N = 8, 16, ..., 256)");
-  if (warpgroup_n && tf32) refuse(k, what, "TF32 runs as m16n8k8 (the warpgroup's m64nNk8 is not generated yet)");
-  if (!warpgroup_n && tf32 != (shape == "m16n8k8"))
-    refuse(k, what, tf32 ? "TF32 runs as m16n8k8" : "m16n8k8 is the TF32 shape: pass tf32=true to run float32 operands as TF32");
+    refuse(k, what, "unknown shape '" + shape + "' (known: m16n8k16, m16n8k8 with tf32=true, m64nNk16 with N = 8, 16, ..., 256, m64nNk8 with tf32=true)");
+  const bool k8 = shape.compare(shape.size() - 2, 2, "k8") == 0;  // (m16n8k8, m64nNk8: the known shapes ending so)
+  if (tf32 != k8)
+    refuse(k, what, tf32 ? std::string("TF32 runs as m16n8k8 (a warp) or m64nNk8 (a warpgroup)")
+                         : shape + " is a TF32 shape: pass tf32=true to run float32 operands as TF32");
   const int64_t extent[3] = {warpgroup_n ? 64 : 16, warpgroup_n ? warpgroup_n : 8, tf32 ? 8 : 16};
   const std::string names[3] = {m, n, kk};
   for (int d = 0; d < 3; ++d) {
@@ -105,13 +110,32 @@ LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::str
                           "), but " + (r ? "runs over " + std::to_string(r->first) + ".." + std::to_string(r->second) : "its range depends on the parameters") +
                           "; split it to that size first");
   }
-  // TF32 is never silent: the sum's factors become round_tf32(x) * round_tf32(y) in the kernel itself
+  // TF32 is never silent: the sum's factors become round_tf32(x) * round_tf32(y)
+  // in the kernel itself (trunc_tf32 on a warpgroup: wgmma reads the float32
+  // tiles in shared memory and drops their 13 low mantissa bits)
   LoopKernel source = k;
   if (tf32) {
+    const std::string rounding = warpgroup_n ? "trunc_tf32" : "round_tf32";
+    std::string other = warpgroup_n ? "round_tf32" : "trunc_tf32";
+    for (auto& insn : typed.instructions) {
+      if (insn.kind != Instruction::Assign) continue;
+      ReductionsOver sums({kk});
+      sums.visit(insn.rhs);
+      for (auto* r : sums.found) {
+        auto mul = r->body.as<Binary>();
+        for (const Expr* f : {mul ? &mul->a : nullptr, mul ? &mul->b : nullptr}) {
+          auto call = f ? f->as<Call>() : nullptr;
+          if (call && call->name == other)
+            refuse(k, what, "instruction '" + insn.id + "' rounds its factors with " + other + ", but " +
+                                (warpgroup_n ? "the warpgroup (wgmma) reads float32 tiles and drops their low bits: trunc_tf32; round_tf32 runs as m16n8k8"
+                                             : "mma.sync rounds to nearest as it loads its fragments: round_tf32; trunc_tf32 runs as m64nNk8"));
+        }
+      }
+    }
     int rewritten = 0;
     for (auto& insn : source.instructions.edit()) {
       if (insn.kind != Instruction::Assign) continue;
-      RoundToTf32 round(kk);
+      RoundToTf32 round(kk, rounding);
       insn.rhs = round.mutate(insn.rhs);
       rewritten += round.rewritten;
     }
@@ -154,6 +178,7 @@ namespace {
 std::vector<std::string> shapes() {
   std::vector<std::string> r = {"", "m16n8k16", "m16n8k8"};
   for (int n = 8; n <= 256; n += 8) r.push_back("m64n" + std::to_string(n) + "k16");
+  for (int n = 8; n <= 256; n += 8) r.push_back("m64n" + std::to_string(n) + "k8");
   return r;
 }
 }  // namespace
@@ -167,8 +192,8 @@ void register_tensor_core_transforms(TransformRegistry& reg) {
            {P{"m", P::String, true, "the tile's row iname (extent 16)"}.of(P::Type::Iname),
             P{"n", P::String, true, "the tile's column iname (extent 8)"}.of(P::Type::Iname),
             P{"k", P::String, true, "the sum's iname of the tile (extent 16; 8 for TF32)"}.of(P::Type::Iname),
-            P{"shape", P::String, false, "the instruction's shape (default: m16n8k16, or m16n8k8 with tf32; m64nNk16: wgmma on sm_90a, a warpgroup of 4 warps, operands in shared memory)"}.one_of(shapes()).otherwise(""),
-            P{"tf32", P::String, false, "run float32 operands as TF32 (10-bit mantissa): the sum's factors become round_tf32(x) * round_tf32(y)"}.of(P::Type::Bool).otherwise("false")},
+            P{"shape", P::String, false, "the instruction's shape (default: m16n8k16, or m16n8k8 with tf32; m64nNk16: wgmma on sm_90a, a warpgroup of 4 warps, operands in shared memory; m64nNk8: the same with tf32)"}.one_of(shapes()).otherwise(""),
+            P{"tf32", P::String, false, "run float32 operands as TF32 (10-bit mantissa): the sum's factors become round_tf32(x) * round_tf32(y) (trunc_tf32 on a warpgroup, m64nNk8)"}.of(P::Type::Bool).otherwise("false")},
            [](const LoopKernel& k, const TransformArgs& a) {
              return tensor_core(k, a.str("m"), a.str("n"), a.str("k"), a.has("shape") ? a.str("shape") : "", a.flag("tf32", false));
            }});

@@ -76,12 +76,14 @@ namespace loom {
 // or both bfloat16, the product in float32 (the instruction multiplies
 // exactly and accumulates in float32). a is the factor that mentions m, b the
 // one that mentions n, each without its cast; `why` says what else was found.
-// TF32 (m16n8k8): both factors round_tf32(x) with x float32 (tensor_core
-// tf32=true writes them so); a and b are then the round_tf32 calls.
+// TF32 (m16n8k8, m64nNk8): both factors round_tf32(x), or both trunc_tf32(x)
+// (the warpgroup's own rounding), with x float32 (tensor_core tf32=true
+// writes them so); a and b are then the calls.
 struct MatrixProduct {
   Expr a, b;
   Type input;  // float16, bfloat16, or float32 for TF32
   bool tf32 = false;
+  bool tf32_truncated = false;  // TF32 by trunc_tf32 (toward zero, wgmma's), not round_tf32
 };
 std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::string& m, const std::string& n, std::string& why);
 

@@ -28,7 +28,7 @@ std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::stri
   }
   auto tf32 = [](const Expr& f) {
     auto c = f.as<Call>();
-    return c && c->name == "round_tf32" && c->args.size() == 1 && c->args[0].type() == types::float32;
+    return c && (c->name == "round_tf32" || c->name == "trunc_tf32") && c->args.size() == 1 && c->args[0].type() == types::float32;
   };
   auto operand = [&](const Expr& f) -> Expr {
     if (tf32(f)) return f;
@@ -46,6 +46,10 @@ std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::stri
     why = "in " + summand.str() + " one factor is rounded to TF32 and the other is not";
     return std::nullopt;
   }
+  if (tf32(x) && x.as<Call>()->name != y.as<Call>()->name) {
+    why = "in " + summand.str() + " one factor is rounded to TF32 to nearest (round_tf32), the other toward zero (trunc_tf32)";
+    return std::nullopt;
+  }
   if (!(x.type() == y.type())) {
     why = "the factors of " + summand.str() + " have different types (" + x.type().name() + ", " + y.type().name() + ")";
     return std::nullopt;
@@ -60,7 +64,7 @@ std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::stri
     why = "in " + summand.str() + " one factor must depend on '" + m + "' and not on '" + n + "', the other on '" + n + "' and not on '" + m + "'";
     return std::nullopt;
   }
-  return MatrixProduct{x, y, x.type(), tf32(x)};
+  return MatrixProduct{x, y, x.type(), tf32(x), tf32(x) && x.as<Call>()->name == "trunc_tf32"};
 }
 
 }  // namespace loom

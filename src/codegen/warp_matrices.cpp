@@ -331,11 +331,16 @@ class Lowering {
     w->a_valid = conjunction(va);
     w->b_valid = conjunction(vb);
     if (warpgroup_) {
+      if (p->tf32 && !p->tf32_truncated)
+        fail("the update of instruction '" + at->insn_id + "' rounds its factors to nearest (round_tf32), but the warpgroup reads float32 "
+             "tiles and drops their 13 low mantissa bits: write trunc_tf32 (tensor_core tf32=true with an m64nNk8 shape does)");
       if (w->a_valid.defined() || w->b_valid.defined())
         fail("the update of instruction '" + at->insn_id + "' is guarded within the tile (" + conjunction(va.empty() ? vb : va).str() +
              "); wgmma reads whole tiles from shared memory: fetch them with fill_value=0, or assume sizes that are multiples of the tile");
-      w->a_desc = descriptor(p->a, mf.var, kf.var, "A", at->insn_id);
-      w->b_desc = descriptor(p->b, nf.var, kf.var, "B", at->insn_id);
+      // (TF32: the tiles hold the float32 values; the call is the instruction's own rounding)
+      auto tile_of = [&](const Expr& f) { return p->tf32 ? f.as<Call>()->args[0] : f; };
+      w->a_desc = descriptor(tile_of(p->a), mf.var, kf.var, "A", at->insn_id);
+      w->b_desc = descriptor(tile_of(p->b), nf.var, kf.var, "B", at->insn_id);
     }
     w->accumulator = fragments(at->lhs, mf.var, nf.var, make_var(w->element, it_));
     if (w->accumulator.same_as(at->lhs)) fail("the update of instruction '" + at->insn_id + "' does not write a temporary private to the tile");
@@ -397,6 +402,8 @@ class Lowering {
       return box.intersect(isl::manage(isl_pw_aff_non_zero_set(pa.release()))).is_empty();
     };
     const bool fits = never(bin(BinOp::Sub, bin(BinOp::Sub, off, start), canonical));
+    if (!fits && swizzled && operand.type().bytes() == 4)  // (the transpose bit is for 16-bit operands only)
+      fail(says + "in a layout wgmma cannot read as TF32: it needs " + layout + " (TF32 operands are K-major only: store the tile with k contiguous)");
     if (!fits && swizzled)
       if (auto mn = mn_major_descriptor(operand, rows, k, row_count, *o, off, start, r, c, never, at, says)) return *mn;
     if (!fits)

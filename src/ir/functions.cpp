@@ -25,6 +25,9 @@ const MathFunction kFunctions[] = {
     // to TF32's 10-bit mantissa, nearest with ties away from zero (cvt.rna.tf32.f32):
     // the operands of a TF32 tensor-core product (tensor_core tf32=true)
     {"round_tf32", 1, MathFunction::FloatUnary},
+    // to TF32 toward zero (the 13 low mantissa bits dropped): what the
+    // warpgroup's tensor cores (wgmma) make of float32 tiles in shared memory
+    {"trunc_tf32", 1, MathFunction::FloatUnary},
 };
 }  // namespace
 

@@ -70,4 +70,11 @@ float round_tf32(float f) {
   return float_of(u);
 }
 
+float trunc_tf32(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u) return f;  // inf, NaN
+  return float_of(u & 0xffffe000u);
+}
+
 }  // namespace loom

@@ -626,11 +626,11 @@ class Lowering {
       if (n == name) return intrinsic(id, a);
     if (n == "rsqrt") return b_.CreateFDiv(llvm::ConstantFP::get(reg_type(t), 1.0), intrinsic(llvm::Intrinsic::sqrt, a));
     if (n == "fmod") return b_.CreateFRem(a[0], a[1]);
-    if (n == "round_tf32") {  // (as loom::round_tf32: the bits of the float, rounded at bit 13)
+    if (n == "round_tf32" || n == "trunc_tf32") {  // (as loom::round_tf32, trunc_tf32: the bits of the float, rounded or cut at bit 13)
       Value* f = t.kind == ScalarKind::Float32 ? a[0] : b_.CreateFPCast(a[0], b_.getFloatTy());
       Value* u = b_.CreateBitCast(f, b_.getInt32Ty());
       Value* special = b_.CreateICmpEQ(b_.CreateAnd(u, b_.getInt32(0x7f800000u)), b_.getInt32(0x7f800000u));
-      Value* r = b_.CreateAnd(b_.CreateAdd(u, b_.getInt32(0x1000u)), b_.getInt32(0xffffe000u));
+      Value* r = b_.CreateAnd(n == "round_tf32" ? b_.CreateAdd(u, b_.getInt32(0x1000u)) : u, b_.getInt32(0xffffe000u));
       Value* rf = b_.CreateBitCast(b_.CreateSelect(special, u, r), b_.getFloatTy());
       return t.kind == ScalarKind::Float32 ? rf : b_.CreateFPCast(rf, reg_type(t));
     }

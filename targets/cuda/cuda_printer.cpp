@@ -247,6 +247,12 @@ __device__ __forceinline__ float loom_round_tf32(float x) {
   return (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float((u + 0x1000u) & 0xffffe000u);
 }
 )"},
+    {"loom_trunc_tf32", R"(// To TF32 (10-bit mantissa) toward zero: the 13 low bits dropped, as the warpgroup's tensor cores read float32
+__device__ __forceinline__ float loom_trunc_tf32(float x) {
+  unsigned u = __float_as_uint(x);
+  return (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float(u & 0xffffe000u);
+}
+)"},
     {"loom_mma_m16n8k8_tf32", R"(// A warp's D = A B + D on the tensor cores: m16n8k8, TF32 operands, float32 accumulator (sm_80+)
 __device__ __forceinline__ void loom_mma_m16n8k8_tf32(float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1,
                                                       unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
@@ -511,7 +517,7 @@ class Printer {
   }
 
   std::string math_name(const std::string& name, Type t) {
-    if (name == "round_tf32") return "loom_round_tf32";
+    if (name == "round_tf32" || name == "trunc_tf32") return "loom_" + name;
     bool f32 = t.kind == ScalarKind::Float32 || is_half(t);  // 16-bit floats compute in float
     if (!t.is_float()) {
       if (name == "abs" || name == "fabs") return t.bits() == 64 ? "llabs" : "abs";
@@ -839,8 +845,9 @@ class Printer {
     os << pad << "// " << w.instruction << "\n";
     os << pad << "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" << count + 2 << ", 0;\\n" << w.instruction << " {";
     for (int e = 0; e < count; ++e) os << (e ? ", " : "") << "%" << e;
-    os << "}, %" << count << ", %" << count + 1 << ", p, 1, 1, " << (w.a_desc.mn_major ? 1 : 0) << ", " << (w.b_desc.mn_major ? 1 : 0)
-       << ";\\n}\\n\"\n" << pad << "    : ";
+    os << "}, %" << count << ", %" << count + 1 << ", p, 1, 1";
+    if (!w.tf32) os << ", " << (w.a_desc.mn_major ? 1 : 0) << ", " << (w.b_desc.mn_major ? 1 : 0);  // (TF32 has no transpose operands)
+    os << ";\\n}\\n\"\n" << pad << "    : ";
     for (int e = 0; e < count; ++e)
       os << (e ? ", " : "") << "\"+f\"(" << expr(simplify(substitute(w.accumulator, {{w.element, make_int(e, it)}})), 0) << ")";
     os << "\n" << pad << "    : \"l\"(" << desc(w.a_desc) << "), \"l\"(" << desc(w.b_desc) << "), \"r\"(1));\n";

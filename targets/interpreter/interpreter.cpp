@@ -359,6 +359,7 @@ class Interpreter {
         if (n == "trunc") return un([](double x) { return std::trunc(x); });
         if (n == "abs" || n == "fabs") return un([](double x) { return std::fabs(x); });
         if (n == "round_tf32") return un([](double x) { return double(round_tf32(float(x))); });
+        if (n == "trunc_tf32") return un([](double x) { return double(trunc_tf32(float(x))); });
         auto bin = [&](double (*fn)(double, double)) -> FltFn {
           return [a, fn, t](Frame& f) { return round_to(fn(a[0](f), a[1](f)), t); };
         };

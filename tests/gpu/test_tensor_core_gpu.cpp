@@ -1,6 +1,8 @@
 // Tensor cores on the GPU: float16 and TF32 products (the bfloat16 ones are
 // examples, run by test_examples_gpu.cpp) against the interpreter of the
 // kernel as written, at sizes with partial tiles; an epilogue on the lanes.
+#include <cstring>
+
 #include "gpu_oracle.h"
 #include "loom/parser.h"
 #include "loom/transforms.h"
@@ -65,4 +67,32 @@ TEST(GpuTensorCore, WgmmaReadsCoreMatricesWithoutASwizzleAndFloat16) {
   LoopKernel t = apply_transforms(k, parse_transform_script(s));
   for (auto& p : std::vector<std::map<std::string, int64_t>>{{{"n", 64}, {"m", 128}, {"l", 64}}, {{"n", 320}, {"m", 384}, {"l", 448}}})
     EXPECT_EQ(gpu_vs_reference(k, t, p), "") << p.at("n");
+}
+
+// TF32 on the warpgroup (gemm_tf32_wgmma_tma): wgmma reads the float32 tiles
+// and drops the 13 low mantissa bits, as the kernel's trunc_tf32 says. The
+// inputs make the two roundings differ: a = 1 + 2^-11 + 2^-12 is 1 toward
+// zero and 1 + 2^-10 to nearest, b = 1, so each c is l exactly (and
+// l (1 + 2^-10) if the hardware rounded). Then random inputs against the
+// interpreter.
+TEST(GpuTensorCore, WgmmaTf32DropsTheLowBitsAsTruncTf32Says) {
+  REQUIRE_GPU();
+  if (cuda::device().arch() != "sm_90a") GTEST_SKIP() << "wgmma needs sm_90a";
+  KernelFile f = loom::testing::example("gemm_tf32_wgmma_tma");
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  std::map<std::string, int64_t> p = {{"n", 128}, {"m", 256}, {"l", 64}};
+  auto arrays = make_host_arrays(f.kernel, p, 5);
+  float low_bits;
+  uint32_t u = 0x3F801800u;
+  std::memcpy(&low_bits, &u, 4);
+  for (int64_t i = 0; i < arrays.at("a").size(); ++i) arrays.at("a").set(i, low_bits);
+  for (int64_t i = 0; i < arrays.at("b").size(); ++i) arrays.at("b").set(i, 1.0);
+  for (int64_t i = 0; i < arrays.at("c").size(); ++i) arrays.at("c").set(i, -7.0);
+  cuda::CudaKernel ck(t);
+  ck.call_host(loom::testing::args_of(t, arrays, p));
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < arrays.at("c").size(); ++i) wrong += arrays.at("c").get(i) != 64.0;
+  EXPECT_EQ(wrong, 0) << "c[0] = " << arrays.at("c").get(0) << " (64: toward zero; 64.0625: to nearest)";
+  for (auto& q : std::vector<std::map<std::string, int64_t>>{{{"n", 128}, {"m", 256}, {"l", 32}}, {{"n", 384}, {"m", 512}, {"l", 416}}})
+    EXPECT_EQ(gpu_vs_reference(f.kernel, t, q), "") << q.at("n");
 }

@@ -265,3 +265,68 @@ TEST(Wgmma, ZeroFilledTilesServeSizesThatAreNoMultipleOfTheTiles) {
   EXPECT_GE(count_of(cuda, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"), 4u);
   expect_compiles_for_sm90a(cuda);
 }
+
+// The right side of the instruction that writes c.
+std::string plain_product_of(const LoopKernel& k) {
+  for (auto& insn : k.instructions)
+    if (insn.assignee_name() == "c") return insn.rhs.str();
+  return "";
+}
+
+// TF32 on the warpgroup (m64nNk8): tensor_core tf32=true writes trunc_tf32
+// (wgmma drops the 13 low mantissa bits of the float32 tiles it reads), a
+// 128-byte swizzled row holds 32 k values, so a k tile of 32 is four
+// instructions without transpose operands. The CPU target and the
+// interpreter run the truncation; the untransformed kernel with the same
+// factors is the reference. Refused: round_tf32 on a warpgroup (and
+// trunc_tf32 on mma.sync), a k16 shape with tf32, an MN-major TF32 tile.
+TEST(Wgmma, Tf32TilesDropTheLowBitsAsTheKernelSays) {
+  LoopKernel plain = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[j, k])",
+                                 {"a: float32[n, l], b: float32[m, l], c: float32[n, m]"}, "mm_nt_f32");
+  LoopKernel truncated = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"},
+                                     "c[i, j] = sum(k, trunc_tf32(a[i, k]) * trunc_tf32(b[j, k]))",
+                                     {"a: float32[n, l], b: float32[m, l], c: float32[n, m]"}, "mm_nt_f32");
+  auto schedule = [](const std::string& shape_args, const std::string& b_layout) {
+    return "assume n mod 128 = 0 and m mod 64 = 0 and l mod 32 = 0 and l >= 32\n"
+           "split_iname i 128 outer_tag=g.1\nsplit_iname j 64 outer_tag=g.0\nsplit_iname i_inner 64 outer_tag=l.1\n"
+           "split_iname k 32\nsplit_iname k_inner 8 outer_tag=unr\ntensor_core i_inner_inner j_inner k_inner_inner " + shape_args + "\n"
+           "add_prefetch a i_inner_outer,i_inner_inner,k_inner_outer,k_inner_inner dim_arg_names=ar,ak padding=0 default_tag=for\n"
+           "swizzle_array a_fetch\nsplit_iname ak 4 inner_tag=vec\nsplit_iname ar 16\njoin_inames ar_inner,ak_outer new_iname=ax\n"
+           "tag_inames ax:l.0\nsplit_iname ar_outer 2 inner_tag=l.1\n" + b_layout +
+           "double_buffer a_fetch k_outer\ndouble_buffer b_fetch k_outer\n";
+  };
+  const std::string k_major_b = "add_prefetch b j_inner,k_inner_outer,k_inner_inner dim_arg_names=bn,bk padding=0 default_tag=for\n"
+                                "swizzle_array b_fetch\nsplit_iname bk 4 inner_tag=vec\nsplit_iname bn 16\n"
+                                "join_inames bn_inner,bk_outer new_iname=bx\ntag_inames bx:l.0\nsplit_iname bn_outer 2 inner_tag=l.1\n";
+  LoopKernel t = scheduled(plain, schedule("shape=m64n64k8 tf32=true", k_major_b));
+  EXPECT_NE(plain_product_of(t).find("trunc_tf32(a_fetch["), std::string::npos) << plain_product_of(t);
+  check_on_cpu(truncated, t, {{{"n", 128}, {"m", 64}, {"l", 32}}, {{"n", 256}, {"m", 192}, {"l", 96}}});
+  EXPECT_EQ(interpreted_vs_reference(truncated, t, {{"n", 128}, {"m", 128}, {"l", 64}}), "");
+  // (the truncation is the kernel's: against the plain product it differs)
+  EXPECT_NE(compare_kernels(plain, t, {{"n", 128}, {"m", 64}, {"l", 32}}), "");
+  std::string cuda = cuda::print_source(generate(t, TargetInfo::cuda("sm_90a")));
+  EXPECT_EQ(count_of(cuda, "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"), 4u) << cuda;  // k tile 32: 4 steps
+  EXPECT_EQ(count_of(cuda, ", p, 1, 1;"), 4u) << cuda;  // (no transpose operands for TF32)
+  EXPECT_NE(cuda.find("16u, 1024u, 1u)"), std::string::npos) << cuda;
+  expect_compiles_for_sm90a(cuda);
+  // the kernel written with trunc_tf32 runs as TF32 without the flag
+  LoopKernel written = scheduled(truncated, schedule("shape=m64n64k8", k_major_b));
+  EXPECT_EQ(cuda::print_source(generate(written, TargetInfo::cuda("sm_90a"))), cuda);
+  // refusals
+  LoopKernel rounded = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"},
+                                   "c[i, j] = sum(k, round_tf32(a[i, k]) * round_tf32(b[j, k]))",
+                                   {"a: float32[n, l], b: float32[m, l], c: float32[n, m]"}, "mm_nt_f32");
+  std::string e = error_of([&] { scheduled(rounded, schedule("shape=m64n64k8", k_major_b)); });
+  EXPECT_NE(e.find("rounds its factors with round_tf32, but the warpgroup (wgmma) reads float32 tiles and drops their low bits"), std::string::npos) << e;
+  e = error_of([&] { scheduled(plain, schedule("shape=m64n64k16 tf32=true", k_major_b)); });
+  EXPECT_NE(e.find("TF32 runs as m16n8k8 (a warp) or m64nNk8 (a warpgroup)"), std::string::npos) << e;
+  e = error_of([&] { scheduled(plain, schedule("shape=m64n64k8", k_major_b)); });
+  EXPECT_NE(e.find("m64n64k8 is a TF32 shape: pass tf32=true"), std::string::npos) << e;
+  const std::string mn_major_b = "add_prefetch b k_inner_outer,k_inner_inner,j_inner dim_arg_names=bk,bn padding=0 default_tag=for\n"
+                                 "swizzle_array b_fetch\nsplit_iname bn 4 inner_tag=vec\nsplit_iname bk 8\n"
+                                 "join_inames bk_inner,bn_outer new_iname=bx\ntag_inames bx:l.0\nsplit_iname bk_outer 2 inner_tag=l.1\n";
+  LoopKernel b_by_rows = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                                     {"a: float32[n, l], b: float32[l, m], c: float32[n, m]"}, "mm_f32");
+  e = error_of([&] { generate(scheduled(b_by_rows, schedule("shape=m64n64k8 tf32=true", mn_major_b)), TargetInfo::cuda("sm_90a")); });
+  EXPECT_NE(e.find("TF32 operands are K-major only"), std::string::npos) << e;
+}
