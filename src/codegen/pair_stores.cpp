@@ -55,6 +55,12 @@ class Pairing {
   }
 
  private:
+  // a block of one statement as that statement
+  static const Stmt& only(const StmtPtr& s) {
+    const Stmt* x = s.get();
+    while (x->kind == Stmt::Block && !x->matrix && x->children.size() == 1) x = x->children[0].get();
+    return *x;
+  }
   static void flatten(const StmtPtr& s, std::vector<StmtPtr>& out) {
     for (auto& c : s->children)
       if (c->kind == Stmt::Block && !c->matrix) flatten(c, out);
@@ -62,6 +68,10 @@ class Pairing {
   }
 
   StmtPtr paired(const Stmt& a, const Stmt& b) {
+    // two guarded stores whose guards hold together (a partial tile's
+    // write-back with even sizes: column 2q + 1 exists where 2q does)
+    if (a.kind == Stmt::If && b.kind == Stmt::If && a.children.size() == 1 && b.children.size() == 1 && same_condition(a.cond, b.cond))
+      if (StmtPtr inner = paired(only(a.children[0]), only(b.children[0]))) return make_if(a.cond, inner);
     if (a.kind != Stmt::Assign || b.kind != Stmt::Assign || a.op != Stmt::Op::Compute || b.op != Stmt::Op::Compute) return nullptr;
     auto la = a.lhs.as<Subscript>(), lb = b.lhs.as<Subscript>();
     if (!la || !lb || la->name != lb->name || la->indices.size() != lb->indices.size() || la->indices.empty()) return nullptr;
@@ -179,6 +189,24 @@ class Pairing {
     if (pa.is_null() || pb.is_null()) return false;
     isl::pw_aff shifted = isl::manage(isl_pw_aff_add_constant_val(pa.copy(), isl_val_int_from_si(universe.ctx().get(), by)));
     return pb.ne_set(shifted).is_empty();
+  }
+
+  // Whether conditions a and b hold for the same values of their variables
+  // where the kernel's assumptions hold (isl).
+  bool same_condition(const Expr& a, const Expr& b) {
+    if (a.str() == b.str()) return true;
+    std::set<std::string> vars;
+    collect_free_vars(a, vars);
+    collect_free_vars(b, vars);
+    std::string names;
+    for (auto& v : vars) names += (names.empty() ? "" : ", ") + v;
+    isl::set universe(assumptions_.ctx(), "[" + names + "] -> { : }");
+    isl::set sa = islu::condition_set(a, universe.get_space()), sb = islu::condition_set(b, universe.get_space());
+    if (sa.is_null() || sb.is_null()) return false;
+    isl::set params = assumptions_;
+    // (the assumptions' parameters are among the names or absent from both conditions)
+    isl::set within = universe.intersect_params(params.params());
+    return sa.intersect(within).is_equal(sb.intersect(within));
   }
 
   // Whether e is even for every value: term by term.

@@ -858,7 +858,8 @@ class Printer {
   // the group in flight into the next iteration (loom_wgmma_end_but_one:
   // wait for the older groups only), which overlaps the tensor cores' work
   // with the next iteration's copies and issue: the run ends at the loop
-  // body's one barrier (the last statement), and every tile the run reads is
+  // body's one barrier (the last statement, or the last of a branch of the
+  // If that ends the body: ends_every_path), and every tile the run reads is
   // double-buffered in that loop with its fill at most stages - 2 iterations
   // ahead, so the next iteration fills other copies, and the one after it
   // (when this copy is refilled) comes after the next wait and barrier. The
@@ -872,13 +873,35 @@ class Printer {
     wgmma_tiles_.clear();
   }
 
+  // The last statement of s, through blocks.
+  static const Stmt* last_of(const Stmt* s) {
+    while (s->kind == Stmt::Block && !s->children.empty() && !s->matrix) s = s->children.back().get();
+    return s;
+  }
+
+  // Whether `barrier` ends its loop's body as the body's one barrier on
+  // every path: the body's last statement, or the last of one branch of the
+  // If that ends the body (unswitch's versions: a fast path for whole k
+  // steps and the last one), each branch then ending at its own barrier,
+  // the only one on that path.
+  static bool ends_every_path(const StmtPtr& body, const Stmt& barrier) {
+    const Stmt* last = last_of(body.get());
+    if (last == &barrier) return barriers_in(body) == 1;
+    if (last->kind != Stmt::If) return false;
+    int on_branches = 0;
+    bool found = false;
+    for (auto& branch : last->children) {
+      if (barriers_in(branch) != 1 || last_of(branch.get())->kind != Stmt::Barrier) return false;
+      found |= last_of(branch.get()) == &barrier;
+      ++on_branches;
+    }
+    return found && last->children.size() == 2 && barriers_in(body) == on_branches;
+  }
+
   bool wgmma_lag_allowed(const Stmt& barrier) const {
     if (loops_.empty() || wgmma_tiles_.empty()) return false;
     const Stmt& loop = *loops_.back();
-    const StmtPtr& body = loop.children[0];
-    const Stmt* last = body.get();
-    while (last->kind == Stmt::Block && !last->children.empty() && !last->matrix) last = last->children.back().get();
-    if (last != &barrier || barriers_in(body) != 1) return false;  // (the barrier ends the body, and is its only one)
+    if (!ends_every_path(loop.children[0], barrier)) return false;
     for (auto& name : wgmma_tiles_) {
       auto [copies, ahead] = pipeline_of(name, loop);
       if (!copies || ahead > copies - 2) return false;
@@ -1007,15 +1030,43 @@ class Printer {
     for (auto& c : g_.bulk_copies)
       if (c.loop == loop.var) pending.push_back(&c);
     const StmtPtr& body = loop.children[0];
-    if (pending.empty() || body->kind != Stmt::Block || body->matrix) {
-      if (!pending.empty()) wait_for_tiles(os, loop, body, pending, ind);
-      stmt(os, body, ind);
+    if (pending.empty()) stmt(os, body, ind);
+    else with_waits(os, loop, body, pending, ind);
+  }
+  // s with the waits for the tiles it reads: before it, or, for a branch
+  // whose condition reads no tile (unswitch's two versions of a body), in
+  // each branch before its first reader, so the fills a branch issues
+  // before its readers go out before the wait, as in the plain body.
+  void with_waits(std::ostream& os, const Stmt& loop, const StmtPtr& s, std::vector<const BulkCopy*>& pending, int ind) {
+    if (s->kind == Stmt::Block && !s->matrix) {  // (a block is its statements)
+      for (auto& c : s->children) with_waits(os, loop, c, pending, ind);
       return;
     }
-    for (auto& c : body->children) {
-      wait_for_tiles(os, loop, c, pending, ind);
-      stmt(os, c, ind);
+    bool branch = s->kind == Stmt::If && !s->matrix && !(s->children.size() == 1 && only_matrices(s->children[0]));
+    for (auto* c : pending) branch = branch && !reads_array(s->cond, c->temporary);
+    if (!branch) {
+      wait_for_tiles(os, loop, s, pending, ind);
+      stmt(os, s, ind);
+      return;
     }
+    end_wgmma_run(os, ind, s.get());
+    fragment_cache_.clear();
+    std::string pad(ind * 2, ' ');
+    std::vector<const BulkCopy*> left;  // (still to wait for after the If: on some path it was not)
+    for (size_t b = 0; b < s->children.size(); ++b) {
+      os << pad << (b ? "else\n" : "if (" + expr(s->cond, 0) + ")\n") << pad << "{\n";
+      std::vector<const BulkCopy*> mine = pending;
+      with_waits(os, loop, s->children[b], mine, ind + 1);
+      end_wgmma_run(os, ind + 1);
+      fragment_cache_.clear();
+      os << pad << "}\n";
+      for (auto* x : mine)
+        if (std::find(left.begin(), left.end(), x) == left.end()) left.push_back(x);
+    }
+    if (s->children.size() == 1)  // (no else: the path around the If waited for nothing)
+      for (auto* x : pending)
+        if (std::find(left.begin(), left.end(), x) == left.end()) left.push_back(x);
+    pending = left;
   }
   void wait_for_tiles(std::ostream& os, const Stmt& loop, const StmtPtr& s, std::vector<const BulkCopy*>& pending, int ind) {
     for (auto it = pending.begin(); it != pending.end();) {

@@ -43,19 +43,21 @@ extern "C" __global__ void __launch_bounds__(256) bmm16_bf16(__nv_bfloat16 const
   }
   if (nb >= 8 * b_outer + b_inner + 1)
   {
-    c[(8 * b_outer + b_inner) * 256 + loom_floordiv(lane, 4) * 16 + loom_mod(lane, 4) * 2] = __float2bfloat16_rn((float)acc_c[0]);
+    {  // vec loom_pair: 2 lanes
+      __nv_bfloat162 loom_v0;
+      loom_v0.x = __float2bfloat16_rn((float)acc_c[0]);
+      loom_v0.y = __float2bfloat16_rn((float)acc_c[2]);
+      *reinterpret_cast<__nv_bfloat162 *>(&(c[(8 * b_outer + b_inner) * 256 + loom_floordiv(lane, 4) * 16 + loom_mod(lane, 4) * 2])) = loom_v0;
+    }
   }
   if (nb >= 8 * b_outer + b_inner + 1)
   {
-    c[(8 * b_outer + b_inner) * 256 + loom_floordiv(lane, 4) * 16 + (loom_mod(lane, 4) * 2 + 1)] = __float2bfloat16_rn((float)acc_c[2]);
-  }
-  if (nb >= 8 * b_outer + b_inner + 1)
-  {
-    c[(8 * b_outer + b_inner) * 256 + (loom_floordiv(lane, 4) + 8) * 16 + loom_mod(lane, 4) * 2] = __float2bfloat16_rn((float)acc_c[4]);
-  }
-  if (nb >= 8 * b_outer + b_inner + 1)
-  {
-    c[(8 * b_outer + b_inner) * 256 + (loom_floordiv(lane, 4) + 8) * 16 + (loom_mod(lane, 4) * 2 + 1)] = __float2bfloat16_rn((float)acc_c[6]);
+    {  // vec loom_pair: 2 lanes
+      __nv_bfloat162 loom_v1;
+      loom_v1.x = __float2bfloat16_rn((float)acc_c[4]);
+      loom_v1.y = __float2bfloat16_rn((float)acc_c[6]);
+      *reinterpret_cast<__nv_bfloat162 *>(&(c[(8 * b_outer + b_inner) * 256 + (loom_floordiv(lane, 4) + 8) * 16 + loom_mod(lane, 4) * 2])) = loom_v1;
+    }
   }
   acc_c[1] = 0.0f;
   acc_c[3] = 0.0f;
@@ -73,18 +75,20 @@ extern "C" __global__ void __launch_bounds__(256) bmm16_bf16(__nv_bfloat16 const
   }
   if (nb >= 8 * b_outer + b_inner + 1)
   {
-    c[(8 * b_outer + b_inner) * 256 + loom_floordiv(lane, 4) * 16 + (8 + loom_mod(lane, 4) * 2)] = __float2bfloat16_rn((float)acc_c[1]);
+    {  // vec loom_pair: 2 lanes
+      __nv_bfloat162 loom_v2;
+      loom_v2.x = __float2bfloat16_rn((float)acc_c[1]);
+      loom_v2.y = __float2bfloat16_rn((float)acc_c[3]);
+      *reinterpret_cast<__nv_bfloat162 *>(&(c[(8 * b_outer + b_inner) * 256 + loom_floordiv(lane, 4) * 16 + (8 + loom_mod(lane, 4) * 2)])) = loom_v2;
+    }
   }
   if (nb >= 8 * b_outer + b_inner + 1)
   {
-    c[(8 * b_outer + b_inner) * 256 + loom_floordiv(lane, 4) * 16 + (8 + (loom_mod(lane, 4) * 2 + 1))] = __float2bfloat16_rn((float)acc_c[3]);
-  }
-  if (nb >= 8 * b_outer + b_inner + 1)
-  {
-    c[(8 * b_outer + b_inner) * 256 + (loom_floordiv(lane, 4) + 8) * 16 + (8 + loom_mod(lane, 4) * 2)] = __float2bfloat16_rn((float)acc_c[5]);
-  }
-  if (nb >= 8 * b_outer + b_inner + 1)
-  {
-    c[(8 * b_outer + b_inner) * 256 + (loom_floordiv(lane, 4) + 8) * 16 + (8 + (loom_mod(lane, 4) * 2 + 1))] = __float2bfloat16_rn((float)acc_c[7]);
+    {  // vec loom_pair: 2 lanes
+      __nv_bfloat162 loom_v3;
+      loom_v3.x = __float2bfloat16_rn((float)acc_c[5]);
+      loom_v3.y = __float2bfloat16_rn((float)acc_c[7]);
+      *reinterpret_cast<__nv_bfloat162 *>(&(c[(8 * b_outer + b_inner) * 256 + (loom_floordiv(lane, 4) + 8) * 16 + (8 + loom_mod(lane, 4) * 2)])) = loom_v3;
+    }
   }
 }

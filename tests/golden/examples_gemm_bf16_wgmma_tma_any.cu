@@ -27,6 +27,14 @@ __device__ __forceinline__ void loom_wgmma_end() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
+// At the end of a pipelined loop's iteration: commit the warpgroup's run and wait for the
+// older groups only, so this one runs on while the next iteration starts
+__device__ __forceinline__ void loom_wgmma_end_but_one() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+}
+// After a pipelined loop: wait for the warpgroup's last group of wgmma
+__device__ __forceinline__ void loom_wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
 // Tiles the tensor memory accelerator fills (tma_copy): the tensor map the host makes at
 // launch (a kernel parameter), and one mbarrier per copy of a tile, completed by its bulk copy
 struct __align__(64) loom_tensor_map { unsigned long long opaque[16]; };
@@ -615,12 +623,12 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_any(__nv_b
   __syncthreads();
   for (int k_outer = 0; k_outer <= loom_floordiv(l - 1, 64); ++k_outer)
   {
-    loom_tma_wait(&loom_tma_bar[0 + k_outer % 4], (k_outer / 4) & 1);  // (a_fetch, copied by the tensor memory accelerator)
-    loom_tma_wait(&loom_tma_bar[4 + k_outer % 4], (k_outer / 4) & 1);  // (b_fetch, copied by the tensor memory accelerator)
     if (l >= 64 * k_outer + 49 && k_outer + 1 <= loom_floordiv(l + 63, 64) - 1)
     {
       loom_tma_load<2>((threadIdx.x | threadIdx.y | threadIdx.z) == 0, &loom_tma_bar[loom_mod(k_outer + 1, 4)], 16384u, &loom_tmap_a_fetch, a_fetch + loom_mod(k_outer + 1, 4) * 8192, (int)(64 * (k_outer + 1)), (int)(128 * i_outer));
       loom_tma_load<2>((threadIdx.x | threadIdx.y | threadIdx.z) == 0, &loom_tma_bar[4 + loom_mod(k_outer + 1, 4)], 32768u, &loom_tmap_b_fetch, b_fetch + loom_mod(k_outer + 1, 4) * 16384, (int)(64 * (k_outer + 1)), (int)(256 * j_outer));
+      loom_tma_wait(&loom_tma_bar[0 + k_outer % 4], (k_outer / 4) & 1);  // (a_fetch, copied by the tensor memory accelerator)
+      loom_tma_wait(&loom_tma_bar[4 + k_outer % 4], (k_outer / 4) & 1);  // (b_fetch, copied by the tensor memory accelerator)
       loom_wgmma_begin();
       // wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
@@ -638,7 +646,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_any(__nv_b
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
           : "+f"(acc_c[0]), "+f"(acc_c[1]), "+f"(acc_c[2]), "+f"(acc_c[3]), "+f"(acc_c[4]), "+f"(acc_c[5]), "+f"(acc_c[6]), "+f"(acc_c[7]), "+f"(acc_c[8]), "+f"(acc_c[9]), "+f"(acc_c[10]), "+f"(acc_c[11]), "+f"(acc_c[12]), "+f"(acc_c[13]), "+f"(acc_c[14]), "+f"(acc_c[15]), "+f"(acc_c[16]), "+f"(acc_c[17]), "+f"(acc_c[18]), "+f"(acc_c[19]), "+f"(acc_c[20]), "+f"(acc_c[21]), "+f"(acc_c[22]), "+f"(acc_c[23]), "+f"(acc_c[24]), "+f"(acc_c[25]), "+f"(acc_c[26]), "+f"(acc_c[27]), "+f"(acc_c[28]), "+f"(acc_c[29]), "+f"(acc_c[30]), "+f"(acc_c[31]), "+f"(acc_c[32]), "+f"(acc_c[33]), "+f"(acc_c[34]), "+f"(acc_c[35]), "+f"(acc_c[36]), "+f"(acc_c[37]), "+f"(acc_c[38]), "+f"(acc_c[39]), "+f"(acc_c[40]), "+f"(acc_c[41]), "+f"(acc_c[42]), "+f"(acc_c[43]), "+f"(acc_c[44]), "+f"(acc_c[45]), "+f"(acc_c[46]), "+f"(acc_c[47]), "+f"(acc_c[48]), "+f"(acc_c[49]), "+f"(acc_c[50]), "+f"(acc_c[51]), "+f"(acc_c[52]), "+f"(acc_c[53]), "+f"(acc_c[54]), "+f"(acc_c[55]), "+f"(acc_c[56]), "+f"(acc_c[57]), "+f"(acc_c[58]), "+f"(acc_c[59]), "+f"(acc_c[60]), "+f"(acc_c[61]), "+f"(acc_c[62]), "+f"(acc_c[63]), "+f"(acc_c[64]), "+f"(acc_c[65]), "+f"(acc_c[66]), "+f"(acc_c[67]), "+f"(acc_c[68]), "+f"(acc_c[69]), "+f"(acc_c[70]), "+f"(acc_c[71]), "+f"(acc_c[72]), "+f"(acc_c[73]), "+f"(acc_c[74]), "+f"(acc_c[75]), "+f"(acc_c[76]), "+f"(acc_c[77]), "+f"(acc_c[78]), "+f"(acc_c[79]), "+f"(acc_c[80]), "+f"(acc_c[81]), "+f"(acc_c[82]), "+f"(acc_c[83]), "+f"(acc_c[84]), "+f"(acc_c[85]), "+f"(acc_c[86]), "+f"(acc_c[87]), "+f"(acc_c[88]), "+f"(acc_c[89]), "+f"(acc_c[90]), "+f"(acc_c[91]), "+f"(acc_c[92]), "+f"(acc_c[93]), "+f"(acc_c[94]), "+f"(acc_c[95]), "+f"(acc_c[96]), "+f"(acc_c[97]), "+f"(acc_c[98]), "+f"(acc_c[99]), "+f"(acc_c[100]), "+f"(acc_c[101]), "+f"(acc_c[102]), "+f"(acc_c[103]), "+f"(acc_c[104]), "+f"(acc_c[105]), "+f"(acc_c[106]), "+f"(acc_c[107]), "+f"(acc_c[108]), "+f"(acc_c[109]), "+f"(acc_c[110]), "+f"(acc_c[111]), "+f"(acc_c[112]), "+f"(acc_c[113]), "+f"(acc_c[114]), "+f"(acc_c[115]), "+f"(acc_c[116]), "+f"(acc_c[117]), "+f"(acc_c[118]), "+f"(acc_c[119]), "+f"(acc_c[120]), "+f"(acc_c[121]), "+f"(acc_c[122]), "+f"(acc_c[123]), "+f"(acc_c[124]), "+f"(acc_c[125]), "+f"(acc_c[126]), "+f"(acc_c[127])
           : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 4) * 8192 + 64 * i_inner_outer * 64 + 48], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 4) * 16384 + 48], 16u, 1024u, 1u)), "r"(1));
-      loom_wgmma_end();
+      loom_wgmma_end_but_one();
       __syncthreads();
     }
     else
@@ -651,6 +659,8 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_any(__nv_b
       {
         loom_tma_load<2>((threadIdx.x | threadIdx.y | threadIdx.z) == 0, &loom_tma_bar[4 + loom_mod(k_outer + 1, 4)], 32768u, &loom_tmap_b_fetch, b_fetch + loom_mod(k_outer + 1, 4) * 16384, (int)(64 * (k_outer + 1)), (int)(256 * j_outer));
       }
+      loom_tma_wait(&loom_tma_bar[0 + k_outer % 4], (k_outer / 4) & 1);  // (a_fetch, copied by the tensor memory accelerator)
+      loom_tma_wait(&loom_tma_bar[4 + k_outer % 4], (k_outer / 4) & 1);  // (b_fetch, copied by the tensor memory accelerator)
       loom_wgmma_begin();
       // wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
@@ -687,6 +697,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_any(__nv_b
       __syncthreads();
     }
   }
+  loom_wgmma_wait_all();  // (the last iteration's group)
   if (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) < n - 128 * i_outer - 64 * i_inner_outer && loom_mod(lane, 4) * 2 < m - 256 * j_outer)
   {
     c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)] = acc_c[0];

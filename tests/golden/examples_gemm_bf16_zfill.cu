@@ -1991,76 +1991,84 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_zfill(__nv_bfloat16 
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[0];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[16];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[32];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v0;
+          loom_v0.x = acc_c[0];
+          loom_v0.y = acc_c[16];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v0;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[48];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v1;
+          loom_v1.x = acc_c[32];
+          loom_v1.y = acc_c[48];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v1;
+        }
       }
     }
     if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[4];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[20];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[36];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v2;
+          loom_v2.x = acc_c[4];
+          loom_v2.y = acc_c[20];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v2;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[52];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v3;
+          loom_v3.x = acc_c[36];
+          loom_v3.y = acc_c[52];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v3;
+        }
       }
     }
     if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[8];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[24];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[40];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v4;
+          loom_v4.x = acc_c[8];
+          loom_v4.y = acc_c[24];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v4;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[56];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v5;
+          loom_v5.x = acc_c[40];
+          loom_v5.y = acc_c[56];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v5;
+        }
       }
     }
     if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[12];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[28];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[44];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v6;
+          loom_v6.x = acc_c[12];
+          loom_v6.y = acc_c[28];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + loom_floordiv(lane, 4))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v6;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[60];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v7;
+          loom_v7.x = acc_c[44];
+          loom_v7.y = acc_c[60];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 4) + 8))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v7;
+        }
       }
     }
   }
@@ -2070,76 +2078,84 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_zfill(__nv_bfloat16 
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 16)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[1];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 16)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[17];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 16)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[33];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v8;
+          loom_v8.x = acc_c[1];
+          loom_v8.y = acc_c[17];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v8;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 16)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[49];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v9;
+          loom_v9.x = acc_c[33];
+          loom_v9.y = acc_c[49];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v9;
+        }
       }
     }
     if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 16)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[5];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 16)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[21];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 16)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[37];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v10;
+          loom_v10.x = acc_c[5];
+          loom_v10.y = acc_c[21];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v10;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 16)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[53];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v11;
+          loom_v11.x = acc_c[37];
+          loom_v11.y = acc_c[53];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v11;
+        }
       }
     }
     if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 16)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[9];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 16)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[25];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 16)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[41];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v12;
+          loom_v12.x = acc_c[9];
+          loom_v12.y = acc_c[25];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v12;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 16)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[57];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v13;
+          loom_v13.x = acc_c[41];
+          loom_v13.y = acc_c[57];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v13;
+        }
       }
     }
     if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 16)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[13];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 16)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[29];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 16)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[45];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v14;
+          loom_v14.x = acc_c[13];
+          loom_v14.y = acc_c[29];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v14;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 16)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[61];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v15;
+          loom_v15.x = acc_c[45];
+          loom_v15.y = acc_c[61];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (16 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v15;
+        }
       }
     }
   }
@@ -2149,76 +2165,84 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_zfill(__nv_bfloat16 
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 32)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[2];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 32)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[18];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 32)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[34];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v16;
+          loom_v16.x = acc_c[2];
+          loom_v16.y = acc_c[18];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v16;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 32)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[50];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v17;
+          loom_v17.x = acc_c[34];
+          loom_v17.y = acc_c[50];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v17;
+        }
       }
     }
     if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 32)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[6];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 32)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[22];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 32)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[38];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v18;
+          loom_v18.x = acc_c[6];
+          loom_v18.y = acc_c[22];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v18;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 32)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[54];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v19;
+          loom_v19.x = acc_c[38];
+          loom_v19.y = acc_c[54];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v19;
+        }
       }
     }
     if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 32)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[10];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 32)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[26];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 32)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[42];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v20;
+          loom_v20.x = acc_c[10];
+          loom_v20.y = acc_c[26];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v20;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 32)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[58];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v21;
+          loom_v21.x = acc_c[42];
+          loom_v21.y = acc_c[58];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v21;
+        }
       }
     }
     if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 32)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[14];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 32)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[30];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 32)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[46];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v22;
+          loom_v22.x = acc_c[14];
+          loom_v22.y = acc_c[30];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v22;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 32)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[62];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v23;
+          loom_v23.x = acc_c[46];
+          loom_v23.y = acc_c[62];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (32 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v23;
+        }
       }
     }
   }
@@ -2228,76 +2252,84 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_zfill(__nv_bfloat16 
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 48)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[3];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 48)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[19];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 48)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))] = acc_c[35];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v24;
+          loom_v24.x = acc_c[3];
+          loom_v24.y = acc_c[19];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v24;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 48)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (loom_mod(lane, 4) * 2 + 1)))] = acc_c[51];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v25;
+          loom_v25.x = acc_c[35];
+          loom_v25.y = acc_c[51];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + loom_mod(lane, 4) * 2))])) = loom_v25;
+        }
       }
     }
     if (m >= 128 * j_outer + 32 * j_inner_outer + 9)
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 48)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[7];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 48)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[23];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 48)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))] = acc_c[39];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v26;
+          loom_v26.x = acc_c[7];
+          loom_v26.y = acc_c[23];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v26;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 48)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[55];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v27;
+          loom_v27.x = acc_c[39];
+          loom_v27.y = acc_c[55];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (8 + loom_mod(lane, 4) * 2)))])) = loom_v27;
+        }
       }
     }
     if (m >= 128 * j_outer + 32 * j_inner_outer + 17)
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 48)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[11];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 48)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[27];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 48)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))] = acc_c[43];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v28;
+          loom_v28.x = acc_c[11];
+          loom_v28.y = acc_c[27];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v28;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 48)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[59];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v29;
+          loom_v29.x = acc_c[43];
+          loom_v29.y = acc_c[59];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (16 + loom_mod(lane, 4) * 2)))])) = loom_v29;
+        }
       }
     }
     if (m >= 128 * j_outer + 32 * j_inner_outer + 25)
     {
       if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 48)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[15];
-      }
-      if (loom_floordiv(lane, 4) < n - 128 * i_outer - 64 * i_inner_outer - 48)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[31];
-      }
-      if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 48)
-      {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))] = acc_c[47];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v30;
+          loom_v30.x = acc_c[15];
+          loom_v30.y = acc_c[31];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + loom_floordiv(lane, 4)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v30;
+        }
       }
       if (loom_floordiv(lane, 4) + 8 < n - 128 * i_outer - 64 * i_inner_outer - 48)
       {
-        c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + (loom_mod(lane, 4) * 2 + 1))))] = acc_c[63];
+        {  // vec loom_pair: 2 lanes
+          float2 loom_v31;
+          loom_v31.x = acc_c[47];
+          loom_v31.y = acc_c[63];
+          *reinterpret_cast<float2 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (48 + (loom_floordiv(lane, 4) + 8)))) * m + (128 * j_outer + (32 * j_inner_outer + (24 + loom_mod(lane, 4) * 2)))])) = loom_v31;
+        }
       }
     }
   }

@@ -307,3 +307,32 @@ TEST(PairedStores, AFusedEpilogueStoresTwoSixteenBitResultsAtOnce) {
   expect_compiles_for_sm90a(cuda);
   EXPECT_EQ(compare_kernels(f.kernel, t, {{"n", 128}, {"m", 256}, {"l", 64}}), "");
 }
+
+// A partial tile's write-back: each store is guarded, and two stores pair
+// where their guards hold together for every size the assumptions allow
+// (m even: column 2q + 1 exists wherever 2q does); with m of any parity they
+// stay apart. The copy engine's fills of the unswitched body's two versions
+// go out before each version waits for the current tiles.
+TEST(PairedStores, GuardedStoresPairWhereTheirGuardsAgree) {
+  KernelFile f = loom::testing::example("gemm_bf16_wgmma_tma_any");
+  auto assuming = [&](const std::string& assumption) {
+    std::vector<TransformStep> steps = parse_transform_script(assumption), all = f.transforms;
+    all.insert(all.begin(), steps.begin(), steps.end());
+    return apply_transforms(f.kernel, all);
+  };
+  LoopKernel even = assuming("assume m mod 2 = 0\n"), any = assuming("");
+  std::string cuda = cuda::print_source(generate(even, TargetInfo::cuda("sm_90a")));
+  EXPECT_EQ(count_of(cuda, "*reinterpret_cast<float2 *>(&(c["), 64u) << cuda;
+  EXPECT_NE(cuda.find("&& loom_mod(lane, 4) * 2 < m - 256 * j_outer)\n  {\n    {  // vec loom_pair: 2 lanes"), std::string::npos) << cuda;
+  EXPECT_EQ(cuda::print_source(generate(any, TargetInfo::cuda("sm_90a"))).find("float2"), std::string::npos);
+  // fills, then the waits, in both versions of the body
+  size_t loop = cuda.find("for (int k_outer");
+  ASSERT_NE(loop, std::string::npos);
+  size_t fill = cuda.find("loom_tma_load<2>", loop), wait = cuda.find("loom_tma_wait(&", loop), branch = cuda.find("if (", loop);
+  EXPECT_LT(branch, fill);
+  EXPECT_LT(fill, wait) << cuda.substr(loop, 2000);
+  EXPECT_EQ(count_of(cuda, "loom_tma_wait(&"), 4u);  // (two tiles, two versions)
+  expect_compiles_for_sm90a(cuda);
+  EXPECT_EQ(compare_kernels(f.kernel, even, {{"n", 130}, {"m", 250}, {"l", 200}}), "");
+  EXPECT_EQ(compare_kernels(f.kernel, any, {{"n", 130}, {"m", 251}, {"l", 200}}), "");
+}

@@ -264,6 +264,18 @@ TEST(Wgmma, ZeroFilledTilesServeSizesThatAreNoMultipleOfTheTiles) {
   EXPECT_NE(cuda.find("loom_cp_async_zfill<16>(&(a_fetch[loom_swizzle128<2>("), std::string::npos) << cuda;
   EXPECT_GE(count_of(cuda, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"), 4u);
   expect_compiles_for_sm90a(cuda);
+  // 4 copies filled 1 ahead by the copy engine: the whole k steps' version
+  // of the unswitched body keeps its group in flight into the next
+  // iteration, as whole tiles do
+  std::string deep = s;
+  for (const char* d : {"double_buffer a_fetch k_outer\n", "double_buffer b_fetch k_outer\n"})
+    deep.replace(deep.find(d), std::string(d).size(), std::string(d).substr(0, std::string(d).size() - 1) + " stages=4 ahead=1\n");
+  LoopKernel lagged = scheduled(product_nt(), "assume l mod 8 = 0 and l >= 8\n" + deep + "tma_copy a_fetch,b_fetch\n");
+  check_on_cpu(product_nt(), lagged, {{{"n", 129}, {"m", 65}, {"l", 200}}});
+  std::string lag_cuda = cuda::print_source(generate(lagged, TargetInfo::cuda("sm_90a")));
+  EXPECT_EQ(count_of(lag_cuda, "loom_wgmma_end_but_one();\n      __syncthreads();"), 1u) << lag_cuda;
+  EXPECT_EQ(count_of(lag_cuda, "loom_wgmma_wait_all();  // (the last iteration's group)"), 1u) << lag_cuda;
+  expect_compiles_for_sm90a(lag_cuda);
 }
 
 // The right side of the instruction that writes c.
