@@ -175,16 +175,21 @@ class Pairing {
     return true;
   }
 
-  // Whether b - a is `by` for every value of their variables (isl: the
-  // indices are affine in inames and parameters, with floor and mod).
-  bool differ_by(const Expr& a, const Expr& b, int by) {
-    if (a.str() == b.str()) return by == 0;
+  // Every value of the free variables of a and b (as parameters).
+  isl::set universe_of(const Expr& a, const Expr& b) const {
     std::set<std::string> vars;
     collect_free_vars(a, vars);
     collect_free_vars(b, vars);
     std::string names;
     for (auto& v : vars) names += (names.empty() ? "" : ", ") + v;
-    isl::set universe(assumptions_.ctx(), "[" + names + "] -> { : }");
+    return isl::set(assumptions_.ctx(), "[" + names + "] -> { : }");
+  }
+
+  // Whether b - a is `by` for every value of their variables (isl: the
+  // indices are affine in inames and parameters, with floor and mod).
+  bool differ_by(const Expr& a, const Expr& b, int by) {
+    if (a.str() == b.str()) return by == 0;
+    isl::set universe = universe_of(a, b);
     isl::pw_aff pa = islu::pw_aff_from_expr(a, universe.get_space()), pb = islu::pw_aff_from_expr(b, universe.get_space());
     if (pa.is_null() || pb.is_null()) return false;
     isl::pw_aff shifted = isl::manage(isl_pw_aff_add_constant_val(pa.copy(), isl_val_int_from_si(universe.ctx().get(), by)));
@@ -195,12 +200,7 @@ class Pairing {
   // where the kernel's assumptions hold (isl).
   bool same_condition(const Expr& a, const Expr& b) {
     if (a.str() == b.str()) return true;
-    std::set<std::string> vars;
-    collect_free_vars(a, vars);
-    collect_free_vars(b, vars);
-    std::string names;
-    for (auto& v : vars) names += (names.empty() ? "" : ", ") + v;
-    isl::set universe(assumptions_.ctx(), "[" + names + "] -> { : }");
+    isl::set universe = universe_of(a, b);
     isl::set sa = islu::condition_set(a, universe.get_space()), sb = islu::condition_set(b, universe.get_space());
     if (sa.is_null() || sb.is_null()) return false;
     isl::set params = assumptions_;
