@@ -23,6 +23,25 @@
 
 namespace loom::testing {
 
+// Whether the suite runs under AddressSanitizer (make test-asan): the
+// suites that repeat one check many times (random schedules, mutants,
+// every example at its default sizes) then do a quarter of the work, so the
+// sanitized suite stays runnable (it took 44 minutes on two cores); every
+// kernel and transformation still passes through the instrumented code.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+// n, or a quarter of it (at least 1) under the sanitizers.
+inline int scaled(int n) { return kSanitized ? std::max(1, n / 4) : n; }
+
 inline std::string source_dir() {
   const char* d = std::getenv("LOOM_SOURCE_DIR");
 #ifdef LOOM_SOURCE_DIR
@@ -40,9 +59,25 @@ inline std::vector<std::string> example_names() {
   return names;
 }
 
+// Each parameter halved as long as the kernel's assumptions allow (a
+// product's 256 x 512 x 320 becomes 128 x 256 x 320 for tiles of 128 x 256 x 64).
+inline std::map<std::string, int64_t> halved_while_allowed(const LoopKernel& k, std::map<std::string, int64_t> p) {
+  for (auto& [name, v] : p)
+    while (v >= 2) {
+      int64_t was = v;
+      v /= 2;
+      if (!assumptions_hold(k, p)) {
+        v = was;
+        break;
+      }
+    }
+  return p;
+}
+
 // Parameter sets for an example: each of `sizes` for every parameter (m
 // gets size + m_offset), those the transformed kernel's assumptions allow,
-// and the file's defaults (which must meet them).
+// and the file's defaults (which must meet them; under the sanitizers
+// halved while the assumptions allow).
 inline std::vector<std::map<std::string, int64_t>> example_sizes(const KernelFile& f, const LoopKernel& transformed,
                                                                   const std::vector<int64_t>& sizes, int64_t m_offset = 0) {
   std::vector<std::map<std::string, int64_t>> out;
@@ -51,7 +86,7 @@ inline std::vector<std::map<std::string, int64_t>> example_sizes(const KernelFil
     for (auto& name : f.kernel.parameters()) p[name] = size + (name == "m" ? m_offset : 0);
     if (assumptions_hold(transformed, p)) out.push_back(p);
   }
-  if (!f.defaults.empty()) out.push_back(f.defaults);
+  if (!f.defaults.empty()) out.push_back(kSanitized ? halved_while_allowed(transformed, f.defaults) : f.defaults);
   return out;
 }
 

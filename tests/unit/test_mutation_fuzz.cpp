@@ -235,7 +235,7 @@ std::string hostile_value(const TransformParam& p, const LoopKernel& k, std::mt1
 // what the kernel as written computes.
 TEST(MutationFuzz, HostileTransformationArgumentsAreRefusedOrRunRight) {
   const char* env = std::getenv("LOOM_MUTANTS");
-  int per_file = env ? std::atoi(env) : 8;
+  int per_file = env ? std::atoi(env) : loom::testing::scaled(8);
   std::vector<std::string> files = kernel_files({"examples", "tests/conformance"});
   const char* seed = std::getenv("LOOM_RANDOM_SEED");
   std::mt19937 rng(seed ? unsigned(std::atoi(seed)) : 4321u);
@@ -288,13 +288,13 @@ TEST(MutationFuzz, HostileTransformationArgumentsAreRefusedOrRunRight) {
   }
   std::printf("transformation-argument fuzzing: %d mutants: %d ran and matched, %d refused\n", mutants, o.ran, o.refused);
   EXPECT_EQ(failures, 0);
-  EXPECT_GT(o.ran, 20);
-  EXPECT_GT(o.refused, 20);
+  EXPECT_GT(o.ran, loom::testing::scaled(20));
+  EXPECT_GT(o.refused, loom::testing::scaled(20));
 }
 
 TEST(MutationFuzz, MutantsOfEveryKernelFileAreRefusedOrRunRight) {
   const char* env = std::getenv("LOOM_MUTANTS");
-  int per_file = env ? std::atoi(env) : 12;
+  int per_file = env ? std::atoi(env) : loom::testing::scaled(12);
   std::vector<std::string> files = kernel_files({"examples", "tests/conformance", "tests/conformance/loopy"});
   const char* seed = std::getenv("LOOM_RANDOM_SEED");
   std::mt19937 rng(seed ? unsigned(std::atoi(seed)) : 1234u);
@@ -324,5 +324,5 @@ TEST(MutationFuzz, MutantsOfEveryKernelFileAreRefusedOrRunRight) {
   }
   std::printf("mutation fuzzing: %zu files x %d mutants: %d ran and matched, %d refused\n", files.size(), per_file, o.ran, o.refused);
   EXPECT_EQ(failures, 0);
-  EXPECT_GT(o.ran, int(files.size()));  // mutants that still make kernels are run, not only refused
+  EXPECT_GT(o.ran, loom::testing::scaled(int(files.size())));  // mutants that still make kernels are run, not only refused
 }

@@ -17,7 +17,7 @@ using namespace loom;
 
 TEST(RandomKernels, TransformedKernelsComputeWhatTheOriginalComputes) {
   const char* env = std::getenv("LOOM_FUZZ_CASES");
-  const int cases = env ? std::atoi(env) : 60;
+  const int cases = env ? std::atoi(env) : loom::testing::scaled(60);
   const char* seed_env = std::getenv("LOOM_RANDOM_SEED");
   std::mt19937 rng(seed_env ? unsigned(std::atoi(seed_env)) : 2026u);
   int checked = 0, refused = 0;

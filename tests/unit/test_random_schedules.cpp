@@ -26,7 +26,7 @@ TEST(RandomSchedules, AcceptedKernelsComputeWhatTheOriginalComputes) {
     const char* seed_env = std::getenv("LOOM_RANDOM_SEED");
     unsigned seed = unsigned(std::hash<std::string>()(name) % 100000) + (seed_env ? unsigned(std::atoi(seed_env)) : 0u);
     std::mt19937 rng(seed);
-    for (int trial = 0; trial < 10; ++trial) {
+    for (int trial = 0; trial < loom::testing::scaled(10); ++trial) {
       std::string log;
       LoopKernel t = loom::testing::random_schedule(f.kernel, rng, log);
       // (printed before generating, so a schedule that hangs code generation is named)
@@ -60,6 +60,6 @@ TEST(RandomSchedules, AcceptedKernelsComputeWhatTheOriginalComputes) {
       }
     }
   }
-  EXPECT_GT(accepted, 20);  // the test must exercise real schedules
+  EXPECT_GT(accepted, loom::testing::scaled(20));  // the test must exercise real schedules
   std::printf("random schedules: %d accepted and checked (%d with tiles from the copy engine), %d refused\n", accepted, bulk, refused);
 }
