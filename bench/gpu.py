@@ -20,6 +20,8 @@ import loom as lp
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "examples")
 QUICK = "--quick" in sys.argv
+# LOOM_BENCH_ONLY=gemm_bf16_wgmma_tma_any,...: only the wgmma rows of these examples
+ONLY = set(filter(None, os.environ.get("LOOM_BENCH_ONLY", "").split(",")))
 
 try:
     import triton
@@ -254,16 +256,17 @@ def bf16_gemms(dev, wgmma_only=False):
     # c = a w^T with w stored [m, l] (both operands K-major, a linear layer's weight), and c = a b with
     # b stored [l, m] (torch.matmul's own layout: b's tile read with the transpose bit); the _tma
     # schedules' tiles come from the tensor memory accelerator (tma_copy), _any's at any size
-    # (zero-filled boxes)
+    # (zero-filled boxes), _mult8's at sizes that are multiples of 8 (its guarded stores paired)
     if torch.cuda.get_device_capability(dev) == (9, 0):
         bf16, f16 = torch.bfloat16, torch.float16
         for label, sched, stored_mk, sizes, dt in (("a w^T", "gemm_bf16_wgmma", True, (8192, 4096), bf16),
                                                    ("a w^T", "gemm_bf16_wgmma_tma", True, (8192, 4096), bf16),
                                                    ("a w^T", "gemm_bf16_wgmma_tma_any", True, (4000,), bf16),
+                                                   ("a w^T", "gemm_bf16_wgmma_tma_mult8", True, (4000,), bf16),
                                                    ("a b", "gemm_bf16_wgmma_nn", False, (8192, 4096), bf16),
                                                    ("a b", "gemm_bf16_wgmma_nn_tma", False, (8192, 4096), bf16),
                                                    ("a w^T", "gemm_f16_wgmma_tma", True, (8192, 4096), f16)):
-            for size in sizes:
+            for size in sizes if not ONLY or sched in ONLY else ():
                 A = torch.randn(size, size, device=dev).to(dt)
                 B = torch.randn(size, size, device=dev).to(dt)
                 Bkn = B.t() if stored_mk else B  # (the product's b, [l, m], as torch sees it)
@@ -290,7 +293,8 @@ def bf16_gemms(dev, wgmma_only=False):
         tf32_wgmma(dev)
 
         # a linear layer's forward pass, fused: relu(a w^T + bias) in bfloat16 (w stored [m, l])
-        for (M, N, K) in ((8192, 8192, 128), (8192, 8192, 8192)):
+        fused = not ONLY or "gemm_bf16_wgmma_tma_bias_relu" in ONLY
+        for (M, N, K) in ((8192, 8192, 128), (8192, 8192, 8192)) if fused else ():
             A = torch.randn(M, K, device=dev).to(torch.bfloat16)
             W = torch.randn(N, K, device=dev).to(torch.bfloat16)
             bias = torch.randn(N, device=dev)
@@ -316,7 +320,7 @@ def bf16_gemms(dev, wgmma_only=False):
 
 def tf32_wgmma(dev):
     """TF32 GEMM rows on the warpgroup (sm_90a)."""
-    if torch.cuda.get_device_capability(dev) != (9, 0):
+    if torch.cuda.get_device_capability(dev) != (9, 0) or (ONLY and "gemm_tf32_wgmma_tma" not in ONLY):
         return
     # TF32 on the warpgroup: float32 a w^T (w stored [m, l]; TF32 operands are K-major only), the
     # factors trunc_tf32 (wgmma drops the 13 low mantissa bits of the float32 tiles), checked against
