@@ -116,6 +116,9 @@ struct Argument {
   std::string str() const;    // "a: float32[n, m] strides=(1, n) offset=2"
   // The strides in use: the given ones, or C order from the shape.
   std::vector<Expr> element_strides() const;
+  // C order from the data pointer itself: no strides of its own and no
+  // offset (or a literal 0), as a tensor map or a vector store assumes.
+  bool plain_layout() const;
 };
 
 enum class AddressSpace : uint8_t { Auto, Private, Local, Global };

@@ -131,7 +131,7 @@ void plan_bulk_copies(GeneratedKernel& g) {
       auto src = copy_source(insn.rhs).first.as<Subscript>();
       const Argument* a = src ? k.find_argument(src->name) : nullptr;
       if (!dst || !a) refuse(k, name, "instruction '" + insn.id + "' is not a copy of an array argument");
-      if (!a->strides.empty() || (a->offset.defined() && !(a->offset.as<IntImm>() && a->offset.as<IntImm>()->value == 0)))
+      if (!a->plain_layout())
         refuse(k, name, "array '" + a->name + "' has its own strides or offset; a tensor map describes a C-order array");
       plan.array = a->name;
       size_t rank = a->shape.size(), axes = dst->indices.size();

@@ -77,9 +77,8 @@ class Pairing {
     if (!la || !lb || la->name != lb->name || la->indices.size() != lb->indices.size() || la->indices.empty()) return nullptr;
     const Argument* arg = k_.find_argument(la->name);
     Type t = a.lhs.type();
-    bool offset = arg && arg->offset.defined() && !(arg->offset.as<IntImm>() && arg->offset.as<IntImm>()->value == 0);
     bool half = t.kind == ScalarKind::Float16 || t.kind == ScalarKind::BFloat16;  // (a __half2 / __nv_bfloat162 of 4 bytes)
-    if (!arg || arg->kind != Argument::Array || !arg->strides.empty() || offset || !(half || (t.bytes() == 4 && has_vector_type(t, 2))))
+    if (!arg || arg->kind != Argument::Array || !arg->plain_layout() || !(half || (t.bytes() == 4 && has_vector_type(t, 2))))
       return nullptr;
     if (b.rhs.type() != a.rhs.type()) return nullptr;
     Expr rhs = lanes_of(a.rhs, b.rhs);

@@ -194,6 +194,11 @@ std::string vector_axis_problem(const Argument& a, int d) {
 
 std::vector<Expr> Argument::element_strides() const { return strides.empty() ? row_major_strides(shape) : strides; }
 
+bool Argument::plain_layout() const {
+  auto zero = offset.defined() ? offset.as<IntImm>() : nullptr;
+  return strides.empty() && (!offset.defined() || (zero && zero->value == 0));
+}
+
 namespace {
 // An integer expression of parameters with every node typed t.
 class Retype : public ExprMutator {
