@@ -59,25 +59,24 @@ inline std::vector<std::string> example_names() {
   return names;
 }
 
-// Each parameter halved as long as the kernel's assumptions allow (a
-// product's 256 x 512 x 320 becomes 128 x 256 x 320 for tiles of 128 x 256 x 64).
-inline std::map<std::string, int64_t> halved_while_allowed(const LoopKernel& k, std::map<std::string, int64_t> p) {
+// Each parameter at the smallest power of two (at most its value) the
+// kernel's assumptions allow, the others as they are (a product's
+// 256 x 512 x 320 becomes 128 x 256 x 64 for tiles of 128 x 256 x 64).
+inline std::map<std::string, int64_t> smallest_allowed(const LoopKernel& k, std::map<std::string, int64_t> p) {
   for (auto& [name, v] : p)
-    while (v >= 2) {
+    for (int64_t c = 1; c < v; c *= 2) {
       int64_t was = v;
-      v /= 2;
-      if (!assumptions_hold(k, p)) {
-        v = was;
-        break;
-      }
+      v = c;
+      if (assumptions_hold(k, p)) break;
+      v = was;
     }
   return p;
 }
 
 // Parameter sets for an example: each of `sizes` for every parameter (m
 // gets size + m_offset), those the transformed kernel's assumptions allow,
-// and the file's defaults (which must meet them; under the sanitizers
-// halved while the assumptions allow).
+// and the file's defaults (which must meet them; under the sanitizers each
+// made as small as the assumptions allow).
 inline std::vector<std::map<std::string, int64_t>> example_sizes(const KernelFile& f, const LoopKernel& transformed,
                                                                   const std::vector<int64_t>& sizes, int64_t m_offset = 0) {
   std::vector<std::map<std::string, int64_t>> out;
@@ -86,7 +85,7 @@ inline std::vector<std::map<std::string, int64_t>> example_sizes(const KernelFil
     for (auto& name : f.kernel.parameters()) p[name] = size + (name == "m" ? m_offset : 0);
     if (assumptions_hold(transformed, p)) out.push_back(p);
   }
-  if (!f.defaults.empty()) out.push_back(kSanitized ? halved_while_allowed(transformed, f.defaults) : f.defaults);
+  if (!f.defaults.empty()) out.push_back(kSanitized ? smallest_allowed(transformed, f.defaults) : f.defaults);
   return out;
 }
 
