@@ -265,7 +265,8 @@ def bf16_gemms(dev, wgmma_only=False):
                                                    ("a w^T", "gemm_bf16_wgmma_tma_mult8", True, (4000,), bf16),
                                                    ("a b", "gemm_bf16_wgmma_nn", False, (8192, 4096), bf16),
                                                    ("a b", "gemm_bf16_wgmma_nn_tma", False, (8192, 4096), bf16),
-                                                   ("a w^T", "gemm_f16_wgmma_tma", True, (8192, 4096), f16)):
+                                                   ("a w^T", "gemm_f16_wgmma_tma", True, (8192, 4096), f16),
+                                                   ("a b", "gemm_f16_wgmma_nn_tma", False, (8192, 4096), f16)):
             for size in sizes if not ONLY or sched in ONLY else ():
                 A = torch.randn(size, size, device=dev).to(dt)
                 B = torch.randn(size, size, device=dev).to(dt)
