@@ -133,22 +133,27 @@ std::string tensor_core_script(const std::string& y, const std::string& x, const
 // tiles of 64 (rows of 128 bytes, swizzled), copied 16 bytes at a time by 8
 // lanes per row; `pipeline` gives the copies and how far ahead they fill
 // (ahead < stages - 1: the wgmma group overlaps the next iteration).
+// `bytes`: the operands' element size, 2 (bf16, fp16) or 4 (TF32, the
+// kernel's trunc_tf32 factors): a 128-byte row is 128 / bytes k values, the
+// instruction's k 32 / bytes, and a 16-byte copy 16 / bytes elements.
 std::string warpgroup_script(const std::string& y, const std::string& x, const std::string& r, const std::string& a, const std::string& b,
-                             const std::string& ny, const std::string& nx, const std::string& nr, int n, const std::string& pipeline) {
+                             const std::string& ny, const std::string& nx, const std::string& nr, int n, const std::string& pipeline,
+                             int bytes = 2) {
   auto S = [](int v) { return std::to_string(v); };
-  std::string t = "assume " + ny + " mod 128 = 0 and " + nx + " mod " + S(n) + " = 0 and " + nr + " mod 64 = 0 and " + ny + " >= 128 and " + nx +
-                  " >= " + S(n) + " and " + nr + " >= 64\n";
+  const int row = 128 / bytes, kk = 32 / bytes, piece = 16 / bytes;
+  std::string t = "assume " + ny + " mod 128 = 0 and " + nx + " mod " + S(n) + " = 0 and " + nr + " mod " + S(row) + " = 0 and " + ny +
+                  " >= 128 and " + nx + " >= " + S(n) + " and " + nr + " >= " + S(row) + "\n";
   t += "split_iname " + y + " 128 outer_tag=g.1\nsplit_iname " + x + " " + S(n) + " outer_tag=g.0\nsplit_iname " + y + "_inner 64 outer_tag=l.1\n";
-  t += "split_iname " + r + " 64\nsplit_iname " + r + "_inner 16 outer_tag=unr\n";
-  t += "tensor_core " + y + "_inner_inner " + x + "_inner " + r + "_inner_inner shape=m64n" + S(n) + "k16\n";
+  t += "split_iname " + r + " " + S(row) + "\nsplit_iname " + r + "_inner " + S(kk) + " outer_tag=unr\n";
+  t += "tensor_core " + y + "_inner_inner " + x + "_inner " + r + "_inner_inner shape=m64n" + S(n) + "k" + S(kk) + (bytes == 4 ? " tf32=true" : "") + "\n";
   t += "add_prefetch " + a + " " + y + "_inner_outer," + y + "_inner_inner," + r + "_inner_outer," + r +
        "_inner_inner dim_arg_names=wg_ar,wg_ak padding=0 default_tag=for\nswizzle_array " + a + "_fetch\n";
-  t += "split_iname wg_ak 8 inner_tag=vec\nsplit_iname wg_ar 16\njoin_inames wg_ar_inner,wg_ak_outer new_iname=wg_ax\ntag_inames wg_ax:l.0\n"
-       "split_iname wg_ar_outer 2 inner_tag=l.1\n";
+  t += "split_iname wg_ak " + S(piece) + " inner_tag=vec\nsplit_iname wg_ar 16\njoin_inames wg_ar_inner,wg_ak_outer new_iname=wg_ax\n"
+       "tag_inames wg_ax:l.0\nsplit_iname wg_ar_outer 2 inner_tag=l.1\n";
   t += "add_prefetch " + b + " " + x + "_inner," + r + "_inner_outer," + r + "_inner_inner dim_arg_names=wg_bn,wg_bk padding=0 default_tag=for\n"
        "swizzle_array " + b + "_fetch\n";
-  t += "split_iname wg_bk 8 inner_tag=vec\nsplit_iname wg_bn 16\njoin_inames wg_bn_inner,wg_bk_outer new_iname=wg_bx\ntag_inames wg_bx:l.0\n"
-       "split_iname wg_bn_outer 2 inner_tag=l.1\n";
+  t += "split_iname wg_bk " + S(piece) + " inner_tag=vec\nsplit_iname wg_bn 16\njoin_inames wg_bn_inner,wg_bk_outer new_iname=wg_bx\n"
+       "tag_inames wg_bx:l.0\nsplit_iname wg_bn_outer 2 inner_tag=l.1\n";
   t += "double_buffer " + a + "_fetch " + r + "_outer " + pipeline + "\ndouble_buffer " + b + "_fetch " + r + "_outer " + pipeline + "\n";
   return t;
 }
@@ -416,9 +421,24 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   if (!r.empty() && !y.empty()) {
     std::string a, b, bt;  // (bt: b stored [x, r], K-major)
     auto single = [](const std::set<std::string>& axis, const std::string& n) { return axis.size() == 1 && axis.count(n); };
+    // float32 operands only where the kernel itself sums trunc_tf32 factors
+    // (TF32 as the warpgroup computes it; the tuner never changes what a kernel computes)
+    struct Truncates : ExprVisitor {
+      bool found = false;
+      void visit_call(const Call& c) override {
+        found |= c.name == "trunc_tf32";
+        ExprVisitor::visit_call(c);
+      }
+    } truncates;
+    for (auto& insn : k.instructions)
+      if (insn.kind == Instruction::Assign) truncates.visit(insn.rhs);
+    const bool truncated = truncates.found;
+    int bytes = 2;
     for (auto& [array, axes] : reads.arrays) {
       const Argument* arg = k.find_argument(array);
-      if (!arg || axes.size() != 2 || !(arg->dtype.kind == ScalarKind::BFloat16 || arg->dtype.kind == ScalarKind::Float16)) continue;
+      bool tf32 = arg && truncated && arg->dtype == types::float32;
+      if (!arg || axes.size() != 2 || !(arg->dtype.kind == ScalarKind::BFloat16 || arg->dtype.kind == ScalarKind::Float16 || tf32)) continue;
+      if (tf32) bytes = 4;
       if (single(axes[0], y) && single(axes[1], r)) a = array;
       if (single(axes[0], r) && single(axes[1], x)) b = array;
       if (single(axes[0], x) && single(axes[1], r)) bt = array;
@@ -428,15 +448,17 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
       const std::string &ny = reads.extent[y], &nx = reads.extent[x], &nr = reads.extent[r];
       auto size_of = [&](const std::string& p) { auto it = sizes.find(p); return it == sizes.end() ? int64_t(-1) : it->second; };
       auto multiple = [&](const std::string& p, int64_t of) { int64_t v = size_of(p); return v < 0 || (v % of == 0 && v >= of); };
-      if (multiple(ny, 128) && multiple(nr, 64)) {
-        if (multiple(nx, 256))  // (tiles from the copy engine: examples/gemm_bf16_wgmma_tma.loom, 0.9 of cuBLAS on an H200)
-          add("warpgroup tensor cores 128x256x64, copy engine tiles, 4 copies 1 ahead",
-              warpgroup_script(y, x, r, a, bt, ny, nx, nr, 256, "stages=4 ahead=1") + "tma_copy " + a + "_fetch," + bt + "_fetch\n");
+      const int row = 128 / bytes;
+      const std::string kt = std::to_string(row) + (bytes == 4 ? ", TF32" : "");
+      if (multiple(ny, 128) && multiple(nr, row)) {
+        if (multiple(nx, 256))  // (tiles from the copy engine: examples/gemm_bf16_wgmma_tma.loom, 0.9 of cuBLAS on an H200; gemm_tf32_wgmma_tma)
+          add("warpgroup tensor cores 128x256x" + kt + ", copy engine tiles, 4 copies 1 ahead",
+              warpgroup_script(y, x, r, a, bt, ny, nx, nr, 256, "stages=4 ahead=1", bytes) + "tma_copy " + a + "_fetch," + bt + "_fetch\n");
         if (multiple(nx, 128))
-          add("warpgroup tensor cores 128x128x64", warpgroup_script(y, x, r, a, bt, ny, nx, nr, 128, "stages=choice(2|3)"));
+          add("warpgroup tensor cores 128x128x" + kt, warpgroup_script(y, x, r, a, bt, ny, nx, nr, 128, "stages=choice(2|3)", bytes));
       }
     }
-    if (!a.empty() && !b.empty() && sized) {
+    if (!a.empty() && !b.empty() && sized && bytes == 2) {  // (TF32 tiles are K-major only, and mma.sync rounds to nearest)
       const std::string &ny = reads.extent[y], &nx = reads.extent[x], &nr = reads.extent[r];
       auto size_of = [&](const std::string& p) { auto it = sizes.find(p); return it == sizes.end() ? int64_t(-1) : it->second; };
       auto multiple = [&](const std::string& p, int64_t of) { int64_t v = size_of(p); return v < 0 || (v % of == 0 && v >= of); };

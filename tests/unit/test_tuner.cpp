@@ -369,6 +369,26 @@ TEST(AutoSpace, KMajorBfloat16ProductsGetWarpgroupSketchesThatRunRight) {
   EXPECT_EQ(partial.str().find("warpgroup tensor cores"), std::string::npos);
 }
 
+TEST(AutoSpace, ProductsOfTruncatedTf32FactorsGetTf32WarpgroupSketches) {
+  // c = a b^T in float32 with the kernel's own trunc_tf32 factors (TF32 as
+  // the warpgroup computes it): the wgmma sketches with 32-wide k steps; a
+  // plain float32 product gets none (the tuner never changes what a kernel computes)
+  auto product = [](const std::string& body) {
+    return parse_kernel_text("kernel mm_nt\ndomains:\n  {[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}\narguments:\n"
+                             "  a: float32[n, l], b: float32[m, l], c: float32[n, m]\ninstructions:\n  c[i, j] = " + body + "\n")
+        .kernel;
+  };
+  LoopKernel k = product("sum(k, trunc_tf32(a[i, k]) * trunc_tf32(b[j, k]))");
+  std::map<std::string, int64_t> sizes{{"n", 128}, {"m", 256}, {"l", 64}};
+  std::vector<std::string> scripts = warpgroup_scripts(k, sizes);
+  ASSERT_EQ(scripts.size(), 2u);
+  EXPECT_NE(scripts[0].find("shape=m64n256k8 tf32=true"), std::string::npos) << scripts[0];
+  EXPECT_NE(scripts[0].find("l mod 32 = 0"), std::string::npos) << scripts[0];
+  EXPECT_NE(scripts[0].find("split_iname wg_ak 4 inner_tag=vec"), std::string::npos) << scripts[0];
+  expect_each_runs_right(k, scripts, sizes);
+  EXPECT_TRUE(warpgroup_scripts(product("sum(k, a[i, k] * b[j, k])"), sizes).empty());
+}
+
 TEST(AutoSpace, Bfloat16ProductsInTorchsLayoutGetAWarpgroupSketchThatRunsRight) {
   // c = a b with b stored [l, m]: b's tile read with wgmma's transpose bit, both from the copy engine
   LoopKernel k = parse_kernel_text("kernel mm\ndomains:\n  {[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}\narguments:\n"
