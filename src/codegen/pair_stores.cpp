@@ -70,8 +70,12 @@ class Pairing {
   StmtPtr paired(const Stmt& a, const Stmt& b) {
     // two guarded stores whose guards hold together (a partial tile's
     // write-back with even sizes: column 2q + 1 exists where 2q does)
-    if (a.kind == Stmt::If && b.kind == Stmt::If && a.children.size() == 1 && b.children.size() == 1 && same_condition(a.cond, b.cond))
-      if (StmtPtr inner = paired(only(a.children[0]), only(b.children[0]))) return make_if(a.cond, inner);
+    // (the stores first: most guarded statements are no pair, and asking isl
+    // about two guards costs more than that)
+    if (a.kind == Stmt::If && b.kind == Stmt::If && a.children.size() == 1 && b.children.size() == 1) {
+      StmtPtr inner = paired(only(a.children[0]), only(b.children[0]));
+      return inner && same_condition(a.cond, b.cond) ? make_if(a.cond, inner) : nullptr;
+    }
     if (a.kind != Stmt::Assign || b.kind != Stmt::Assign || a.op != Stmt::Op::Compute || b.op != Stmt::Op::Compute) return nullptr;
     auto la = a.lhs.as<Subscript>(), lb = b.lhs.as<Subscript>();
     if (!la || !lb || la->name != lb->name || la->indices.size() != lb->indices.size() || la->indices.empty()) return nullptr;
