@@ -682,6 +682,9 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
   auto names = name_list(inames);
   require_inames(k, what, names);
   if (names.size() < 2) refuse(k, what, "give at least two inames, outermost first");
+  for (size_t i = 0; i < names.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (names[i] == names[j]) refuse(k, what, "'" + names[i] + "' is named twice; join distinct inames");
   for (auto& n : names)
     if (k.tag_of(n).kind != InameTag::Seq) refuse(k, what, "'" + n + "' is tagged; join before tagging");
   check_joined_temporaries(k, what, names);

@@ -521,6 +521,19 @@ transforms:
   join_inames i,j
 )LOOM",
        "the range of 'j' depends on the parameters"},
+      {"join an iname with itself",  // (found by mutation fuzzing under ASan: isl's raw "position or range out of bounds")
+       R"LOOM(kernel k
+domains:
+  {[i, j]: 0 <= i < n and 0 <= j < 8}
+arguments:
+  a: float32[n, 8]
+instructions:
+  a[i, j] = 1
+transforms:
+  split_iname i 4
+  join_inames i_inner,i_inner new_iname=x
+)LOOM",
+       "'i_inner' is named twice; join distinct inames"},
       {"unroll parametric",
        R"LOOM(kernel k
 domains:
