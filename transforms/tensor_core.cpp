@@ -54,18 +54,26 @@ class RoundToTf32 : public ExprMutator {
   std::string k_, function_;
 };
 
-// Whether typed (the kernel as given, types inferred) already sums
-// round_tf32(x) * round_tf32(y) (or trunc_tf32) over k: TF32 written out.
-bool sums_tf32(const LoopKernel& typed, const std::string& kk) {
+// The products x * y summed over k in typed (the kernel as given, types
+// inferred), each with its instruction.
+std::vector<std::pair<const Instruction*, const Binary*>> products_over(const LoopKernel& typed, const std::string& kk) {
+  std::vector<std::pair<const Instruction*, const Binary*>> found;
   for (auto& insn : typed.instructions) {
     if (insn.kind != Instruction::Assign) continue;
     ReductionsOver sums({kk});
     sums.visit(insn.rhs);
-    for (auto* r : sums.found) {
-      auto mul = r->body.as<Binary>();
-      auto call = mul && mul->op == BinOp::Mul ? mul->a.as<Call>() : nullptr;
-      if (call && (call->name == "round_tf32" || call->name == "trunc_tf32")) return true;
-    }
+    for (auto* r : sums.found)
+      if (auto mul = r->body.as<Binary>(); mul && mul->op == BinOp::Mul) found.push_back({&insn, mul});
+  }
+  return found;
+}
+
+// Whether typed already sums round_tf32(x) * round_tf32(y) (or trunc_tf32)
+// over k: TF32 written out.
+bool sums_tf32(const LoopKernel& typed, const std::string& kk) {
+  for (auto [insn, mul] : products_over(typed, kk)) {
+    auto call = mul->a.as<Call>();
+    if (call && (call->name == "round_tf32" || call->name == "trunc_tf32")) return true;
   }
   return false;
 }
@@ -116,22 +124,15 @@ LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::str
   LoopKernel source = k;
   if (tf32) {
     const std::string rounding = warpgroup_n ? "trunc_tf32" : "round_tf32";
-    std::string other = warpgroup_n ? "round_tf32" : "trunc_tf32";
-    for (auto& insn : typed.instructions) {
-      if (insn.kind != Instruction::Assign) continue;
-      ReductionsOver sums({kk});
-      sums.visit(insn.rhs);
-      for (auto* r : sums.found) {
-        auto mul = r->body.as<Binary>();
-        for (const Expr* f : {mul ? &mul->a : nullptr, mul ? &mul->b : nullptr}) {
-          auto call = f ? f->as<Call>() : nullptr;
-          if (call && call->name == other)
-            refuse(k, what, "instruction '" + insn.id + "' rounds its factors with " + other + ", but " +
-                                (warpgroup_n ? "the warpgroup (wgmma) reads float32 tiles and drops their low bits: trunc_tf32; round_tf32 runs as m16n8k8"
-                                             : "mma.sync rounds to nearest as it loads its fragments: round_tf32; trunc_tf32 runs as m64nNk8"));
-        }
+    const std::string other = warpgroup_n ? "round_tf32" : "trunc_tf32";
+    for (auto [insn, mul] : products_over(typed, kk))
+      for (const Expr* f : {&mul->a, &mul->b}) {
+        auto call = f->as<Call>();
+        if (call && call->name == other)
+          refuse(k, what, "instruction '" + insn->id + "' rounds its factors with " + other + ", but " +
+                              (warpgroup_n ? "the warpgroup (wgmma) reads float32 tiles and drops their low bits: trunc_tf32; round_tf32 runs as m16n8k8"
+                                           : "mma.sync rounds to nearest as it loads its fragments: round_tf32; trunc_tf32 runs as m64nNk8"));
       }
-    }
     int rewritten = 0;
     for (auto& insn : source.instructions.edit()) {
       if (insn.kind != Instruction::Assign) continue;
