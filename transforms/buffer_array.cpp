@@ -6,6 +6,8 @@
 // "base + buffer" to accumulate into the array). Both are guarded by the
 // array's bounds and by the footprint, so elements the sweep does not touch
 // are neither read nor written.
+#include <algorithm>
+
 #include "common.h"
 #include "footprint.h"
 #include "loom/expr_text.h"
@@ -57,8 +59,9 @@ LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const 
   r.temporaries.edit()[temp] = t;
 
   // the element's guards: inside the array, and used by some iteration of the sweep
+  bool guards_exact = false;
   auto guards = [&](const transforms::StorageLoops& loops) {
-    std::vector<Expr> g = transforms::footprint_conditions(k, rq, fp, loops);
+    std::vector<Expr> g = transforms::footprint_conditions(k, rq, fp, loops, &guards_exact);
     for (size_t d = 0; d < arg->shape.size(); ++d) {
       g.push_back(make_binary(BinOp::Ge, loops.source[d], make_int(0)));
       g.push_back(make_binary(BinOp::Lt, loops.source[d], arg->shape[d]));
@@ -92,6 +95,22 @@ LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const 
                   ? buffered
                   : substitute(parse_opt(o.store_expression, "store_expression"), {{"base", make_subscript(var_name, out.source)}, {"buffer", buffered}});
 
+  // A buffer the sweep only writes, unconditionally, and whose store writes
+  // back exactly the elements written (the guards admit no unwritten one),
+  // needs no fill: every stored value is one the sweep wrote. Leaving the
+  // fill out saves reading the array (an output staged through shared memory
+  // for wide stores reads nothing). loopy always fills.
+  bool fill = !o.init_expression.empty() || !guards_exact;
+  for (auto& u : fp.uses) {
+    const Instruction& use = k.instructions[u.insn];
+    fill |= use.reads(var_name) || use.atomic || !use.predicates.empty();
+  }
+
+  // guards the assumptions and the loops' ranges prove are not printed
+  // (a tile of an array whose extents are multiples of it needs none)
+  transforms::drop_proven_predicates(r, init);
+  transforms::drop_proven_predicates(r, store);
+
   transforms::rewrite_uses(r, rq, fp, temp);
   transforms::order_outer_before_sweep(r, rq, fp);
   size_t first = fp.uses.front().insn, last = first;
@@ -100,8 +119,19 @@ LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const 
     last = std::max(last, u.insn);
   }
   r.instructions.edit().insert(r.instructions.edit().begin() + long(last) + 1, store);
-  r.instructions.edit().insert(r.instructions.edit().begin() + long(first), init);
   std::string tag = o.default_tag.empty() ? "l.auto" : o.default_tag;
+  if (!fill) {
+    // the fill's loops go with it (each has a domain of its own)
+    auto& domains = r.domains.edit();
+    domains.erase(std::remove_if(domains.begin(), domains.end(),
+                                 [&](const Domain& d) {
+                                   auto names = d.inames();
+                                   return names.size() == 1 && std::count(in.inames.begin(), in.inames.end(), names[0]);
+                                 }),
+                  domains.end());
+    return transforms::tag_storage_loops(r, k, rq, fp, out, tag, store.id);
+  }
+  r.instructions.edit().insert(r.instructions.edit().begin() + long(first), init);
   r = transforms::tag_storage_loops(r, k, rq, fp, in, tag, init.id);
   return transforms::tag_storage_loops(r, k, rq, fp, out, tag, store.id);
 }

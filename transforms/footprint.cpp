@@ -438,7 +438,7 @@ std::string affine_text(const AffineConstraint& a) {
 }  // namespace
 
 std::vector<Expr> footprint_conditions(const LoopKernel& k, const FootprintRequest& rq, const Footprint& fp,
-                                       const StorageLoops& loops) {
+                                       const StorageLoops& loops, bool* exact) {
   size_t rank = rq.storage_axes.size();
   std::vector<std::string> outer(fp.outer.begin(), fp.outer.end());
   std::vector<std::string> out_dims;  // the outer inames (equated below), then the box axes
@@ -491,6 +491,7 @@ std::vector<Expr> footprint_conditions(const LoopKernel& k, const FootprintReque
   isl_ctx* ctx = isl_context();
   isl_ctx_reset_operations(ctx);
   isl_ctx_set_max_operations(ctx, kFootprintHullOperations);
+  isl::set used_copy = used;
   isl_basic_set* hull = isl_set_convex_hull(used.release());
   isl_ctx_set_max_operations(ctx, 0);
   if (!hull) {
@@ -506,8 +507,15 @@ std::vector<Expr> footprint_conditions(const LoopKernel& k, const FootprintReque
       box += (box.empty() ? "" : " and ") + std::string("0 <= ") + axis_names[a] + " < " + std::to_string(fp.extent[a]);
     isl_set* boxes = isl_set_read_from_str(isl_context(), ("{ [" + join(axis_names) + "]" + (box.empty() ? "" : " : " + box) + " }").c_str());
     isl_set* context = isl_set_flat_product(islu::iteration_domain(k, outer).release(), islu::check(boxes, "footprint box"));
+    isl::set within = isl::manage(isl_set_copy(context));
     isl_set* g = isl_set_gist(isl_set_from_basic_set(hull), context);
     hull = isl_basic_set_remove_divs(isl_set_simple_hull(g));
+    if (exact) {
+      // the points the conditions admit where the loops run: all used?
+      // (the constraints left out below are the box's, which `within` has)
+      isl::set admitted = isl::manage(isl_set_intersect(isl_set_from_basic_set(isl_basic_set_copy(hull)), within.release()));
+      *exact = isl_set_is_subset(admitted.get(), used_copy.get()) == isl_bool_true;
+    }
   }
   struct Data {
     std::vector<Expr> conds;

@@ -84,8 +84,11 @@ LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintR
 // The conditions (affine, in outer inames, parameters and the storage inames)
 // under which a box point is used by some iteration: the convex hull of the
 // exact footprint, computed with isl; constraints the box implies are left out.
+// `exact`, when given, tells whether the conditions admit used points only
+// (the footprint is its own hull: no holes from strides or unions), which is
+// what lets buffer_array leave out the fill of a buffer that is only written.
 std::vector<Expr> footprint_conditions(const LoopKernel& k, const FootprintRequest& rq, const Footprint& fp,
-                                       const StorageLoops& loops);
+                                       const StorageLoops& loops, bool* exact = nullptr);
 
 // Loop priorities putting the sequential outer inames around the sweep's
 // sequential inames (so the storing loops can sit between them), except

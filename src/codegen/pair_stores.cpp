@@ -82,11 +82,16 @@ class Pairing {
     const Argument* arg = k_.find_argument(la->name);
     Type t = a.lhs.type();
     bool half = t.kind == ScalarKind::Float16 || t.kind == ScalarKind::BFloat16;  // (a __half2 / __nv_bfloat162 of 4 bytes)
-    if (!arg || arg->kind != Argument::Array || !arg->plain_layout() || !(half || (t.bytes() == 4 && has_vector_type(t, 2))))
+    if (!(half || (t.bytes() == 4 && has_vector_type(t, 2)))) return nullptr;
+    // a global array in its plain layout (aligned to the pair at launch), or
+    // a shared tile (an epilogue staged for wide stores: 16-byte aligned)
+    const Temporary* staged = arg ? nullptr : k_.find_temporary(la->name);
+    if (arg ? arg->kind != Argument::Array || !arg->plain_layout() : !staged || staged->space != AddressSpace::Local || staged->swizzle_bytes)
       return nullptr;
     if (b.rhs.type() != a.rhs.type()) return nullptr;
     Expr rhs = lanes_of(a.rhs, b.rhs);
-    if (!rhs.defined()) return nullptr;    size_t last = la->indices.size() - 1;
+    if (!rhs.defined()) return nullptr;
+    size_t last = la->indices.size() - 1;
     for (size_t d = 0; d <= last; ++d)
       if (!differ_by(la->indices[d], lb->indices[d], d == last ? 1 : 0)) return nullptr;
     if (!even(k_.flat_index(*la))) return nullptr;
@@ -100,8 +105,10 @@ class Pairing {
                                                  make_assign(a.insn_id, lhs, rhs)));
     loop->vector_lanes = 2;
     loop->vector_accesses = {loop->children[0]->lhs};
-    int64_t& al = g_.argument_alignment[la->name];
-    al = std::max<int64_t>(al, 2 * t.bytes());
+    if (arg) {
+      int64_t& al = g_.argument_alignment[la->name];
+      al = std::max<int64_t>(al, 2 * t.bytes());
+    }
     return loop;
   }
 

@@ -93,17 +93,20 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
   int const ax = threadIdx.x;
   int const bn_outer_inner = threadIdx.y;
   int const bx = threadIdx.x;
+  int const c_store_dim_0_outer_inner = threadIdx.y;
+  int const cx = threadIdx.x;
   int const lane = threadIdx.x;
   extern __shared__ __align__(1024) unsigned char loom_shared[];
   __nv_bfloat16 *const a_fetch = reinterpret_cast<__nv_bfloat16 *>(loom_shared + 0);
   float acc_s[128];
-  __nv_bfloat16 *const b_fetch = reinterpret_cast<__nv_bfloat16 *>(loom_shared + 65536);
+  __nv_bfloat16 *const b_fetch = reinterpret_cast<__nv_bfloat16 *>(loom_shared + 49152);
+  __nv_bfloat16 *const c_buf = reinterpret_cast<__nv_bfloat16 *>(loom_shared + 147456);
   float s[128];
-  unsigned long long *const loom_tma_bar = reinterpret_cast<unsigned long long *>(loom_shared + 196608);
-  if ((threadIdx.x | threadIdx.y | threadIdx.z) == 0) loom_tma_init(loom_tma_bar, 8);
+  unsigned long long *const loom_tma_bar = reinterpret_cast<unsigned long long *>(loom_shared + 215040);
+  if ((threadIdx.x | threadIdx.y | threadIdx.z) == 0) loom_tma_init(loom_tma_bar, 6);
   __syncthreads();
   loom_tma_load<2>((threadIdx.x | threadIdx.y | threadIdx.z) == 0, &loom_tma_bar[0], 16384u, &loom_tmap_a_fetch, a_fetch + 0, (int)0, (int)(128 * i_outer));
-  loom_tma_load<2>((threadIdx.x | threadIdx.y | threadIdx.z) == 0, &loom_tma_bar[4], 32768u, &loom_tmap_b_fetch, b_fetch + 0, (int)0, (int)(256 * j_outer));
+  loom_tma_load<2>((threadIdx.x | threadIdx.y | threadIdx.z) == 0, &loom_tma_bar[3], 32768u, &loom_tmap_b_fetch, b_fetch + 0, (int)0, (int)(256 * j_outer));
   acc_s[0] = 0.0f;
   acc_s[1] = 0.0f;
   acc_s[2] = 0.0f;
@@ -237,31 +240,31 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
   {
     if (k_outer + 1 <= loom_floordiv(l, 64) - 1)
     {
-      loom_tma_load<2>((threadIdx.x | threadIdx.y | threadIdx.z) == 0, &loom_tma_bar[loom_mod(k_outer + 1, 4)], 16384u, &loom_tmap_a_fetch, a_fetch + loom_mod(k_outer + 1, 4) * 8192, (int)(64 * (k_outer + 1)), (int)(128 * i_outer));
+      loom_tma_load<2>((threadIdx.x | threadIdx.y | threadIdx.z) == 0, &loom_tma_bar[loom_mod(k_outer + 1, 3)], 16384u, &loom_tmap_a_fetch, a_fetch + loom_mod(k_outer + 1, 3) * 8192, (int)(64 * (k_outer + 1)), (int)(128 * i_outer));
     }
     if (k_outer + 1 <= loom_floordiv(l, 64) - 1)
     {
-      loom_tma_load<2>((threadIdx.x | threadIdx.y | threadIdx.z) == 0, &loom_tma_bar[4 + loom_mod(k_outer + 1, 4)], 32768u, &loom_tmap_b_fetch, b_fetch + loom_mod(k_outer + 1, 4) * 16384, (int)(64 * (k_outer + 1)), (int)(256 * j_outer));
+      loom_tma_load<2>((threadIdx.x | threadIdx.y | threadIdx.z) == 0, &loom_tma_bar[3 + loom_mod(k_outer + 1, 3)], 32768u, &loom_tmap_b_fetch, b_fetch + loom_mod(k_outer + 1, 3) * 16384, (int)(64 * (k_outer + 1)), (int)(256 * j_outer));
     }
-    loom_tma_wait(&loom_tma_bar[0 + k_outer % 4], (k_outer / 4) & 1);  // (a_fetch, copied by the tensor memory accelerator)
-    loom_tma_wait(&loom_tma_bar[4 + k_outer % 4], (k_outer / 4) & 1);  // (b_fetch, copied by the tensor memory accelerator)
+    loom_tma_wait(&loom_tma_bar[0 + k_outer % 3], (k_outer / 3) & 1);  // (a_fetch, copied by the tensor memory accelerator)
+    loom_tma_wait(&loom_tma_bar[3 + k_outer % 3], (k_outer / 3) & 1);  // (b_fetch, copied by the tensor memory accelerator)
     loom_wgmma_begin();
     // wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
         : "+f"(acc_s[0]), "+f"(acc_s[1]), "+f"(acc_s[2]), "+f"(acc_s[3]), "+f"(acc_s[4]), "+f"(acc_s[5]), "+f"(acc_s[6]), "+f"(acc_s[7]), "+f"(acc_s[8]), "+f"(acc_s[9]), "+f"(acc_s[10]), "+f"(acc_s[11]), "+f"(acc_s[12]), "+f"(acc_s[13]), "+f"(acc_s[14]), "+f"(acc_s[15]), "+f"(acc_s[16]), "+f"(acc_s[17]), "+f"(acc_s[18]), "+f"(acc_s[19]), "+f"(acc_s[20]), "+f"(acc_s[21]), "+f"(acc_s[22]), "+f"(acc_s[23]), "+f"(acc_s[24]), "+f"(acc_s[25]), "+f"(acc_s[26]), "+f"(acc_s[27]), "+f"(acc_s[28]), "+f"(acc_s[29]), "+f"(acc_s[30]), "+f"(acc_s[31]), "+f"(acc_s[32]), "+f"(acc_s[33]), "+f"(acc_s[34]), "+f"(acc_s[35]), "+f"(acc_s[36]), "+f"(acc_s[37]), "+f"(acc_s[38]), "+f"(acc_s[39]), "+f"(acc_s[40]), "+f"(acc_s[41]), "+f"(acc_s[42]), "+f"(acc_s[43]), "+f"(acc_s[44]), "+f"(acc_s[45]), "+f"(acc_s[46]), "+f"(acc_s[47]), "+f"(acc_s[48]), "+f"(acc_s[49]), "+f"(acc_s[50]), "+f"(acc_s[51]), "+f"(acc_s[52]), "+f"(acc_s[53]), "+f"(acc_s[54]), "+f"(acc_s[55]), "+f"(acc_s[56]), "+f"(acc_s[57]), "+f"(acc_s[58]), "+f"(acc_s[59]), "+f"(acc_s[60]), "+f"(acc_s[61]), "+f"(acc_s[62]), "+f"(acc_s[63]), "+f"(acc_s[64]), "+f"(acc_s[65]), "+f"(acc_s[66]), "+f"(acc_s[67]), "+f"(acc_s[68]), "+f"(acc_s[69]), "+f"(acc_s[70]), "+f"(acc_s[71]), "+f"(acc_s[72]), "+f"(acc_s[73]), "+f"(acc_s[74]), "+f"(acc_s[75]), "+f"(acc_s[76]), "+f"(acc_s[77]), "+f"(acc_s[78]), "+f"(acc_s[79]), "+f"(acc_s[80]), "+f"(acc_s[81]), "+f"(acc_s[82]), "+f"(acc_s[83]), "+f"(acc_s[84]), "+f"(acc_s[85]), "+f"(acc_s[86]), "+f"(acc_s[87]), "+f"(acc_s[88]), "+f"(acc_s[89]), "+f"(acc_s[90]), "+f"(acc_s[91]), "+f"(acc_s[92]), "+f"(acc_s[93]), "+f"(acc_s[94]), "+f"(acc_s[95]), "+f"(acc_s[96]), "+f"(acc_s[97]), "+f"(acc_s[98]), "+f"(acc_s[99]), "+f"(acc_s[100]), "+f"(acc_s[101]), "+f"(acc_s[102]), "+f"(acc_s[103]), "+f"(acc_s[104]), "+f"(acc_s[105]), "+f"(acc_s[106]), "+f"(acc_s[107]), "+f"(acc_s[108]), "+f"(acc_s[109]), "+f"(acc_s[110]), "+f"(acc_s[111]), "+f"(acc_s[112]), "+f"(acc_s[113]), "+f"(acc_s[114]), "+f"(acc_s[115]), "+f"(acc_s[116]), "+f"(acc_s[117]), "+f"(acc_s[118]), "+f"(acc_s[119]), "+f"(acc_s[120]), "+f"(acc_s[121]), "+f"(acc_s[122]), "+f"(acc_s[123]), "+f"(acc_s[124]), "+f"(acc_s[125]), "+f"(acc_s[126]), "+f"(acc_s[127])
-        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 4) * 8192 + 64 * i_inner_outer * 64], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 4) * 16384], 16u, 1024u, 1u)), "r"(1));
+        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 3) * 8192 + 64 * i_inner_outer * 64], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 3) * 16384], 16u, 1024u, 1u)), "r"(1));
     // wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
         : "+f"(acc_s[0]), "+f"(acc_s[1]), "+f"(acc_s[2]), "+f"(acc_s[3]), "+f"(acc_s[4]), "+f"(acc_s[5]), "+f"(acc_s[6]), "+f"(acc_s[7]), "+f"(acc_s[8]), "+f"(acc_s[9]), "+f"(acc_s[10]), "+f"(acc_s[11]), "+f"(acc_s[12]), "+f"(acc_s[13]), "+f"(acc_s[14]), "+f"(acc_s[15]), "+f"(acc_s[16]), "+f"(acc_s[17]), "+f"(acc_s[18]), "+f"(acc_s[19]), "+f"(acc_s[20]), "+f"(acc_s[21]), "+f"(acc_s[22]), "+f"(acc_s[23]), "+f"(acc_s[24]), "+f"(acc_s[25]), "+f"(acc_s[26]), "+f"(acc_s[27]), "+f"(acc_s[28]), "+f"(acc_s[29]), "+f"(acc_s[30]), "+f"(acc_s[31]), "+f"(acc_s[32]), "+f"(acc_s[33]), "+f"(acc_s[34]), "+f"(acc_s[35]), "+f"(acc_s[36]), "+f"(acc_s[37]), "+f"(acc_s[38]), "+f"(acc_s[39]), "+f"(acc_s[40]), "+f"(acc_s[41]), "+f"(acc_s[42]), "+f"(acc_s[43]), "+f"(acc_s[44]), "+f"(acc_s[45]), "+f"(acc_s[46]), "+f"(acc_s[47]), "+f"(acc_s[48]), "+f"(acc_s[49]), "+f"(acc_s[50]), "+f"(acc_s[51]), "+f"(acc_s[52]), "+f"(acc_s[53]), "+f"(acc_s[54]), "+f"(acc_s[55]), "+f"(acc_s[56]), "+f"(acc_s[57]), "+f"(acc_s[58]), "+f"(acc_s[59]), "+f"(acc_s[60]), "+f"(acc_s[61]), "+f"(acc_s[62]), "+f"(acc_s[63]), "+f"(acc_s[64]), "+f"(acc_s[65]), "+f"(acc_s[66]), "+f"(acc_s[67]), "+f"(acc_s[68]), "+f"(acc_s[69]), "+f"(acc_s[70]), "+f"(acc_s[71]), "+f"(acc_s[72]), "+f"(acc_s[73]), "+f"(acc_s[74]), "+f"(acc_s[75]), "+f"(acc_s[76]), "+f"(acc_s[77]), "+f"(acc_s[78]), "+f"(acc_s[79]), "+f"(acc_s[80]), "+f"(acc_s[81]), "+f"(acc_s[82]), "+f"(acc_s[83]), "+f"(acc_s[84]), "+f"(acc_s[85]), "+f"(acc_s[86]), "+f"(acc_s[87]), "+f"(acc_s[88]), "+f"(acc_s[89]), "+f"(acc_s[90]), "+f"(acc_s[91]), "+f"(acc_s[92]), "+f"(acc_s[93]), "+f"(acc_s[94]), "+f"(acc_s[95]), "+f"(acc_s[96]), "+f"(acc_s[97]), "+f"(acc_s[98]), "+f"(acc_s[99]), "+f"(acc_s[100]), "+f"(acc_s[101]), "+f"(acc_s[102]), "+f"(acc_s[103]), "+f"(acc_s[104]), "+f"(acc_s[105]), "+f"(acc_s[106]), "+f"(acc_s[107]), "+f"(acc_s[108]), "+f"(acc_s[109]), "+f"(acc_s[110]), "+f"(acc_s[111]), "+f"(acc_s[112]), "+f"(acc_s[113]), "+f"(acc_s[114]), "+f"(acc_s[115]), "+f"(acc_s[116]), "+f"(acc_s[117]), "+f"(acc_s[118]), "+f"(acc_s[119]), "+f"(acc_s[120]), "+f"(acc_s[121]), "+f"(acc_s[122]), "+f"(acc_s[123]), "+f"(acc_s[124]), "+f"(acc_s[125]), "+f"(acc_s[126]), "+f"(acc_s[127])
-        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 4) * 8192 + 64 * i_inner_outer * 64 + 16], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 4) * 16384 + 16], 16u, 1024u, 1u)), "r"(1));
+        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 3) * 8192 + 64 * i_inner_outer * 64 + 16], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 3) * 16384 + 16], 16u, 1024u, 1u)), "r"(1));
     // wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
         : "+f"(acc_s[0]), "+f"(acc_s[1]), "+f"(acc_s[2]), "+f"(acc_s[3]), "+f"(acc_s[4]), "+f"(acc_s[5]), "+f"(acc_s[6]), "+f"(acc_s[7]), "+f"(acc_s[8]), "+f"(acc_s[9]), "+f"(acc_s[10]), "+f"(acc_s[11]), "+f"(acc_s[12]), "+f"(acc_s[13]), "+f"(acc_s[14]), "+f"(acc_s[15]), "+f"(acc_s[16]), "+f"(acc_s[17]), "+f"(acc_s[18]), "+f"(acc_s[19]), "+f"(acc_s[20]), "+f"(acc_s[21]), "+f"(acc_s[22]), "+f"(acc_s[23]), "+f"(acc_s[24]), "+f"(acc_s[25]), "+f"(acc_s[26]), "+f"(acc_s[27]), "+f"(acc_s[28]), "+f"(acc_s[29]), "+f"(acc_s[30]), "+f"(acc_s[31]), "+f"(acc_s[32]), "+f"(acc_s[33]), "+f"(acc_s[34]), "+f"(acc_s[35]), "+f"(acc_s[36]), "+f"(acc_s[37]), "+f"(acc_s[38]), "+f"(acc_s[39]), "+f"(acc_s[40]), "+f"(acc_s[41]), "+f"(acc_s[42]), "+f"(acc_s[43]), "+f"(acc_s[44]), "+f"(acc_s[45]), "+f"(acc_s[46]), "+f"(acc_s[47]), "+f"(acc_s[48]), "+f"(acc_s[49]), "+f"(acc_s[50]), "+f"(acc_s[51]), "+f"(acc_s[52]), "+f"(acc_s[53]), "+f"(acc_s[54]), "+f"(acc_s[55]), "+f"(acc_s[56]), "+f"(acc_s[57]), "+f"(acc_s[58]), "+f"(acc_s[59]), "+f"(acc_s[60]), "+f"(acc_s[61]), "+f"(acc_s[62]), "+f"(acc_s[63]), "+f"(acc_s[64]), "+f"(acc_s[65]), "+f"(acc_s[66]), "+f"(acc_s[67]), "+f"(acc_s[68]), "+f"(acc_s[69]), "+f"(acc_s[70]), "+f"(acc_s[71]), "+f"(acc_s[72]), "+f"(acc_s[73]), "+f"(acc_s[74]), "+f"(acc_s[75]), "+f"(acc_s[76]), "+f"(acc_s[77]), "+f"(acc_s[78]), "+f"(acc_s[79]), "+f"(acc_s[80]), "+f"(acc_s[81]), "+f"(acc_s[82]), "+f"(acc_s[83]), "+f"(acc_s[84]), "+f"(acc_s[85]), "+f"(acc_s[86]), "+f"(acc_s[87]), "+f"(acc_s[88]), "+f"(acc_s[89]), "+f"(acc_s[90]), "+f"(acc_s[91]), "+f"(acc_s[92]), "+f"(acc_s[93]), "+f"(acc_s[94]), "+f"(acc_s[95]), "+f"(acc_s[96]), "+f"(acc_s[97]), "+f"(acc_s[98]), "+f"(acc_s[99]), "+f"(acc_s[100]), "+f"(acc_s[101]), "+f"(acc_s[102]), "+f"(acc_s[103]), "+f"(acc_s[104]), "+f"(acc_s[105]), "+f"(acc_s[106]), "+f"(acc_s[107]), "+f"(acc_s[108]), "+f"(acc_s[109]), "+f"(acc_s[110]), "+f"(acc_s[111]), "+f"(acc_s[112]), "+f"(acc_s[113]), "+f"(acc_s[114]), "+f"(acc_s[115]), "+f"(acc_s[116]), "+f"(acc_s[117]), "+f"(acc_s[118]), "+f"(acc_s[119]), "+f"(acc_s[120]), "+f"(acc_s[121]), "+f"(acc_s[122]), "+f"(acc_s[123]), "+f"(acc_s[124]), "+f"(acc_s[125]), "+f"(acc_s[126]), "+f"(acc_s[127])
-        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 4) * 8192 + 64 * i_inner_outer * 64 + 32], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 4) * 16384 + 32], 16u, 1024u, 1u)), "r"(1));
+        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 3) * 8192 + 64 * i_inner_outer * 64 + 32], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 3) * 16384 + 32], 16u, 1024u, 1u)), "r"(1));
     // wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
         : "+f"(acc_s[0]), "+f"(acc_s[1]), "+f"(acc_s[2]), "+f"(acc_s[3]), "+f"(acc_s[4]), "+f"(acc_s[5]), "+f"(acc_s[6]), "+f"(acc_s[7]), "+f"(acc_s[8]), "+f"(acc_s[9]), "+f"(acc_s[10]), "+f"(acc_s[11]), "+f"(acc_s[12]), "+f"(acc_s[13]), "+f"(acc_s[14]), "+f"(acc_s[15]), "+f"(acc_s[16]), "+f"(acc_s[17]), "+f"(acc_s[18]), "+f"(acc_s[19]), "+f"(acc_s[20]), "+f"(acc_s[21]), "+f"(acc_s[22]), "+f"(acc_s[23]), "+f"(acc_s[24]), "+f"(acc_s[25]), "+f"(acc_s[26]), "+f"(acc_s[27]), "+f"(acc_s[28]), "+f"(acc_s[29]), "+f"(acc_s[30]), "+f"(acc_s[31]), "+f"(acc_s[32]), "+f"(acc_s[33]), "+f"(acc_s[34]), "+f"(acc_s[35]), "+f"(acc_s[36]), "+f"(acc_s[37]), "+f"(acc_s[38]), "+f"(acc_s[39]), "+f"(acc_s[40]), "+f"(acc_s[41]), "+f"(acc_s[42]), "+f"(acc_s[43]), "+f"(acc_s[44]), "+f"(acc_s[45]), "+f"(acc_s[46]), "+f"(acc_s[47]), "+f"(acc_s[48]), "+f"(acc_s[49]), "+f"(acc_s[50]), "+f"(acc_s[51]), "+f"(acc_s[52]), "+f"(acc_s[53]), "+f"(acc_s[54]), "+f"(acc_s[55]), "+f"(acc_s[56]), "+f"(acc_s[57]), "+f"(acc_s[58]), "+f"(acc_s[59]), "+f"(acc_s[60]), "+f"(acc_s[61]), "+f"(acc_s[62]), "+f"(acc_s[63]), "+f"(acc_s[64]), "+f"(acc_s[65]), "+f"(acc_s[66]), "+f"(acc_s[67]), "+f"(acc_s[68]), "+f"(acc_s[69]), "+f"(acc_s[70]), "+f"(acc_s[71]), "+f"(acc_s[72]), "+f"(acc_s[73]), "+f"(acc_s[74]), "+f"(acc_s[75]), "+f"(acc_s[76]), "+f"(acc_s[77]), "+f"(acc_s[78]), "+f"(acc_s[79]), "+f"(acc_s[80]), "+f"(acc_s[81]), "+f"(acc_s[82]), "+f"(acc_s[83]), "+f"(acc_s[84]), "+f"(acc_s[85]), "+f"(acc_s[86]), "+f"(acc_s[87]), "+f"(acc_s[88]), "+f"(acc_s[89]), "+f"(acc_s[90]), "+f"(acc_s[91]), "+f"(acc_s[92]), "+f"(acc_s[93]), "+f"(acc_s[94]), "+f"(acc_s[95]), "+f"(acc_s[96]), "+f"(acc_s[97]), "+f"(acc_s[98]), "+f"(acc_s[99]), "+f"(acc_s[100]), "+f"(acc_s[101]), "+f"(acc_s[102]), "+f"(acc_s[103]), "+f"(acc_s[104]), "+f"(acc_s[105]), "+f"(acc_s[106]), "+f"(acc_s[107]), "+f"(acc_s[108]), "+f"(acc_s[109]), "+f"(acc_s[110]), "+f"(acc_s[111]), "+f"(acc_s[112]), "+f"(acc_s[113]), "+f"(acc_s[114]), "+f"(acc_s[115]), "+f"(acc_s[116]), "+f"(acc_s[117]), "+f"(acc_s[118]), "+f"(acc_s[119]), "+f"(acc_s[120]), "+f"(acc_s[121]), "+f"(acc_s[122]), "+f"(acc_s[123]), "+f"(acc_s[124]), "+f"(acc_s[125]), "+f"(acc_s[126]), "+f"(acc_s[127])
-        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 4) * 8192 + 64 * i_inner_outer * 64 + 48], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 4) * 16384 + 48], 16u, 1024u, 1u)), "r"(1));
+        : "l"(loom_wgmma_desc(&a_fetch[loom_mod(k_outer, 3) * 8192 + 64 * i_inner_outer * 64 + 48], 16u, 1024u, 1u)), "l"(loom_wgmma_desc(&b_fetch[loom_mod(k_outer, 3) * 16384 + 48], 16u, 1024u, 1u)), "r"(1));
     loom_wgmma_end_but_one();
     __syncthreads();
   }
@@ -272,7 +275,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v0;
     loom_v0.x = __float2bfloat16_rn((float)fmaxf(s[0] + bias[256 * j_outer + loom_mod(lane, 4) * 2], 0.0f));
     loom_v0.y = __float2bfloat16_rn((float)fmaxf(s[1] + bias[256 * j_outer + loom_mod(lane, 4) * 2 + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)])) = loom_v0;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + loom_mod(lane, 4) * 2])) = loom_v0;
   }
   s[2] = acc_s[2];
   s[3] = acc_s[3];
@@ -280,7 +283,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v1;
     loom_v1.x = __float2bfloat16_rn((float)fmaxf(s[2] + bias[256 * j_outer + loom_mod(lane, 4) * 2], 0.0f));
     loom_v1.y = __float2bfloat16_rn((float)fmaxf(s[3] + bias[256 * j_outer + loom_mod(lane, 4) * 2 + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + loom_mod(lane, 4) * 2)])) = loom_v1;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + loom_mod(lane, 4) * 2])) = loom_v1;
   }
   s[4] = acc_s[4];
   s[5] = acc_s[5];
@@ -288,7 +291,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v2;
     loom_v2.x = __float2bfloat16_rn((float)fmaxf(s[4] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 8)], 0.0f));
     loom_v2.y = __float2bfloat16_rn((float)fmaxf(s[5] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 8) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 8))])) = loom_v2;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 8)])) = loom_v2;
   }
   s[6] = acc_s[6];
   s[7] = acc_s[7];
@@ -296,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v3;
     loom_v3.x = __float2bfloat16_rn((float)fmaxf(s[6] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 8)], 0.0f));
     loom_v3.y = __float2bfloat16_rn((float)fmaxf(s[7] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 8) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 8))])) = loom_v3;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 8)])) = loom_v3;
   }
   s[8] = acc_s[8];
   s[9] = acc_s[9];
@@ -304,7 +307,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v4;
     loom_v4.x = __float2bfloat16_rn((float)fmaxf(s[8] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 16)], 0.0f));
     loom_v4.y = __float2bfloat16_rn((float)fmaxf(s[9] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 16) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 16))])) = loom_v4;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 16)])) = loom_v4;
   }
   s[10] = acc_s[10];
   s[11] = acc_s[11];
@@ -312,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v5;
     loom_v5.x = __float2bfloat16_rn((float)fmaxf(s[10] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 16)], 0.0f));
     loom_v5.y = __float2bfloat16_rn((float)fmaxf(s[11] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 16) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 16))])) = loom_v5;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 16)])) = loom_v5;
   }
   s[12] = acc_s[12];
   s[13] = acc_s[13];
@@ -320,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v6;
     loom_v6.x = __float2bfloat16_rn((float)fmaxf(s[12] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 24)], 0.0f));
     loom_v6.y = __float2bfloat16_rn((float)fmaxf(s[13] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 24) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 24))])) = loom_v6;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 24)])) = loom_v6;
   }
   s[14] = acc_s[14];
   s[15] = acc_s[15];
@@ -328,7 +331,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v7;
     loom_v7.x = __float2bfloat16_rn((float)fmaxf(s[14] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 24)], 0.0f));
     loom_v7.y = __float2bfloat16_rn((float)fmaxf(s[15] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 24) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 24))])) = loom_v7;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 24)])) = loom_v7;
   }
   s[16] = acc_s[16];
   s[17] = acc_s[17];
@@ -336,7 +339,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v8;
     loom_v8.x = __float2bfloat16_rn((float)fmaxf(s[16] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 32)], 0.0f));
     loom_v8.y = __float2bfloat16_rn((float)fmaxf(s[17] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 32) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 32))])) = loom_v8;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 32)])) = loom_v8;
   }
   s[18] = acc_s[18];
   s[19] = acc_s[19];
@@ -344,7 +347,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v9;
     loom_v9.x = __float2bfloat16_rn((float)fmaxf(s[18] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 32)], 0.0f));
     loom_v9.y = __float2bfloat16_rn((float)fmaxf(s[19] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 32) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 32))])) = loom_v9;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 32)])) = loom_v9;
   }
   s[20] = acc_s[20];
   s[21] = acc_s[21];
@@ -352,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v10;
     loom_v10.x = __float2bfloat16_rn((float)fmaxf(s[20] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 40)], 0.0f));
     loom_v10.y = __float2bfloat16_rn((float)fmaxf(s[21] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 40) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 40))])) = loom_v10;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 40)])) = loom_v10;
   }
   s[22] = acc_s[22];
   s[23] = acc_s[23];
@@ -360,7 +363,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v11;
     loom_v11.x = __float2bfloat16_rn((float)fmaxf(s[22] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 40)], 0.0f));
     loom_v11.y = __float2bfloat16_rn((float)fmaxf(s[23] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 40) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 40))])) = loom_v11;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 40)])) = loom_v11;
   }
   s[24] = acc_s[24];
   s[25] = acc_s[25];
@@ -368,7 +371,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v12;
     loom_v12.x = __float2bfloat16_rn((float)fmaxf(s[24] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 48)], 0.0f));
     loom_v12.y = __float2bfloat16_rn((float)fmaxf(s[25] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 48) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 48))])) = loom_v12;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 48)])) = loom_v12;
   }
   s[26] = acc_s[26];
   s[27] = acc_s[27];
@@ -376,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v13;
     loom_v13.x = __float2bfloat16_rn((float)fmaxf(s[26] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 48)], 0.0f));
     loom_v13.y = __float2bfloat16_rn((float)fmaxf(s[27] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 48) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 48))])) = loom_v13;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 48)])) = loom_v13;
   }
   s[28] = acc_s[28];
   s[29] = acc_s[29];
@@ -384,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v14;
     loom_v14.x = __float2bfloat16_rn((float)fmaxf(s[28] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 56)], 0.0f));
     loom_v14.y = __float2bfloat16_rn((float)fmaxf(s[29] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 56) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 56))])) = loom_v14;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 56)])) = loom_v14;
   }
   s[30] = acc_s[30];
   s[31] = acc_s[31];
@@ -392,7 +395,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v15;
     loom_v15.x = __float2bfloat16_rn((float)fmaxf(s[30] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 56)], 0.0f));
     loom_v15.y = __float2bfloat16_rn((float)fmaxf(s[31] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 56) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 56))])) = loom_v15;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 56)])) = loom_v15;
   }
   s[32] = acc_s[32];
   s[33] = acc_s[33];
@@ -400,7 +403,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v16;
     loom_v16.x = __float2bfloat16_rn((float)fmaxf(s[32] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 64)], 0.0f));
     loom_v16.y = __float2bfloat16_rn((float)fmaxf(s[33] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 64) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 64))])) = loom_v16;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 64)])) = loom_v16;
   }
   s[34] = acc_s[34];
   s[35] = acc_s[35];
@@ -408,7 +411,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v17;
     loom_v17.x = __float2bfloat16_rn((float)fmaxf(s[34] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 64)], 0.0f));
     loom_v17.y = __float2bfloat16_rn((float)fmaxf(s[35] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 64) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 64))])) = loom_v17;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 64)])) = loom_v17;
   }
   s[36] = acc_s[36];
   s[37] = acc_s[37];
@@ -416,7 +419,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v18;
     loom_v18.x = __float2bfloat16_rn((float)fmaxf(s[36] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 72)], 0.0f));
     loom_v18.y = __float2bfloat16_rn((float)fmaxf(s[37] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 72) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 72))])) = loom_v18;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 72)])) = loom_v18;
   }
   s[38] = acc_s[38];
   s[39] = acc_s[39];
@@ -424,7 +427,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v19;
     loom_v19.x = __float2bfloat16_rn((float)fmaxf(s[38] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 72)], 0.0f));
     loom_v19.y = __float2bfloat16_rn((float)fmaxf(s[39] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 72) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 72))])) = loom_v19;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 72)])) = loom_v19;
   }
   s[40] = acc_s[40];
   s[41] = acc_s[41];
@@ -432,7 +435,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v20;
     loom_v20.x = __float2bfloat16_rn((float)fmaxf(s[40] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 80)], 0.0f));
     loom_v20.y = __float2bfloat16_rn((float)fmaxf(s[41] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 80) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 80))])) = loom_v20;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 80)])) = loom_v20;
   }
   s[42] = acc_s[42];
   s[43] = acc_s[43];
@@ -440,7 +443,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v21;
     loom_v21.x = __float2bfloat16_rn((float)fmaxf(s[42] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 80)], 0.0f));
     loom_v21.y = __float2bfloat16_rn((float)fmaxf(s[43] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 80) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 80))])) = loom_v21;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 80)])) = loom_v21;
   }
   s[44] = acc_s[44];
   s[45] = acc_s[45];
@@ -448,7 +451,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v22;
     loom_v22.x = __float2bfloat16_rn((float)fmaxf(s[44] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 88)], 0.0f));
     loom_v22.y = __float2bfloat16_rn((float)fmaxf(s[45] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 88) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 88))])) = loom_v22;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 88)])) = loom_v22;
   }
   s[46] = acc_s[46];
   s[47] = acc_s[47];
@@ -456,7 +459,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v23;
     loom_v23.x = __float2bfloat16_rn((float)fmaxf(s[46] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 88)], 0.0f));
     loom_v23.y = __float2bfloat16_rn((float)fmaxf(s[47] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 88) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 88))])) = loom_v23;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 88)])) = loom_v23;
   }
   s[48] = acc_s[48];
   s[49] = acc_s[49];
@@ -464,7 +467,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v24;
     loom_v24.x = __float2bfloat16_rn((float)fmaxf(s[48] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 96)], 0.0f));
     loom_v24.y = __float2bfloat16_rn((float)fmaxf(s[49] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 96) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 96))])) = loom_v24;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 96)])) = loom_v24;
   }
   s[50] = acc_s[50];
   s[51] = acc_s[51];
@@ -472,7 +475,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v25;
     loom_v25.x = __float2bfloat16_rn((float)fmaxf(s[50] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 96)], 0.0f));
     loom_v25.y = __float2bfloat16_rn((float)fmaxf(s[51] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 96) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 96))])) = loom_v25;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 96)])) = loom_v25;
   }
   s[52] = acc_s[52];
   s[53] = acc_s[53];
@@ -480,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v26;
     loom_v26.x = __float2bfloat16_rn((float)fmaxf(s[52] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 104)], 0.0f));
     loom_v26.y = __float2bfloat16_rn((float)fmaxf(s[53] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 104) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 104))])) = loom_v26;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 104)])) = loom_v26;
   }
   s[54] = acc_s[54];
   s[55] = acc_s[55];
@@ -488,7 +491,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v27;
     loom_v27.x = __float2bfloat16_rn((float)fmaxf(s[54] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 104)], 0.0f));
     loom_v27.y = __float2bfloat16_rn((float)fmaxf(s[55] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 104) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 104))])) = loom_v27;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 104)])) = loom_v27;
   }
   s[56] = acc_s[56];
   s[57] = acc_s[57];
@@ -496,7 +499,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v28;
     loom_v28.x = __float2bfloat16_rn((float)fmaxf(s[56] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 112)], 0.0f));
     loom_v28.y = __float2bfloat16_rn((float)fmaxf(s[57] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 112) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 112))])) = loom_v28;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 112)])) = loom_v28;
   }
   s[58] = acc_s[58];
   s[59] = acc_s[59];
@@ -504,7 +507,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v29;
     loom_v29.x = __float2bfloat16_rn((float)fmaxf(s[58] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 112)], 0.0f));
     loom_v29.y = __float2bfloat16_rn((float)fmaxf(s[59] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 112) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 112))])) = loom_v29;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 112)])) = loom_v29;
   }
   s[60] = acc_s[60];
   s[61] = acc_s[61];
@@ -512,7 +515,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v30;
     loom_v30.x = __float2bfloat16_rn((float)fmaxf(s[60] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 120)], 0.0f));
     loom_v30.y = __float2bfloat16_rn((float)fmaxf(s[61] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 120) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 120))])) = loom_v30;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 120)])) = loom_v30;
   }
   s[62] = acc_s[62];
   s[63] = acc_s[63];
@@ -520,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v31;
     loom_v31.x = __float2bfloat16_rn((float)fmaxf(s[62] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 120)], 0.0f));
     loom_v31.y = __float2bfloat16_rn((float)fmaxf(s[63] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 120) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 120))])) = loom_v31;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 120)])) = loom_v31;
   }
   s[64] = acc_s[64];
   s[65] = acc_s[65];
@@ -528,7 +531,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v32;
     loom_v32.x = __float2bfloat16_rn((float)fmaxf(s[64] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 128)], 0.0f));
     loom_v32.y = __float2bfloat16_rn((float)fmaxf(s[65] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 128) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 128))])) = loom_v32;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 128)])) = loom_v32;
   }
   s[66] = acc_s[66];
   s[67] = acc_s[67];
@@ -536,7 +539,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v33;
     loom_v33.x = __float2bfloat16_rn((float)fmaxf(s[66] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 128)], 0.0f));
     loom_v33.y = __float2bfloat16_rn((float)fmaxf(s[67] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 128) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 128))])) = loom_v33;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 128)])) = loom_v33;
   }
   s[68] = acc_s[68];
   s[69] = acc_s[69];
@@ -544,7 +547,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v34;
     loom_v34.x = __float2bfloat16_rn((float)fmaxf(s[68] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 136)], 0.0f));
     loom_v34.y = __float2bfloat16_rn((float)fmaxf(s[69] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 136) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 136))])) = loom_v34;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 136)])) = loom_v34;
   }
   s[70] = acc_s[70];
   s[71] = acc_s[71];
@@ -552,7 +555,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v35;
     loom_v35.x = __float2bfloat16_rn((float)fmaxf(s[70] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 136)], 0.0f));
     loom_v35.y = __float2bfloat16_rn((float)fmaxf(s[71] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 136) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 136))])) = loom_v35;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 136)])) = loom_v35;
   }
   s[72] = acc_s[72];
   s[73] = acc_s[73];
@@ -560,7 +563,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v36;
     loom_v36.x = __float2bfloat16_rn((float)fmaxf(s[72] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 144)], 0.0f));
     loom_v36.y = __float2bfloat16_rn((float)fmaxf(s[73] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 144) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 144))])) = loom_v36;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 144)])) = loom_v36;
   }
   s[74] = acc_s[74];
   s[75] = acc_s[75];
@@ -568,7 +571,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v37;
     loom_v37.x = __float2bfloat16_rn((float)fmaxf(s[74] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 144)], 0.0f));
     loom_v37.y = __float2bfloat16_rn((float)fmaxf(s[75] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 144) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 144))])) = loom_v37;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 144)])) = loom_v37;
   }
   s[76] = acc_s[76];
   s[77] = acc_s[77];
@@ -576,7 +579,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v38;
     loom_v38.x = __float2bfloat16_rn((float)fmaxf(s[76] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 152)], 0.0f));
     loom_v38.y = __float2bfloat16_rn((float)fmaxf(s[77] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 152) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 152))])) = loom_v38;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 152)])) = loom_v38;
   }
   s[78] = acc_s[78];
   s[79] = acc_s[79];
@@ -584,7 +587,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v39;
     loom_v39.x = __float2bfloat16_rn((float)fmaxf(s[78] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 152)], 0.0f));
     loom_v39.y = __float2bfloat16_rn((float)fmaxf(s[79] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 152) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 152))])) = loom_v39;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 152)])) = loom_v39;
   }
   s[80] = acc_s[80];
   s[81] = acc_s[81];
@@ -592,7 +595,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v40;
     loom_v40.x = __float2bfloat16_rn((float)fmaxf(s[80] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 160)], 0.0f));
     loom_v40.y = __float2bfloat16_rn((float)fmaxf(s[81] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 160) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 160))])) = loom_v40;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 160)])) = loom_v40;
   }
   s[82] = acc_s[82];
   s[83] = acc_s[83];
@@ -600,7 +603,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v41;
     loom_v41.x = __float2bfloat16_rn((float)fmaxf(s[82] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 160)], 0.0f));
     loom_v41.y = __float2bfloat16_rn((float)fmaxf(s[83] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 160) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 160))])) = loom_v41;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 160)])) = loom_v41;
   }
   s[84] = acc_s[84];
   s[85] = acc_s[85];
@@ -608,7 +611,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v42;
     loom_v42.x = __float2bfloat16_rn((float)fmaxf(s[84] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 168)], 0.0f));
     loom_v42.y = __float2bfloat16_rn((float)fmaxf(s[85] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 168) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 168))])) = loom_v42;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 168)])) = loom_v42;
   }
   s[86] = acc_s[86];
   s[87] = acc_s[87];
@@ -616,7 +619,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v43;
     loom_v43.x = __float2bfloat16_rn((float)fmaxf(s[86] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 168)], 0.0f));
     loom_v43.y = __float2bfloat16_rn((float)fmaxf(s[87] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 168) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 168))])) = loom_v43;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 168)])) = loom_v43;
   }
   s[88] = acc_s[88];
   s[89] = acc_s[89];
@@ -624,7 +627,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v44;
     loom_v44.x = __float2bfloat16_rn((float)fmaxf(s[88] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 176)], 0.0f));
     loom_v44.y = __float2bfloat16_rn((float)fmaxf(s[89] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 176) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 176))])) = loom_v44;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 176)])) = loom_v44;
   }
   s[90] = acc_s[90];
   s[91] = acc_s[91];
@@ -632,7 +635,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v45;
     loom_v45.x = __float2bfloat16_rn((float)fmaxf(s[90] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 176)], 0.0f));
     loom_v45.y = __float2bfloat16_rn((float)fmaxf(s[91] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 176) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 176))])) = loom_v45;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 176)])) = loom_v45;
   }
   s[92] = acc_s[92];
   s[93] = acc_s[93];
@@ -640,7 +643,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v46;
     loom_v46.x = __float2bfloat16_rn((float)fmaxf(s[92] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 184)], 0.0f));
     loom_v46.y = __float2bfloat16_rn((float)fmaxf(s[93] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 184) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 184))])) = loom_v46;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 184)])) = loom_v46;
   }
   s[94] = acc_s[94];
   s[95] = acc_s[95];
@@ -648,7 +651,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v47;
     loom_v47.x = __float2bfloat16_rn((float)fmaxf(s[94] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 184)], 0.0f));
     loom_v47.y = __float2bfloat16_rn((float)fmaxf(s[95] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 184) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 184))])) = loom_v47;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 184)])) = loom_v47;
   }
   s[96] = acc_s[96];
   s[97] = acc_s[97];
@@ -656,7 +659,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v48;
     loom_v48.x = __float2bfloat16_rn((float)fmaxf(s[96] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 192)], 0.0f));
     loom_v48.y = __float2bfloat16_rn((float)fmaxf(s[97] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 192) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 192))])) = loom_v48;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 192)])) = loom_v48;
   }
   s[98] = acc_s[98];
   s[99] = acc_s[99];
@@ -664,7 +667,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v49;
     loom_v49.x = __float2bfloat16_rn((float)fmaxf(s[98] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 192)], 0.0f));
     loom_v49.y = __float2bfloat16_rn((float)fmaxf(s[99] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 192) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 192))])) = loom_v49;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 192)])) = loom_v49;
   }
   s[100] = acc_s[100];
   s[101] = acc_s[101];
@@ -672,7 +675,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v50;
     loom_v50.x = __float2bfloat16_rn((float)fmaxf(s[100] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 200)], 0.0f));
     loom_v50.y = __float2bfloat16_rn((float)fmaxf(s[101] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 200) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 200))])) = loom_v50;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 200)])) = loom_v50;
   }
   s[102] = acc_s[102];
   s[103] = acc_s[103];
@@ -680,7 +683,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v51;
     loom_v51.x = __float2bfloat16_rn((float)fmaxf(s[102] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 200)], 0.0f));
     loom_v51.y = __float2bfloat16_rn((float)fmaxf(s[103] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 200) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 200))])) = loom_v51;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 200)])) = loom_v51;
   }
   s[104] = acc_s[104];
   s[105] = acc_s[105];
@@ -688,7 +691,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v52;
     loom_v52.x = __float2bfloat16_rn((float)fmaxf(s[104] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 208)], 0.0f));
     loom_v52.y = __float2bfloat16_rn((float)fmaxf(s[105] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 208) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 208))])) = loom_v52;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 208)])) = loom_v52;
   }
   s[106] = acc_s[106];
   s[107] = acc_s[107];
@@ -696,7 +699,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v53;
     loom_v53.x = __float2bfloat16_rn((float)fmaxf(s[106] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 208)], 0.0f));
     loom_v53.y = __float2bfloat16_rn((float)fmaxf(s[107] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 208) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 208))])) = loom_v53;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 208)])) = loom_v53;
   }
   s[108] = acc_s[108];
   s[109] = acc_s[109];
@@ -704,7 +707,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v54;
     loom_v54.x = __float2bfloat16_rn((float)fmaxf(s[108] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 216)], 0.0f));
     loom_v54.y = __float2bfloat16_rn((float)fmaxf(s[109] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 216) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 216))])) = loom_v54;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 216)])) = loom_v54;
   }
   s[110] = acc_s[110];
   s[111] = acc_s[111];
@@ -712,7 +715,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v55;
     loom_v55.x = __float2bfloat16_rn((float)fmaxf(s[110] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 216)], 0.0f));
     loom_v55.y = __float2bfloat16_rn((float)fmaxf(s[111] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 216) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 216))])) = loom_v55;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 216)])) = loom_v55;
   }
   s[112] = acc_s[112];
   s[113] = acc_s[113];
@@ -720,7 +723,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v56;
     loom_v56.x = __float2bfloat16_rn((float)fmaxf(s[112] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 224)], 0.0f));
     loom_v56.y = __float2bfloat16_rn((float)fmaxf(s[113] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 224) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 224))])) = loom_v56;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 224)])) = loom_v56;
   }
   s[114] = acc_s[114];
   s[115] = acc_s[115];
@@ -728,7 +731,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v57;
     loom_v57.x = __float2bfloat16_rn((float)fmaxf(s[114] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 224)], 0.0f));
     loom_v57.y = __float2bfloat16_rn((float)fmaxf(s[115] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 224) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 224))])) = loom_v57;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 224)])) = loom_v57;
   }
   s[116] = acc_s[116];
   s[117] = acc_s[117];
@@ -736,7 +739,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v58;
     loom_v58.x = __float2bfloat16_rn((float)fmaxf(s[116] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 232)], 0.0f));
     loom_v58.y = __float2bfloat16_rn((float)fmaxf(s[117] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 232) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 232))])) = loom_v58;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 232)])) = loom_v58;
   }
   s[118] = acc_s[118];
   s[119] = acc_s[119];
@@ -744,7 +747,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v59;
     loom_v59.x = __float2bfloat16_rn((float)fmaxf(s[118] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 232)], 0.0f));
     loom_v59.y = __float2bfloat16_rn((float)fmaxf(s[119] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 232) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 232))])) = loom_v59;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 232)])) = loom_v59;
   }
   s[120] = acc_s[120];
   s[121] = acc_s[121];
@@ -752,7 +755,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v60;
     loom_v60.x = __float2bfloat16_rn((float)fmaxf(s[120] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 240)], 0.0f));
     loom_v60.y = __float2bfloat16_rn((float)fmaxf(s[121] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 240) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 240))])) = loom_v60;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 240)])) = loom_v60;
   }
   s[122] = acc_s[122];
   s[123] = acc_s[123];
@@ -760,7 +763,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v61;
     loom_v61.x = __float2bfloat16_rn((float)fmaxf(s[122] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 240)], 0.0f));
     loom_v61.y = __float2bfloat16_rn((float)fmaxf(s[123] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 240) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 240))])) = loom_v61;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 240)])) = loom_v61;
   }
   s[124] = acc_s[124];
   s[125] = acc_s[125];
@@ -768,7 +771,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v62;
     loom_v62.x = __float2bfloat16_rn((float)fmaxf(s[124] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 248)], 0.0f));
     loom_v62.y = __float2bfloat16_rn((float)fmaxf(s[125] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 248) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4)))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 248))])) = loom_v62;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 248)])) = loom_v62;
   }
   s[126] = acc_s[126];
   s[127] = acc_s[127];
@@ -776,6 +779,13 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
     __nv_bfloat162 loom_v63;
     loom_v63.x = __float2bfloat16_rn((float)fmaxf(s[126] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 248)], 0.0f));
     loom_v63.y = __float2bfloat16_rn((float)fmaxf(s[127] + bias[256 * j_outer + (loom_mod(lane, 4) * 2 + 248) + 1], 0.0f));
-    *reinterpret_cast<__nv_bfloat162 *>(&(c[(128 * i_outer + (64 * i_inner_outer + (loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8))) * m + (256 * j_outer + (loom_mod(lane, 4) * 2 + 248))])) = loom_v63;
+    *reinterpret_cast<__nv_bfloat162 *>(&(c_buf[(loom_floordiv(lane, 32) * 16 + loom_floordiv(loom_mod(lane, 32), 4) + 8 + 64 * i_inner_outer) * 264 + (loom_mod(lane, 4) * 2 + 248)])) = loom_v63;
+  }
+  __syncthreads();
+  for (int c_store_dim_0_outer_outer = 0; c_store_dim_0_outer_outer <= 15; ++c_store_dim_0_outer_outer)
+  {
+    {  // vec c_store_dim_1_inner: 8 lanes
+      *reinterpret_cast<uint4 *>(&(c[(128 * i_outer + (4 * (2 * c_store_dim_0_outer_outer + c_store_dim_0_outer_inner) + loom_floordiv(cx, 32))) * m + (256 * j_outer + 8 * loom_mod(cx, 32))])) = *reinterpret_cast<const uint4 *>(&(c_buf[(4 * (2 * c_store_dim_0_outer_outer + c_store_dim_0_outer_inner) + loom_floordiv(cx, 32)) * 264 + 8 * loom_mod(cx, 32)]));
+    }
   }
 }

@@ -41,8 +41,49 @@ TEST(BufferArray, RegisterTileOfAMatrixProduct) {
   ASSERT_NE(buf, nullptr);
   EXPECT_EQ(buf->space, AddressSpace::Private);
   EXPECT_EQ(buf->shape.size(), 2u);
-  EXPECT_EQ(b.instructions.size(), 3u);  // init, the product, store
+  EXPECT_EQ(b.instructions.size(), 2u);  // the product, store (c is only written: no fill)
   check_transformed(k, b, {{{"n", 9}, {"m", 5}, {"l", 3}}, {{"n", 8}, {"m", 4}, {"l", 0}}});
+}
+
+// A buffer the sweep only writes, every element it stores unconditionally
+// written, needs no fill (loopy always fills: the values are the same). The
+// fill stays where the store would otherwise write back elements nobody
+// wrote: holes between strided writes, a conditional write, a read.
+TEST(BufferArray, AFillIsLeftOutOnlyWhereEveryStoredElementIsWritten) {
+  auto fills = [](const LoopKernel& b) {
+    for (auto& insn : b.instructions)
+      if (insn.id.rfind("init_", 0) == 0) return true;
+    return false;
+  };
+  auto kernel = [](const std::string& insn, const std::string& out_shape) {
+    return split_iname(make_kernel({"{[i]: 0 <= i < n}"}, insn, {"a: float32[n], out: float32[" + out_shape + "]", "..."}, "w"), "i", 8);
+  };
+  std::vector<std::map<std::string, int64_t>> sizes = {{{"n", 21}}, {{"n", 8}}, {{"n", 3}}};
+  // every element of the tile written once
+  LoopKernel plain = kernel("out[i] = 2 * a[i]", "n");
+  LoopKernel b = buffer_array(plain, "out", "i_inner");
+  EXPECT_FALSE(fills(b));
+  EXPECT_FALSE(b.has_iname("out_init_dim_0"));  // (the fill's loop went with it)
+  check_transformed(kernel("out[i] = 2 * a[i]", "n"), b, sizes);
+  // every other element: the holes keep the array's values
+  LoopKernel strided = kernel("out[2 * i] = 2 * a[i]", "2 * n");
+  b = buffer_array(strided, "out", "i_inner");
+  EXPECT_TRUE(fills(b));
+  check_transformed(strided, b, sizes);
+  // a conditional write
+  LoopKernel guarded = kernel("out[i] = 2 * a[i]  {if=a[i] > 0}", "n");
+  b = buffer_array(guarded, "out", "i_inner");
+  EXPECT_TRUE(fills(b));
+  check_transformed(guarded, b, sizes);
+  // a read of the array
+  LoopKernel update = kernel("out[i] = out[i] + a[i]", "n");
+  b = buffer_array(update, "out", "i_inner");
+  EXPECT_TRUE(fills(b));
+  check_transformed(update, b, sizes);
+  // an init expression asks for the fill
+  BufferOptions zero;
+  zero.init_expression = "0";
+  EXPECT_TRUE(fills(buffer_array(plain, "out", "i_inner", zero)));
 }
 
 TEST(BufferArray, ReadModifyWriteAccumulation) {

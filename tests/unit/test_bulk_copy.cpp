@@ -295,17 +295,34 @@ TEST(BulkCopy, RandomCudaCoreSchedulesAreProvenOrRefused) {
 
 // A fused epilogue (bias, ReLU, bfloat16) computed on the accumulators: each
 // element's private value, then its store; two adjacent stores go as one
-// __nv_bfloat162 (4 bytes, c 4-byte aligned), the second value computed first.
+// __nv_bfloat162 (4 bytes), the second value computed first. The example
+// stages them in a shared tile (buffer_array, no fill: c is only written),
+// which the block writes back 16 bytes a lane (c 16-byte aligned at launch);
+// written to c directly, the pairs go there (c 4-byte aligned).
 TEST(PairedStores, AFusedEpilogueStoresTwoSixteenBitResultsAtOnce) {
   KernelFile f = loom::testing::example("gemm_bf16_wgmma_tma_bias_relu");
   LoopKernel t = apply_transforms(f.kernel, f.transforms);
   GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90a"));
   std::string cuda = cuda::print_source(g);
-  EXPECT_EQ(count_of(cuda, "*reinterpret_cast<__nv_bfloat162 *>(&(c["), 64u) << cuda;  // (128 accumulators a lane)
+  EXPECT_EQ(count_of(cuda, "*reinterpret_cast<__nv_bfloat162 *>(&(c_buf["), 64u) << cuda;  // (128 accumulators a lane)
   EXPECT_NE(cuda.find("  s[1] = acc_s[1];\n  {  // vec loom_pair: 2 lanes"), std::string::npos) << cuda;
-  EXPECT_EQ(g.argument_alignment.at("c"), 4);
+  EXPECT_EQ(count_of(cuda, "*reinterpret_cast<uint4 *>(&(c["), 1u) << cuda;  // (in a loop of 16)
+  EXPECT_EQ(cuda.find("init_c_buf"), std::string::npos);
+  EXPECT_EQ(g.argument_alignment.at("c"), 16);
   expect_compiles_for_sm90a(cuda);
   EXPECT_EQ(compare_kernels(f.kernel, t, {{"n", 128}, {"m", 256}, {"l", 64}}), "");
+
+  std::vector<TransformStep> direct;
+  for (auto& step : f.transforms) {
+    if (step.name == "buffer_array") break;
+    direct.push_back(step);
+  }
+  LoopKernel d = apply_transforms(f.kernel, direct);
+  GeneratedKernel gd = generate(d, TargetInfo::cuda("sm_90a"));
+  std::string direct_cuda = cuda::print_source(gd);
+  EXPECT_EQ(count_of(direct_cuda, "*reinterpret_cast<__nv_bfloat162 *>(&(c["), 64u) << direct_cuda;
+  EXPECT_EQ(gd.argument_alignment.at("c"), 4);
+  expect_compiles_for_sm90a(direct_cuda);
 }
 
 // A partial tile's write-back: each store is guarded, and two stores pair
