@@ -318,6 +318,31 @@ def bf16_gemms(dev, wgmma_only=False):
                 peers, flops=2 * M * N * K, ok=ok)
             del A, W, C
 
+        # a skinny product, c in bfloat16 as cuBLAS writes it (8192x8192x128: writing c is most of the time)
+        if not ONLY or "gemm_bf16_wgmma_tma_skinny" in ONLY:
+            M, N, K = 8192, 8192, 128
+            A = torch.randn(M, K, device=dev).to(torch.bfloat16)
+            W = torch.randn(N, K, device=dev).to(torch.bfloat16)
+            C = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
+            k = loom_kernel("gemm_bf16_wgmma_tma_skinny")
+            C.fill_(float("nan"))
+            k(a=A, b=W, c=C)
+            ok = check(C.float(), A.float() @ W.float().t(), rtol=2e-2, atol=2e-2)
+            cublas = "cuBLAS (torch.matmul(a, w.T))"
+            peers = {cublas: median_ms(lambda: torch.matmul(A, W.t()))}
+            if triton:
+                from triton_sgemm import best_of_six_tensor_core
+
+                Wt = W.t().contiguous()
+                t = best_of_six_tensor_core(A, Wt, C, median_ms)
+                if t:
+                    peers["triton tl.dot (best of 6, w^T stored)"] = t
+                del Wt
+            flops = 2 * M * N * K
+            row(f"gemm bf16 a w^T {M}x{N}x{K} (c bf16)", "gemm_bf16_wgmma_tma_skinny", median_ms(lambda: k(a=A, b=W, c=C)), peers,
+                flops=flops, ceiling=flops / peers[cublas] / 1e9, ok=ok)
+            del A, W, C
+
 
 def tf32_wgmma(dev):
     """TF32 GEMM rows on the warpgroup (sm_90a)."""
