@@ -138,23 +138,46 @@ std::string tensor_core_script(const std::string& y, const std::string& x, const
 // instruction's k 32 / bytes, and a 16-byte copy 16 / bytes elements.
 std::string warpgroup_script(const std::string& y, const std::string& x, const std::string& r, const std::string& a, const std::string& b,
                              const std::string& ny, const std::string& nx, const std::string& nr, int n, const std::string& pipeline,
-                             int bytes = 2) {
+                             int bytes = 2, int warpgroups = 2) {
   auto S = [](int v) { return std::to_string(v); };
-  const int row = 128 / bytes, kk = 32 / bytes, piece = 16 / bytes;
-  std::string t = "assume " + ny + " mod 128 = 0 and " + nx + " mod " + S(n) + " = 0 and " + nr + " mod " + S(row) + " = 0 and " + ny +
-                  " >= 128 and " + nx + " >= " + S(n) + " and " + nr + " >= " + S(row) + "\n";
-  t += "split_iname " + y + " 128 outer_tag=g.1\nsplit_iname " + x + " " + S(n) + " outer_tag=g.0\nsplit_iname " + y + "_inner 64 outer_tag=l.1\n";
+  const int row = 128 / bytes, kk = 32 / bytes, piece = 16 / bytes, rows = 64 * warpgroups;
+  const bool two = warpgroups == 2;
+  const std::string yi = two ? y + "_inner_inner" : y + "_inner", ys = two ? y + "_inner_outer," + y + "_inner_inner" : y + "_inner";
+  std::string t = "assume " + ny + " mod " + S(rows) + " = 0 and " + nx + " mod " + S(n) + " = 0 and " + nr + " mod " + S(row) + " = 0 and " +
+                  ny + " >= " + S(rows) + " and " + nx + " >= " + S(n) + " and " + nr + " >= " + S(row) + "\n";
+  t += "split_iname " + y + " " + S(rows) + " outer_tag=g.1\nsplit_iname " + x + " " + S(n) + " outer_tag=g.0\n";
+  if (two) t += "split_iname " + y + "_inner 64 outer_tag=l.1\n";
   t += "split_iname " + r + " " + S(row) + "\nsplit_iname " + r + "_inner " + S(kk) + " outer_tag=unr\n";
-  t += "tensor_core " + y + "_inner_inner " + x + "_inner " + r + "_inner_inner shape=m64n" + S(n) + "k" + S(kk) + (bytes == 4 ? " tf32=true" : "") + "\n";
-  t += "add_prefetch " + a + " " + y + "_inner_outer," + y + "_inner_inner," + r + "_inner_outer," + r +
-       "_inner_inner dim_arg_names=wg_ar,wg_ak padding=0 default_tag=for\nswizzle_array " + a + "_fetch\n";
+  t += "tensor_core " + yi + " " + x + "_inner " + r + "_inner_inner shape=m64n" + S(n) + "k" + S(kk) + (bytes == 4 ? " tf32=true" : "") + "\n";
+  t += "add_prefetch " + a + " " + ys + "," + r + "_inner_outer," + r + "_inner_inner dim_arg_names=wg_ar,wg_ak padding=0 default_tag=for\nswizzle_array " +
+       a + "_fetch\n";
   t += "split_iname wg_ak " + S(piece) + " inner_tag=vec\nsplit_iname wg_ar 16\njoin_inames wg_ar_inner,wg_ak_outer new_iname=wg_ax\n"
-       "tag_inames wg_ax:l.0\nsplit_iname wg_ar_outer 2 inner_tag=l.1\n";
+       "tag_inames wg_ax:l.0\n";
+  if (two) t += "split_iname wg_ar_outer 2 inner_tag=l.1\n";
   t += "add_prefetch " + b + " " + x + "_inner," + r + "_inner_outer," + r + "_inner_inner dim_arg_names=wg_bn,wg_bk padding=0 default_tag=for\n"
        "swizzle_array " + b + "_fetch\n";
   t += "split_iname wg_bk " + S(piece) + " inner_tag=vec\nsplit_iname wg_bn 16\njoin_inames wg_bn_inner,wg_bk_outer new_iname=wg_bx\n"
-       "tag_inames wg_bx:l.0\nsplit_iname wg_bn_outer 2 inner_tag=l.1\n";
+       "tag_inames wg_bx:l.0\n";
+  if (two) t += "split_iname wg_bn_outer 2 inner_tag=l.1\n";
   t += "double_buffer " + a + "_fetch " + r + "_outer " + pipeline + "\ndouble_buffer " + b + "_fetch " + r + "_outer " + pipeline + "\n";
+  return t;
+}
+
+// The block's results of warpgroup_script (rows x n of the 16-bit array c)
+// staged through a shared tile, padded by 8 columns (the 8 rows of a warp's
+// pairs in different banks), and written back 16 bytes a lane along c's rows
+// (examples/gemm_bf16_wgmma_tma_bias_relu.loom, gemm_bf16_wgmma_tma_skinny):
+// a lane's own results are two adjacent columns, 4 bytes.
+std::string staged_write_back(const std::string& y, const std::string& x, const std::string& c, int n, int warpgroups) {
+  auto S = [](int v) { return std::to_string(v); };
+  const int per_row = n / 8;  // (lanes along a row: 16 bytes each)
+  const bool two = warpgroups == 2;
+  std::string t = "buffer_array " + c + " " + (two ? y + "_inner_outer," + y + "_inner_inner" : y + "_inner") + "," + x +
+                  "_inner temporary_scope=local default_tag=for\n";
+  t += "split_iname " + c + "_store_dim_1 8 inner_tag=vec\nsplit_iname " + c + "_store_dim_0 " + S(128 / per_row) + "\n";
+  t += "join_inames " + c + "_store_dim_0_inner," + c + "_store_dim_1_outer new_iname=wb_x\ntag_inames wb_x:l.0\n";
+  if (two) t += "split_iname " + c + "_store_dim_0_outer 2 inner_tag=l.1\n";
+  t += "pad_array_axis " + c + "_buf 1 8\n";
   return t;
 }
 
@@ -189,6 +212,10 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   for (auto& insn : k.instructions) {
     if (insn.kind != Instruction::Assign) continue;
     std::set<std::string> mine;
+    // a private value (a product's sum before its epilogue) runs in the loops it is inside of
+    if (!insn.lhs.as<Subscript>())
+      for (auto& n : insn.within_inames)
+        if (inames.count(n)) mine.insert(n);
     if (auto s = insn.lhs.as<Subscript>()) {
       reads.note(*s);
       for (size_t d = 0; d < s->indices.size(); ++d) {
@@ -444,19 +471,39 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
       if (single(axes[0], x) && single(axes[1], r)) bt = array;
     }
     bool sized = reads.extent.count(y) && reads.extent.count(x) && reads.extent.count(r);
+    // the one array written, c[y, x] in 16 bits: its write-back may be staged
+    std::string written16;
+    std::set<std::string> written;
+    for (auto& insn : k.instructions) {
+      auto s = insn.kind == Instruction::Assign ? insn.lhs.as<Subscript>() : nullptr;
+      const Argument* arg = s ? k.find_argument(s->name) : nullptr;
+      if (!arg) continue;
+      written.insert(s->name);
+      auto v0 = s->indices.size() == 2 ? s->indices[0].as<Var>() : nullptr, v1 = s->indices.size() == 2 ? s->indices[1].as<Var>() : nullptr;
+      if (v0 && v1 && v0->name == y && v1->name == x && arg->dtype.bytes() == 2 && arg->plain_layout()) written16 = s->name;
+    }
+    if (written.size() != 1) written16.clear();
     if (!a.empty() && !bt.empty() && bt != a && sized) {
       const std::string &ny = reads.extent[y], &nx = reads.extent[x], &nr = reads.extent[r];
       auto size_of = [&](const std::string& p) { auto it = sizes.find(p); return it == sizes.end() ? int64_t(-1) : it->second; };
       auto multiple = [&](const std::string& p, int64_t of) { int64_t v = size_of(p); return v < 0 || (v % of == 0 && v >= of); };
       const int row = 128 / bytes;
       const std::string kt = std::to_string(row) + (bytes == 4 ? ", TF32" : "");
+      const std::string copies = "tma_copy " + a + "_fetch," + bt + "_fetch\n";
       if (multiple(ny, 128) && multiple(nr, row)) {
         if (multiple(nx, 256))  // (tiles from the copy engine: examples/gemm_bf16_wgmma_tma.loom, 0.9 of cuBLAS on an H200; gemm_tf32_wgmma_tma)
           add("warpgroup tensor cores 128x256x" + kt + ", copy engine tiles, 4 copies 1 ahead",
-              warpgroup_script(y, x, r, a, bt, ny, nx, nr, 256, "stages=4 ahead=1", bytes) + "tma_copy " + a + "_fetch," + bt + "_fetch\n");
+              warpgroup_script(y, x, r, a, bt, ny, nx, nr, 256, "stages=4 ahead=1", bytes) + copies);
+        if (multiple(nx, 256) && !written16.empty())  // (three copies leave room for the 64 KB tile)
+          add("warpgroup tensor cores 128x256x" + kt + ", copy engine tiles, 3 copies 1 ahead, write-back staged",
+              warpgroup_script(y, x, r, a, bt, ny, nx, nr, 256, "stages=3 ahead=1", bytes) + copies + staged_write_back(y, x, written16, 256, 2));
         if (multiple(nx, 128))
           add("warpgroup tensor cores 128x128x" + kt, warpgroup_script(y, x, r, a, bt, ny, nx, nr, 128, "stages=choice(2|3)", bytes));
       }
+      // (one warpgroup a block, 67 KB of shared memory: three blocks an SM, one's loads under another's write-back; short reductions)
+      if (!written16.empty() && multiple(ny, 64) && multiple(nx, 128) && multiple(nr, row))
+        add("warpgroup tensor cores 64x128x" + kt + ", copy engine tiles, 2 copies 1 ahead, write-back staged",
+            warpgroup_script(y, x, r, a, bt, ny, nx, nr, 128, "stages=2 ahead=1", bytes, 1) + copies + staged_write_back(y, x, written16, 128, 1));
     }
     if (!a.empty() && !b.empty() && sized && bytes == 2) {  // (TF32 tiles are K-major only, and mma.sync rounds to nearest)
       const std::string &ny = reads.extent[y], &nx = reads.extent[x], &nr = reads.extent[r];

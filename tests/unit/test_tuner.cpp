@@ -371,6 +371,34 @@ TEST(AutoSpace, KMajorBfloat16ProductsGetWarpgroupSketchesThatRunRight) {
   EXPECT_EQ(partial.str().find("warpgroup tensor cores"), std::string::npos);
 }
 
+// A product written in bfloat16 (with or without an epilogue) also gets the
+// warpgroup sketches whose write-back is staged through a shared tile and
+// goes out 16 bytes a lane: 128x256 with three copies, and 64x128 tiles of
+// one warpgroup for short reductions; they run right on the CPU target. A
+// float32 result (the test above) gets neither.
+TEST(AutoSpace, SixteenBitResultsGetWarpgroupSketchesWithAStagedWriteBack) {
+  LoopKernel k = parse_kernel_text("kernel linear\ndomains:\n  {[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}\narguments:\n"
+                                   "  a: bfloat16[n, l], b: bfloat16[m, l], bias: float32[m], c: bfloat16[n, m]\ninstructions:\n"
+                                   "  <> s = sum(k, float32(a[i, k]) * float32(b[j, k]))  {id=product}\n"
+                                   "  c[i, j] = bfloat16(max(s + bias[j], 0.0f))  {dep=product}\n")
+                     .kernel;
+  std::map<std::string, int64_t> sizes{{"n", 128}, {"m", 256}, {"l", 128}};
+  std::vector<std::string> scripts = warpgroup_scripts(k, sizes), staged;
+  for (auto& sc : scripts)
+    if (sc.find("buffer_array c ") != std::string::npos) staged.push_back(sc);
+  ASSERT_EQ(scripts.size(), 4u);
+  ASSERT_EQ(staged.size(), 2u);
+  EXPECT_NE(staged[0].find("stages=3 ahead=1"), std::string::npos) << staged[0];
+  EXPECT_NE(staged[0].find("split_iname c_store_dim_1 8 inner_tag=vec"), std::string::npos) << staged[0];
+  EXPECT_NE(staged[1].find("shape=m64n128k16"), std::string::npos) << staged[1];
+  EXPECT_EQ(staged[1].find("l.1"), std::string::npos) << staged[1];  // (one warpgroup)
+  expect_each_runs_right(k, staged, sizes);
+  // 64-row blocks only where n is no multiple of 128
+  std::vector<std::string> narrow = warpgroup_scripts(k, {{"n", 192}, {"m", 256}, {"l", 128}});
+  ASSERT_EQ(narrow.size(), 1u);
+  EXPECT_NE(narrow[0].find("assume n mod 64 = 0"), std::string::npos) << narrow[0];
+}
+
 TEST(AutoSpace, ProductsOfTruncatedTf32FactorsGetTf32WarpgroupSketches) {
   // c = a b^T in float32 with the kernel's own trunc_tf32 factors (TF32 as
   // the warpgroup computes it): the wgmma sketches with 32-wide k steps; a
