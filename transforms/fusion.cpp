@@ -160,6 +160,7 @@ LoopKernel fuse_two(const LoopKernel& a, LoopKernel b, std::map<std::string, std
   }
   r.options.do_not_specialize.insert(b.options.do_not_specialize.begin(), b.options.do_not_specialize.end());
   r.options.trust_unproven_accesses = a.options.trust_unproven_accesses && b.options.trust_unproven_accesses;
+  r.options.block_group = a.options.block_group == b.options.block_group ? a.options.block_group : 1;  // (order only)
   return r;
 }
 

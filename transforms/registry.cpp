@@ -40,6 +40,7 @@ const TransformRegistry& transform_registry() {
     register_round_up_reduction_transforms(t);
     register_tensor_core_transforms(t);
     register_batch_transforms(t);
+    register_block_order_transforms(t);
     return t;
   }();
   return r;

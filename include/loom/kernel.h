@@ -196,6 +196,9 @@ struct KernelOptions {
   // whose author vouches for them skips the checks (trust_unproven_accesses;
   // Triton's debug=False). The interpreter checks every access regardless.
   bool trust_unproven_accesses = false;
+  // The CUDA launch order of the blocks (group_blocks): consecutive blocks
+  // take this many values of g.1 for each value of g.0; 1 is CUDA's order.
+  int64_t block_group = 1;
 };
 
 namespace detail {

@@ -75,6 +75,8 @@ LoopKernel do_not_specialize(const LoopKernel& k, const std::string& params);
 // Accesses Loom cannot prove in bounds run unchecked (trust = true) or
 // checked at run time (false, the default) on the CPU and CUDA targets.
 LoopKernel trust_unproven_accesses(const LoopKernel& k, bool trust = true);
+// The CUDA launch order of the blocks: groups of `group` values of g.1 (transforms/block_order.cpp).
+LoopKernel group_blocks(const LoopKernel& k, int64_t group);
 
 // ---- instructions (transforms/instructions.cpp); matches: loom/match.h ----
 LoopKernel add_dependency(const LoopKernel& k, const std::string& match, const std::string& depends_on);
@@ -389,5 +391,6 @@ void register_round_up_reduction_transforms(TransformRegistry& r);
 void register_tensor_core_transforms(TransformRegistry& r);
 void register_save_reload_transforms(TransformRegistry& r);
 void register_bulk_copy_transforms(TransformRegistry& r);
+void register_block_order_transforms(TransformRegistry& r);
 
 }  // namespace loom

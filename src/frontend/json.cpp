@@ -124,6 +124,7 @@ ojson kernel_object(const LoopKernel& k) {
   j["options"] = {{"index_dtype", k.options.index_dtype.name()}};
   if (!k.options.do_not_specialize.empty()) j["options"]["do_not_specialize"] = names_to_json(k.options.do_not_specialize);
   if (k.options.trust_unproven_accesses) j["options"]["trust_unproven_accesses"] = true;
+  if (k.options.block_group != 1) j["options"]["block_group"] = k.options.block_group;
   return j;
 }
 
@@ -324,8 +325,9 @@ LoopKernel read_kernel(const JsonValue& v, const std::string& file) {
   }
   if (v.has("options")) {
     const JsonValue& o = v.field("options");
-    o.allow_fields({"index_dtype", "do_not_specialize", "trust_unproven_accesses"});
+    o.allow_fields({"index_dtype", "do_not_specialize", "trust_unproven_accesses", "block_group"});
     if (o.has("trust_unproven_accesses")) k.options.trust_unproven_accesses = o.field("trust_unproven_accesses").boolean();
+    if (o.has("block_group")) k.options.block_group = o.field("block_group").integer(1, 65535);
     if (o.has("do_not_specialize")) {
       std::vector<std::string> params = k.parameters();
       for (auto& n : o.field("do_not_specialize").items()) {

@@ -220,9 +220,14 @@ KernelParams pack(const GeneratedKernel& g, const ArgMap& args, const std::map<s
 }
 
 // One launch of a loaded function: the grid checked against CUDA's limits, then cuLaunchKernel.
-void launch_function(const std::string& kernel, void* function, const LaunchDims& dims, int64_t shared_bytes, void* stream,
+void launch_function(const GeneratedKernel& g, void* function, LaunchDims dims, int64_t shared_bytes, void* stream,
                      void** slot_pointers) {
+  const std::string& kernel = g.kernel.name;
   check_grid(kernel, dims);
+  if (g.kernel.options.block_group > 1) {  // (group_blocks: one axis, which the kernel maps back to g.0 and g.1)
+    dims.grid = {dims.grid[0] * dims.grid[1] * dims.grid[2], 1, 1};
+    check_grid(kernel, dims);
+  }
   check(driver_api().cuLaunchKernel(static_cast<CUfunction>(function), unsigned(dims.grid[0]), unsigned(dims.grid[1]),
                                     unsigned(dims.grid[2]), unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]),
                                     unsigned(shared_bytes), static_cast<CUstream>(stream), slot_pointers, nullptr),
@@ -267,7 +272,7 @@ void CudaKernel::launch_program(const ArgMap& args, const std::map<std::string, 
       LaunchDims dims = launch_dims(l, params);
       if (dims.empty()) continue;
       KernelParams kp = pack(l, all, params, checked_.extents_of.at(i), bounds_.ptr());
-      launch_function(l.kernel.name, launch_functions_[i], dims, launch_shared_bytes_[i], stream, kp.ptrs.data());
+      launch_function(l, launch_functions_[i], dims, launch_shared_bytes_[i], stream, kp.ptrs.data());
       check_accesses(stream, kp.ptrs.data(), i);
     }
   } catch (...) {
@@ -291,7 +296,7 @@ void CudaKernel::launch_slots(void** slot_pointers, const LaunchDims& dims, void
   if (dims.empty()) return;
   check_grid(gen_.kernel.name, dims);
   load();
-  launch_function(gen_.kernel.name, function_, dims, shared_bytes_, stream, slot_pointers);
+  launch_function(gen_, function_, dims, shared_bytes_, stream, slot_pointers);
   check_accesses(stream, slot_pointers, 0);
 }
 

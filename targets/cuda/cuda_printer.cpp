@@ -414,6 +414,26 @@ class Printer {
     for (auto& insn : k_.instructions) has_async_ |= insn.async_copy && !g_.bulk_fill(insn.id);  // (every barrier then waits for the copies)
   }
 
+  // group_blocks: the launch is one-dimensional (CudaKernel launches
+  // g.0 * g.1 blocks along x); block p takes (loom_bx, loom_by) so that
+  // consecutive blocks walk `group` values of g.1 for each value of g.0 (the
+  // last group of g.1 may be shorter: Triton's GROUP_SIZE_M arithmetic).
+  std::string block_order() {
+    if (!(g_.grid[2].as<IntImm>() && g_.grid[2].as<IntImm>()->value == 1))
+      throw KernelError("kernel '" + k_.name + "': group_blocks orders a grid of g.0 and g.1; this kernel also has g.2 (join it into g.0 or g.1)");
+    std::string it = c_type(k_.options.index_dtype, "");
+    std::ostringstream os;
+    os << "  // blocks in groups of " << k_.options.block_group << " along g.1 (group_blocks): neighbours share tiles in L2\n";
+    os << "  " << it << " const loom_gx = " << expr(simplify(g_.grid[0]), 0) << ", loom_gy = " << expr(simplify(g_.grid[1]), 0) << ";\n";
+    os << "  " << it << " const loom_span = " << k_.options.block_group << " * loom_gx, loom_first = " << it << "(blockIdx.x) / loom_span * "
+       << k_.options.block_group << ";\n";
+    os << "  " << it << " const loom_rows = loom_gy - loom_first < " << k_.options.block_group << " ? loom_gy - loom_first : "
+       << k_.options.block_group << ";\n";
+    os << "  " << it << " const loom_by = loom_first + " << it << "(blockIdx.x) % loom_span % loom_rows, loom_bx = " << it
+       << "(blockIdx.x) % loom_span / loom_rows;\n";
+    return os.str();
+  }
+
   // The kernel function (print_source puts the prelude and headers before it).
   std::string function() {
     std::ostringstream os;
@@ -431,9 +451,13 @@ class Printer {
     }
     os << kCheckedParams << ")\n{\n";
     static const char* axes = "xyz";
+    const bool grouped = k_.options.block_group > 1 && std::any_of(g_.hardware_inames.begin(), g_.hardware_inames.end(),
+                                                                   [](auto& h) { return h.tag.kind == InameTag::Group; });
+    if (grouped) os << block_order();
     for (auto& h : g_.hardware_inames) {
-      os << "  " << c_type(k_.options.index_dtype, "") << " const " << h.name << " = "
-         << (h.tag.kind == InameTag::Group ? "blockIdx." : "threadIdx.") << axes[h.tag.axis];
+      os << "  " << c_type(k_.options.index_dtype, "") << " const " << h.name << " = ";
+      if (grouped && h.tag.kind == InameTag::Group) os << (h.tag.axis == 0 ? "loom_bx" : "loom_by");
+      else os << (h.tag.kind == InameTag::Group ? "blockIdx." : "threadIdx.") << axes[h.tag.axis];
       if (!(h.lower.as<IntImm>() && h.lower.as<IntImm>()->value == 0)) os << " + " << expr(h.lower, 10);
       os << ";\n";
     }

@@ -86,9 +86,14 @@ __device__ __forceinline__ void loom_tma_wait(unsigned long long *bar, int parit
 
 extern "C" __global__ void __launch_bounds__(256) gemm_f16_wgmma_tma(__half const *__restrict__ a, __half const *__restrict__ b, float *__restrict__ c, int const n, int const m, int const l, const __grid_constant__ loom_tensor_map loom_tmap_a_fetch, const __grid_constant__ loom_tensor_map loom_tmap_b_fetch)
 {
-  int const i_outer = blockIdx.y;
+  // blocks in groups of 8 along g.1 (group_blocks): neighbours share tiles in L2
+  int const loom_gx = max(max(loom_floordiv(m - 1, 256), loom_floordiv(m - 1, 256)) + 1, 0), loom_gy = max(max(loom_floordiv(n - 1, 128), loom_floordiv(n - 1, 128)) + 1, 0);
+  int const loom_span = 8 * loom_gx, loom_first = int(blockIdx.x) / loom_span * 8;
+  int const loom_rows = loom_gy - loom_first < 8 ? loom_gy - loom_first : 8;
+  int const loom_by = loom_first + int(blockIdx.x) % loom_span % loom_rows, loom_bx = int(blockIdx.x) % loom_span / loom_rows;
+  int const i_outer = loom_by;
   int const i_inner_outer = threadIdx.y;
-  int const j_outer = blockIdx.x;
+  int const j_outer = loom_bx;
   int const ar_outer_inner = threadIdx.y;
   int const ax = threadIdx.x;
   int const bn_outer_inner = threadIdx.y;

@@ -2,6 +2,8 @@
 // GPU and matches the untransformed kernel in the reference interpreter at
 // awkward sizes. Skipped where there is no GPU.
 #include "gpu_oracle.h"
+#include "loom/parser.h"
+#include "loom/transforms.h"
 
 using namespace loom;
 
@@ -72,4 +74,15 @@ TEST(GpuTransforms, HalfPrecision) {
     EXPECT_EQ(on_gpu(maxes, tree, {{"n", 5}, {"m", m}}), "") << m;
     EXPECT_EQ(on_gpu(maxes, warp, {{"n", 5}, {"m", m}}), "") << m;
   }
+}
+
+// group_blocks: one launch along x, mapped back to (g.0, g.1) in groups of
+// 3 rows of blocks; with 7 rows the last group has one. Every block runs
+// once: each element of c is its own block's (poisoned first by the oracle).
+TEST(GpuTransforms, GroupedBlocksCoverTheGridWithAShortLastGroup) {
+  REQUIRE_GPU();
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "c[i, j] = 2 * a[i, j] + i - j", {"a: float32[n, m], c: float32[n, m]", "..."});
+  LoopKernel t = apply_transforms(k, parse_transform_script("split_iname i 4 outer_tag=g.1 inner_tag=l.1\nsplit_iname j 32 outer_tag=g.0 inner_tag=l.0\n"
+                                                            "group_blocks 3\n"));
+  for (auto [n, m] : {std::pair{27, 100}, {24, 32}, {3, 5}, {100, 1000}}) EXPECT_EQ(on_gpu(k, t, {{"n", n}, {"m", m}}), "") << n << "x" << m;
 }
