@@ -160,6 +160,7 @@ std::string warpgroup_script(const std::string& y, const std::string& x, const s
        "tag_inames wg_bx:l.0\n";
   if (two) t += "split_iname wg_bn_outer 2 inner_tag=l.1\n";
   t += "double_buffer " + a + "_fetch " + r + "_outer " + pipeline + "\ndouble_buffer " + b + "_fetch " + r + "_outer " + pipeline + "\n";
+  t += "group_blocks choice(1|8)\n";  // (rows of tiles in groups: b's tiles shared in L2; 9-18% at 8192^3 on an H100)
   return t;
 }
 
@@ -194,7 +195,7 @@ std::string warpgroup_nn_script(const std::string& y, const std::string& x, cons
        "split_iname wg_bn 8 inner_tag=vec\nsplit_iname wg_bn_outer 8\nsplit_iname wg_bk 16\njoin_inames wg_bk_inner,wg_bn_outer_inner new_iname=wg_bx\n"
        "tag_inames wg_bx:l.0\nsplit_iname wg_bk_outer 2 inner_tag=l.1\n";
   t += "double_buffer " + a + "_fetch " + r + "_outer stages=4 ahead=1\ndouble_buffer " + b + "_fetch " + r + "_outer stages=4 ahead=1\n";
-  t += "tma_copy " + a + "_fetch," + b + "_fetch\n";
+  t += "tma_copy " + a + "_fetch," + b + "_fetch\ngroup_blocks choice(1|8)\n";
   return t;
 }
 
