@@ -4,7 +4,8 @@
 // assumptions (and do_not_specialize), prefetches (local or private, random sweeps and tags, async
 // copies, zero fills and the sums over their tiles rounded up) and the
 // other memory transformations (precompute, buffer_array, privatize,
-// double_buffer, tma_copy, assignment_to_subst, expand_subst), and a product's tile
+// double_buffer, tma_copy, assignment_to_subst, expand_subst), the blocks' launch
+// order (group_blocks), and a product's tile
 // on the tensor cores (tensor_core);
 // `log` is the applied steps as a transformation script (one per line), so a
 // failing case replays (and shrinks) through apply_transforms. steps a transform refuses are skipped. Used by the CPU and GPU
@@ -111,6 +112,10 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
         if (pick(5) == 0) {  // 64-bit index arithmetic (loopy's index_dtype)
           t = set_index_dtype(t, "int64");
           log += "set_index_dtype int64\n";
+        } else if (pick(6) == 0) {  // the blocks' launch order (the schedules use g.0 and g.1 only)
+          int64_t g = 1 + pick(4);
+          t = group_blocks(t, g);
+          log += "group_blocks " + std::to_string(g) + "\n";
         } else if (!params.empty() && pick(6) == 0) {  // calls keep the general code (no change to it)
           const std::string& p = params[size_t(pick(int(params.size())))];
           t = do_not_specialize(t, p);
