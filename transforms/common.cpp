@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include <algorithm>
+#include <set>
 
 #include "loom/constraints.h"
 #include "loom/isl_util.h"
@@ -115,6 +116,20 @@ void drop_proven_predicates(const LoopKernel& r, Instruction& insn) {
     }
   };
   insn.predicates.erase(std::remove_if(insn.predicates.begin(), insn.predicates.end(), proven), insn.predicates.end());
+  // a guard written twice (a footprint's bound and the array's: n - 32 i - d
+  // - 1 >= 0 and 32 i + d < n) is tested once
+  std::set<AffineConstraint> seen;
+  insn.predicates.erase(std::remove_if(insn.predicates.begin(), insn.predicates.end(),
+                                       [&](const Expr& p) {
+                                         std::vector<AffineConstraint> c;
+                                         try {
+                                           comparison_constraints(p, false, c);
+                                         } catch (const Error&) {
+                                           return false;
+                                         }
+                                         return c.size() == 1 && !seen.insert(c[0]).second;
+                                       }),
+                        insn.predicates.end());
 }
 
 void rewrite_rule_bodies(LoopKernel& k, const std::set<std::string>& names, const std::function<Expr(const Expr&)>& f) {

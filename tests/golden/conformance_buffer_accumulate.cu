@@ -8,7 +8,7 @@ extern "C" __global__ void __launch_bounds__(32) buffer_accumulate(float const *
   __shared__ __align__(16) float out_buf[32];
   if (n >= 32 * i_outer + 1 && n >= 1)
   {
-    if (-32 * i_outer + n + -1 * out_init_dim_0 + -1 >= 0 && 32 * i_outer + out_init_dim_0 < n)
+    if (-32 * i_outer + n + -1 * out_init_dim_0 + -1 >= 0)
     {
       out_buf[out_init_dim_0] = out[32 * i_outer + out_init_dim_0];
     }
@@ -24,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(32) buffer_accumulate(float const *
   __syncthreads();
   if (n >= 32 * i_outer + 1 && n >= 1)
   {
-    if (-32 * i_outer + n + -1 * out_store_dim_0 + -1 >= 0 && 32 * i_outer + out_store_dim_0 < n)
+    if (-32 * i_outer + n + -1 * out_store_dim_0 + -1 >= 0)
     {
       out[32 * i_outer + out_store_dim_0] = out_buf[out_store_dim_0];
     }
