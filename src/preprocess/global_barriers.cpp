@@ -128,6 +128,35 @@ std::vector<LoopKernel> split(const LoopKernel& given, std::vector<Argument>& gl
     }
     auto& tags = sk.iname_tags.edit();
     for (auto it = tags.begin(); it != tags.end();) it = used.names.count(it->first) ? std::next(it) : tags.erase(it);
+    // nor domains: another launch's loops may be bounded by values only it
+    // computes (a data-dependent bound is checked against its writers); a
+    // domain stays when it defines an iname this launch uses, or one that
+    // such a domain is bounded by
+    std::set<std::string> needed;
+    for (auto& n : used.names)
+      if (k.has_iname(n)) needed.insert(n);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (auto& d : k.domains) {
+        auto names = d.inames();
+        if (std::none_of(names.begin(), names.end(), [&](const std::string& n) { return needed.count(n) > 0; })) continue;
+        for (auto& q : d.params())
+          if (k.has_iname(q)) grew |= needed.insert(q).second;
+      }
+    }
+    auto& domains = sk.domains.edit();
+    domains.erase(std::remove_if(domains.begin(), domains.end(),
+                                 [&](const Domain& d) {
+                                   auto names = d.inames();
+                                   return !names.empty() && std::none_of(names.begin(), names.end(), [&](const std::string& n) { return needed.count(n) > 0; });
+                                 }),
+                  domains.end());
+    auto& priorities = sk.loop_priority.edit();
+    for (auto& order : priorities)
+      order.erase(std::remove_if(order.begin(), order.end(), [&](const std::string& n) { return !needed.count(n); }), order.end());
+    priorities.erase(std::remove_if(priorities.begin(), priorities.end(), [](const auto& order) { return order.size() < 2; }), priorities.end());
+    auto& slabs = sk.slabs.edit();
+    for (auto it = slabs.begin(); it != slabs.end();) it = needed.count(it->first) ? std::next(it) : slabs.erase(it);
     auto& temporaries = sk.temporaries.edit();
     for (auto it = temporaries.begin(); it != temporaries.end();)
       it = it->second.space == AddressSpace::Global ? temporaries.erase(it) : std::next(it);

@@ -501,10 +501,21 @@ void fill_index_arrays(const LoopKernel& k, const std::map<std::string, int64_t>
       if (insn.kind != Instruction::Assign) continue;
       for_each_subscript(insn.lhs, through_bounded);
       for_each_subscript(insn.rhs, through_bounded);
-      if (insn.assignee_name() == p)
+    }
+    // the integer inputs the bound is computed from, through the private
+    // values in between (head_len = if(full > 0, 256 * first - start, ...),
+    // first from start, start = ptr[i])
+    std::set<std::string> values{p};
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (auto& insn : k.instructions) {
+        if (insn.kind != Instruction::Assign || !values.count(insn.assignee_name())) continue;
+        for (auto& n : insn.read_names())
+          if (const Temporary* t = k.find_temporary(n); t && t->shape.empty()) grew |= values.insert(n).second;
         for_each_subscript(insn.rhs, [&](const Subscript& s) {
           if (arrays.count(s.name) && !k.is_written(s.name) && arrays.at(s.name).dtype.is_int()) offsets.insert(s.name);
         });
+      }
     }
     for (auto& name : offsets) {
       HostArray& h = arrays.at(name);

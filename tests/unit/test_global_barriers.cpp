@@ -159,3 +159,24 @@ instructions:
   });
   EXPECT_NE(e.find("temporary 'a_fetch' (private) is written before a global barrier and read after it by 'final'"), std::string::npos) << e;
 }
+
+// A later launch whose loops are bounded by values it reads from memory
+// (CSR rows, examples/csr_row_sums_balanced.loom): each launch keeps only
+// the domains of its own loops, so the first launch is not asked where the
+// second's bounds are written; the two launches sum each row as one warp per
+// row does, at sizes with whole chunks between a row's ends, rows inside
+// one chunk, no values at all, and a partial last chunk.
+TEST(GlobalBarriers, ALaterLaunchMayBeBoundedByValuesItReadsFromMemory) {
+  LoopKernel plain = make_kernel({"{[i]: 0 <= i < n}", "{[jj]: 0 <= jj < row_len}"},
+                                 "<int32> row_start = ptr[i]\n<int32> row_len = ptr[i + 1] - row_start\nout[i] = sum(jj, vals[row_start + jj])",
+                                 {"ptr: int32[n + 1], vals: float32[nnz], out: float32[n]"}, "csr_row_sums_balanced");
+  KernelFile f = loom::testing::example("csr_row_sums_balanced");
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  GeneratedKernel g = generate(t);
+  ASSERT_EQ(g.launches.size(), 2u);
+  for (auto& d : g.launches[0].kernel.domains)
+    for (auto& n : d.inames()) EXPECT_TRUE(n[0] == 'c' || n[0] == 'u' || n[0] == 'q' || n[0] == 'v') << n;
+  check_transformed(plain, t, {{{"n", 20}, {"nnz", 60000}}, {{"n", 301}, {"nnz", 6000}}, {{"n", 3}, {"nnz", 255}}, {{"n", 5}, {"nnz", 0}},
+                               {{"n", 1}, {"nnz", 70000}}});
+  check_transformed(plain, f.kernel, {{{"n", 20}, {"nnz", 60000}}});
+}
