@@ -121,10 +121,10 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums_balanced_1(int co
   float warp_out;
   int loom_bad = -1;  // the first checked access that left its array, and its index
   long long loom_bad_index = 0;
-  if (n >= 8 * i_outer + i_inner + 1)
+  if (n >= 32 * i_outer + i_inner + 1)
   {
-    row_start = ptr[8 * i_outer + i_inner];
-    row_end = ptr[8 * i_outer + i_inner + 1];
+    row_start = ptr[32 * i_outer + i_inner];
+    row_end = ptr[32 * i_outer + i_inner + 1];
   }
   first_full = loom_floordiv(row_start + 255, 256);
   end_full = loom_floordiv(row_end, 256);
@@ -134,61 +134,91 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums_balanced_1(int co
   acc_head_sum = 0.0f;
   acc_full_sum = 0.0f;
   acc_out = 0.0f;
-  if (n >= 8 * i_outer + i_inner + 1)
+  if (n >= 32 * i_outer + i_inner + 1)
   {
-    for (int jj_outer = 0; jj_outer <= loom_floordiv(head_len - jj_inner - 1, 32); ++jj_outer)
+    for (int jj_outer_outer = 0; jj_outer_outer <= loom_floordiv(head_len - jj_inner - 1, 32); ++jj_outer_outer)
     {
-      acc_head_sum = acc_head_sum + loom_checked_load(vals, row_start + (32 * jj_outer + jj_inner), loom_extent_vals, 0, loom_bad, loom_bad_index);
+      if (head_len >= 32 * jj_outer_outer + jj_inner + 1)
+      {
+        acc_head_sum = acc_head_sum + loom_checked_load(vals, row_start + (8 * (4 * jj_outer_outer) + jj_inner), loom_extent_vals, 0, loom_bad, loom_bad_index);
+      }
+      if (head_len >= 32 * jj_outer_outer + jj_inner + 9)
+      {
+        acc_head_sum = acc_head_sum + loom_checked_load(vals, row_start + (8 * (4 * jj_outer_outer + 1) + jj_inner), loom_extent_vals, 0, loom_bad, loom_bad_index);
+      }
+      if (head_len >= 32 * jj_outer_outer + jj_inner + 17)
+      {
+        acc_head_sum = acc_head_sum + loom_checked_load(vals, row_start + (8 * (4 * jj_outer_outer + 2) + jj_inner), loom_extent_vals, 0, loom_bad, loom_bad_index);
+      }
+      if (head_len >= 32 * jj_outer_outer + jj_inner + 25)
+      {
+        acc_head_sum = acc_head_sum + loom_checked_load(vals, row_start + (8 * (4 * jj_outer_outer + 3) + jj_inner), loom_extent_vals, 0, loom_bad, loom_bad_index);
+      }
     }
   }
-  if (n >= 8 * i_outer + 1 && n >= 1)
+  if (n >= 32 * i_outer + 1 && n >= 1)
   {
-    warp_head_sum = loom_warp_sum(acc_head_sum, 32, 0xffffffffu);
+    warp_head_sum = loom_warp_sum(acc_head_sum, 8, (255u << ((threadIdx.x + 8 * (threadIdx.y + 32 * threadIdx.z)) & 24)));
   }
   head_sum = warp_head_sum;
-  if (n >= 8 * i_outer + i_inner + 1)
+  if (n >= 32 * i_outer + i_inner + 1)
   {
-    for (int cc_outer_outer = 0; cc_outer_outer <= loom_floordiv(full_len - cc_inner - 1, 128); ++cc_outer_outer)
+    for (int cc_outer_outer = 0; cc_outer_outer <= loom_floordiv(full_len - cc_inner - 1, 32); ++cc_outer_outer)
     {
-      if (full_len >= 128 * cc_outer_outer + cc_inner + 1)
+      if (full_len >= 32 * cc_outer_outer + cc_inner + 1)
       {
-        acc_full_sum = acc_full_sum + loom_checked_load(partial, first_full + (32 * (4 * cc_outer_outer) + cc_inner), loom_extent_partial, 1, loom_bad, loom_bad_index);
+        acc_full_sum = acc_full_sum + loom_checked_load(partial, first_full + (8 * (4 * cc_outer_outer) + cc_inner), loom_extent_partial, 1, loom_bad, loom_bad_index);
       }
-      if (full_len >= 128 * cc_outer_outer + cc_inner + 33)
+      if (full_len >= 32 * cc_outer_outer + cc_inner + 9)
       {
-        acc_full_sum = acc_full_sum + loom_checked_load(partial, first_full + (32 * (4 * cc_outer_outer + 1) + cc_inner), loom_extent_partial, 1, loom_bad, loom_bad_index);
+        acc_full_sum = acc_full_sum + loom_checked_load(partial, first_full + (8 * (4 * cc_outer_outer + 1) + cc_inner), loom_extent_partial, 1, loom_bad, loom_bad_index);
       }
-      if (full_len >= 128 * cc_outer_outer + cc_inner + 65)
+      if (full_len >= 32 * cc_outer_outer + cc_inner + 17)
       {
-        acc_full_sum = acc_full_sum + loom_checked_load(partial, first_full + (32 * (4 * cc_outer_outer + 2) + cc_inner), loom_extent_partial, 1, loom_bad, loom_bad_index);
+        acc_full_sum = acc_full_sum + loom_checked_load(partial, first_full + (8 * (4 * cc_outer_outer + 2) + cc_inner), loom_extent_partial, 1, loom_bad, loom_bad_index);
       }
-      if (full_len >= 128 * cc_outer_outer + cc_inner + 97)
+      if (full_len >= 32 * cc_outer_outer + cc_inner + 25)
       {
-        acc_full_sum = acc_full_sum + loom_checked_load(partial, first_full + (32 * (4 * cc_outer_outer + 3) + cc_inner), loom_extent_partial, 1, loom_bad, loom_bad_index);
+        acc_full_sum = acc_full_sum + loom_checked_load(partial, first_full + (8 * (4 * cc_outer_outer + 3) + cc_inner), loom_extent_partial, 1, loom_bad, loom_bad_index);
       }
     }
   }
-  if (n >= 8 * i_outer + 1 && n >= 1)
+  if (n >= 32 * i_outer + 1 && n >= 1)
   {
-    warp_full_sum = loom_warp_sum(acc_full_sum, 32, 0xffffffffu);
+    warp_full_sum = loom_warp_sum(acc_full_sum, 8, (255u << ((threadIdx.x + 8 * (threadIdx.y + 32 * threadIdx.z)) & 24)));
   }
   full_sum = warp_full_sum;
-  if (n >= 8 * i_outer + i_inner + 1)
+  if (n >= 32 * i_outer + i_inner + 1)
   {
-    for (int tt_outer = 0; tt_outer <= loom_floordiv(tail_len - tt_inner - 1, 32); ++tt_outer)
+    for (int tt_outer_outer = 0; tt_outer_outer <= loom_floordiv(tail_len - tt_inner - 1, 32); ++tt_outer_outer)
     {
-      acc_out = acc_out + loom_checked_load(vals, 256 * end_full + (32 * tt_outer + tt_inner), loom_extent_vals, 2, loom_bad, loom_bad_index);
+      if (tail_len >= 32 * tt_outer_outer + tt_inner + 1)
+      {
+        acc_out = acc_out + loom_checked_load(vals, 256 * end_full + (8 * (4 * tt_outer_outer) + tt_inner), loom_extent_vals, 2, loom_bad, loom_bad_index);
+      }
+      if (tail_len >= 32 * tt_outer_outer + tt_inner + 9)
+      {
+        acc_out = acc_out + loom_checked_load(vals, 256 * end_full + (8 * (4 * tt_outer_outer + 1) + tt_inner), loom_extent_vals, 2, loom_bad, loom_bad_index);
+      }
+      if (tail_len >= 32 * tt_outer_outer + tt_inner + 17)
+      {
+        acc_out = acc_out + loom_checked_load(vals, 256 * end_full + (8 * (4 * tt_outer_outer + 2) + tt_inner), loom_extent_vals, 2, loom_bad, loom_bad_index);
+      }
+      if (tail_len >= 32 * tt_outer_outer + tt_inner + 25)
+      {
+        acc_out = acc_out + loom_checked_load(vals, 256 * end_full + (8 * (4 * tt_outer_outer + 3) + tt_inner), loom_extent_vals, 2, loom_bad, loom_bad_index);
+      }
     }
   }
-  if (n >= 8 * i_outer + 1 && n >= 1)
+  if (n >= 32 * i_outer + 1 && n >= 1)
   {
-    warp_out = loom_warp_sum(acc_out, 32, 0xffffffffu);
+    warp_out = loom_warp_sum(acc_out, 8, (255u << ((threadIdx.x + 8 * (threadIdx.y + 32 * threadIdx.z)) & 24)));
   }
-  if (n >= 8 * i_outer + i_inner + 1)
+  if (n >= 32 * i_outer + i_inner + 1)
   {
     if (tt_inner_red == 0)
     {
-      out[8 * i_outer + i_inner] = head_sum + full_sum + warp_out;
+      out[32 * i_outer + i_inner] = head_sum + full_sum + warp_out;
     }
   }
   loom_report(loom_bounds, loom_bad, loom_bad_index);
