@@ -154,7 +154,7 @@ def cub_segmented_sum():
 def csr_schedules():
     """CSR row sums as written (loopy's data-dependent domain) and the schedules the rows try: the example's
     (a warp per row, four loads in flight per lane), the same with one load in flight, two warps per row
-    (for long rows), and csr_row_sums_balanced (every 256 values summed first, whatever their row, then a
+    (for long rows), and csr_row_sums_balanced (every 256 values summed first, whatever their row, then
     8 lanes per row add its ends and its whole chunks' sums: no row's work follows the longest row)."""
     base = lp.make_kernel(["{[i]: 0 <= i < n}", "{[jj]: 0 <= jj < row_len}"],
                           """
