@@ -425,8 +425,9 @@ class Printer {
     std::ostringstream os;
     os << "  // blocks in groups of " << k_.options.block_group << " along g.1 (group_blocks): neighbours share tiles in L2\n";
     os << "  " << it << " const loom_gx = " << expr(simplify(g_.grid[0]), 0) << ", loom_gy = " << expr(simplify(g_.grid[1]), 0) << ";\n";
-    os << "  " << it << " const loom_span = " << k_.options.block_group << " * loom_gx, loom_first = " << it << "(blockIdx.x) / loom_span * "
-       << k_.options.block_group << ";\n";
+    // (a group of at most loom_gy rows: the span stays within the launch's gx * gy blocks, which fit the index type)
+    os << "  " << it << " const loom_span = (loom_gy < " << k_.options.block_group << " ? loom_gy : " << k_.options.block_group
+       << ") * loom_gx, loom_first = " << it << "(blockIdx.x) / loom_span * " << k_.options.block_group << ";\n";
     os << "  " << it << " const loom_rows = loom_gy - loom_first < " << k_.options.block_group << " ? loom_gy - loom_first : "
        << k_.options.block_group << ";\n";
     os << "  " << it << " const loom_by = loom_first + " << it << "(blockIdx.x) % loom_span % loom_rows, loom_bx = " << it

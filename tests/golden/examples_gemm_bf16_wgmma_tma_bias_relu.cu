@@ -88,7 +88,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_wgmma_tma_bias_relu(
 {
   // blocks in groups of 8 along g.1 (group_blocks): neighbours share tiles in L2
   int const loom_gx = max(max(loom_floordiv(m - 1, 256), loom_floordiv(m - 1, 256)) + 1, 0), loom_gy = max(max(loom_floordiv(n - 1, 128), loom_floordiv(n - 1, 128)) + 1, 0);
-  int const loom_span = 8 * loom_gx, loom_first = int(blockIdx.x) / loom_span * 8;
+  int const loom_span = (loom_gy < 8 ? loom_gy : 8) * loom_gx, loom_first = int(blockIdx.x) / loom_span * 8;
   int const loom_rows = loom_gy - loom_first < 8 ? loom_gy - loom_first : 8;
   int const loom_by = loom_first + int(blockIdx.x) % loom_span % loom_rows, loom_bx = int(blockIdx.x) % loom_span / loom_rows;
   int const i_outer = loom_by;
