@@ -52,3 +52,22 @@ TEST(BlockOrder, TheOptionTravelsAndRefusals) {
   e = error_of([&] { cuda::print_source(generate(three, TargetInfo::cuda("sm_80"))); });
   EXPECT_NE(e.find("group_blocks orders a grid of g.0 and g.1"), std::string::npos) << e;
 }
+
+// The arithmetic the printer writes (the text is pinned above): every block
+// (bx, by) of every grid is taken by exactly one launched block, groups of
+// G rows with a shorter last one, also where G exceeds the rows.
+TEST(BlockOrder, TheMappingCoversEveryBlockOnce) {
+  for (int64_t G = 1; G <= 9; ++G)
+    for (int64_t gx = 1; gx <= 5; ++gx)
+      for (int64_t gy = 1; gy <= 11; ++gy) {
+        std::vector<int> hits(size_t(gx * gy), 0);
+        for (int64_t pid = 0; pid < gx * gy; ++pid) {
+          int64_t span = (gy < G ? gy : G) * gx, first = pid / span * G;
+          int64_t rows = gy - first < G ? gy - first : G;
+          int64_t by = first + pid % span % rows, bx = pid % span / rows;
+          ASSERT_TRUE(bx >= 0 && bx < gx && by >= 0 && by < gy) << G << " " << gx << "x" << gy << " pid " << pid;
+          ++hits[size_t(by * gx + bx)];
+        }
+        for (int h : hits) EXPECT_EQ(h, 1) << G << " " << gx << "x" << gy;
+      }
+}
