@@ -5,7 +5,10 @@
 // store instruction writes it back after (or store_expression, such as
 // "base + buffer" to accumulate into the array). Both are guarded by the
 // array's bounds and by the footprint, so elements the sweep does not touch
-// are neither read nor written.
+// are neither read nor written. The fill is left out where no value it
+// reads could survive: the sweep only writes the array, unconditionally, and
+// the store writes back exactly the elements written (an output staged
+// through shared memory for wide stores; loopy always fills).
 #include <algorithm>
 
 #include "common.h"
