@@ -61,37 +61,35 @@ LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const 
   for (int64_t e : fp.extent) t.shape.push_back(make_int(e));
   r.temporaries.edit()[temp] = t;
 
-  // the element's guards: inside the array, and used by some iteration of the sweep
-  bool guards_exact = false;
-  auto guards = [&](const transforms::StorageLoops& loops) {
-    std::vector<Expr> g = transforms::footprint_conditions(k, rq, fp, loops, &guards_exact);
+  // the element's guards: inside the array, and used by some iteration of the
+  // sweep; `exact`, when given, says whether they admit written elements only
+  auto guards = [&](const transforms::StorageLoops& loops, bool* exact) {
+    std::vector<Expr> g = transforms::footprint_conditions(k, rq, fp, loops, exact);
     for (size_t d = 0; d < arg->shape.size(); ++d) {
       g.push_back(make_binary(BinOp::Ge, loops.source[d], make_int(0)));
       g.push_back(make_binary(BinOp::Lt, loops.source[d], arg->shape[d]));
     }
     return g;
   };
-  auto instruction = [&](const std::string& id, const transforms::StorageLoops& loops) {
+  auto instruction = [&](const std::string& id, const transforms::StorageLoops& loops, bool* exact) {
     Instruction insn;
     insn.id = transforms::unique_instruction_id(r, id);
     insn.within_inames = fp.outer;
     insn.within_inames.insert(loops.inames.begin(), loops.inames.end());
     insn.inames_given = true;
     insn.loc = k.instructions[fp.uses[0].insn].loc;
-    insn.predicates = guards(loops);
+    insn.predicates = guards(loops, exact);
+    // guards the assumptions and the loops' ranges prove are not printed
+    // (a tile of an array whose extents are multiples of it needs none)
+    transforms::drop_proven_predicates(r, insn);
     return insn;
   };
 
-  // ---- init: the array's values (base), or init_expression ----
-  transforms::StorageLoops in = transforms::add_storage_loops(r, k, rq, fp, var_name + "_init", "");
-  Instruction init = instruction("init_" + temp, in);
-  Expr base_in = make_subscript(var_name, in.source);
-  init.lhs = make_subscript(temp, in.index);
-  init.rhs = o.init_expression.empty() ? base_in : substitute(parse_opt(o.init_expression, "init_expression"), {{"base", base_in}});
-
   // ---- store: the buffer (buffer), or store_expression ----
+  bool guards_exact = false;
+  size_t store_domains = r.domains.size();
   transforms::StorageLoops out = transforms::add_storage_loops(r, k, rq, fp, var_name + "_store", "");
-  Instruction store = instruction("store_" + temp, out);
+  Instruction store = instruction("store_" + temp, out, &guards_exact);
   Expr buffered = make_subscript(temp, out.index);
   store.lhs = make_subscript(var_name, out.source);
   store.rhs = o.store_expression.empty()
@@ -109,10 +107,20 @@ LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const 
     fill |= use.reads(var_name) || use.atomic || !use.predicates.empty();
   }
 
-  // guards the assumptions and the loops' ranges prove are not printed
-  // (a tile of an array whose extents are multiples of it needs none)
-  transforms::drop_proven_predicates(r, init);
-  transforms::drop_proven_predicates(r, store);
+  // ---- init: the array's values (base), or init_expression ----
+  transforms::StorageLoops in;
+  Instruction init;
+  if (fill) {
+    size_t init_domains = r.domains.size();
+    in = transforms::add_storage_loops(r, k, rq, fp, var_name + "_init", "");
+    // (the fill's loops before the store's, as they run)
+    auto& domains = r.domains.edit();
+    std::rotate(domains.begin() + long(store_domains), domains.begin() + long(init_domains), domains.end());
+    init = instruction("init_" + temp, in, nullptr);
+    Expr base_in = make_subscript(var_name, in.source);
+    init.lhs = make_subscript(temp, in.index);
+    init.rhs = o.init_expression.empty() ? base_in : substitute(parse_opt(o.init_expression, "init_expression"), {{"base", base_in}});
+  }
 
   transforms::rewrite_uses(r, rq, fp, temp);
   transforms::order_outer_before_sweep(r, rq, fp);
@@ -123,19 +131,10 @@ LoopKernel buffer_array(const LoopKernel& k, const std::string& var_name, const 
   }
   r.instructions.edit().insert(r.instructions.edit().begin() + long(last) + 1, store);
   std::string tag = o.default_tag.empty() ? "l.auto" : o.default_tag;
-  if (!fill) {
-    // the fill's loops go with it (each has a domain of its own)
-    auto& domains = r.domains.edit();
-    domains.erase(std::remove_if(domains.begin(), domains.end(),
-                                 [&](const Domain& d) {
-                                   auto names = d.inames();
-                                   return names.size() == 1 && std::count(in.inames.begin(), in.inames.end(), names[0]);
-                                 }),
-                  domains.end());
-    return transforms::tag_storage_loops(r, k, rq, fp, out, tag, store.id);
+  if (fill) {
+    r.instructions.edit().insert(r.instructions.edit().begin() + long(first), init);
+    r = transforms::tag_storage_loops(r, k, rq, fp, in, tag, init.id);
   }
-  r.instructions.edit().insert(r.instructions.edit().begin() + long(first), init);
-  r = transforms::tag_storage_loops(r, k, rq, fp, in, tag, init.id);
   return transforms::tag_storage_loops(r, k, rq, fp, out, tag, store.id);
 }
 
