@@ -213,10 +213,6 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   for (auto& insn : k.instructions) {
     if (insn.kind != Instruction::Assign) continue;
     std::set<std::string> mine;
-    // a private value (a product's sum before its epilogue) runs in the loops it is inside of
-    if (!insn.lhs.as<Subscript>())
-      for (auto& n : insn.within_inames)
-        if (inames.count(n)) mine.insert(n);
     if (auto s = insn.lhs.as<Subscript>()) {
       reads.note(*s);
       for (size_t d = 0; d < s->indices.size(); ++d) {
@@ -229,6 +225,9 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
             if (d + 2 == s->indices.size() && y.empty() && axis.size() == 1) y = n;
           }
       }
+    } else {  // a private value (a product's sum before its epilogue) runs in the loops it is inside of
+      for (auto& n : insn.within_inames)
+        if (inames.count(n)) mine.insert(n);
     }
     collect_reduction_inames(insn.rhs, reduction);
     reads.visit(insn.rhs);
@@ -472,6 +471,11 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
       if (single(axes[0], x) && single(axes[1], r)) bt = array;
     }
     bool sized = reads.extent.count(y) && reads.extent.count(x) && reads.extent.count(r);
+    // a size the timed parameters make a multiple of `of` (any, where they are not given)
+    auto multiple = [&](const std::string& p, int64_t of) {
+      auto it = sizes.find(p);
+      return it == sizes.end() || (it->second % of == 0 && it->second >= of);
+    };
     // the one array written, c[y, x] in 16 bits: its write-back may be staged
     std::string written16;
     std::set<std::string> written;
@@ -486,8 +490,6 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
     if (written.size() != 1) written16.clear();
     if (!a.empty() && !bt.empty() && bt != a && sized) {
       const std::string &ny = reads.extent[y], &nx = reads.extent[x], &nr = reads.extent[r];
-      auto size_of = [&](const std::string& p) { auto it = sizes.find(p); return it == sizes.end() ? int64_t(-1) : it->second; };
-      auto multiple = [&](const std::string& p, int64_t of) { int64_t v = size_of(p); return v < 0 || (v % of == 0 && v >= of); };
       const int row = 128 / bytes;
       const std::string kt = std::to_string(row) + (bytes == 4 ? ", TF32" : "");
       const std::string copies = "tma_copy " + a + "_fetch," + bt + "_fetch\n";
@@ -508,8 +510,6 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
     }
     if (!a.empty() && !b.empty() && sized && bytes == 2) {  // (TF32 tiles are K-major only, and mma.sync rounds to nearest)
       const std::string &ny = reads.extent[y], &nx = reads.extent[x], &nr = reads.extent[r];
-      auto size_of = [&](const std::string& p) { auto it = sizes.find(p); return it == sizes.end() ? int64_t(-1) : it->second; };
-      auto multiple = [&](const std::string& p, int64_t of) { int64_t v = size_of(p); return v < 0 || (v % of == 0 && v >= of); };
       if (multiple(ny, 128) && multiple(nx, 256) && multiple(nr, 64))  // (sm_90a: 0.9 of cuBLAS on an H200)
         add("warpgroup tensor cores 128x256x64, b transposed, copy engine tiles", warpgroup_nn_script(y, x, r, a, b, ny, nx, nr));
       struct Shape { int bi, bj, wi, wj, bk; };
