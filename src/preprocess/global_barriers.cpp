@@ -135,21 +135,19 @@ std::vector<LoopKernel> split(const LoopKernel& given, std::vector<Argument>& gl
     std::set<std::string> needed;
     for (auto& n : used.names)
       if (k.has_iname(n)) needed.insert(n);
+    auto defines_needed = [&](const Domain& d) {
+      auto names = d.inames();
+      return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return needed.count(n) > 0; });
+    };
     for (bool grew = true; grew;) {
       grew = false;
-      for (auto& d : k.domains) {
-        auto names = d.inames();
-        if (std::none_of(names.begin(), names.end(), [&](const std::string& n) { return needed.count(n) > 0; })) continue;
-        for (auto& q : d.params())
-          if (k.has_iname(q)) grew |= needed.insert(q).second;
-      }
+      for (auto& d : k.domains)
+        if (defines_needed(d))
+          for (auto& q : d.params())
+            if (k.has_iname(q)) grew |= needed.insert(q).second;
     }
     auto& domains = sk.domains.edit();
-    domains.erase(std::remove_if(domains.begin(), domains.end(),
-                                 [&](const Domain& d) {
-                                   auto names = d.inames();
-                                   return !names.empty() && std::none_of(names.begin(), names.end(), [&](const std::string& n) { return needed.count(n) > 0; });
-                                 }),
+    domains.erase(std::remove_if(domains.begin(), domains.end(), [&](const Domain& d) { return !d.inames().empty() && !defines_needed(d); }),
                   domains.end());
     auto& priorities = sk.loop_priority.edit();
     for (auto& order : priorities)
