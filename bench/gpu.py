@@ -155,7 +155,9 @@ def csr_schedules():
     """CSR row sums as written (loopy's data-dependent domain) and the schedules the rows try: the example's
     (a warp per row, four loads in flight per lane), the same with one load in flight, two warps per row
     (for long rows), and csr_row_sums_balanced (every 256 values summed first, whatever their row, then
-    8 lanes per row add its ends and its whole chunks' sums: no row's work follows the longest row)."""
+    8 lanes per row add its ends and its whole chunks' sums: no row's work follows the longest row), and
+    csr_row_sums_flagged (the same, but only the chunks that lie inside one row are summed first: every
+    value is read once)."""
     base = lp.make_kernel(["{[i]: 0 <= i < n}", "{[jj]: 0 <= jj < row_len}"],
                           """
                           <int32> row_start = ptr[i]
@@ -173,6 +175,7 @@ def csr_schedules():
     # (H100, 2026-11-26: 128 threads per row was slower than both on both length distributions)
     return {"csr_row_sums": loom_kernel("csr_row_sums"),
             "csr_row_sums_balanced (chunk sums, then 8 lanes per row)": loom_kernel("csr_row_sums_balanced"),
+            "csr_row_sums_flagged (only chunks inside one row summed first)": loom_kernel("csr_row_sums_flagged"),
             "warp/row, 1 load in flight": warp_rows(base),
             "2 warps/row, 4 loads in flight": warp_rows(base, lanes=64, rows=4, unroll=4)}
 

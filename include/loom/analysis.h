@@ -66,6 +66,12 @@ std::string pair_witness(const isl::set& pairs);
 // The inames an instruction runs within, in domain order.
 std::vector<std::string> inames_in_order(const LoopKernel& k, const Instruction& insn);
 
+// The names whose value may differ between the lanes of one row of a
+// block's x axis (a warp reduction's group): the x-axis thread inames, the
+// inames whose bounds depend on one, and the private temporaries computed
+// from one (src/analysis/lane_uniformity.cpp).
+std::set<std::string> lane_varying_names(const LoopKernel& k);
+
 }  // namespace loom
 
 namespace loom {

@@ -61,7 +61,7 @@ struct Stmt {
   int64_t vector_lanes = 0;
   std::vector<Expr> vector_accesses;
   Expr lhs, rhs;                  // Assign
-  std::string insn_id;            // Assign: the instruction it came from
+  std::string insn_id;            // Assign: the instruction it came from; If: the one whose predicates it tests
   // Assign: how it runs. A target handles each in one place: a computation
   // (lhs = rhs), an asynchronous copy global -> local (cp.async where the
   // target has it; a plain copy elsewhere), or a warp reduction (rhs a
@@ -77,6 +77,8 @@ struct Stmt {
 StmtPtr make_block(std::vector<StmtPtr> stmts);
 StmtPtr make_for(std::string var, Expr init, Expr cond, int64_t step, StmtPtr body);
 StmtPtr make_if(Expr cond, StmtPtr then_branch, StmtPtr else_branch = nullptr);
+// An instruction's predicates around its statement (insn_id: the instruction).
+StmtPtr make_predicated(Expr cond, StmtPtr then_branch, std::string insn_id);
 StmtPtr make_assign(std::string insn_id, Expr lhs, Expr rhs, Stmt::Op op = Stmt::Op::Compute);
 // The op of an instruction's assignment: its async_copy, a warp reduction, or a computation.
 Stmt::Op assignment_op(const Instruction& insn);

@@ -145,7 +145,9 @@ class UnprovenAccesses {
  public:
   explicit UnprovenAccesses(const GeneratedKernel& g);
   // The argument index of s's array when s, in instruction insn_id, is
-  // checked; -1 otherwise.
+  // checked; -1 otherwise. In a condition that names no instruction (an
+  // instruction's predicate that a codegen pass moved into a guard of its
+  // own), s is checked where any instruction's access to the array is.
   int argument(const Subscript& s, const std::string& insn_id) const;
 
  private:

@@ -155,10 +155,14 @@ class CudaKernel {
   // One function per launch of a kernel with global barriers: its
   // temporaries allocated on the stream, the launches in order.
   void launch_program(const ArgMap& args, const std::map<std::string, int64_t>& params, void* stream);
-  // After a launch of function `function` (0, or a program's launch) with
-  // run-time checked accesses: waits for it and raises ArgumentError naming
-  // the first access that left its array (the bounds record then reset).
-  void check_accesses(void* stream, void** slot_pointers, size_t function);
+  // After launches (each: its function, 0 or a program's launch, and its
+  // parameters) with run-time checked accesses: waits for them and raises
+  // ArgumentError naming the first access that left its array (the bounds
+  // record then reset). A program's launches are checked once, after the
+  // last: a checked access outside its array touches scratch instead, so
+  // the later launches run safely, and one synchronization replaces one
+  // per launch.
+  void check_accesses(void* stream, const std::vector<std::pair<size_t, void**>>& launched);
   GeneratedKernel gen_;
   std::string source_;
   CheckedSource checked_;

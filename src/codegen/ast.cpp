@@ -30,6 +30,14 @@ StmtPtr make_if(Expr cond, StmtPtr then_branch, StmtPtr else_branch) {
   if (else_branch) s->children.push_back(std::move(else_branch));
   return s;
 }
+StmtPtr make_predicated(Expr cond, StmtPtr then_branch, std::string insn_id) {
+  auto s = std::make_shared<Stmt>();
+  s->kind = Stmt::If;
+  s->cond = std::move(cond);
+  s->children = {std::move(then_branch)};
+  s->insn_id = std::move(insn_id);
+  return s;
+}
 StmtPtr make_assign(std::string insn_id, Expr lhs, Expr rhs, Stmt::Op op) {
   auto s = std::make_shared<Stmt>();
   s->kind = Stmt::Assign;

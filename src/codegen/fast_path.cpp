@@ -736,7 +736,7 @@ class FastPath {
     if (!insn.predicates.empty()) {
       Expr c;
       for (auto& p : insn.predicates) c = c.defined() ? make_binary(BinOp::And, c, p, types::boolean) : p;
-      s = make_if(c, s);
+      s = make_predicated(c, s, insn.id);  // (its reads are checked as the instruction's)
     }
     // the instruction's own guards where its loops or item are shared with others
     if (auto r = residual_.find(insn.id); r != residual_.end())

@@ -275,7 +275,7 @@ class LoopNestBuilder {
         Expr q = simplify(substitute(p, values));
         c = c.defined() ? make_binary(BinOp::And, c, q, types::boolean) : q;
       }
-      s = make_if(c, s);
+      s = make_predicated(c, s, insn.id);  // (its reads are checked as the instruction's)
     }
     return s;
   }

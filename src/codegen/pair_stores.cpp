@@ -74,7 +74,7 @@ class Pairing {
     // about two guards costs more than that)
     if (a.kind == Stmt::If && b.kind == Stmt::If && a.children.size() == 1 && b.children.size() == 1) {
       StmtPtr inner = paired(only(a.children[0]), only(b.children[0]));
-      return inner && same_condition(a.cond, b.cond) ? make_if(a.cond, inner) : nullptr;
+      return inner && same_condition(a.cond, b.cond) ? make_predicated(a.cond, inner, a.insn_id) : nullptr;
     }
     if (a.kind != Stmt::Assign || b.kind != Stmt::Assign || a.op != Stmt::Op::Compute || b.op != Stmt::Op::Compute) return nullptr;
     auto la = a.lhs.as<Subscript>(), lb = b.lhs.as<Subscript>();

@@ -177,7 +177,8 @@ class Vectorizer {
       auto inner = std::make_shared<Stmt>(*loop);
       inner->children = {body->children[0]};
       int64_t lo = loop->init.as<IntImm>()->value;
-      return make_if(simplify(substitute(body->cond, {{loop->var, make_int(lo, loop->init.type())}})), vector_loop(inner));
+      return make_predicated(simplify(substitute(body->cond, {{loop->var, make_int(lo, loop->init.type())}})), vector_loop(inner),
+                             body->insn_id);
     }
     std::vector<const Stmt*> assigns;
     std::vector<Expr> accesses;

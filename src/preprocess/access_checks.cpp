@@ -127,6 +127,11 @@ class Checker {
       for (auto& p : insn.predicates) c.guards.push_back(p);  // predicates guard everything
       c.visit(insn.rhs);
       if (insn.lhs.as<Subscript>()) c.visit(insn.lhs);
+      for (auto& p : insn.predicates) {  // a predicate's own reads run unguarded (no target short-circuits them)
+        AccessCollector pc;
+        pc.visit(p);
+        c.out.insert(c.out.end(), pc.out.begin(), pc.out.end());
+      }
       if (c.out.empty()) continue;
       const std::vector<AffineConstraint>* cs = constraints(insn);
       for (auto& ga : c.out) check_access(insn, cs, ga);
@@ -216,9 +221,16 @@ class Checker {
     isl::set dom = domain(inames_of(k_, insn));
     isl::space sp = dom.space();
     isl::set where = dom;
+    // A guard isl cannot read (split[c] == 0) is left out: an access in
+    // bounds on every point of the larger set is in bounds; one that is not
+    // may be kept in by that guard, so it is checked at run time then.
+    bool guard_left_out = false;
     for (auto& g : ga.guards) {
       isl::set gs = condition_set(g, sp);
-      if (gs.is_null()) return unproven(insn, s);  // a guard isl cannot read: nothing can be proved either way
+      if (gs.is_null()) {
+        guard_left_out = true;
+        continue;
+      }
       where = where.intersect(gs);
     }
     for (size_t d : open) {
@@ -253,7 +265,7 @@ class Checker {
       isl::set bad = dwhere.intersect(isl::manage(isl_set_union(below, above)));
       if (added && k_.assumptions.defined())  // (the assumptions may relate the added parameters)
         bad = isl::manage(isl_set_intersect_params(bad.release(), isl_set_align_params(k_.assumptions.copy(), isl_set_get_space(bad.get()))));
-      if (!bad.is_empty() && in_data_dependent_loop(s.indices[d])) {  // bounds read from memory: the runtime checks it
+      if (!bad.is_empty() && (guard_left_out || in_data_dependent_loop(s.indices[d]))) {  // bounds read from memory: the runtime checks it
         unproven(insn, s);
         continue;
       }

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <limits>
 
+#include "loom/analysis.h"
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
 
@@ -375,6 +376,21 @@ class Realizer : public ExprMutator {
       auto [lo, hi] = constant_range(n);
       if (lo != 0 || hi - lo + 1 > extent) return false;
     }
+    return conditions_are_lane_uniform();
+  }
+
+  // The shuffles run under the instruction's conditions, so these must hold
+  // for all lanes of a group or for none (lane_uniformity.cpp).
+  bool conditions_are_lane_uniform() const {
+    if (insn_.predicates.empty()) return true;
+    std::set<std::string> varying = lane_varying_names(k_);
+    for (auto& p : insn_.predicates) {
+      std::set<std::string> names;
+      collect_free_vars(p, names);
+      for_each_subscript(p, [&](const Subscript& s) { names.insert(s.name); });
+      for (auto& n : names)
+        if (varying.count(n)) return false;
+    }
     return true;
   }
 
@@ -389,10 +405,15 @@ class Realizer : public ExprMutator {
   }
 
   Expr warp(const Reduce& r, const std::string& p, const std::string& pr, const std::vector<std::string>& seq, int64_t extent) {
-    // the init and the collective run on every thread: full-range copies of
-    // the other thread inames in scope, too
+    // the init and the collective run on every lane of the group:
+    // full-range copies of the other x-axis inames in scope, too. A group
+    // is one row of the x axis, so the inames of the other axes are the
+    // same on all its lanes: outside their domain no lane of the group has
+    // work, and the group skips the shuffles together, under conditions
+    // that hold where the instruction's own do (its predicates may read
+    // memory at those inames: split[c] == 0).
     std::set<std::string> with_pr, with_p = scope_;
-    for (auto& n : scope_) with_pr.insert(k_.tag_of(n).kind == InameTag::Local ? full_range_copy(n) : n);
+    for (auto& n : scope_) with_pr.insert(k_.tag_of(n) == InameTag{InameTag::Local, 0} ? full_range_copy(n) : n);
     with_pr.insert(pr);
     with_p.insert(p);
     std::string who = insn_.assignee_name();

@@ -235,7 +235,7 @@ class Lowering {
     if (threads_ == 1) {
       b_.CreateStore(b_.getInt64(0), tid_);
       for (auto* h : locals) store_var(h->name, expr(h->lower));
-      body();
+      guarded(body);
       return;
     }
     llvm::AllocaInst* t = entry_alloca(b_.getInt64Ty(), 1, "t");
@@ -251,21 +251,48 @@ class Lowering {
                            b_.CreateUDiv(id, b_.getInt64(uint64_t(bx * by)))};
           for (auto* h : locals)
             store_var(h->name, b_.CreateAdd(expr(h->lower), b_.CreateTrunc(idx[h->tag.axis], index_type())));
-          body();
+          guarded(body);
         },
         [&] { b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), t), b_.getInt64(1)), t); });
   }
 
-  void check_uniform(const Expr& e, const char* what) {
+  // body under the conditions around the collectives being lowered that
+  // differ from thread to thread (each thread tests them for itself).
+  void guarded(const std::function<void()>& body) {
+    if (thread_guards_.empty()) return body();
+    Value* all = nullptr;
+    for (size_t i = 0; i < thread_guards_.size(); ++i) {
+      Value* c = condition(*thread_guards_[i]);
+      if (thread_guard_else_[i]) c = b_.CreateNot(c);
+      all = all ? b_.CreateAnd(all, c) : c;
+    }
+    if_then(all, body, nullptr);
+  }
+
+  // The thread-dependent name e reads ("" when it reads none).
+  std::string thread_dependence(const Expr& e) const {
     std::set<std::string> vars;
     collect_free_vars(e, vars);
     for (auto& v : vars) {
       bool local = false;
       for (auto& h : g_.hardware_inames) local |= h.name == v && h.tag.kind == InameTag::Local;
-      if (local || (k_.find_temporary(v) && k_.find_temporary(v)->space != AddressSpace::Local))
-        fail(std::string("a barrier inside ") + what + " whose condition depends on the thread ('" + v +
-             "'): every thread of a block must reach the same barriers");
+      if (local || (k_.find_temporary(v) && k_.find_temporary(v)->space != AddressSpace::Local)) return v;
     }
+    return "";
+  }
+
+  void check_uniform(const Expr& e, const char* what) {
+    std::string v = thread_dependence(e);
+    if (!v.empty())
+      fail(std::string("a barrier inside ") + what + " whose condition depends on the thread ('" + v +
+           "'): every thread of a block must reach the same barriers");
+  }
+
+  static bool has_barrier(const StmtPtr& s) {
+    if (s->kind == Stmt::Barrier) return true;
+    for (auto& c : s->children)
+      if (has_barrier(c)) return true;
+    return false;
   }
 
   // A warp reduction: every thread's value first, then each thread combines its group's.
@@ -336,8 +363,21 @@ class Lowering {
         return;
       }
       case Stmt::If: {
+        // Around collectives only (no barrier), a condition may differ
+        // between groups of lanes (codegen's sync check proved each group
+        // agrees): every thread region inside tests it for its own thread.
+        if (!thread_dependence(s->cond).empty() && !has_barrier(s)) {
+          for (size_t branch = 0; branch < s->children.size(); ++branch) {
+            thread_guards_.push_back(s.get());
+            thread_guard_else_.push_back(branch == 1);
+            block_body(s->children[branch]);
+            thread_guards_.pop_back();
+            thread_guard_else_.pop_back();
+          }
+          return;
+        }
         check_uniform(s->cond, "an if");
-        if_then(expr(s->cond), [&] { block_body(s->children[0]); },
+        if_then(condition(*s), [&] { block_body(s->children[0]); },
                 s->children.size() > 1 ? std::function<void()>([&] { block_body(s->children[1]); }) : nullptr);
         return;
       }
@@ -366,7 +406,7 @@ class Lowering {
         return;
       }
       case Stmt::If:
-        if_then(expr(s->cond), [&] { stmt(s->children[0]); },
+        if_then(condition(*s), [&] { stmt(s->children[0]); },
                 s->children.size() > 1 ? std::function<void()>([&] { stmt(s->children[1]); }) : nullptr);
         return;
       case Stmt::Assign: {
@@ -477,6 +517,16 @@ class Lowering {
   }
 
   int unproven_argument_access(const Subscript& s) const { return unproven_.argument(s, current_insn_); }
+
+  // An if's condition, its reads checked as its instruction's (an
+  // instruction's predicates) or, naming none, as any instruction's.
+  Value* condition(const Stmt& s) {
+    std::string saved = current_insn_;
+    current_insn_ = s.insn_id;
+    Value* v = expr(s.cond);
+    current_insn_ = saved;
+    return v;
+  }
 
   // Bounds-checked access: an offset outside [0, extent) is recorded in the
   // bounds record (access, index) and redirected to a scratch buffer, so the
@@ -746,6 +796,8 @@ class Lowering {
   Value* bounds_record_ = nullptr;
   llvm::GlobalVariable* scratch_ = nullptr;
   std::string current_insn_;
+  std::vector<const Stmt*> thread_guards_;  // see guarded(): ifs, and whether the else branch runs
+  std::vector<bool> thread_guard_else_;
   UnprovenAccesses unproven_{g_};  // which accesses are checked (loom/codegen.h)
 
  public:

@@ -267,14 +267,18 @@ void CudaKernel::launch_program(const ArgMap& args, const std::map<std::string, 
       scratch.push_back(p);
       all[t.name] = ArgValue::of(ArrayRef{reinterpret_cast<void*>(p), t.dtype, expected_shape(t, params)});
     }
+    std::vector<KernelParams> kps;  // (kept for the check after the last launch)
+    std::vector<std::pair<size_t, void**>> launched;
+    kps.reserve(gen_.launches.size());
     for (size_t i = 0; i < gen_.launches.size(); ++i) {
       const GeneratedKernel& l = gen_.launches[i];
       LaunchDims dims = launch_dims(l, params);
       if (dims.empty()) continue;
-      KernelParams kp = pack(l, all, params, checked_.extents_of.at(i), bounds_.ptr());
-      launch_function(l, launch_functions_[i], dims, launch_shared_bytes_[i], stream, kp.ptrs.data());
-      check_accesses(stream, kp.ptrs.data(), i);
+      kps.push_back(pack(l, all, params, checked_.extents_of.at(i), bounds_.ptr()));
+      launch_function(l, launch_functions_[i], dims, launch_shared_bytes_[i], stream, kps.back().ptrs.data());
+      launched.push_back({i, kps.back().ptrs.data()});
     }
+    check_accesses(stream, launched);
   } catch (...) {
     release();
     throw;
@@ -297,13 +301,14 @@ void CudaKernel::launch_slots(void** slot_pointers, const LaunchDims& dims, void
   check_grid(gen_.kernel.name, dims);
   load();
   launch_function(gen_, function_, dims, shared_bytes_, stream, slot_pointers);
-  check_accesses(stream, slot_pointers, 0);
+  check_accesses(stream, {{0, slot_pointers}});
 }
 
-void CudaKernel::check_accesses(void* stream, void** slot_pointers, size_t function) {
-  const std::vector<int>& extents = checked_.extents_of.at(function);
-  if (extents.empty()) return;
-  // (one synchronization per launch: most of the checks' price, bench/gpu.py's 'checked' rows)
+void CudaKernel::check_accesses(void* stream, const std::vector<std::pair<size_t, void**>>& launched) {
+  bool any = false;
+  for (auto& [function, slots] : launched) any |= !checked_.extents_of.at(function).empty();
+  if (!any) return;
+  // (one synchronization per call: most of the checks' price, bench/gpu.py's 'checked' rows)
   const DriverApi& d = driver_api();
   check(d.cuStreamSynchronize(static_cast<CUstream>(stream)), "kernel execution");
   int64_t record[3] = {0, 0, 0};
@@ -311,12 +316,15 @@ void CudaKernel::check_accesses(void* stream, void** slot_pointers, size_t funct
   if (!record[0]) return;
   const int64_t zero[4] = {0, 0, 0, 0};
   bounds_.upload(zero, sizeof zero);
-  const LoopKernel& k = gen_.is_program() ? gen_.launches[function].kernel : gen_.kernel;
   const CheckedAccess& a = checked_.accesses.at(size_t(record[1]));
   int64_t extent = 0;
-  for (size_t e = 0; e < extents.size(); ++e)
-    if (k.arguments[size_t(extents[e])].name == a.array)  // (the slot after the arguments is the record; the extents follow)
-      extent = *static_cast<int64_t*>(slot_pointers[k.arguments.size() + 1 + e]);
+  for (auto& [function, slots] : launched) {
+    const LoopKernel& k = gen_.is_program() ? gen_.launches[function].kernel : gen_.kernel;
+    const std::vector<int>& extents = checked_.extents_of.at(function);
+    for (size_t e = 0; e < extents.size(); ++e)
+      if (k.arguments[size_t(extents[e])].name == a.array)  // (the slot after the arguments is the record; the extents follow)
+        extent = *static_cast<int64_t*>(slots[k.arguments.size() + 1 + e]);
+  }
   throw ArgumentError(checked_access_failure(gen_.kernel, a, record[2], extent));
 }
 

@@ -951,7 +951,7 @@ class Printer {
     if (s->kind == Stmt::If && s->children.size() == 1 && only_matrices(s->children[0])) {
       preload_fragments(os, s->children[0], ind);
       auto saved = fragment_cache_;
-      os << pad << "if (" << expr(s->cond, 0) << ")\n" << pad << "{\n";
+      os << pad << "if (" << condition(*s) << ")\n" << pad << "{\n";
       stmt(os, s->children[0], ind + 1);
       end_wgmma_run(os, ind + 1);
       os << pad << "}\n";
@@ -984,7 +984,7 @@ class Printer {
         break;
       }
       case Stmt::If:
-        os << pad << "if (" << expr(s->cond, 0) << ")\n" << pad << "{\n";
+        os << pad << "if (" << condition(*s) << ")\n" << pad << "{\n";
         stmt(os, s->children[0], ind + 1);
         end_wgmma_run(os, ind + 1);
         os << pad << "}\n";
@@ -1079,7 +1079,7 @@ class Printer {
     std::string pad(ind * 2, ' ');
     std::vector<const BulkCopy*> left;  // (still to wait for after the If: on some path it was not)
     for (size_t b = 0; b < s->children.size(); ++b) {
-      os << pad << (b ? "else\n" : "if (" + expr(s->cond, 0) + ")\n") << pad << "{\n";
+      os << pad << (b ? "else\n" : "if (" + condition(*s) + ")\n") << pad << "{\n";
       std::vector<const BulkCopy*> mine = pending;
       with_waits(os, loop, s->children[b], mine, ind + 1);
       end_wgmma_run(os, ind + 1);
@@ -1267,6 +1267,17 @@ class Printer {
     value_context_ = true;
     std::string r = expr(e, 0);
     value_context_ = false;
+    return r;
+  }
+
+  // An if's condition: its reads checked as its instruction's (an
+  // instruction's predicates), or as any instruction's that reads the array
+  // unproven (a guard that names none).
+  std::string condition(const Stmt& s) {
+    std::string saved = current_insn_;
+    current_insn_ = s.insn_id;
+    std::string r = rvalue(s.cond);
+    current_insn_ = saved;
     return r;
   }
 

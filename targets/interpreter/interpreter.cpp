@@ -29,6 +29,10 @@ struct Frame {
   std::vector<Slot> vars;
   std::vector<std::vector<Slot>> locals;  // private temporary arrays
   std::vector<std::vector<Slot>>* shared = nullptr;
+  // false while the thread is outside an if around collectives whose
+  // condition differs between groups of lanes (block(): the thread skips
+  // what the if holds; its group's lanes agree, codegen checked it)
+  bool active = true;
 };
 
 using IntFn = std::function<int64_t(Frame&)>;
@@ -568,12 +572,14 @@ class Interpreter {
 
   // GPU semantics: code between barriers runs for every thread before any
   // thread goes past the barrier; loops and ifs around barriers are the same
-  // for all threads (thread 0 decides, as the targets require uniformity).
+  // for all threads (the targets require it: threads that disagree stop the
+  // run), except an if around collectives only, which each thread tests.
   BlockFn block(const StmtPtr& s) {
     if (!has_sync(s)) {
       StmtFn f = stmt(s);
       return [f](std::vector<Frame>& fr) {
-        for (auto& x : fr) f(x);
+        for (auto& x : fr)
+          if (x.active) f(x);
       };
     }
     if (is_collective(*s)) {  // a warp reduction: all values first, then each thread's group
@@ -587,13 +593,17 @@ class Interpreter {
       bool fl = t.is_float();
       FltFn fv = fl ? flt_expr(w.value) : FltFn();
       IntFn iv = fl ? IntFn() : int_expr(w.value);
-      return [=](std::vector<Frame>& fr) {
+      return [=, this](std::vector<Frame>& fr) {
         std::vector<Slot> vals(fr.size());
         for (size_t i = 0; i < fr.size(); ++i) {
+          if (!fr[i].active) continue;
           if (fl) vals[i].f = fv(fr[i]);
           else vals[i].i = iv(fr[i]);
         }
         for (size_t i = 0; i < fr.size(); ++i) {
+          if (!fr[i].active) continue;
+          for (size_t q = i - i % size_t(w.width); q < i - i % size_t(w.width) + size_t(w.width) && q < fr.size(); ++q)
+            if (!fr[q].active) unsupported("a warp reduction that some lanes of a group skip (internal error)");
           size_t base = i - i % size_t(w.width);
           Slot acc = vals[base];
           for (size_t q = base + 1; q < base + size_t(w.width) && q < vals.size(); ++q) {
@@ -624,22 +634,53 @@ class Interpreter {
         IntFn init = int_expr(s->init), cond = int_expr(s->cond);
         BlockFn body = block(s->children[0]);
         int64_t step = s->step;
-        return [v, init, cond, body, step](std::vector<Frame>& fr) {
+        return [this, v, init, cond, body, step](std::vector<Frame>& fr) {
           auto set = [&](int64_t x) {
             for (auto& f : fr) f.vars[v].i = x;
           };
-          for (set(init(fr[0])); cond(fr[0]); set(fr[0].vars[v].i + step)) body(fr);
+          for (set(uniform(fr, init, "a loop's start")); uniform(fr, cond, "a loop's bound"); set(fr[0].vars[v].i + step)) body(fr);
         };
       }
       case Stmt::If: {
         IntFn c = int_expr(s->cond);
         BlockFn t = block(s->children[0]);
         BlockFn e = s->children.size() > 1 ? block(s->children[1]) : BlockFn([](std::vector<Frame>&) {});
-        return [c, t, e](std::vector<Frame>& fr) { c(fr[0]) ? t(fr) : e(fr); };
+        if (!has_barrier(s))  // collectives only: each thread tests it, its group agreeing
+          return [c, t, e](std::vector<Frame>& fr) {
+            std::vector<bool> was(fr.size());
+            for (size_t i = 0; i < fr.size(); ++i) was[i] = fr[i].active;
+            for (int branch = 0; branch < 2; ++branch) {
+              for (size_t i = 0; i < fr.size(); ++i) fr[i].active = was[i] && (c(fr[i]) != 0) == (branch == 0);
+              branch == 0 ? t(fr) : e(fr);
+            }
+            for (size_t i = 0; i < fr.size(); ++i) fr[i].active = was[i];
+          };
+        return [this, c, t, e](std::vector<Frame>& fr) { uniform(fr, c, "an if's condition") ? t(fr) : e(fr); };
       }
       case Stmt::Assign: break;
     }
     return [](std::vector<Frame>&) {};
+  }
+
+  // The value every active thread gives f, the same for all (around a
+  // barrier or a collective); threads that disagree stop the run.
+  int64_t uniform(std::vector<Frame>& fr, const IntFn& f, const char* what) {
+    bool seen = false;
+    int64_t v = 0;
+    for (auto& x : fr) {
+      if (!x.active) continue;
+      int64_t y = f(x);
+      if (seen && y != v) unsupported(std::string(what) + " around a barrier or warp reduction differs between the threads of a block");
+      v = y, seen = true;
+    }
+    return v;
+  }
+
+  static bool has_barrier(const StmtPtr& s) {
+    if (s->kind == Stmt::Barrier) return true;
+    for (auto& c : s->children)
+      if (has_barrier(c)) return true;
+    return false;
   }
 
   const GeneratedKernel& g_;

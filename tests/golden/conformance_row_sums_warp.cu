@@ -16,7 +16,6 @@ extern "C" __global__ void __launch_bounds__(128) row_sums_warp(float *__restric
   int const i_inner = threadIdx.y;
   int const j_inner = threadIdx.x;
   int const j_inner_red = threadIdx.x;
-  int const i_inner_red = threadIdx.y;
   float acc_out;
   float warp_out;
   acc_out = 0.0f;
@@ -26,13 +25,7 @@ extern "C" __global__ void __launch_bounds__(128) row_sums_warp(float *__restric
     {
       acc_out = acc_out + a[(4 * i_outer + i_inner) * m + (32 * j_outer + j_inner)];
     }
-  }
-  if (n >= 4 * i_outer + 1 && n >= 1)
-  {
     warp_out = loom_warp_sum(acc_out, 32, 0xffffffffu);
-  }
-  if (n >= 4 * i_outer + i_inner + 1)
-  {
     if (j_inner_red == 0)
     {
       out[4 * i_outer + i_inner] = warp_out;

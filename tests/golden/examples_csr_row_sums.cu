@@ -47,7 +47,6 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums(int const *__rest
   int const i_inner = threadIdx.y;
   int const jj_inner = threadIdx.x;
   int const jj_inner_red = threadIdx.x;
-  int const i_inner_red = threadIdx.y;
   float acc_out;
   int row_len;
   int row_start;
@@ -81,13 +80,7 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums(int const *__rest
         acc_out = acc_out + loom_checked_load(vals, row_start + (32 * (4 * jj_outer_outer + 3) + jj_inner), loom_extent_vals, 0, loom_bad, loom_bad_index);
       }
     }
-  }
-  if (n >= 8 * i_outer + 1 && n >= 1)
-  {
     warp_out = loom_warp_sum(acc_out, 32, 0xffffffffu);
-  }
-  if (n >= 8 * i_outer + i_inner + 1)
-  {
     if (jj_inner_red == 0)
     {
       out[8 * i_outer + i_inner] = warp_out;

@@ -47,7 +47,6 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums_balanced(int cons
   int const c_inner = threadIdx.y;
   int const q = threadIdx.x;
   int const q_red = threadIdx.x;
-  int const c_inner_red = threadIdx.y;
   float acc_partial;
   int end_full;
   int first_full;
@@ -76,13 +75,7 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums_balanced(int cons
       acc_partial = acc_partial + loom_v1.z;
       acc_partial = acc_partial + loom_v1.w;
     }
-  }
-  if (nnz >= 2048 * c_outer + 256)
-  {
     warp_partial = loom_warp_sum(acc_partial, 32, 0xffffffffu);
-  }
-  if (nnz >= 2048 * c_outer + 256 * c_inner + 256)
-  {
     if (q_red == 0)
     {
       partial[8 * c_outer + c_inner] = warp_partial;
@@ -99,11 +92,8 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums_balanced_1(int co
   int const cc_inner = threadIdx.x;
   int const tt_inner = threadIdx.x;
   int const jj_inner_red = threadIdx.x;
-  int const i_inner_red = threadIdx.y;
   int const cc_inner_red = threadIdx.x;
-  int const i_inner_red_0 = threadIdx.y;
   int const tt_inner_red = threadIdx.x;
-  int const i_inner_red_1 = threadIdx.y;
   float acc_full_sum;
   float acc_head_sum;
   float acc_out;
@@ -155,9 +145,6 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums_balanced_1(int co
         acc_head_sum = acc_head_sum + loom_checked_load(vals, row_start + (8 * (4 * jj_outer_outer + 3) + jj_inner), loom_extent_vals, 0, loom_bad, loom_bad_index);
       }
     }
-  }
-  if (n >= 32 * i_outer + 1 && n >= 1)
-  {
     warp_head_sum = loom_warp_sum(acc_head_sum, 8, (255u << ((threadIdx.x + 8 * (threadIdx.y + 32 * threadIdx.z)) & 24)));
   }
   head_sum = warp_head_sum;
@@ -182,9 +169,6 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums_balanced_1(int co
         acc_full_sum = acc_full_sum + loom_checked_load(partial, first_full + (8 * (4 * cc_outer_outer + 3) + cc_inner), loom_extent_partial, 1, loom_bad, loom_bad_index);
       }
     }
-  }
-  if (n >= 32 * i_outer + 1 && n >= 1)
-  {
     warp_full_sum = loom_warp_sum(acc_full_sum, 8, (255u << ((threadIdx.x + 8 * (threadIdx.y + 32 * threadIdx.z)) & 24)));
   }
   full_sum = warp_full_sum;
@@ -209,13 +193,7 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums_balanced_1(int co
         acc_out = acc_out + loom_checked_load(vals, 256 * end_full + (8 * (4 * tt_outer_outer + 3) + tt_inner), loom_extent_vals, 2, loom_bad, loom_bad_index);
       }
     }
-  }
-  if (n >= 32 * i_outer + 1 && n >= 1)
-  {
     warp_out = loom_warp_sum(acc_out, 8, (255u << ((threadIdx.x + 8 * (threadIdx.y + 32 * threadIdx.z)) & 24)));
-  }
-  if (n >= 32 * i_outer + i_inner + 1)
-  {
     if (tt_inner_red == 0)
     {
       out[32 * i_outer + i_inner] = head_sum + full_sum + warp_out;

@@ -16,7 +16,6 @@ extern "C" __global__ void __launch_bounds__(256) matvec_warp(float const *__res
   int const i_inner = threadIdx.y;
   int const k_inner = threadIdx.x;
   int const k_inner_red = threadIdx.x;
-  int const i_inner_red = threadIdx.y;
   float acc_y;
   float warp_y;
   acc_y = 0.0f;
@@ -26,13 +25,7 @@ extern "C" __global__ void __launch_bounds__(256) matvec_warp(float const *__res
     {
       acc_y = acc_y + A[(8 * i_outer + i_inner) * m + (32 * k_outer + k_inner)] * x[32 * k_outer + k_inner];
     }
-  }
-  if (n >= 8 * i_outer + 1 && n >= 1)
-  {
     warp_y = loom_warp_sum(acc_y, 32, 0xffffffffu);
-  }
-  if (n >= 8 * i_outer + i_inner + 1)
-  {
     if (k_inner_red == 0)
     {
       y[8 * i_outer + i_inner] = warp_y;

@@ -16,7 +16,6 @@ extern "C" __global__ void __launch_bounds__(256) row_sums_short(float const *__
   int const i_inner = threadIdx.y;
   int const j_inner = threadIdx.x;
   int const j_inner_red = threadIdx.x;
-  int const i_inner_red = threadIdx.y;
   float acc_out;
   float warp_out;
   acc_out = 0.0f;
@@ -26,13 +25,7 @@ extern "C" __global__ void __launch_bounds__(256) row_sums_short(float const *__
     {
       acc_out = acc_out + a[(32 * i_outer + i_inner) * m + (8 * j_outer + j_inner)];
     }
-  }
-  if (n >= 32 * i_outer + 1 && n >= 1)
-  {
     warp_out = loom_warp_sum(acc_out, 8, (255u << ((threadIdx.x + 8 * (threadIdx.y + 32 * threadIdx.z)) & 24)));
-  }
-  if (n >= 32 * i_outer + i_inner + 1)
-  {
     if (j_inner_red == 0)
     {
       out[32 * i_outer + i_inner] = warp_out;

@@ -16,48 +16,47 @@ extern "C" __global__ void __launch_bounds__(256) row_sums_short_vec(float const
   int const i_inner_outer = threadIdx.y;
   int const j_outer_inner = threadIdx.x;
   int const j_outer_inner_red = threadIdx.x;
-  int const i_inner_outer_red = threadIdx.y;
   float acc_out[2];
   float warp_out[2];
   acc_out[0] = 0.0f;
-  if (n >= 64 * i_outer + 2)
+  acc_out[1] = 0.0f;
+  for (int j_outer_outer = 0; j_outer_outer <= loom_floordiv(m - 4 * j_outer_inner - 1, 32); ++j_outer_outer)
   {
-    acc_out[1] = 0.0f;
-  }
-  if (n >= 64 * i_outer + 2 * i_inner_outer + 1)
-  {
-    for (int j_outer_outer = 0; j_outer_outer <= loom_floordiv(m - 4 * j_outer_inner - 4, 32); ++j_outer_outer)
+    if (n >= 64 * i_outer + 2 * i_inner_outer + 1)
     {
-      acc_out[0] = acc_out[0] + a[(64 * i_outer + 2 * i_inner_outer) * m + 4 * (8 * j_outer_outer + j_outer_inner)];
-      acc_out[0] = acc_out[0] + a[(64 * i_outer + 2 * i_inner_outer) * m + (4 * (8 * j_outer_outer + j_outer_inner) + 1)];
-      acc_out[0] = acc_out[0] + a[(64 * i_outer + 2 * i_inner_outer) * m + (4 * (8 * j_outer_outer + j_outer_inner) + 2)];
-      acc_out[0] = acc_out[0] + a[(64 * i_outer + 2 * i_inner_outer) * m + (4 * (8 * j_outer_outer + j_outer_inner) + 3)];
-      if (n >= 64 * i_outer + 2 * i_inner_outer + 2)
-      {
-        acc_out[1] = acc_out[1] + a[(64 * i_outer + (2 * i_inner_outer + 1)) * m + 4 * (8 * j_outer_outer + j_outer_inner)];
-        acc_out[1] = acc_out[1] + a[(64 * i_outer + (2 * i_inner_outer + 1)) * m + (4 * (8 * j_outer_outer + j_outer_inner) + 1)];
-        acc_out[1] = acc_out[1] + a[(64 * i_outer + (2 * i_inner_outer + 1)) * m + (4 * (8 * j_outer_outer + j_outer_inner) + 2)];
-        acc_out[1] = acc_out[1] + a[(64 * i_outer + (2 * i_inner_outer + 1)) * m + (4 * (8 * j_outer_outer + j_outer_inner) + 3)];
+      {  // vec j_inner: 4 lanes
+        float4 const loom_v0 = *reinterpret_cast<const float4 *>(&(a[(64 * i_outer + 2 * i_inner_outer) * m + 4 * (8 * j_outer_outer + j_outer_inner)]));
+        acc_out[0] = acc_out[0] + loom_v0.x;
+        acc_out[0] = acc_out[0] + loom_v0.y;
+        acc_out[0] = acc_out[0] + loom_v0.z;
+        acc_out[0] = acc_out[0] + loom_v0.w;
+      }
+    }
+    if (n >= 64 * i_outer + 2 * i_inner_outer + 2)
+    {
+      {  // vec j_inner: 4 lanes
+        float4 const loom_v1 = *reinterpret_cast<const float4 *>(&(a[(64 * i_outer + (2 * i_inner_outer + 1)) * m + 4 * (8 * j_outer_outer + j_outer_inner)]));
+        acc_out[1] = acc_out[1] + loom_v1.x;
+        acc_out[1] = acc_out[1] + loom_v1.y;
+        acc_out[1] = acc_out[1] + loom_v1.z;
+        acc_out[1] = acc_out[1] + loom_v1.w;
       }
     }
   }
-  warp_out[0] = loom_warp_sum(acc_out[0], 8, (255u << ((threadIdx.x + 8 * (threadIdx.y + 32 * threadIdx.z)) & 24)));
   if (n >= 64 * i_outer + 2 * i_inner_outer + 1)
   {
+    warp_out[0] = loom_warp_sum(acc_out[0], 8, (255u << ((threadIdx.x + 8 * (threadIdx.y + 32 * threadIdx.z)) & 24)));
     if (j_outer_inner_red == 0)
     {
       out[64 * i_outer + 2 * i_inner_outer] = warp_out[0];
     }
   }
-  if (n >= 64 * i_outer + 2)
+  if (n >= 64 * i_outer + 2 * i_inner_outer + 2)
   {
     warp_out[1] = loom_warp_sum(acc_out[1], 8, (255u << ((threadIdx.x + 8 * (threadIdx.y + 32 * threadIdx.z)) & 24)));
-    if (n >= 64 * i_outer + 2 * i_inner_outer + 2)
+    if (j_outer_inner_red == 0)
     {
-      if (j_outer_inner_red == 0)
-      {
-        out[64 * i_outer + (2 * i_inner_outer + 1)] = warp_out[1];
-      }
+      out[64 * i_outer + (2 * i_inner_outer + 1)] = warp_out[1];
     }
   }
 }

@@ -16,7 +16,6 @@ extern "C" __global__ void __launch_bounds__(256) row_sums_warp_vec(float const 
   int const i_inner = threadIdx.y;
   int const j_outer_inner = threadIdx.x;
   int const j_outer_inner_red = threadIdx.x;
-  int const i_inner_red = threadIdx.y;
   float acc_out;
   float warp_out;
   acc_out = 0.0f;
@@ -32,10 +31,7 @@ extern "C" __global__ void __launch_bounds__(256) row_sums_warp_vec(float const 
         acc_out = acc_out + loom_v0.w;
       }
     }
-  }
-  warp_out = loom_warp_sum(acc_out, 32, 0xffffffffu);
-  if (n >= 8 * i_outer + i_inner + 1)
-  {
+    warp_out = loom_warp_sum(acc_out, 32, 0xffffffffu);
     if (j_outer_inner_red == 0)
     {
       out[8 * i_outer + i_inner] = warp_out;

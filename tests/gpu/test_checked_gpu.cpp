@@ -47,3 +47,43 @@ TEST(CheckedGpu, AnAccessOutsideItsArrayIsReportedAfterTheLaunch) {
   // trusted: no check in the source
   EXPECT_EQ(cuda::CudaKernel(trust_unproven_accesses(k)).source().find("loom_checked"), std::string::npos);
 }
+
+TEST(CheckedGpu, AConditionsReadThroughDataIsChecked) {
+  REQUIRE_GPU();
+  KernelFile f = parse_kernel_text(
+      "kernel cond_gather\ndomains:\n  {[i]: 0 <= i < n}\ninstructions:\n  out[i] = 1  {if=keep[idx[i]] > 0}\n"
+      "arguments:\n  idx: int32[n], keep: float32[n], out: float32[n]\n"
+      "transforms:\n  split_iname i 4 outer_tag=g.0 inner_tag=l.0\n");
+  cuda::CudaKernel ck(apply_transforms(f.kernel, f.transforms));
+  HostArray idx(types::int32, {6}), keep(types::float32, {6}), out(types::float32, {6});
+  for (int64_t e = 0; e < 6; ++e) idx.set(e, double(5 - e)), keep.set(e, e % 2 ? 1.0 : -1.0);
+  ArgMap args{{"idx", ArgValue::of(idx.ref())}, {"keep", ArgValue::of(keep.ref())}, {"out", ArgValue::of(out.ref())}};
+  EXPECT_EQ(error_of([&] { ck.call_host(args); }), "no error");
+  EXPECT_EQ(out.get(0), 1.0);  // keep[5] > 0
+  idx.set(3, 6);
+  std::string e = error_of([&] { ck.call_host(args); });
+  EXPECT_NE(e.find("instruction 'insn_0' accesses 'keep' at element 6, outside its 6 elements"), std::string::npos) << e;
+}
+
+// A kernel of several launches (examples/csr_row_sums_flagged.loom: four)
+// is checked once, after its last launch: the first access outside its
+// array is reported, the record is reset, and a valid call runs.
+TEST(CheckedGpu, ALaunchSequenceIsCheckedAfterItsLastLaunch) {
+  REQUIRE_GPU();
+  KernelFile f = loom::testing::example("csr_row_sums_flagged");
+  cuda::CudaKernel ck(apply_transforms(f.kernel, f.transforms));
+  const int64_t n = 5, nnz = 1000;
+  HostArray ptr(types::int32, {n + 1}), vals(types::float32, {nnz}), out(types::float32, {n});
+  for (int64_t e = 0; e < nnz; ++e) vals.set(e, 1.0);
+  for (int64_t i = 0; i <= n; ++i) ptr.set(i, double(i * nnz / n));
+  ArgMap args{{"ptr", ArgValue::of(ptr.ref())}, {"vals", ArgValue::of(vals.ref())}, {"out", ArgValue::of(out.ref())}};
+  EXPECT_EQ(error_of([&] { ck.call_host(args); }), "no error");
+  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(out.get(i), 200.0);
+  ptr.set(n, double(nnz + 300));  // the last row runs 300 past vals
+  std::string e = error_of([&] { ck.call_host(args); });
+  // (its tail in vals, or its whole chunk's sum past partial's 4 elements)
+  EXPECT_TRUE(e.find("accesses 'vals' at element 1") != std::string::npos || e.find("accesses 'partial' at element 4") != std::string::npos) << e;
+  ptr.set(n, double(nnz));
+  EXPECT_EQ(error_of([&] { ck.call_host(args); }), "no error");
+  EXPECT_EQ(out.get(n - 1), 200.0);
+}

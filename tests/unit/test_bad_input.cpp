@@ -355,6 +355,16 @@ instructions:
   out[i + 1] = a[i]
 )LOOM",
        "accesses out[i + 1] out of bounds"},
+      {"out of bounds read in a condition",
+       R"LOOM(kernel k
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], out: float32[n]
+instructions:
+  out[i] = 1  {if=a[i + 1] > 0}
+)LOOM",
+       "accesses a[i + 1] out of bounds"},
       {"negative index",
        R"LOOM(kernel k
 domains:

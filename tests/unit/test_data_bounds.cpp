@@ -263,3 +263,44 @@ TEST(DataBounds, CheckedAccessesAreTheUnprovenOnes) {
   EXPECT_NEAR(got[0], run_csr(csr(), ok, runners()[1].second)[0], 1e-6);
 #endif
 }
+
+// examples/csr_row_sums_flagged.loom on rows chosen to meet the chunks of
+// 256 every way: starting on a chunk's first value (256, 768, 1792, 2048),
+// spanning whole chunks, empty, shorter than a chunk, ending the values
+// inside a chunk.
+TEST(DataBounds, FlaggedChunksOnRowsMeetingTheChunksEveryWay) {
+  KernelFile f = loom::testing::example("csr_row_sums_flagged");
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  Csr c;
+  c.ptr.push_back(0);
+  for (int64_t len : {256, 300, 0, 212, 1024, 5, 251, 600, 1, 0, 513})
+    c.ptr.push_back(c.ptr.back() + len);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t e = 0; e < c.ptr.back(); ++e) c.vals.push_back(u(rng));
+  expect_row_sums(t, c, "csr_row_sums_flagged");
+  expect_row_sums(t, random_csr(50, 700, 11), "csr_row_sums_flagged, random rows");
+}
+
+// A condition's read through values from memory (keep[idx[i]]) is checked
+// like any other read: every target stops with the instruction and the
+// array named, on the GPU too (tests/gpu).
+TEST(DataBounds, AConditionsReadThroughDataIsCheckedAtRunTime) {
+  KernelFile f = parse_kernel_text(
+      "kernel cond_gather\ndomains:\n  {[i]: 0 <= i < n}\ninstructions:\n  out[i] = 1  {if=keep[idx[i]] > 0}\n"
+      "arguments:\n  idx: int32[n], keep: float32[n], out: float32[n]\n"
+      "transforms:\n  split_iname i 4 outer_tag=g.0 inner_tag=l.0\n");
+  LoopKernel k = apply_transforms(f.kernel, f.transforms);
+  for (auto& [name, run] : runners()) {
+    HostArray idx(types::int32, {6}), keep(types::float32, {6}), out(types::float32, {6});
+    for (int64_t e = 0; e < 6; ++e) idx.set(e, double(5 - e)), keep.set(e, e % 2 ? 1.0 : -1.0);
+    out.poison();
+    ArgMap args{{"idx", ArgValue::of(idx.ref())}, {"keep", ArgValue::of(keep.ref())}, {"out", ArgValue::of(out.ref())}};
+    run(k, args);
+    for (int64_t e = 0; e < 6; ++e)
+      if ((5 - e) % 2) EXPECT_EQ(out.get(e), 1.0) << name;
+    idx.set(3, 6);
+    std::string e = error_of([&] { run(k, args); });
+    EXPECT_NE(e.find("'keep'"), std::string::npos) << name << ": " << e;
+  }
+}

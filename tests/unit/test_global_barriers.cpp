@@ -160,6 +160,14 @@ instructions:
   EXPECT_NE(e.find("temporary 'a_fetch' (private) is written before a global barrier and read after it by 'final'"), std::string::npos) << e;
 }
 
+// CSR row sums as loopy users write them (a data-dependent loop per row),
+// the reference of the examples that balance the rows' work.
+static LoopKernel csr_row_sums_as_written(const std::string& name) {
+  return make_kernel({"{[i]: 0 <= i < n}", "{[jj]: 0 <= jj < row_len}"},
+                     "<int32> row_start = ptr[i]\n<int32> row_len = ptr[i + 1] - row_start\nout[i] = sum(jj, vals[row_start + jj])",
+                     {"ptr: int32[n + 1], vals: float32[nnz], out: float32[n]"}, name);
+}
+
 // A later launch whose loops are bounded by values it reads from memory
 // (CSR rows, examples/csr_row_sums_balanced.loom): each launch keeps only
 // the domains of its own loops, so the first launch is not asked where the
@@ -167,9 +175,7 @@ instructions:
 // row does, at sizes with whole chunks between a row's ends, rows inside
 // one chunk, no values at all, and a partial last chunk.
 TEST(GlobalBarriers, ALaterLaunchMayBeBoundedByValuesItReadsFromMemory) {
-  LoopKernel plain = make_kernel({"{[i]: 0 <= i < n}", "{[jj]: 0 <= jj < row_len}"},
-                                 "<int32> row_start = ptr[i]\n<int32> row_len = ptr[i + 1] - row_start\nout[i] = sum(jj, vals[row_start + jj])",
-                                 {"ptr: int32[n + 1], vals: float32[nnz], out: float32[n]"}, "csr_row_sums_balanced");
+  LoopKernel plain = csr_row_sums_as_written("csr_row_sums_balanced");
   KernelFile f = loom::testing::example("csr_row_sums_balanced");
   LoopKernel t = apply_transforms(f.kernel, f.transforms);
   GeneratedKernel g = generate(t);
@@ -179,4 +185,29 @@ TEST(GlobalBarriers, ALaterLaunchMayBeBoundedByValuesItReadsFromMemory) {
   check_transformed(plain, t, {{{"n", 20}, {"nnz", 60000}}, {{"n", 301}, {"nnz", 6000}}, {{"n", 3}, {"nnz", 255}}, {{"n", 5}, {"nnz", 0}},
                                {{"n", 1}, {"nnz", 70000}}});
   check_transformed(plain, f.kernel, {{{"n", 20}, {"nnz", 60000}}});
+}
+
+// examples/csr_row_sums_flagged.loom: two launches flag the chunks that a
+// row starts strictly inside (a write through ptr's values), the chunk
+// launch sums only the others, each chunk's warp reducing under a
+// condition it reads from memory (split[c] == 0: the same on all its lanes,
+// so the shuffles stay under it, and the rows past the last chunk read no
+// flag), and the rows add what they were not given. The sizes hold rows
+// longer than many chunks, rows inside one, rows starting on a chunk's
+// first value, no values, and a partial last chunk.
+TEST(GlobalBarriers, ChunksInsideOneRowAreSummedUnderTheirFlag) {
+  LoopKernel plain = csr_row_sums_as_written("csr_row_sums_flagged");
+  KernelFile f = loom::testing::example("csr_row_sums_flagged");
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  GeneratedKernel g = generate(t);
+  ASSERT_EQ(g.launches.size(), 4u);
+  std::string src = cuda::print_source(g);
+  size_t chunk = src.find("csr_row_sums_flagged_2(");
+  ASSERT_NE(chunk, std::string::npos);
+  std::string body = src.substr(chunk, src.find("extern \"C\"", chunk) - chunk);
+  size_t flag = body.find("if (split[8 * c_outer + c_inner] == 0)"), sum = body.find("= loom_warp_sum(");
+  EXPECT_TRUE(flag != std::string::npos && sum != std::string::npos && flag < sum) << body;
+  EXPECT_EQ(body.find("c_inner_red"), std::string::npos) << "the warp's rows keep their own domain: " << body;
+  check_transformed(plain, t, {{{"n", 20}, {"nnz", 60000}}, {{"n", 301}, {"nnz", 6000}}, {{"n", 3}, {"nnz", 255}}, {{"n", 5}, {"nnz", 0}},
+                               {{"n", 1}, {"nnz", 70000}}, {{"n", 2}, {"nnz", 1024}}, {{"n", 40}, {"nnz", 20000}}});
 }

@@ -5,6 +5,7 @@
 // untransformed (sequential) kernel.
 #include <gtest/gtest.h>
 
+#include "loom/analysis.h"
 #include "loom/cuda.h"
 #include "oracle.h"
 
@@ -71,4 +72,37 @@ TEST(ParallelReduction, AWarpWideReductionUsesShufflesNotBarriers) {
   LoopKernel k16 = tag_inames(split_iname(f.kernel, "j", 16, {std::nullopt, InameTag{InameTag::Local, 0}}), "i:g.0");
   EXPECT_NE(cuda::print_source(generate(k16)).find("loom_warp_sum(acc_out, 16, 65535u)"), std::string::npos);
   check(f.kernel, k16, {{{"n", 5}, {"m", 40}}});
+}
+
+// A warp reduction under the instruction's condition, read from memory at
+// the row (a y-axis thread): the lanes of a row agree on it, so the
+// shuffles stay under it, and rows past n (a partial block) neither test it
+// nor reduce. A condition that differs between the lanes of a row (a value
+// each lane computes for itself) takes the shared-memory tree instead.
+TEST(ParallelReduction, AWarpReductionUnderAConditionItsLanesShare) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i] = sum(j, a[i, j])  {if=keep[i] != 0}",
+                             {"a: float32[n, m], keep: int32[n], out: float32[n]"}, "kept_rows");
+  LoopKernel t = split_iname(split_iname(k, "i", 8, {InameTag{InameTag::Group, 0}, InameTag{InameTag::Local, 1}}), "j", 32,
+                             {std::nullopt, InameTag{InameTag::Local, 0}});
+  std::string src = cuda::print_source(generate(t));
+  size_t cond = src.find("if (keep[8 * i_outer + i_inner] != 0)"), sum = src.find("= loom_warp_sum(");
+  EXPECT_TRUE(cond != std::string::npos && sum != std::string::npos && cond < sum) << src;
+  EXPECT_EQ(src.find("__syncthreads"), std::string::npos) << src;
+  check(k, t, {{{"n", 13}, {"m", 70}}, {{"n", 8}, {"m", 3}}, {{"n", 1}, {"m", 64}}});
+  EXPECT_EQ(loom::testing::interpreted_vs_reference(k, t, {{"n", 13}, {"m", 70}}), "");
+  std::set<std::string> varying = lane_varying_names(t);
+  EXPECT_TRUE(varying.count("j_inner") && !varying.count("i_inner") && !varying.count("i_outer"));
+}
+
+TEST(ParallelReduction, LaneVaryingNamesFollowValuesAndBounds) {
+  // w is computed from the lane; v from the row only; the jj loop is
+  // bounded by the lane's own value
+  LoopKernel k = make_kernel({"{[i, q]: 0 <= i < 4 and 0 <= q < 32}", "{[jj]: 0 <= jj < w}"},
+                             "<int32> w = q + i  {id=w}\n<int32> v = 2 * i  {id=v}\n<int32> s = v + 1  {id=s, inames=i:q:jj}\n"
+                             "out[i, q] = w + v",
+                             {"out: int32[4, 32]"}, "lanes");
+  LoopKernel t = tag_inames(k, "q:l.0, i:l.1");
+  std::set<std::string> varying = lane_varying_names(t);
+  for (const char* n : {"q", "w", "jj", "s"}) EXPECT_TRUE(varying.count(n)) << n;
+  for (const char* n : {"i", "v"}) EXPECT_FALSE(varying.count(n)) << n;
 }
