@@ -199,6 +199,35 @@ std::string warpgroup_nn_script(const std::string& y, const std::string& x, cons
   return t;
 }
 
+// The picks of sketch s that give its choice points these values, in order.
+std::vector<int> picks_of(const Sketch& s, const std::vector<std::string>& values) {
+  if (values.size() != s.choices.size()) throw Error("auto_space: internal: " + s.name + " has " + std::to_string(s.choices.size()) + " choice points");
+  std::vector<int> picks;
+  for (size_t p = 0; p < values.size(); ++p) {
+    auto& vs = s.choices[p].values;
+    auto it = std::find(vs.begin(), vs.end(), values[p]);
+    if (it == vs.end()) throw Error("auto_space: internal: no value '" + values[p] + "' at " + s.choices[p].name);
+    picks.push_back(int(it - vs.begin()));
+  }
+  return picks;
+}
+
+// The rows + vec sketch's start at the timed sizes, the rule a hand
+// schedule of row sums follows: enough threads along a row that each does
+// at least 4 vector loads (at most 256 threads), about 256 threads a block
+// (the other rows on l.1, at least 2), one row a thread, and a thread's
+// loads unrolled by 2 where it has 8 or more (long rows: two in flight).
+// 24 trials of evolution had not found this region for long rows.
+void rows_vec_start(Sketch& s, const std::string& extent, const std::map<std::string, int64_t>& sizes) {
+  auto m = sizes.find(extent);
+  if (m == sizes.end() || m->second < 4) return;
+  int64_t vectors = m->second / 4, threads = 4;
+  while (threads < 256 && 2 * threads * 4 <= vectors) threads *= 2;
+  int64_t rows = std::clamp<int64_t>(256 / threads, 2, 128);
+  bool unroll = vectors / threads >= 8;
+  s.starts.push_back(picks_of(s, {std::to_string(threads), std::to_string(rows), "1", unroll ? "yes" : "", unroll ? "2" : "2"}));
+}
+
 }  // namespace
 
 Space auto_space(const LoopKernel& k, const std::string& target, const std::map<std::string, int64_t>& sizes) {
@@ -314,6 +343,7 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
                           " choice(2|4|8|16|32|64|128) outer_tag=g.0\n" + "split_iname " + x + "_inner choice(1|2) outer_tag=l.1 inner_tag=ilp\n" +
                           // (long rows: a thread's sequential part unrolled, its loads in flight together)
                           "optional split_iname " + r + "_outer_outer choice(2|4) inner_tag=unr\n");
+  if (!sketches.empty() && sketches.back().name == "rows + vec") rows_vec_start(sketches.back(), reads.extent[r], sizes);
   // tiles: products (two parallel inames and a reduction)
   if (!r.empty() && !y.empty()) {
     std::string t = "split_iname " + y + " choice(32|64|128) outer_tag=g.1\n" + "split_iname " + x + " choice(32|64|128) outer_tag=g.0\n" +

@@ -299,6 +299,13 @@ Configuration Space::random_in(int sketch, std::mt19937_64& rng) const {
   return c;
 }
 
+std::vector<Configuration> Space::starts() const {
+  std::vector<Configuration> out;
+  for (size_t s = 0; s < sketches_.size(); ++s)
+    for (auto& picks : sketches_[s].starts) out.push_back({int(s), picks});
+  return out;
+}
+
 Configuration Space::mutate(const Configuration& c, std::mt19937_64& rng) const {
   const Sketch& s = sketches_[size_t(c.sketch)];
   std::vector<size_t> free;

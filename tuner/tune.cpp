@@ -206,6 +206,8 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   std::vector<std::pair<double, Configuration>> valid;  // (median, configuration), this run
 
   auto fresh = [&](const Configuration& c) { return !picked.count(c.key()); };
+  std::vector<Configuration> starts = space.starts();  // measured first (random, evolution): the rules' guesses
+  std::reverse(starts.begin(), starts.end());
   std::vector<int> unvisited;  // evolution's first draws: each sketch once, in a random order
   for (size_t s = 0; s < space.sketches().size(); ++s) unvisited.push_back(int(s));
   std::shuffle(unvisited.begin(), unvisited.end(), rng);
@@ -233,6 +235,12 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     if (covers) warm = std::max(warm, space.sketches().size());
     for (int attempts = 0; batch.size() < want && attempts < 200 * int(want); ++attempts) {
       if (double(picked.size()) >= space.size()) break;
+      if (!starts.empty()) {
+        Configuration c = starts.back();
+        starts.pop_back();
+        if (fresh(c)) take(c);
+        continue;
+      }
       if (strategy == "random" || valid.size() < 2 || result.trials.size() < warm) {
         bool cover = strategy == "evolution" && !unvisited.empty() && covers;
         Configuration c = cover ? space.random_in(unvisited.back(), rng) : space.random(rng);

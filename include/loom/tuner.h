@@ -43,6 +43,10 @@ struct Sketch {
   std::vector<std::string> lines;    // templates
   std::vector<int> line_switch;      // per line: the choice point that turns it off, or -1
   std::vector<ChoicePoint> choices;
+  // Configurations of this sketch to measure before any random draw: a
+  // rule's guess for the timed sizes (auto_space), as the schedules a
+  // hand-written default would pick (picks, one per choice point).
+  std::vector<std::vector<int>> starts;
 };
 
 struct Configuration {
@@ -77,6 +81,8 @@ class Space {
   Configuration random_in(int sketch, std::mt19937_64& rng) const;  // each choice point of that sketch
   // c with one choice point changed at random (the same sketch).
   Configuration mutate(const Configuration& c, std::mt19937_64& rng) const;
+  // Every sketch's starts, in sketch order.
+  std::vector<Configuration> starts() const;
   std::string str() const;                           // the sketches with their choice points
 
  private:

@@ -559,3 +559,33 @@ TEST(Tune, EvolutionMeasuresWhatTheFeatureModelRanksFirst) {
   o.feature_model = false;
   EXPECT_EQ(tune::tune(k, space, o).unmeasured, 0);
 }
+
+// The rows + vec sketch starts where a hand schedule of row sums would (the
+// rule in auto_space.cpp), at each shape's timed sizes; evolution and
+// random measure the starts before any random draw.
+TEST(AutoSpace, RowSumsStartWhereAHandScheduleWould) {
+  auto start_of = [](int64_t n, int64_t m) {
+    tune::Space s = tune::auto_space(row_sums(), "cuda", {{"n", n}, {"m", m}});
+    auto starts = s.starts();
+    EXPECT_EQ(starts.size(), 1u);
+    return starts.empty() ? std::string() : s.script(starts[0]);
+  };
+  std::string long_rows = start_of(8192, 8192), rows = start_of(65536, 1024), short_rows = start_of(1048576, 32);
+  EXPECT_NE(long_rows.find("split_iname j_outer 256 inner_tag=l.0\nsplit_iname i 2 outer_tag=g.0"), std::string::npos) << long_rows;
+  EXPECT_NE(long_rows.find("split_iname j_outer_outer 2 inner_tag=unr"), std::string::npos) << long_rows;
+  EXPECT_NE(rows.find("split_iname j_outer 64 inner_tag=l.0\nsplit_iname i 4 outer_tag=g.0"), std::string::npos) << rows;
+  EXPECT_EQ(rows.find("unr"), std::string::npos) << rows;
+  EXPECT_NE(short_rows.find("split_iname j_outer 4 inner_tag=l.0\nsplit_iname i 64 outer_tag=g.0"), std::string::npos) << short_rows;
+  EXPECT_TRUE(tune::auto_space(row_sums()).starts().empty());  // (no timed sizes: no guess)
+  // the first trial of a run is the start, correct on the CPU target
+  auto o = small_run();
+  o.parameters = {{"n", 64}, {"m", 8192}};
+  o.check_parameters = {{"n", 5}, {"m", 1028}};
+  o.strategy = "evolution";
+  o.trials = 3;
+  tune::Space s = tune::auto_space(row_sums(), "cpu", o.parameters);
+  auto r = tune::tune(row_sums(), s, o);
+  ASSERT_FALSE(r.trials.empty());
+  EXPECT_EQ(r.trials[0].script, s.script(s.starts()[0]));
+  EXPECT_EQ(r.trials[0].status, "ok") << r.trials[0].error;
+}
