@@ -7,8 +7,9 @@
 // instructions sharing an array, a gather through an index array, mixed dtypes (float32, float64,
 // int32), substitution rules, Fortran-order layouts and assumptions, nested
 // domains (equality, inequality and strided sub-domains of an outer iname),
-// unsigned and bool values, global barriers at the ends, and loops bounded by
-// values the kernel reads (CSR segments). Each comes with an assumption-free text form; random_schedule
+// unsigned and bool values, global barriers at the ends, loops bounded by
+// values the kernel reads (CSR segments), and instructions under conditions
+// read from memory (a reduction's at its row, an element's at a neighbour). Each comes with an assumption-free text form; random_schedule
 // (random_schedule.h) then transforms it. Used by the RandomKernels test (a
 // short fixed-seed run) and by tools/fuzz-kernels (long runs with statistics).
 #pragma once
@@ -32,7 +33,7 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
   std::string lit = is_int ? "3" : "1.5";
   std::string domains, args, insns;
   std::string rules, assumptions;
-  switch (pick(15)) {
+  switch (pick(17)) {
     case 0: {  // element-wise with offsets: out[i] = f(a[i + s])
       int s = pick(3);
       domains = "{[i]: 0 <= i < n}";
@@ -119,6 +120,19 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
       args = "ptr: int32[n + 1], v: " + dt + "[nnz], out: " + dt + "[n]";
       insns = std::string("<int32> start = ptr[i]\n<int32> len = ptr[i + 1] - start\nout[i] = ") + ops[pick(2)] + "(jj, v[start + jj] * " +
               lit + ")";
+      break;
+    }
+    case 15: {  // reductions under a condition read at the row: a warp's lanes share it
+      static const char* ops[] = {"sum", "max"};
+      domains = "{[i, j]: 0 <= i < n and 0 <= j < m}";
+      args = "a: " + dt + "[n, m], keep: int32[n], out: " + dt + "[n]";
+      insns = std::string("out[i] = ") + ops[pick(2)] + "(j, a[i, j] * " + lit + ")  {if=keep[i] > 0}";
+      break;
+    }
+    case 16: {  // a condition on each element, and one on a neighbour's value (read past no end)
+      domains = "{[i, j]: 0 <= i < n and 0 <= j < m}";
+      args = "a: " + dt + "[n, m + 1], out: " + dt + "[n, m]";
+      insns = "out[i, j] = a[i, j] * " + lit + "  {if=a[i, j + 1] > 0}\nout[i, j] = a[i, j]  {if=a[i, j + 1] <= 0}";
       break;
     }
     case 6: {  // a substitution rule
