@@ -41,6 +41,7 @@ const TransformRegistry& transform_registry() {
     register_tensor_core_transforms(t);
     register_batch_transforms(t);
     register_block_order_transforms(t);
+    register_rfactor_transforms(t);
     return t;
   }();
   return r;

@@ -19,6 +19,12 @@
 //   tiles:      (two parallel inames and a reduction: products) register
 //               tiles per thread (ilp), a tiled reduction loop, and
 //               optional shared-memory tiles of each array read
+//   across blocks: (a reduction of a whole array, or of few long rows)
+//               rfactor: chunks of the reduction on blocks (a row's on
+//               g.0, the rows on g.1), each chunk across the threads of its
+//               block, a global barrier, then the chunks' partial results
+//               across the threads of one block per row; float4 loads where
+//               the reduction's axis allows
 //   small axes: (written axes of a small constant extent and one large one:
 //               DG elements, batches of small products) the small axes
 //               whole on the threads, the large one across blocks
@@ -199,6 +205,32 @@ std::string warpgroup_nn_script(const std::string& y, const std::string& x, cons
   return t;
 }
 
+// The across-blocks sketches of a reduction over r (rfactor): chunks of r on
+// g.0 (rows x, if any, on g.1), each chunk across the threads of its block,
+// then the chunks' partial results across the threads of one block a row;
+// the same with float4 loads where r's extent is a multiple of 4 at the
+// timed sizes (or none are given).
+void across_blocks(std::vector<Sketch>& out, const std::string& r, const std::string& x, const std::string& extent,
+                   const std::map<std::string, int64_t>& sizes) {
+  auto add = [&](const std::string& name, const std::string& text) {
+    Sketch sk = Space::parse(text, "<auto space: " + name + ">").sketches().front();
+    sk.name = name;
+    out.push_back(sk);
+  };
+  std::string rows = x.empty() ? "" : "tag_inames " + x + ":g.1\n";
+  auto body = [&](const std::string& c) {  // c: the iname to cut into chunks
+    // (a thread's loads of its chunk unrolled, so several are in flight: one
+    // at a time left these sums at half the copy rate, H200)
+    return "split_iname " + c + " choice(2048|8192|32768)\nrfactor " + c + "_outer\n" + "split_iname " + c +
+           "_inner choice(128|256|512) inner_tag=l.0\ntag_inames " + c + "_outer:g.0\n" + rows + "split_iname " + c +
+           "_outer_r choice(32|256) inner_tag=l.0\n" + "optional split_iname " + c + "_inner_outer choice(2|4|8) inner_tag=unr\n";
+  };
+  add("across blocks", body(r));
+  auto s = extent.empty() ? sizes.end() : sizes.find(extent);
+  if (!extent.empty() && (s == sizes.end() || s->second % 4 == 0))
+    add("across blocks + vec", "assume " + extent + " mod 4 = 0\nsplit_iname " + r + " 4 inner_tag=vec\n" + body(r + "_outer"));
+}
+
 // The picks of sketch s that give its choice points these values, in order.
 std::vector<int> picks_of(const Sketch& s, const std::vector<std::string>& values) {
   if (values.size() != s.choices.size()) throw Error("auto_space: internal: " + s.name + " has " + std::to_string(s.choices.size()) + " choice points");
@@ -268,6 +300,15 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
       parallel = both;
     }
   }
+  std::string r;  // the innermost reduction iname (the last one declared)
+  for (auto& n : k.all_inames())
+    if (reduction.count(n)) r = n;
+  if ((!parallel || parallel->empty()) && !r.empty() && k.instructions.size() == 1) {
+    // a whole array reduced to one value: only across blocks
+    std::vector<Sketch> whole;
+    across_blocks(whole, r, "", reads.extent.count(r) ? reads.extent[r] : "", sizes);
+    if (!whole.empty()) return Space(whole);
+  }
   if (!parallel || parallel->empty()) throw Error("auto_space: kernel '" + k.name + "' has no loop that indexes what every instruction writes; write a space (choice(...)) for it");
   if (!parallel->count(x)) x = *parallel->begin();
   if (y == x || !parallel->count(y)) y.clear();
@@ -277,9 +318,6 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
         y = n;
         break;
       }
-  std::string r;  // the innermost reduction iname (the last one declared)
-  for (auto& n : k.all_inames())
-    if (reduction.count(n)) r = n;
 
   // add_prefetch lines for each array the kernel reads whose subscripts use
   // only tiled inames (its sweep: their tile inames), optional or not
@@ -344,6 +382,15 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
                           // (long rows: a thread's sequential part unrolled, its loads in flight together)
                           "optional split_iname " + r + "_outer_outer choice(2|4) inner_tag=unr\n");
   if (!sketches.empty() && sketches.back().name == "rows + vec") rows_vec_start(sketches.back(), reads.extent[r], sizes);
+  // few long rows (at the timed sizes, fewer than 1024 of at least 16384
+  // values): each row's chunks on blocks too
+  auto timed = [&](const std::string& iname) -> int64_t {
+    auto e = reads.extent.find(iname);
+    auto s = e == reads.extent.end() ? sizes.end() : sizes.find(e->second);
+    return s == sizes.end() ? -1 : s->second;
+  };
+  if (!r.empty() && y.empty() && k.instructions.size() == 1 && timed(x) >= 0 && timed(x) < 1024 && timed(r) >= 16384)
+    across_blocks(sketches, r, x, reads.extent[r], sizes);
   // tiles: products (two parallel inames and a reduction)
   if (!r.empty() && !y.empty()) {
     std::string t = "split_iname " + y + " choice(32|64|128) outer_tag=g.1\n" + "split_iname " + x + " choice(32|64|128) outer_tag=g.0\n" +

@@ -62,6 +62,10 @@ LoopKernel split_reduction_inward(const LoopKernel& k, const std::string& inames
 LoopKernel split_reduction_outward(const LoopKernel& k, const std::string& inames, const std::string& within = "");
 // Reductions sharing an iname get copies, so each reduction has its own.
 LoopKernel make_reduction_inames_unique(const LoopKernel& k);
+// Halide's rfactor (transforms/rfactor.cpp): out[w] = sum((k, p), e) becomes
+// out_partial[w, k] = sum(p, e), a global barrier, and out[w] = sum(k_r,
+// out_partial[w, k_r]): the kept inames k may then go on blocks.
+LoopKernel rfactor(const LoopKernel& k, const std::string& kept, const std::string& within = "", const std::string& temporary_name = "");
 
 // ---- parameters (transforms/parameters.cpp) ----
 LoopKernel assume(const LoopKernel& k, const std::string& constraints);  // "n >= 1 and n mod 16 = 0"
@@ -392,5 +396,6 @@ void register_tensor_core_transforms(TransformRegistry& r);
 void register_save_reload_transforms(TransformRegistry& r);
 void register_bulk_copy_transforms(TransformRegistry& r);
 void register_block_order_transforms(TransformRegistry& r);
+void register_rfactor_transforms(TransformRegistry& r);
 
 }  // namespace loom

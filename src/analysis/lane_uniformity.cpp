@@ -6,9 +6,11 @@
 // block, a value read at such an index — and only the names found here are
 // refused. Barriers stay under the block-wide rule (sync_check.cpp).
 //
-// Found as a fixpoint: the x-axis thread inames; the inames whose bounds
-// are coupled to a varying name (the same domain's constraints, a nested
-// domain's parameter, a data-dependent bound); and the private temporaries
+// Found as a fixpoint: the x-axis thread inames; the loop inames whose
+// bounds are coupled to a varying name (the same domain's constraints, a
+// nested domain's parameter, a data-dependent bound: a block's or another
+// axis' thread iname is coupled too, but its value is the block's or the
+// row's, the same on every lane); and the private temporaries
 // written within a varying iname or from a varying value (their index, the
 // right-hand side, a condition). A shared or global array's element at an
 // index that does not vary is one value for every lane, so arrays other
@@ -59,7 +61,10 @@ std::set<std::string> lane_varying_names(const LoopKernel& k) {
   auto data_params = k.data_parameter_inames();
   for (bool grew = true; grew;) {
     grew = false;
-    auto add = [&](const std::string& n) { grew |= varying.insert(n).second; };
+    auto add = [&](const std::string& n) {
+      if (k.has_iname(n) && k.tag_of(n).is_hardware() && !on_lanes(k, n)) return;  // (set by the hardware, not by its bounds)
+      grew |= varying.insert(n).second;
+    };
     for (auto& d : k.domains)
       for (auto& n : coupled_inames(d, varying)) add(n);
     for (auto& [param, inames] : data_params)

@@ -59,7 +59,13 @@ std::vector<int> sections_of(const LoopKernel& k) {
   return s;
 }
 
-std::vector<LoopKernel> split(const LoopKernel& given, std::vector<Argument>& globals) {
+// The instructions' tag on a global barrier that rfactor added: the kernel as
+// written had none there, so the launches on both sides answer to one
+// launch of it.
+const char* const kRfactorBarrier = "rfactor";
+
+// sections: the section (global barriers before it) of each launch made.
+std::vector<LoopKernel> split(const LoopKernel& given, std::vector<Argument>& globals, std::vector<int>* sections = nullptr) {
   // rules expanded first: what an instruction reads, and in which inames, shows only then
   LoopKernel k = expand_substitutions(given);
   std::vector<int> section = sections_of(k);
@@ -118,6 +124,7 @@ std::vector<LoopKernel> split(const LoopKernel& given, std::vector<Argument>& gl
     // a global barrier first, last or after another: no launch of its own (one
     // that does nothing would still cost a launch)
     if (sk.instructions.empty() && (s + 1 < count || !out.empty())) continue;
+    if (sections) sections->push_back(s);
     // another launch's inames keep no tag here (a block axis no instruction of this launch uses would widen its grid)
     InamesUsed used;
     for (auto& insn : sk.instructions) {
@@ -172,15 +179,38 @@ std::vector<LoopKernel> split_global_barriers(const LoopKernel& k, std::vector<A
     if (global_temporaries) global_temporaries->clear();
     return {k};
   }
-  std::vector<LoopKernel> launches = split(k, globals);
+  std::vector<int> sections;
+  std::vector<LoopKernel> launches = split(k, globals, &sections);
   if (k.original) {
-    // each launch answers to the same launch of the kernel as written
+    // each launch answers to the same launch of the kernel as written: the
+    // one of its section, not counting the barriers rfactor added (both
+    // halves of a factored reduction answer to the launch it was in)
     std::vector<Argument> unused;
-    std::vector<LoopKernel> written = needs_launches(*k.original) ? split(*k.original, unused) : std::vector<LoopKernel>{*k.original};
-    if (written.size() != launches.size())
+    std::vector<int> written_sections;
+    std::vector<LoopKernel> written = needs_launches(*k.original) ? split(*k.original, unused, &written_sections) : std::vector<LoopKernel>{*k.original};
+    if (written_sections.empty()) written_sections.push_back(0);
+    std::vector<int> added_before;  // per section of k: rfactor's barriers before it
+    int added = 0;
+    added_before.push_back(0);
+    for (auto& insn : k.instructions)
+      if (insn.kind == Instruction::GlobalBarrier) {
+        added += insn.tags.count(kRfactorBarrier) ? 1 : 0;
+        added_before.push_back(added);
+      }
+    std::set<int> answered;
+    for (size_t s = 0; s < launches.size(); ++s) {
+      int ws = sections[s] - added_before[size_t(sections[s])];
+      auto it = std::find(written_sections.begin(), written_sections.end(), ws);
+      if (it == written_sections.end()) {
+        answered.clear();
+        break;
+      }
+      answered.insert(ws);
+      launches[s].original = std::make_shared<const LoopKernel>(written[size_t(it - written_sections.begin())]);
+    }
+    if (answered.size() != written.size())
       throw KernelError("kernel '" + k.name + "' runs as " + std::to_string(launches.size()) + " launches, but as written it ran as " +
-                        std::to_string(written.size()) + "; transformations may not add or remove global barriers");
-    for (size_t s = 0; s < launches.size(); ++s) launches[s].original = std::make_shared<const LoopKernel>(written[s]);
+                        std::to_string(written.size()) + "; transformations may not add or remove global barriers (rfactor's own excepted)");
   }
   if (global_temporaries) *global_temporaries = globals;
   return launches;

@@ -63,7 +63,25 @@ struct Driver {
     if (rc != 0) {
       error = "cannot create a CUDA context: " + describe(rc);
       lib = nullptr;
+      return;
     }
+    keep_freed_memory(dev);
+  }
+
+  // The global temporaries of a kernel with global barriers come from the
+  // device's default memory pool (cuMemAllocAsync) on every call. By default
+  // the pool gives freed memory back at each synchronization, so the next
+  // call maps fresh pages; kept (CUDA's advice for allocations that recur),
+  // they are reused. Looked up on its own: an older driver works without.
+  void keep_freed_memory(CUdevice dev) {
+    using GetPool = CUresult (*)(void**, CUdevice);
+    using SetAttr = CUresult (*)(void*, int, void*);
+    auto get_pool = reinterpret_cast<GetPool>(dlsym(lib, "cuDeviceGetDefaultMemPool"));
+    auto set_attr = reinterpret_cast<SetAttr>(dlsym(lib, "cuMemPoolSetAttribute"));
+    void* pool = nullptr;
+    if (!get_pool || !set_attr || get_pool(&pool, dev) != 0) return;
+    uint64_t keep_all = UINT64_MAX;
+    set_attr(pool, 4, &keep_all);  // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
   }
 
   std::string describe(int rc) const {

@@ -86,3 +86,19 @@ TEST(GpuTransforms, GroupedBlocksCoverTheGridWithAShortLastGroup) {
                                                             "group_blocks 3\n"));
   for (auto [n, m] : {std::pair{27, 100}, {24, 32}, {3, 5}, {100, 1000}}) EXPECT_EQ(on_gpu(k, t, {{"n", n}, {"m", m}}), "") << n << "x" << m;
 }
+
+// rfactor: a row's partial sums on blocks of their own (warp shuffles under
+// the rows' and chunks' guards), a global barrier, the rows' sums of them;
+// and a whole-array sum as examples/sum_all.loom writes it by hand.
+TEST(GpuTransforms, ARowSumAcrossBlocksInTwoLaunches) {
+  REQUIRE_GPU();
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i] = sum(j, a[i, j])", {"a: float32[n, m], out: float32[n]"}, "rows");
+  LoopKernel t = apply_transforms(k, parse_transform_script("split_iname j 1000\nrfactor j_outer\nsplit_iname j_inner 32 inner_tag=l.0\n"
+                                                            "tag_inames j_outer:g.0 i:g.1\nsplit_iname j_outer_r 32 inner_tag=l.0\n"));
+  for (auto [n, m] : {std::pair{3, 100000}, {5, 999}, {1, 1}, {2, 4321}}) EXPECT_EQ(on_gpu(k, t, {{"n", n}, {"m", m}}), "") << n << "x" << m;
+  LoopKernel total = make_kernel({"{[i]: 0 <= i < n}"}, "total[0] = sum(i, a[i])", {"a: float32[n], total: float32[1]"}, "total");
+  LoopKernel tt = apply_transforms(total, parse_transform_script("assume n mod 4 = 0\nsplit_iname i 16384\nrfactor i_outer\nsplit_iname i_inner 4 inner_tag=vec\n"
+                                                                 "split_iname i_inner_outer 256 inner_tag=l.0\ntag_inames i_outer:g.0\n"
+                                                                 "split_iname i_outer_r 256 inner_tag=l.0\n"));
+  for (int64_t n : {1000000, 16384, 4}) EXPECT_EQ(on_gpu(total, tt, {{"n", n}}), "") << n;
+}

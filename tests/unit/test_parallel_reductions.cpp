@@ -105,4 +105,11 @@ TEST(ParallelReduction, LaneVaryingNamesFollowValuesAndBounds) {
   std::set<std::string> varying = lane_varying_names(t);
   for (const char* n : {"q", "w", "jj", "s"}) EXPECT_TRUE(varying.count(n)) << n;
   for (const char* n : {"i", "v"}) EXPECT_FALSE(varying.count(n)) << n;
+  // a block iname coupled to the lane by a split's constraints (j = 100 j_outer + j_inner) is the block's
+  LoopKernel rows = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i] = sum(j, a[i, j])", {"a: float32[n, m], out: float32[n]"}, "rows");
+  LoopKernel split = split_iname(split_iname(rows, "j", 100, {InameTag{InameTag::Group, 0}, std::nullopt}), "j_inner", 32,
+                                 {std::nullopt, InameTag{InameTag::Local, 0}});
+  varying = lane_varying_names(split);
+  EXPECT_TRUE(varying.count("j_inner_inner") && varying.count("j_inner_outer")) << "the lane, and its loop bounded by the lane";
+  EXPECT_FALSE(varying.count("j_outer")) << "a block iname";
 }

@@ -589,3 +589,37 @@ TEST(AutoSpace, RowSumsStartWhereAHandScheduleWould) {
   EXPECT_EQ(r.trials[0].script, s.script(s.starts()[0]));
   EXPECT_EQ(r.trials[0].status, "ok") << r.trials[0].error;
 }
+
+// A whole array reduced to one value gets only the across-blocks sketches
+// (rfactor: chunks on blocks, a global barrier, the chunks' partial
+// results); few long rows get them beside the row sketches, many rows do
+// not. A short run on the CPU target is correct, two launches each.
+TEST(AutoSpace, ReductionsAcrossBlocksForAWholeArrayOrFewLongRows) {
+  auto names = [](const tune::Space& s) {
+    std::vector<std::string> out;
+    for (auto& sk : s.sketches()) out.push_back(sk.name);
+    return out;
+  };
+  LoopKernel total = make_kernel({"{[i]: 0 <= i < n}"}, "total[0] = sum(i, a[i])", {"a: float32[n], total: float32[1]"}, "total");
+  tune::Space s = tune::auto_space(total, "cuda", {{"n", 1 << 20}});
+  EXPECT_EQ(names(s), (std::vector<std::string>{"across blocks", "across blocks + vec"}));
+  EXPECT_NE(s.str().find("rfactor i_outer_outer"), std::string::npos) << s.str();
+  EXPECT_EQ(names(tune::auto_space(total, "cuda", {{"n", 1001}})), (std::vector<std::string>{"across blocks"}));  // (no float4 at 1001)
+  auto few = names(tune::auto_space(row_sums(), "cuda", {{"n", 16}, {"m", 1 << 20}}));
+  EXPECT_NE(std::find(few.begin(), few.end(), "across blocks + vec"), few.end());
+  auto short_rows = names(tune::auto_space(row_sums(), "cuda", {{"n", 16}, {"m", 1000}}));
+  EXPECT_EQ(std::find(short_rows.begin(), short_rows.end(), "across blocks"), short_rows.end());
+  auto many = names(tune::auto_space(row_sums(), "cuda", {{"n", 8192}, {"m", 8192}}));
+  EXPECT_EQ(std::find(many.begin(), many.end(), "across blocks"), many.end());
+  auto o = small_run();
+  o.parameters = {{"n", 100000}};
+  o.check_parameters = {{"n", 4 * 1001}};
+  o.strategy = "random";
+  o.trials = 4;
+  auto r = tune::tune(total, tune::auto_space(total, "cpu", o.parameters), o);
+  ASSERT_EQ(r.trials.size(), 4u);
+  for (auto& t : r.trials) {
+    EXPECT_EQ(t.status, "ok") << t.script << t.error;
+    EXPECT_NE(t.script.find("rfactor"), std::string::npos);
+  }
+}
