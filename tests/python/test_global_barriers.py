@@ -45,3 +45,20 @@ def test_sum_across_blocks_on_torch_tensors():
             torch.cuda.synchronize()
             assert res is total
             assert abs(total.item() - a.double().sum().item()) <= 1e-5 * max(1.0, a.double().sum().item())
+
+
+def test_rfactor_makes_the_two_launches_from_the_plain_kernel():
+    # the same sum written plainly: rfactor keeps each chunk's partial sum in a
+    # global temporary, then a global barrier, then their sum
+    k = lp.make_kernel("{[i]: 0 <= i < n}", "total[0] = sum(i, a[i])")
+    k = lp.split_iname(k, "i", 64)
+    k = lp.rfactor(k, "i_outer")
+    k = lp.tag_inames(k, "i_outer:g.0, i_inner:l.0")
+    k = lp.split_iname(k, "i_outer_r", 32, inner_tag="l.0")
+    assert lp.generate_code_v2(k).device_code().count("__global__") == 2
+    for n in (1, 64, 65, 10001):
+        a = np.random.rand(n).astype(np.float32)
+        (total,) = k(a=a, total=np.full(1, np.nan, np.float32))
+        np.testing.assert_allclose(total[0], a.sum(dtype=np.float64), rtol=1e-5)
+    with pytest.raises(lp.LoomError, match="argmax"):
+        lp.rfactor(lp.split_iname(lp.make_kernel("{[i]: 0 <= i < n}", "out[0] = argmax(i, a[i])"), "i", 8), "i_outer")
