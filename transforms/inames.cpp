@@ -677,6 +677,46 @@ isl_set* constant_box(isl_set* s) {
 }
 }  // namespace
 
+namespace {
+
+// A reduction over the joined inames reduces over the joined iname: its
+// list names it once, where the first of them stood (the body is rewritten
+// by the substitution of the joined inames like any other expression).
+class JoinedReductionInames : public ExprMutator {
+ public:
+  JoinedReductionInames(const std::vector<std::string>& names, std::string joined) : names_(names), joined_(std::move(joined)) {}
+
+ protected:
+  Expr mutate_reduce(const Reduce& r, const Expr& self) override {
+    Expr body = mutate(r.body);
+    std::vector<std::string> inames;
+    bool any = false;
+    for (auto& n : r.inames) {
+      bool joined = std::find(names_.begin(), names_.end(), n) != names_.end();
+      if (joined && !any) inames.push_back(joined_);
+      if (!joined) inames.push_back(n);
+      any |= joined;
+    }
+    if (!any && body.same_as(r.body)) return self;
+    return make_reduce(r.op, inames, body, r.type);
+  }
+
+ private:
+  const std::vector<std::string>& names_;
+  std::string joined_;
+};
+
+// The reductions of an expression, with the inames of each.
+struct ReductionLists : ExprVisitor {
+  std::vector<std::vector<std::string>> lists;
+  void visit_reduce(const Reduce& r) override {
+    lists.push_back(r.inames);
+    ExprVisitor::visit_reduce(r);
+  }
+};
+
+}  // namespace
+
 LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std::string& new_iname) {
   const std::string what = "join_inames('" + inames + "')";
   auto names = name_list(inames);
@@ -688,6 +728,18 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
   for (auto& n : names)
     if (k.tag_of(n).kind != InameTag::Seq) refuse(k, what, "'" + n + "' is tagged; join before tagging");
   check_joined_temporaries(k, what, names);
+  // a reduction over some of them and not the others would leave the
+  // joined iname both reduced and not (a loop and a reduction at once)
+  for (auto& insn : k.instructions) {
+    ReductionLists rl;
+    if (insn.rhs.defined()) rl.visit(insn.rhs);
+    for (auto& list : rl.lists) {
+      size_t in = 0;
+      for (auto& n : names) in += std::count(list.begin(), list.end(), n) > 0;
+      if (in != 0 && in != names.size())
+        refuse(k, what, "instruction '" + insn.id + "' reduces over some of these inames and not the others; join inames that are all reduced or all not");
+    }
+  }
   LoopKernel r = k;
   int dom = merge_domains_of(r, what, names);
   std::string nw = new_iname.empty() ? unique_iname(k, names[0] + "_" + names[1]) : new_iname;
@@ -737,7 +789,7 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
     for (auto& name : names) within |= insn.within_inames.erase(name) > 0;
     if (within) insn.within_inames.insert(nw);
     if (insn.lhs.defined()) insn.lhs = substitute(insn.lhs, repl);
-    if (insn.rhs.defined()) insn.rhs = substitute(insn.rhs, repl);
+    if (insn.rhs.defined()) insn.rhs = JoinedReductionInames(names, nw).mutate(substitute(insn.rhs, repl));
     for (auto& p : insn.predicates) p = substitute(p, repl);
     transforms::update_origin(insn, [&](const Expr& e) { return substitute(e, repl); });
   }

@@ -107,8 +107,11 @@ LoopKernel rfactor(const LoopKernel& k, const std::string& kept_spec, const std:
   Temporary t;
   t.name = partial;
   t.dtype = red.type;
-  if (t.dtype == types::unknown)  // (before type inference: the reduction's type as it will be inferred)
-    if (auto typed = infer_types(k).instruction(insn->id).rhs.as<Reduce>()) t.dtype = typed->type;
+  if (t.dtype == types::unknown) {  // (before type inference: the reduction's type as it will be inferred)
+    Expr typed = infer_types(k).instruction(insn->id).rhs;
+    if (auto c = typed.as<Cast>()) typed = c->value;  // (a sum of bools counts in int32, then converts to the assignee)
+    if (auto tr = typed.as<Reduce>()) t.dtype = tr->type;
+  }
   if (t.dtype == types::unknown) refuse(k, what, "the type of instruction '" + insn->id + "''s reduction is not known yet");
   t.shape = shape;
   t.space = AddressSpace::Global;

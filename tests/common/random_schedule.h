@@ -5,7 +5,7 @@
 // copies, zero fills and the sums over their tiles rounded up) and the
 // other memory transformations (precompute, buffer_array, privatize,
 // double_buffer, tma_copy, assignment_to_subst, expand_subst), the blocks' launch
-// order (group_blocks), and a product's tile
+// order (group_blocks), reductions in two launches (rfactor), and a product's tile
 // on the tensor cores (tensor_core);
 // `log` is the applied steps as a transformation script (one per line), so a
 // failing case replays (and shrinks) through apply_transforms. steps a transform refuses are skipped. Used by the CPU and GPU
@@ -244,6 +244,9 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
           t = prioritize_loops(t, b + ", " + a);
           log += "prioritize_loops " + b + "," + a + "\n";
         }
+      } else if (pick(2)) {  // a reduction across blocks: its partial results by n, a global barrier, their reduction
+        t = rfactor(t, n);
+        log += "rfactor " + n + "\n";
       } else {
         t = split_reduction_inward(t, n);
         log += "split_reduction_inward " + n + "\n";

@@ -212,6 +212,21 @@ TEST(InameTransforms, JoinKeepsAnEmptyReductionOutOfTheJoinedDomain) {
   check(k, t, {{{"n", 16}, {"m", 17}, {"l", 0}}, {{"n", 3}, {"m", 5}, {"l", 2}}, {{"n", 17}, {"m", 33}, {"l", 1}}});
 }
 
+// Joining a reduction's inames left the reduction over the old ones (found
+// by the random kernels once rfactor followed a join: chunk_iname i 3, then
+// join_inames i_inner,i_outer of a sum over i). It reduces over the joined
+// iname now; joining a reduced iname with a loop's is refused.
+TEST(InameTransforms, JoiningReductionInamesReducesOverTheJoinedOne) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i] = sum(j, a[i, j])", {"a: float32[n, m], out: float32[n]", "..."});
+  LoopKernel t = join_inames(split_iname(k, "j", 4), "j_outer, j_inner");
+  EXPECT_NE(t.instructions[0].str().find("sum(j_outer_j_inner"), std::string::npos) << t.str();
+  check(k, t, {{{"n", 3}, {"m", 9}}, {{"n", 2}, {"m", 4}}, {{"n", 1}, {"m", 0}}});
+  LoopKernel chunked = make_kernel({"{[i]: 0 <= i < n}"}, "c[0] = sum(i, b[i])", {"b: int32[n], c: int32[1]"});
+  check(chunked, join_inames(chunk_iname(chunked, "i", 3), "i_inner, i_outer"), {{{"n", 10}}, {{"n", 1}}});
+  std::string e = error_of([&] { join_inames(split_iname(k, "j", 4), "i, j_outer"); });
+  EXPECT_NE(e.find("reduces over some of these inames and not the others"), std::string::npos) << e;
+}
+
 // A domain that depends on a duplicated iname ({[k]: i <= k < n}) kept its
 // parameter i, which the instruction with the copy no longer runs in: its k
 // loop started at 0 (found by the random kernels' nested sub-domains,
