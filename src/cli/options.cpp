@@ -18,8 +18,8 @@ struct CommandHelp {
 };
 
 const char* kCommonOptions =
-    "  --transform, -t SCRIPT   more transformation steps after the file's (script lines or a\n"
-    "                           loom-transforms JSON document); repeatable\n"
+    "  --transform, -t FILE     more transformation steps after the file's, read from FILE (script\n"
+    "                           lines, or a loom-transforms JSON document); repeatable\n"
     "  --target cuda|cpu|auto   cuda: CUDA C through NVRTC; cpu: the LLVM CPU target; auto (default):\n"
     "                           cuda, except that run and bench without a GPU use the CPU target\n"
     "  --as-written             leave out the file's own transforms: (replay a tuned script with -t)\n"
