@@ -284,7 +284,12 @@ TEST(InameTransforms, ChunkAndJoin) {
   std::string je = error_of([&] { join_inames(fetched, "i_inner, a_dim_0"); });
   EXPECT_NE(je.find("instruction 'insn_0' reads temporary 'a_fetch', which 'fetch_a' writes, and they run within 'i_inner' and 'a_dim_0'"),
             std::string::npos) << je;
-  LoopKernel bt = join_inames(loom::testing::example("sum_all").kernel, "b, t");
+  // (b is a loop and t a reduction: joined, they would be both, refused since)
+  EXPECT_NE(error_of([&] { join_inames(loom::testing::example("sum_all").kernel, "b, t"); }).find("reduces over some of these inames"),
+            std::string::npos);
+  // (the same coupling with both loops: b over blocks of 16384, t inside)
+  LoopKernel loops = make_kernel({"{[b, t]: b >= 0 and 0 <= t < 256 and 16384b + 4t < n}"}, "out[b, t] = 1", {"out: float32[n // 16384 + 1, 256]"});
+  LoopKernel bt = join_inames(loops, "b, t");
   std::string e = error_of([&] { chunk_iname(bt, "b_t", 2); });
   EXPECT_NE(e.find("the bounds of 'b_t' go through integer divisions"), std::string::npos) << e;
   LoopKernel j = join_inames(k, "i, j", "ij");
