@@ -706,15 +706,6 @@ class JoinedReductionInames : public ExprMutator {
   std::string joined_;
 };
 
-// The reductions of an expression, with the inames of each.
-struct ReductionLists : ExprVisitor {
-  std::vector<std::vector<std::string>> lists;
-  void visit_reduce(const Reduce& r) override {
-    lists.push_back(r.inames);
-    ExprVisitor::visit_reduce(r);
-  }
-};
-
 }  // namespace
 
 LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std::string& new_iname) {
@@ -731,14 +722,12 @@ LoopKernel join_inames(const LoopKernel& k, const std::string& inames, const std
   // a reduction over some of them and not the others would leave the
   // joined iname both reduced and not (a loop and a reduction at once)
   for (auto& insn : k.instructions) {
-    ReductionLists rl;
-    if (insn.rhs.defined()) rl.visit(insn.rhs);
-    for (auto& list : rl.lists) {
-      size_t in = 0;
-      for (auto& n : names) in += std::count(list.begin(), list.end(), n) > 0;
-      if (in != 0 && in != names.size())
-        refuse(k, what, "instruction '" + insn.id + "' reduces over some of these inames and not the others; join inames that are all reduced or all not");
-    }
+    transforms::ReductionsOver over({names.begin(), names.end()});
+    if (insn.rhs.defined()) over.visit(insn.rhs);
+    for (const Reduce* red : over.found)
+      for (auto& n : names)
+        if (std::find(red->inames.begin(), red->inames.end(), n) == red->inames.end())
+          refuse(k, what, "instruction '" + insn.id + "' reduces over some of these inames and not the others; join inames that are all reduced or all not");
   }
   LoopKernel r = k;
   int dom = merge_domains_of(r, what, names);

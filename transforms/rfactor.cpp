@@ -119,18 +119,18 @@ LoopKernel rfactor(const LoopKernel& k, const std::string& kept_spec, const std:
 
   // the kept inames' copies for the second launch: the values they take for
   // each value of the instruction's inames (those are its parameters)
-  std::map<std::string, std::string> copy_of;
+  std::vector<std::string> copies;  // (in kept's order)
   std::map<std::string, Expr> to_copy;
   for (auto& n : kept) {
-    copy_of[n] = transforms::unique_name(r, n + "_r");
-    to_copy[n] = make_var(copy_of[n], it);
+    copies.push_back(transforms::unique_name(r, n + "_r"));
+    to_copy[n] = make_var(copies.back(), it);
   }
   {
     isl::set kept_set = islu::arrange_dims(space, axes);
     kept_set = islu::dims_to_params(kept_set, own);
     isl_set* s = kept_set.release();
     for (size_t d = 0; d < kept.size(); ++d)
-      s = isl_set_set_dim_id(s, isl_dim_set, unsigned(d), isl_id_alloc(isl_set_get_ctx(s), copy_of[kept[d]].c_str(), nullptr));
+      s = isl_set_set_dim_id(s, isl_dim_set, unsigned(d), isl_id_alloc(isl_set_get_ctx(s), copies[d].c_str(), nullptr));
     r.domains.edit().push_back(Domain(s));
   }
 
@@ -151,8 +151,6 @@ LoopKernel rfactor(const LoopKernel& k, const std::string& kept_spec, const std:
   barrier.tags = {"rfactor"};  // (split_global_barriers: the kernel as written had no barrier here)
   barrier.loc = insn->loc;
   Instruction second = *insn;
-  std::vector<std::string> copies;
-  for (auto& n : kept) copies.push_back(copy_of[n]);
   second.rhs = make_reduce(red.op, copies, make_subscript(partial, final_index, red.type), red.type);
   second.depends_on = {first.id, barrier.id};
 

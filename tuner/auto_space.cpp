@@ -205,18 +205,19 @@ std::string warpgroup_nn_script(const std::string& y, const std::string& x, cons
   return t;
 }
 
+// A sketch from its script with choice points, named.
+Sketch sketch_of(const std::string& name, const std::string& text) {
+  Sketch sk = Space::parse(text, "<auto space: " + name + ">").sketches().front();
+  sk.name = name;
+  return sk;
+}
+
 // The across-blocks sketches of a reduction over r (rfactor): chunks of r on
 // g.0 (rows x, if any, on g.1), each chunk across the threads of its block,
 // then the chunks' partial results across the threads of one block a row;
-// the same with float4 loads where r's extent is a multiple of 4 at the
-// timed sizes (or none are given).
-void across_blocks(std::vector<Sketch>& out, const std::string& r, const std::string& x, const std::string& extent,
-                   const std::map<std::string, int64_t>& sizes) {
-  auto add = [&](const std::string& name, const std::string& text) {
-    Sketch sk = Space::parse(text, "<auto space: " + name + ">").sketches().front();
-    sk.name = name;
-    out.push_back(sk);
-  };
+// the same with float4 loads (vec: r indexes an axis of size `extent`, a
+// multiple of 4 at the timed sizes or none are given).
+void across_blocks(std::vector<Sketch>& out, const std::string& r, const std::string& x, const std::string& extent, bool vec) {
   std::string rows = x.empty() ? "" : "tag_inames " + x + ":g.1\n";
   auto body = [&](const std::string& c) {  // c: the iname to cut into chunks
     // (a thread's loads of its chunk unrolled, so several are in flight: one
@@ -225,10 +226,8 @@ void across_blocks(std::vector<Sketch>& out, const std::string& r, const std::st
            "_inner choice(128|256|512) inner_tag=l.0\ntag_inames " + c + "_outer:g.0\n" + rows + "split_iname " + c +
            "_outer_r choice(32|256) inner_tag=l.0\n" + "optional split_iname " + c + "_inner_outer choice(2|4|8) inner_tag=unr\n";
   };
-  add("across blocks", body(r));
-  auto s = extent.empty() ? sizes.end() : sizes.find(extent);
-  if (!extent.empty() && (s == sizes.end() || s->second % 4 == 0))
-    add("across blocks + vec", "assume " + extent + " mod 4 = 0\nsplit_iname " + r + " 4 inner_tag=vec\n" + body(r + "_outer"));
+  out.push_back(sketch_of("across blocks", body(r)));
+  if (vec) out.push_back(sketch_of("across blocks + vec", "assume " + extent + " mod 4 = 0\nsplit_iname " + r + " 4 inner_tag=vec\n" + body(r + "_outer")));
 }
 
 // The picks of sketch s that give its choice points these values, in order.
@@ -250,14 +249,15 @@ std::vector<int> picks_of(const Sketch& s, const std::vector<std::string>& value
 // (the other rows on l.1, at least 2), one row a thread, and a thread's
 // loads unrolled by 2 where it has 8 or more (long rows: two in flight).
 // 24 trials of evolution had not found this region for long rows.
-void rows_vec_start(Sketch& s, const std::string& extent, const std::map<std::string, int64_t>& sizes) {
-  auto m = sizes.find(extent);
-  if (m == sizes.end() || m->second < 4) return;
-  int64_t vectors = m->second / 4, threads = 4;
+// (length: the row's timed length, -1 when not given: no start)
+void rows_vec_start(Sketch& s, int64_t length) {
+  if (length < 4) return;
+  int64_t vectors = length / 4, threads = 4;
   while (threads < 256 && 2 * threads * 4 <= vectors) threads *= 2;
   int64_t rows = std::clamp<int64_t>(256 / threads, 2, 128);
   bool unroll = vectors / threads >= 8;
-  s.starts.push_back(picks_of(s, {std::to_string(threads), std::to_string(rows), "1", unroll ? "yes" : "", unroll ? "2" : "2"}));
+  // (the unroll's factor is a choice point of its own, unused when the step is left out)
+  s.starts.push_back(picks_of(s, {std::to_string(threads), std::to_string(rows), "1", unroll ? "yes" : "", "2"}));
 }
 
 }  // namespace
@@ -303,11 +303,19 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   std::string r;  // the innermost reduction iname (the last one declared)
   for (auto& n : k.all_inames())
     if (reduction.count(n)) r = n;
+  // the timed size of the axis an iname indexes alone (-1: none given)
+  auto timed = [&](const std::string& iname) -> int64_t {
+    auto e = reads.extent.find(iname);
+    auto s = e == reads.extent.end() ? sizes.end() : sizes.find(e->second);
+    return s == sizes.end() ? -1 : s->second;
+  };
+  // a vector axis: its size parameter is a multiple of 4 at the timed sizes (or none are given)
+  auto vector_axis = [&](const std::string& iname) { return reads.extent.count(iname) && (timed(iname) < 0 || timed(iname) % 4 == 0); };
   if ((!parallel || parallel->empty()) && !r.empty() && k.instructions.size() == 1) {
     // a whole array reduced to one value: only across blocks
     std::vector<Sketch> whole;
-    across_blocks(whole, r, "", reads.extent.count(r) ? reads.extent[r] : "", sizes);
-    if (!whole.empty()) return Space(whole);
+    across_blocks(whole, r, "", reads.extent.count(r) ? reads.extent[r] : "", vector_axis(r));
+    return Space(whole);
   }
   if (!parallel || parallel->empty()) throw Error("auto_space: kernel '" + k.name + "' has no loop that indexes what every instruction writes; write a space (choice(...)) for it");
   if (!parallel->count(x)) x = *parallel->begin();
@@ -338,20 +346,8 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
     }
     return out;
   };
-  // a vector axis: its size parameter is a multiple of 4 at the timed sizes (or none are given)
-  auto vector_axis = [&](const std::string& iname) {
-    auto e = reads.extent.find(iname);
-    if (e == reads.extent.end()) return false;
-    auto s = sizes.find(e->second);
-    return s == sizes.end() || s->second % 4 == 0;
-  };
   std::vector<Sketch> sketches;
-  auto add = [&](const std::string& name, const std::string& text) {
-    Space s = Space::parse(text, "<auto space: " + name + ">");
-    Sketch sk = s.sketches().front();
-    sk.name = name;
-    sketches.push_back(sk);
-  };
+  auto add = [&](const std::string& name, const std::string& text) { sketches.push_back(sketch_of(name, text)); };
 
   // map
   std::string map = "split_iname " + x + " choice(32|64|128|256|512) outer_tag=g.0 inner_tag=l.0\n";
@@ -381,16 +377,11 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
                           " choice(2|4|8|16|32|64|128) outer_tag=g.0\n" + "split_iname " + x + "_inner choice(1|2) outer_tag=l.1 inner_tag=ilp\n" +
                           // (long rows: a thread's sequential part unrolled, its loads in flight together)
                           "optional split_iname " + r + "_outer_outer choice(2|4) inner_tag=unr\n");
-  if (!sketches.empty() && sketches.back().name == "rows + vec") rows_vec_start(sketches.back(), reads.extent[r], sizes);
+  if (!sketches.empty() && sketches.back().name == "rows + vec") rows_vec_start(sketches.back(), timed(r));
   // few long rows (at the timed sizes, fewer than 1024 of at least 16384
   // values): each row's chunks on blocks too
-  auto timed = [&](const std::string& iname) -> int64_t {
-    auto e = reads.extent.find(iname);
-    auto s = e == reads.extent.end() ? sizes.end() : sizes.find(e->second);
-    return s == sizes.end() ? -1 : s->second;
-  };
   if (!r.empty() && y.empty() && k.instructions.size() == 1 && timed(x) >= 0 && timed(x) < 1024 && timed(r) >= 16384)
-    across_blocks(sketches, r, x, reads.extent[r], sizes);
+    across_blocks(sketches, r, x, reads.extent[r], vector_axis(r));
   // tiles: products (two parallel inames and a reduction)
   if (!r.empty() && !y.empty()) {
     std::string t = "split_iname " + y + " choice(32|64|128) outer_tag=g.1\n" + "split_iname " + x + " choice(32|64|128) outer_tag=g.0\n" +

@@ -103,5 +103,7 @@ const Select* guarded_vector_load(const Stmt& vector_loop, const Expr& rhs);
 // Whether s holds a barrier or a collective: all threads of a block (or
 // warp) must reach it together.
 bool has_sync(const StmtPtr& s);
+// Whether s holds a barrier (collectives aside).
+bool has_barrier(const StmtPtr& s);
 
 }  // namespace loom

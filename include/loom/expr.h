@@ -272,6 +272,8 @@ void for_each_subscript(const Expr& e, const std::function<void(const Subscript&
 
 // Variables referenced and not bound by an enclosing reduction over them.
 void collect_free_vars(const Expr& e, std::set<std::string>& out);
+// collect_free_vars, and the names of the arrays e reads (whose value it depends on).
+void collect_free_names(const Expr& e, std::set<std::string>& out);
 // The inames of every reduction in e (sum(k, ...) adds k), nested ones too.
 void collect_reduction_inames(const Expr& e, std::set<std::string>& out);
 

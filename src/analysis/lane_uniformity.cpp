@@ -29,14 +29,10 @@ bool on_lanes(const LoopKernel& k, const std::string& iname) {
 
 std::set<std::string> names_read(const Instruction& insn) {
   std::set<std::string> names;
-  auto add = [&](const Expr& e) {
-    collect_free_vars(e, names);
-    for_each_subscript(e, [&](const Subscript& s) { names.insert(s.name); });
-  };
-  add(insn.rhs);
+  collect_free_names(insn.rhs, names);
   if (auto s = insn.lhs.as<Subscript>())
-    for (auto& i : s->indices) add(i);
-  for (auto& p : insn.predicates) add(p);
+    for (auto& i : s->indices) collect_free_names(i, names);
+  for (auto& p : insn.predicates) collect_free_names(p, names);
   return names;
 }
 

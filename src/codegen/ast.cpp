@@ -22,7 +22,8 @@ StmtPtr make_for(std::string var, Expr init, Expr cond, int64_t step, StmtPtr bo
   s->children = {std::move(body)};
   return s;
 }
-StmtPtr make_if(Expr cond, StmtPtr then_branch, StmtPtr else_branch) {
+namespace {
+std::shared_ptr<Stmt> new_if(Expr cond, StmtPtr then_branch, StmtPtr else_branch) {
   auto s = std::make_shared<Stmt>();
   s->kind = Stmt::If;
   s->cond = std::move(cond);
@@ -30,11 +31,12 @@ StmtPtr make_if(Expr cond, StmtPtr then_branch, StmtPtr else_branch) {
   if (else_branch) s->children.push_back(std::move(else_branch));
   return s;
 }
+}  // namespace
+StmtPtr make_if(Expr cond, StmtPtr then_branch, StmtPtr else_branch) {
+  return new_if(std::move(cond), std::move(then_branch), std::move(else_branch));
+}
 StmtPtr make_predicated(Expr cond, StmtPtr then_branch, std::string insn_id) {
-  auto s = std::make_shared<Stmt>();
-  s->kind = Stmt::If;
-  s->cond = std::move(cond);
-  s->children = {std::move(then_branch)};
+  auto s = new_if(std::move(cond), std::move(then_branch), nullptr);
   s->insn_id = std::move(insn_id);
   return s;
 }
@@ -72,6 +74,13 @@ bool has_sync(const StmtPtr& s) {
   if (s->kind == Stmt::Barrier || is_collective(*s)) return true;
   for (auto& c : s->children)
     if (has_sync(c)) return true;
+  return false;
+}
+
+bool has_barrier(const StmtPtr& s) {
+  if (s->kind == Stmt::Barrier) return true;
+  for (auto& c : s->children)
+    if (has_barrier(c)) return true;
   return false;
 }
 

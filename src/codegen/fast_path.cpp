@@ -26,13 +26,6 @@ namespace loom::codegen {
 
 namespace {
 
-bool has_barrier(const StmtPtr& s) {
-  if (s->kind == Stmt::Barrier) return true;
-  for (auto& c : s->children)
-    if (has_barrier(c)) return true;
-  return false;
-}
-
 using Constraint = AffineConstraint;
 
 

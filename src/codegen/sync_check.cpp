@@ -22,9 +22,8 @@ void walk(const LoopKernel& k, const StmtPtr& s, const ThreadVars& tv, std::vect
     const std::set<std::string>& thread_vars = s->kind == Stmt::Barrier ? tv.block : tv.lane;
     for (auto& c : conds) {
       std::set<std::string> vars;
-      collect_free_vars(c, vars);
-      if (s->kind != Stmt::Barrier)  // a private array read at a uniform index may still differ by lane
-        for_each_subscript(c, [&](const Subscript& a) { vars.insert(a.name); });
+      if (s->kind == Stmt::Barrier) collect_free_vars(c, vars);
+      else collect_free_names(c, vars);  // (a private array read at a uniform index may still differ by lane)
       for (auto& v : vars)
         if (thread_vars.count(v))
           throw KernelError("kernel '" + k.name + "': a " + std::string(s->kind == Stmt::Barrier ? "barrier" : "warp reduction") +

@@ -565,6 +565,11 @@ void collect_free_vars(const Expr& e, std::set<std::string>& out) {
   c.visit(e);
 }
 
+void collect_free_names(const Expr& e, std::set<std::string>& out) {
+  collect_free_vars(e, out);
+  if (e.defined()) for_each_subscript(e, [&](const Subscript& s) { out.insert(s.name); });
+}
+
 Expr substitute(const Expr& e, const std::map<std::string, Expr>& replacements) {
   if (replacements.empty() || !e.defined()) return e;
   Substituter s(replacements);

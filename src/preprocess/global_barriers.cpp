@@ -198,17 +198,16 @@ std::vector<LoopKernel> split_global_barriers(const LoopKernel& k, std::vector<A
         added_before.push_back(added);
       }
     std::set<int> answered;
-    for (size_t s = 0; s < launches.size(); ++s) {
+    bool paired = true;
+    for (size_t s = 0; s < launches.size() && paired; ++s) {
       int ws = sections[s] - added_before[size_t(sections[s])];
       auto it = std::find(written_sections.begin(), written_sections.end(), ws);
-      if (it == written_sections.end()) {
-        answered.clear();
-        break;
-      }
+      paired = it != written_sections.end();
+      if (!paired) break;
       answered.insert(ws);
       launches[s].original = std::make_shared<const LoopKernel>(written[size_t(it - written_sections.begin())]);
     }
-    if (answered.size() != written.size())
+    if (!paired || answered.size() != written.size())
       throw KernelError("kernel '" + k.name + "' runs as " + std::to_string(launches.size()) + " launches, but as written it ran as " +
                         std::to_string(written.size()) + "; transformations may not add or remove global barriers (rfactor's own excepted)");
   }

@@ -384,13 +384,10 @@ class Realizer : public ExprMutator {
   bool conditions_are_lane_uniform() const {
     if (insn_.predicates.empty()) return true;
     std::set<std::string> varying = lane_varying_names(k_);
-    for (auto& p : insn_.predicates) {
-      std::set<std::string> names;
-      collect_free_vars(p, names);
-      for_each_subscript(p, [&](const Subscript& s) { names.insert(s.name); });
-      for (auto& n : names)
-        if (varying.count(n)) return false;
-    }
+    std::set<std::string> names;
+    for (auto& p : insn_.predicates) collect_free_names(p, names);
+    for (auto& n : names)
+      if (varying.count(n)) return false;
     return true;
   }
 

@@ -261,9 +261,9 @@ class Lowering {
   void guarded(const std::function<void()>& body) {
     if (thread_guards_.empty()) return body();
     Value* all = nullptr;
-    for (size_t i = 0; i < thread_guards_.size(); ++i) {
-      Value* c = condition(*thread_guards_[i]);
-      if (thread_guard_else_[i]) c = b_.CreateNot(c);
+    for (auto [guard, otherwise] : thread_guards_) {
+      Value* c = condition(*guard);
+      if (otherwise) c = b_.CreateNot(c);
       all = all ? b_.CreateAnd(all, c) : c;
     }
     if_then(all, body, nullptr);
@@ -288,12 +288,6 @@ class Lowering {
            "'): every thread of a block must reach the same barriers");
   }
 
-  static bool has_barrier(const StmtPtr& s) {
-    if (s->kind == Stmt::Barrier) return true;
-    for (auto& c : s->children)
-      if (has_barrier(c)) return true;
-    return false;
-  }
 
   // A warp reduction: every thread's value first, then each thread combines its group's.
   void collective(const StmtPtr& s) {
@@ -368,11 +362,9 @@ class Lowering {
         // agrees): every thread region inside tests it for its own thread.
         if (!thread_dependence(s->cond).empty() && !has_barrier(s)) {
           for (size_t branch = 0; branch < s->children.size(); ++branch) {
-            thread_guards_.push_back(s.get());
-            thread_guard_else_.push_back(branch == 1);
+            thread_guards_.push_back({s.get(), branch == 1});
             block_body(s->children[branch]);
             thread_guards_.pop_back();
-            thread_guard_else_.pop_back();
           }
           return;
         }
@@ -796,8 +788,7 @@ class Lowering {
   Value* bounds_record_ = nullptr;
   llvm::GlobalVariable* scratch_ = nullptr;
   std::string current_insn_;
-  std::vector<const Stmt*> thread_guards_;  // see guarded(): ifs, and whether the else branch runs
-  std::vector<bool> thread_guard_else_;
+  std::vector<std::pair<const Stmt*, bool>> thread_guards_;  // see guarded(): ifs, and whether their else branch runs
   UnprovenAccesses unproven_{g_};  // which accesses are checked (loom/codegen.h)
 
  public:

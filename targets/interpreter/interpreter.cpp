@@ -676,12 +676,6 @@ class Interpreter {
     return v;
   }
 
-  static bool has_barrier(const StmtPtr& s) {
-    if (s->kind == Stmt::Barrier) return true;
-    for (auto& c : s->children)
-      if (has_barrier(c)) return true;
-    return false;
-  }
 
   const GeneratedKernel& g_;
   const LoopKernel& k_;
