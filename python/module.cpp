@@ -847,6 +847,7 @@ PYBIND11_MODULE(_loom, m) {
       o.compile_workers = opts["workers"].cast<int>();
       o.gpus = opts["gpus"].cast<int>();
       if (opts.contains("feature_model")) o.feature_model = opts["feature_model"].cast<bool>();
+      if (opts.contains("seed_logs")) o.seed_logs = opts["seed_logs"].cast<std::vector<std::string>>();
       o.worker_command = opts["worker_command"].cast<std::vector<std::string>>();
       return o;
     };
@@ -933,6 +934,7 @@ PYBIND11_MODULE(_loom, m) {
       d["trials"] = trials;
       d["best"] = r.best ? py::object(trial_dict(*r.best)) : py::none();
       d["skipped"] = r.skipped;
+      d["seeded"] = r.seeded;
       d["seconds"] = r.seconds;
       d["space"] = space.str();
       return d;

@@ -237,10 +237,12 @@ std::string measure(const LoopKernel& as_written, const std::string& script, con
     try {
       k = apply_transforms(as_written, steps);
       g = generate_for(k, o);  // (an illegal schedule is refused here, never run)
-      // a grid CUDA cannot launch at the timed sizes (a large axis on g.1)
-      // is refused before the trial is run (it would fail at the launch)
+      // a grid CUDA cannot launch at the timed sizes (a large axis on g.1),
+      // or offsets 32-bit indices cannot reach there, is refused before the
+      // trial is run (it would fail at the launch)
       auto params = k.parameters();
       bool sized = std::all_of(params.begin(), params.end(), [&](auto& p) { return o.parameters.count(p) > 0; });
+      if (sized) check_index_width(g, o.parameters);
       if (o.target == "cuda" && sized) cuda::check_grid(k.name, launch_dims(g, o.parameters));
     } catch (const Error& e) {
       fail("illegal", e.what());

@@ -5,10 +5,13 @@
 // measuring worker finds the binary in the disk cache), measures the legal
 // ones one at a time in the measuring worker, and appends every trial to
 // the log as it ends. Configurations already in the log (same kernel, same
-// target, same script) are not tried again: a killed run resumes.
+// target, device, sizes and script) are not tried again: a killed run
+// resumes. The fastest trials of the kernel measured elsewhere (another
+// device or other sizes, in this log or the seed logs) are measured first.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <future>
 #include <numeric>
 #include <set>
@@ -29,6 +32,40 @@ std::string parameter_text(const std::map<std::string, int64_t>& p) {
   std::string s;
   for (auto& [n, v] : p) s += (s.empty() ? "" : " ") + n + "=" + std::to_string(v);
   return s;
+}
+
+// The card a trial ran on, without the " (GPU k)" a run over several GPUs
+// adds: trials on any card of one model resume each other.
+std::string device_model(const std::string& device) {
+  size_t p = device.rfind(" (GPU ");
+  return p == std::string::npos ? device : device.substr(0, p);
+}
+
+// The configurations to measure first: the fastest valid trials of the
+// kernel measured elsewhere, the fastest of each (device, sizes) group
+// first, then the second fastest of each, ...; at most `most`, each one
+// the space can express (the same key giving the same script) and not
+// already done here.
+std::vector<Configuration> seeds_from(std::vector<Trial> elsewhere, const Space& space, const std::set<std::string>& done, size_t most) {
+  std::map<std::string, std::vector<Trial>> groups;
+  for (auto& t : elsewhere)
+    if (t.status == "ok") groups[device_model(t.device) + "|" + t.parameters].push_back(t);
+  for (auto& [_, g] : groups) std::stable_sort(g.begin(), g.end(), [](auto& a, auto& b) { return a.median_seconds < b.median_seconds; });
+  std::vector<Configuration> seeds;
+  std::set<std::string> taken = done;
+  for (size_t rank = 0; seeds.size() < most; ++rank) {
+    bool any = false;
+    for (auto& [_, g] : groups) {
+      if (rank >= g.size() || seeds.size() >= most) continue;
+      any = true;
+      const Trial& t = g[rank];
+      std::optional<Configuration> c = space.from_key(t.key);
+      if (!c || space.script(*c) != t.script || !taken.insert(t.script).second) continue;
+      seeds.push_back(*c);
+    }
+    if (!any) break;
+  }
+  return seeds;
 }
 
 // The cost model of the evolution strategy: the measured log-times of this
@@ -182,14 +219,25 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   std::string device = o.device;
 
   // what the log already holds for this kernel and target
-  std::vector<Trial> earlier;
+  // (and what it, and the seed logs, hold of this kernel measured elsewhere)
+  std::vector<Trial> earlier, elsewhere;
   std::set<std::string> done;
+  auto this_kernel = [&](const Trial& t) { return t.kernel_hash == kernel_hash && t.target == o.target; };
   if (!o.log.empty() && o.resume)
-    for (auto& t : read_log(o.log))
-      if (t.kernel_hash == kernel_hash && t.target == o.target && t.parameters == parameter_text(o.parameters)) {
+    for (auto& t : read_log(o.log)) {
+      if (!this_kernel(t)) continue;
+      if (t.parameters == parameter_text(o.parameters) && device_model(t.device) == device_model(device)) {
         earlier.push_back(t);
         done.insert(t.script);
+      } else {
+        elsewhere.push_back(t);
       }
+    }
+  for (auto& path : o.seed_logs) {
+    if (!std::filesystem::exists(path)) throw Error("tuning: seed log '" + path + "' does not exist");
+    for (auto& t : read_log(path))
+      if (this_kernel(t)) elsewhere.push_back(t);
+  }
 
   std::mt19937_64 rng(o.seed);
   std::string strategy = o.strategy;
@@ -206,7 +254,13 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   std::vector<std::pair<double, Configuration>> valid;  // (median, configuration), this run
 
   auto fresh = [&](const Configuration& c) { return !picked.count(c.key()); };
-  std::vector<Configuration> starts = space.starts();  // measured first (random, evolution): the rules' guesses
+  // measured first (random, evolution): the fastest elsewhere, then the rules' guesses
+  std::vector<Configuration> starts;
+  if (strategy != "exhaustive") {
+    starts = seeds_from(elsewhere, space, done, std::min<size_t>(8, std::max(1, o.trials / 4)));
+    result.seeded = int(starts.size());
+  }
+  for (auto& c : space.starts()) starts.push_back(c);
   std::reverse(starts.begin(), starts.end());
   std::vector<int> unvisited;  // evolution's first draws: each sketch once, in a random order
   for (size_t s = 0; s < space.sketches().size(); ++s) unvisited.push_back(int(s));

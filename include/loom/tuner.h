@@ -164,7 +164,12 @@ struct Options {
   int trials = 64;                   // measured or refused configurations, at most
   uint64_t seed = 1;
   std::string log;                   // "" : no log file
-  bool resume = true;                // skip configurations already in the log for this kernel/target
+  bool resume = true;                // skip configurations already in the log for this kernel, target, device and sizes
+  // Logs of other runs (another device, other sizes) whose fastest valid
+  // trials of this kernel and target are measured first here (random and
+  // evolution). The run's own log seeds the same way with its trials from
+  // other devices or sizes, which it does not resume.
+  std::vector<std::string> seed_logs;
   std::map<std::string, int64_t> parameters;        // the sizes timed
   std::map<std::string, int64_t> check_parameters;  // the sizes checked (default: small, not tile multiples)
   double min_time_seconds = 0.05;    // timing: repeat until this long (at least 3 reps) ...
@@ -205,6 +210,7 @@ struct Result {
   std::vector<Trial> trials;         // this run's, in order
   std::optional<Trial> best;         // over this run and the log's earlier trials
   int skipped = 0;                   // already in the log
+  int seeded = 0;                    // configurations measured first because they were fastest elsewhere
   int unmeasured = 0;                // screened, but predicted slow by the feature model
   double seconds = 0;
 };

@@ -13,6 +13,7 @@ illegal schedules are refused by Loom's checks and recorded with the reason;
 the log (JSON lines) is appended as each trial ends and a later run with the
 same log skips what it holds.
 """
+import os
 import sys
 
 from . import _loom
@@ -83,12 +84,14 @@ def _replay(base, script):
 class TuneResult:
     """What lp.tune found: kernel (the fastest correct schedule, ready to call),
     best (its trial), trials (this run's, as dicts: key, script, status, error,
-    median_seconds, ...), skipped (already in the log), seconds, space (its text)."""
+    median_seconds, ...), skipped (already in the log), seeded (measured first as the fastest
+    elsewhere), seconds, space (its text)."""
 
     def __init__(self, base, d):
         self.best = d["best"]
         self.trials = d["trials"]
         self.skipped = d["skipped"]
+        self.seeded = d.get("seeded", 0)
         self.seconds = d["seconds"]
         self.space = d["space"]
         self.kernel = _replay(base, self.best["script"])
@@ -132,7 +135,7 @@ def _progress_printer(total_hint):
 
 def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None, resume=True, target="auto",
          arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, compile_timeout=30.0, workers=0, gpus=0, configs=None, progress=True,
-         backend="local", ray_address=None, actors=None, feature_model=False):
+         backend="local", ray_address=None, actors=None, feature_model=False, seed_logs=()):
     """Search for the fastest schedule that computes what the kernel as written does.
 
     space: a TuningSpace (transformations given lp.Choice values); a kernel (the
@@ -142,7 +145,9 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
     parameters: the sizes timed ({"n": 4096}); every parameter needs one.
     strategy: exhaustive | random | evolution | auto. seed: repeatable runs.
     log: a JSON-lines file each trial is appended to; with resume, trials it
-    holds are not run again. target: "cpu", "cuda" or "auto" (cuda with a GPU).
+    holds are not run again (those of this card and sizes; its trials from another card
+    or other sizes seed the run, as seed_logs' do: a log path or a list of them, whose
+    fastest trials of this kernel and target are measured first). target: "cpu", "cuda" or "auto" (cuda with a GPU).
     gpus: measuring workers for cuda, one per GPU (0: every visible GPU).
     backend: "local" (this machine's processes) or "ray" (screening as Ray tasks,
     one measuring actor per GPU of the cluster; ray_address joins a running
@@ -181,6 +186,7 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
         "check_parameters": dict(check_parameters or {}), "min_time": float(min_time),
         "trial_timeout": float(trial_timeout), "compile_timeout": float(compile_timeout), "workers": int(workers), "gpus": int(gpus),
         "feature_model": bool(feature_model),
+        "seed_logs": [str(seed_logs)] if isinstance(seed_logs, (str, os.PathLike)) else [str(p) for p in seed_logs],
     }
     if backend == "ray":
         from . import ray_backend

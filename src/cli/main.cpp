@@ -397,6 +397,7 @@ int run_tune(const Options& o) {
   to.seed = o.seed;
   to.log = o.log;
   to.resume = o.resume;
+  to.seed_logs = o.seed_logs;
   to.arch = o.arch;
   to.trial_timeout_seconds = o.trial_timeout;
   to.gpus = o.gpus;
@@ -435,6 +436,7 @@ int run_tune(const Options& o) {
   std::printf("\n%zu trials in %.1f s", r.trials.size(), r.seconds);
   for (auto& [s, n] : count) std::printf(", %d %s", n, s.c_str());
   if (r.skipped) std::printf(", %d already in the log", r.skipped);
+  if (r.seeded) std::printf(", %d seeded by the fastest measured elsewhere", r.seeded);
   if (r.unmeasured) std::printf(", %d more screened and left unmeasured by the feature model", r.unmeasured);
   std::printf("\nfastest (%s, %s):\n", to.target.c_str(), r.best->device.c_str());
   for (size_t i = 0; i < std::min<size_t>(5, ok.size()); ++i) std::printf("  %10.4f ms  %s\n", ok[i].median_seconds * 1e3, ok[i].key.c_str());

@@ -73,6 +73,9 @@ const CommandHelp kCommands[] = {
      "  --seed N                 the search's seed (default 1): a run is repeatable\n"
      "  --log LOG                append every trial to LOG (JSON lines) and skip those it holds\n"
      "  --no-resume              try every configuration again, even those in the log\n"
+     "  --seed-log LOG           measure first the fastest trials of this kernel in LOG (another card's,\n"
+     "                           or other sizes'); repeatable. The --log's own trials from another card\n"
+     "                           or other sizes seed the run the same way\n"
      "  --feature-model          evolution: once 6 trials are measured, screen twice a batch and measure\n"
      "                           the half a model of the kernel features ranks fastest\n"
      "  --trial-timeout S        seconds a trial may take before its worker is killed (default 60)\n"
@@ -186,6 +189,7 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--strategy") o.strategy = value();
     else if (a == "--log") o.log = value();
     else if (a == "--no-resume") o.resume = false;
+    else if (a == "--seed-log" && o.command == "tune") o.seed_logs.push_back(value());
     else if (a == "--feature-model" && o.command == "tune") o.feature_model = true;
     else if (a == "--as-written") o.as_written = true;
     else if (a == "--redundant" && o.command == "stats") o.redundant = true;

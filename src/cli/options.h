@@ -35,6 +35,7 @@ struct Options {
   int trials = 64;
   uint64_t seed = 1;
   bool resume = true;
+  std::vector<std::string> seed_logs;  // tune --seed-log
   bool feature_model = false;  // tune: evolution ranks screened candidates by their kernel features
   double trial_timeout = 60;
   int gpus = 0;

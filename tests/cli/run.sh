@@ -118,6 +118,8 @@ if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1;
   printf 'split_iname i choice(32|64|2048) outer_tag=g.0 inner_tag=l.0\n' >"$tmp/rows.space"
   expect "tune a user space" 0 'illegal: kernel .row_sums.: 2048 threads' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=301 -D m=77 --log "$tmp/rows.jsonl"
   expect "tune resumes from its log" 0 '3 already in the log' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=301 -D m=77 --log "$tmp/rows.jsonl"
+  expect "trials at other sizes seed a run" 0 '1 seeded by the fastest measured elsewhere' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=401 -D m=77 --strategy random --trials 2 --log "$tmp/rows.jsonl"
+  expect "a missing seed log is an error" 1 "seed log '.*missing.jsonl' does not exist" -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=301 -D m=77 --seed-log "$tmp/missing.jsonl"
   "$LOOM" best "$tmp/rows.jsonl" >"$tmp/best.txt" 2>&1
   expect "the best trial replays" 0 'check out: match' -- "$LOOM" run "$SRC/examples/row_sums.loom" --target cpu --as-written -t "$tmp/best.txt"
   expect "tune with the automatic space" 0 'best: [0-9.]+ ms' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --trials 6 -D n=301 -D m=77

@@ -80,6 +80,21 @@ def test_the_log_is_json_lines_and_a_second_run_resumes(tmp_path):
     assert {t["key"] for t in first.trials}.isdisjoint({t["key"] for t in second.trials})
 
 
+def test_another_cards_log_seeds_a_run(tmp_path):
+    log, seeds = str(tmp_path / "here.jsonl"), str(tmp_path / "there.jsonl")
+    space = lp.split_iname(rows(), "i", lp.Choice([8, 16, 32, 64, 128, 256]), outer_tag="g.0", inner_tag="l.0")
+    lp.tune(space, trials=4, strategy="exhaustive", log=seeds, **quick())
+    there = [json.loads(x) for x in open(seeds).read().splitlines()]
+    with open(seeds, "w") as f:  # as if measured on another card
+        for t in there:
+            f.write(json.dumps(dict(t, device="Another Card")) + "\n")
+    fastest = min((t for t in there if t["status"] == "ok"), key=lambda t: t["median_seconds"])
+    r = lp.tune(space, trials=4, strategy="random", seed=5, log=log, seed_logs=seeds, **quick())
+    assert r.seeded == 1 and r.trials[0]["key"] == fastest["key"] and r.trials[0]["device"] != "Another Card"
+    with pytest.raises(lp.LoomError, match="seed log"):
+        lp.tune(space, trials=2, strategy="random", seed_logs=[seeds + ".missing"], **quick())
+
+
 def test_bad_spaces_and_missing_sizes_are_errors():
     knl = rows()
     with pytest.raises(lp.LoomError, match="1:15: an empty value"):

@@ -169,6 +169,75 @@ TEST(Tune, ResumeSkipsWhatTheLogHoldsAndACutLineIsIgnored) {
   std::filesystem::remove(log);
 }
 
+namespace {
+// The log's trials as if measured on another card (the device field rewritten).
+void move_log_to_another_card(const std::string& log, const std::string& card) {
+  auto trials = tune::read_log(log);
+  std::filesystem::remove(log);
+  for (auto& t : trials) {
+    t.device = card;
+    tune::append_log(log, t);
+  }
+}
+}  // namespace
+
+TEST(Tune, AnotherCardsTrialsSeedTheRunInsteadOfResumingIt) {
+  std::string log = temp_log("other_card");
+  LoopKernel k = row_sums();
+  auto space = tune::Space::parse("split_iname j choice(4|8|16|32) inner_tag=l.0\nsplit_iname i choice(1|2|4|8) outer_tag=g.0 inner_tag=l.1\n");
+  auto o = small_run(log);
+  o.trials = 8;
+  o.strategy = "random";
+  auto first = tune::tune(k, space, o);
+  ASSERT_EQ(first.trials.size(), 8u);
+  move_log_to_another_card(log, "Another Card (GPU 1)");
+  std::vector<tune::Trial> fastest;  // the other card's trials, fastest first
+  for (auto& t : tune::read_log(log))
+    if (t.status == "ok") fastest.push_back(t);
+  std::sort(fastest.begin(), fastest.end(), [](auto& a, auto& b) { return a.median_seconds < b.median_seconds; });
+  ASSERT_GE(fastest.size(), 2u);
+  std::string other = temp_log("other_card_seed");  // (the other card's trials alone, for seed_logs below)
+  std::filesystem::copy_file(log, other);
+
+  // the same log on this machine: nothing is resumed (its times are another card's), and the run measures
+  // the other card's two fastest first (8 trials: a quarter of them seeded), with another seed
+  o.seed = 2;
+  auto second = tune::tune(k, space, o);
+  EXPECT_EQ(second.skipped, 0);
+  EXPECT_EQ(second.seeded, 2);
+  ASSERT_EQ(second.trials.size(), 8u);
+  EXPECT_EQ(second.trials[0].key, fastest[0].key);
+  EXPECT_EQ(second.trials[1].key, fastest[1].key);
+  EXPECT_NE(second.best->device, "Another Card (GPU 1)");  // the best is one measured here
+  for (auto& t : second.trials) EXPECT_NE(t.device, "Another Card (GPU 1)");
+
+  // through seed_logs, with a fresh log; a trial of another space (its key names a different script) is not a seed
+  {
+    tune::Trial foreign = fastest[0];
+    foreign.script = "split_iname i 3 outer_tag=g.0 inner_tag=l.0\n";
+    foreign.median_seconds = fastest[0].median_seconds / 10;
+    tune::append_log(other, foreign);
+  }
+  std::string fresh = temp_log("other_card_fresh");
+  auto o3 = small_run(fresh);
+  o3.trials = 4;
+  o3.strategy = "evolution";
+  o3.seed_logs = {other};
+  auto third = tune::tune(k, space, o3);
+  EXPECT_EQ(third.seeded, 1);
+  ASSERT_FALSE(third.trials.empty());
+  EXPECT_EQ(third.trials[0].key, fastest[0].key);
+  EXPECT_EQ(third.trials[0].script, fastest[0].script);
+  // an exhaustive run measures everything anyway: no seeds
+  o3.strategy = "exhaustive";
+  o3.log = "";
+  EXPECT_EQ(tune::tune(k, space, o3).seeded, 0);
+  // a seed log that is not there is an error, not an empty seed list
+  o3.seed_logs = {other + ".missing"};
+  EXPECT_THROW(tune::tune(k, space, o3), Error);
+  for (auto& f : {log, other, fresh}) std::filesystem::remove(f);
+}
+
 TEST(Tune, APlantedWrongResultNeverWins) {
   FaultInjection plant("split_iname i 64=wrong");
   LoopKernel k = row_sums();
@@ -251,6 +320,25 @@ TEST(Tune, NoValidConfigurationIsAClearError) {
   auto o = small_run();
   o.parameters.erase("m");
   EXPECT_THROW(tune::tune(k, space, o), Error);  // no size for m
+}
+
+TEST(Tune, OffsetsBeyond32BitIndicesAtTheTimedSizesAreIllegalNotFailed) {
+  // 1024 rows a block: the block's last row starts 1023 * m floats in, past 2^31 at m = 2200000 for the
+  // index arithmetic (the guard keeps only row 0 inside n = 1); refused before it runs, with the way out
+  LoopKernel k = row_sums();
+  auto space = tune::Space::parse("split_iname i choice(1|1024) outer_tag=g.0 inner_tag=l.0\n");
+  auto o = small_run();
+  o.parameters = {{"n", 1}, {"m", 2200000}};
+  auto r = tune::tune(k, space, o);
+  ASSERT_EQ(r.trials.size(), 2u);
+  for (auto& t : r.trials) {
+    if (t.script.find("split_iname i 1024") == 0) {
+      EXPECT_EQ(t.status, "illegal") << t.error;
+      EXPECT_NE(t.error.find("set_index_dtype int64"), std::string::npos) << t.error;
+    } else {
+      EXPECT_EQ(t.status, "ok") << t.error;
+    }
+  }
 }
 
 TEST(AutoSpace, SketchesFitTheKernelsShapeAndItsBestIsCorrect) {
