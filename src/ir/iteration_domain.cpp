@@ -115,7 +115,10 @@ std::vector<bool> coupled_dims(const std::vector<AffineConstraint>& cs, const st
 // its set; through isl when the constraints cannot be read.
 isl::set coupled_part(const Domain& d, const std::set<std::string>& keep) {
   auto cs = read_domain_constraints(d);
-  if (!cs) return coupled_part(to_isl(d), keep);
+  // (a set of its own here too, for the reason below: isl_set_coalesce of one
+  // basic set hands the domain's own set back, and the analyses that go on
+  // from it simplified the kernel's domain in place, LOOM_RANDOM_SEED=32)
+  if (!cs) return coupled_part(isl::manage(check(isl_set_set_tuple_name(d.copy(), nullptr), "coupled_part")), keep);
   const std::vector<std::string>& dims = d.inames();
   std::vector<bool> coupled = coupled_dims(*cs, dims, keep);
   // A set of its own, never the domain's basic sets: isl records what it
