@@ -5,7 +5,8 @@
 // In each block the body runs with GPU semantics: each maximal barrier-free
 // region becomes a loop nest over the block's threads (local inames), loops
 // and ifs that contain barriers run once per block (their bounds must not
-// depend on the thread), and when the kernel has barriers every private
+// depend on the thread; those around warp reductions only may, and each
+// thread runs them for itself), and when the kernel has barriers every private
 // temporary has one slot per thread, so values survive from region to region.
 #include "lowering.h"
 
@@ -16,6 +17,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "loom/constraints.h"
@@ -261,12 +263,61 @@ class Lowering {
   void guarded(const std::function<void()>& body) {
     if (thread_guards_.empty()) return body();
     Value* all = nullptr;
-    for (auto [guard, otherwise] : thread_guards_) {
-      Value* c = condition(*guard);
-      if (otherwise) c = b_.CreateNot(c);
+    for (auto& guard : thread_guards_) {
+      Value* c = guard();
       all = all ? b_.CreateAnd(all, c) : c;
     }
     if_then(all, body, nullptr);
+  }
+
+  // A loop around collectives only (no barrier) whose bounds differ from
+  // thread to thread (codegen's sync check proved each group of lanes
+  // agrees): each thread has its own loop variable and a flag that says
+  // whether it is still in the loop; the block runs the body while any
+  // thread is, each thread region inside tested by the flag.
+  void per_thread_loop(const Stmt& s) {
+    auto saved = vars_.find(s.var) == vars_.end() ? std::optional<Slot>() : std::optional<Slot>(vars_.at(s.var));
+    vars_[s.var] = Slot{entry_alloca(index_type(), threads_, s.var), nullptr, k_.options.index_dtype, 1, true};
+    llvm::AllocaInst* in_loop = entry_alloca(b_.getInt8Ty(), threads_, s.var + "_in_loop");
+    auto flag = [&] { return b_.CreateGEP(b_.getInt8Ty(), in_loop, b_.CreateLoad(b_.getInt64Ty(), tid_)); };
+    auto test = [&] { b_.CreateStore(b_.CreateZExt(expr(s.cond), b_.getInt8Ty()), flag()); };
+    auto outside = [&] { b_.CreateStore(b_.getInt8(0), flag()); };
+    {  // every thread out first (the guards around keep some out of the loop), then those they let in test it
+      auto around = std::move(thread_guards_);
+      thread_guards_.clear();
+      thread_loops(outside);
+      thread_guards_ = std::move(around);
+    }
+    thread_loops([&] {
+      store_var(s.var, expr(s.init));
+      test();
+    });
+    auto any_in_loop = [&] {
+      llvm::AllocaInst* any = entry_alloca(b_.getInt8Ty(), 1, s.var + "_any");
+      llvm::AllocaInst* t = entry_alloca(b_.getInt64Ty(), 1, "t");
+      b_.CreateStore(b_.getInt8(0), any);
+      b_.CreateStore(b_.getInt64(0), t);
+      loop([&] { return b_.CreateICmpSLT(b_.CreateLoad(b_.getInt64Ty(), t), b_.getInt64(uint64_t(threads_))); },
+           [&] {
+             Value* f = b_.CreateLoad(b_.getInt8Ty(), b_.CreateGEP(b_.getInt8Ty(), in_loop, b_.CreateLoad(b_.getInt64Ty(), t)));
+             b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt8Ty(), any), f), any);
+           },
+           [&] { b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), t), b_.getInt64(1)), t); });
+      return b_.CreateICmpNE(b_.CreateLoad(b_.getInt8Ty(), any), b_.getInt8(0));
+    };
+    loop(any_in_loop,
+         [&] {
+           thread_guards_.push_back([&] { return b_.CreateICmpNE(b_.CreateLoad(b_.getInt8Ty(), flag()), b_.getInt8(0)); });
+           block_body(s.children[0]);
+           thread_loops([&] {
+             store_var(s.var, b_.CreateAdd(load_var(s.var), llvm::ConstantInt::get(index_type(), uint64_t(s.step))));
+             test();
+           });
+           thread_guards_.pop_back();
+         },
+         [] {});
+    if (saved) vars_[s.var] = *saved;
+    else vars_.erase(s.var);
   }
 
   // The thread-dependent name e reads ("" when it reads none).
@@ -348,6 +399,8 @@ class Lowering {
         return;
       }
       case Stmt::For: {
+        if ((!thread_dependence(s->init).empty() || !thread_dependence(s->cond).empty()) && !has_barrier(s) && threads_ > 1)
+          return per_thread_loop(*s);
         check_uniform(s->init, "a loop");
         check_uniform(s->cond, "a loop");
         ensure_loop_var(s->var);
@@ -362,7 +415,10 @@ class Lowering {
         // agrees): every thread region inside tests it for its own thread.
         if (!thread_dependence(s->cond).empty() && !has_barrier(s)) {
           for (size_t branch = 0; branch < s->children.size(); ++branch) {
-            thread_guards_.push_back({s.get(), branch == 1});
+            thread_guards_.push_back([this, st = s.get(), branch] {
+              Value* c = condition(*st);
+              return branch == 1 ? b_.CreateNot(c) : c;
+            });
             block_body(s->children[branch]);
             thread_guards_.pop_back();
           }
@@ -788,7 +844,7 @@ class Lowering {
   Value* bounds_record_ = nullptr;
   llvm::GlobalVariable* scratch_ = nullptr;
   std::string current_insn_;
-  std::vector<std::pair<const Stmt*, bool>> thread_guards_;  // see guarded(): ifs, and whether their else branch runs
+  std::vector<std::function<Value*()>> thread_guards_;  // see guarded(): a thread's conditions (ifs, per_thread_loop's flags)
   UnprovenAccesses unproven_{g_};  // which accesses are checked (loom/codegen.h)
 
  public:

@@ -5,6 +5,7 @@
 // wrap at their width, // and % follow Python. Every array access is checked
 // against the array's bounds, so a miscompiled index fails loudly. Barriers
 // have GPU semantics: each thread runs up to the barrier before any goes on.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -573,7 +574,8 @@ class Interpreter {
   // GPU semantics: code between barriers runs for every thread before any
   // thread goes past the barrier; loops and ifs around barriers are the same
   // for all threads (the targets require it: threads that disagree stop the
-  // run), except an if around collectives only, which each thread tests.
+  // run), except loops and ifs around collectives only, which each thread
+  // runs and tests for itself.
   BlockFn block(const StmtPtr& s) {
     if (!has_sync(s)) {
       StmtFn f = stmt(s);
@@ -634,6 +636,25 @@ class Interpreter {
         IntFn init = int_expr(s->init), cond = int_expr(s->cond);
         BlockFn body = block(s->children[0]);
         int64_t step = s->step;
+        if (!has_barrier(s))  // collectives only: each thread runs its own loop, its group agreeing
+          return [v, init, cond, body, step](std::vector<Frame>& fr) {
+            std::vector<bool> was(fr.size());
+            for (size_t i = 0; i < fr.size(); ++i) {
+              was[i] = fr[i].active;
+              if (!was[i]) continue;
+              fr[i].vars[v].i = init(fr[i]);
+              fr[i].active = cond(fr[i]) != 0;
+            }
+            while (std::any_of(fr.begin(), fr.end(), [](const Frame& f) { return f.active; })) {
+              body(fr);
+              for (auto& f : fr)
+                if (f.active) {
+                  f.vars[v].i += step;
+                  f.active = cond(f) != 0;
+                }
+            }
+            for (size_t i = 0; i < fr.size(); ++i) fr[i].active = was[i];
+          };
         return [this, v, init, cond, body, step](std::vector<Frame>& fr) {
           auto set = [&](int64_t x) {
             for (auto& f : fr) f.vars[v].i = x;

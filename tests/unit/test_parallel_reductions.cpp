@@ -94,6 +94,32 @@ TEST(ParallelReduction, AWarpReductionUnderAConditionItsLanesShare) {
   EXPECT_TRUE(varying.count("j_inner") && !varying.count("i_inner") && !varying.count("i_outer"));
 }
 
+// A warp reduction in a loop whose bound differs between the rows of a
+// block (i_outer's loop runs while 3 * i_outer + i_inner < n, i_inner a
+// y-axis thread): the lanes of a row agree on it, so the CUDA code keeps the
+// shuffles in the loop; the CPU target and the interpreter run such a loop
+// for each thread, where they had refused it as a barrier in a
+// thread-dependent loop (LOOM_RANDOM_SEED=33).
+TEST(ParallelReduction, AWarpReductionInALoopWhoseBoundDiffersBetweenRows) {
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i] = min(j, a[i, j] * 1.5)",
+                             {"a: float64[n, m], out: float64[n]", "..."}, "row_minima");
+  LoopKernel t = split_iname(split_iname(k, "j", 8, {InameTag{}, InameTag{InameTag::Local, 0}}), "i", 3,
+                             {InameTag{}, InameTag{InameTag::Local, 1}});
+  std::string src = cuda::print_source(generate(t));
+  size_t loop = src.find("for (int i_outer = 0; i_outer <= loom_floordiv(n - i_inner - 1, 3); ++i_outer)"),
+         shuffle = src.find("loom_warp_min(acc_out, 8,");
+  EXPECT_TRUE(loop != std::string::npos && shuffle != std::string::npos && loop < shuffle) << src;
+  check(k, t, {{{"n", 7}, {"m", 29}}, {{"n", 3}, {"m", 8}}, {{"n", 1}, {"m", 3}}, {{"n", 10}, {"m", 1}}});
+  EXPECT_EQ(loom::testing::interpreted_vs_reference(k, t, {{"n", 7}, {"m", 29}}), "");
+  // under a condition the rows differ on, too (an if around the loop, both kept per thread)
+  LoopKernel kept = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i] = sum(j, a[i, j])  {if=keep[i] != 0}",
+                                {"a: float32[n, m], keep: int32[n], out: float32[n]"}, "kept_rows_in_a_loop");
+  LoopKernel kt = split_iname(split_iname(kept, "j", 16, {InameTag{}, InameTag{InameTag::Local, 0}}), "i", 4,
+                              {InameTag{}, InameTag{InameTag::Local, 1}});
+  check(kept, kt, {{{"n", 11}, {"m", 37}}, {{"n", 2}, {"m", 16}}});
+  EXPECT_EQ(loom::testing::interpreted_vs_reference(kept, kt, {{"n", 11}, {"m", 37}}), "");
+}
+
 TEST(ParallelReduction, LaneVaryingNamesFollowValuesAndBounds) {
   // w is computed from the lane; v from the row only; the jj loop is
   // bounded by the lane's own value
