@@ -41,11 +41,22 @@ std::string device_model(const std::string& device) {
   return p == std::string::npos ? device : device.substr(0, p);
 }
 
+// A trial's configuration in this space: its key, or its picks in another
+// sketch (the automatic space for other sizes may lack a sketch before
+// it), whichever gives the trial's script; nullopt when none does.
+std::optional<Configuration> place(const Space& space, const Trial& t) {
+  if (auto c = space.from_key(t.key); c && space.script(*c) == t.script) return c;
+  size_t colon = t.key.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  for (size_t s = 0; s < space.sketches().size(); ++s)
+    if (auto c = space.from_key(std::to_string(s) + t.key.substr(colon)); c && space.script(*c) == t.script) return c;
+  return std::nullopt;
+}
+
 // The configurations to measure first: the fastest valid trials of the
 // kernel measured elsewhere, the fastest of each (device, sizes) group
 // first, then the second fastest of each, ...; at most `most`, each one
-// the space can express (the same key giving the same script) and not
-// already done here.
+// the space can express (place) and not already done here.
 std::vector<Configuration> seeds_from(std::vector<Trial> elsewhere, const Space& space, const std::set<std::string>& done, size_t most) {
   std::map<std::string, std::vector<Trial>> groups;
   for (auto& t : elsewhere)
@@ -59,8 +70,8 @@ std::vector<Configuration> seeds_from(std::vector<Trial> elsewhere, const Space&
       if (rank >= g.size() || seeds.size() >= most) continue;
       any = true;
       const Trial& t = g[rank];
-      std::optional<Configuration> c = space.from_key(t.key);
-      if (!c || space.script(*c) != t.script || !taken.insert(t.script).second) continue;
+      std::optional<Configuration> c = place(space, t);
+      if (!c || !taken.insert(t.script).second) continue;
       seeds.push_back(*c);
     }
     if (!any) break;

@@ -238,6 +238,37 @@ TEST(Tune, AnotherCardsTrialsSeedTheRunInsteadOfResumingIt) {
   for (auto& f : {log, other, fresh}) std::filesystem::remove(f);
 }
 
+TEST(Tune, ASeedIsFoundWhereItsSketchMovedInTheSpace) {
+  // the automatic space for other sizes may leave out a sketch, so a trial's sketch index names another
+  // one: the seed is the configuration of this space that gives its script
+  std::string there = temp_log("moved_there");
+  LoopKernel k = row_sums();
+  std::vector<std::string> scripts = {"split_iname i 8 outer_tag=g.0 inner_tag=l.0\n", "split_iname i 16 outer_tag=g.0 inner_tag=l.0\n",
+                                      "split_iname i 32 outer_tag=g.0 inner_tag=l.0\n"};
+  auto o = small_run(there);
+  o.strategy = "exhaustive";
+  tune::tune(k, tune::Space::from_scripts(scripts), o);
+  move_log_to_another_card(there, "Another Card");
+  {  // the 16-row blocks measured fastest there (its key 1:), then the 32-row ones (2:, but 1: here)
+    auto trials = tune::read_log(there);
+    std::filesystem::remove(there);
+    for (auto& t : trials) {
+      t.median_seconds = t.script.find("split_iname i 16 ") == 0 ? 1e-6 : t.script.find("split_iname i 32 ") == 0 ? 1e-5 : 1.0;
+      tune::append_log(there, t);
+    }
+  }
+  auto here = small_run();
+  here.strategy = "random";
+  here.trials = 2;
+  here.seed_logs = {there};
+  auto r = tune::tune(k, tune::Space::from_scripts({scripts[1], scripts[2]}), here);
+  EXPECT_EQ(r.seeded, 1);
+  ASSERT_FALSE(r.trials.empty());
+  EXPECT_EQ(r.trials[0].script.find("split_iname i 16 "), 0u) << r.trials[0].script;
+  EXPECT_EQ(r.trials[0].key, "0:");  // (1: there)
+  std::filesystem::remove(there);
+}
+
 TEST(Tune, APlantedWrongResultNeverWins) {
   FaultInjection plant("split_iname i 64=wrong");
   LoopKernel k = row_sums();
