@@ -108,7 +108,7 @@ LoopKernel rfactor(const LoopKernel& k, const std::string& kept_spec, const std:
   t.name = partial;
   t.dtype = red.type;
   if (t.dtype == types::unknown) {  // (before type inference: the reduction's type as it will be inferred)
-    Expr typed = infer_types(k).instruction(insn->id).rhs;
+    Expr typed = infer_types(expand_substitutions(k)).instruction(insn->id).rhs;
     if (auto c = typed.as<Cast>()) typed = c->value;  // (a sum of bools counts in int32, then converts to the assignee)
     if (auto tr = typed.as<Reduce>()) t.dtype = tr->type;
   }

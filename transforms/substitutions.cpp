@@ -210,6 +210,10 @@ LoopKernel assignment_to_subst(const LoopKernel& k, const std::string& lhs_name)
     }
   if (!def) refuse(k, what, "'" + lhs_name + "' is never assigned");
   if (!def->predicates.empty()) refuse(k, what, "instruction '" + def->id + "' is conditional, so '" + lhs_name + "' has no value elsewhere");
+  for (auto& d : k.domains)  // (a domain's bound is a value: a rule is an expression, with nothing to bound a loop by)
+    for (auto& p : d.params())
+      if (p == lhs_name)
+        refuse(k, what, "'" + lhs_name + "' bounds the loop of '" + d.inames().front() + "' (its domain reads it); a loop bound stays a temporary");
   // the rule's parameters: the indices of the assignment, which must be distinct inames
   std::vector<std::string> params;
   if (auto s = def->lhs.as<Subscript>()) {

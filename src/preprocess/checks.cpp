@@ -56,6 +56,14 @@ void check_kernel(const LoopKernel& k, const TargetInfo& target) {
              "', outside that loop (a later transformation moved it to loops of its own); the copy it finds would be another iteration's");
     }
   }
+  // every name a domain is bounded by has a value: an argument, an iname of
+  // an outer loop, or a temporary the kernel computes (a data-dependent
+  // bound); a transformation that removed it would leave the loop unbounded
+  for (auto& d : k.domains)
+    for (auto& p : d.params())
+      if (!k.find_argument(p) && !k.has_iname(p) && !k.temporaries.count(p))
+        fail("the domain of '" + d.inames().front() + "' is bounded by '" + p +
+             "', which is no argument of the kernel, no iname and no temporary it computes");
   std::set<std::string> ids;
   for (auto& insn : k.instructions) ids.insert(insn.id);
   for (auto& insn : k.instructions) {

@@ -61,6 +61,17 @@ TEST(Rfactor, ATriangularDomainKeepsEachRowsPartialResults) {
   check_transformed(two, scheduled(two, "split_iname j 10\nrfactor j_outer\ntag_inames j_outer:g.0\n"), {{{"n", 4}, {"m", 37}}});
 }
 
+TEST(Rfactor, AReductionThatCallsASubstitutionRule) {
+  // the partial results' type is inferred with the rules expanded (it had
+  // thrown "unknown function 'sq'": random schedules, LOOM_RANDOM_SEED=1004,
+  // rfactor after assignment_to_subst of sum_all's partial sums)
+  LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "sq(x) := x * x\nout[i] = sum(j, sq(a[i, j]))",
+                             {"a: float32[n, m], out: float32[n]"}, "sum_of_squares");
+  LoopKernel t = scheduled(k, "split_iname j 64\nrfactor j_outer\ntag_inames j_outer:g.0 i:g.1\nsplit_iname j_inner 32 inner_tag=l.0\n");
+  EXPECT_EQ(t.find_temporary("out_partial")->dtype, types::float32);
+  check_transformed(k, t, {{{"n", 3}, {"m", 1000}}, {{"n", 2}, {"m", 65}}});
+}
+
 TEST(Rfactor, WhatItCannotSplitIsRefused) {
   LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i] = sum(j, a[i, j])", {"a: float32[n, m], out: float32[n]"}, "rows");
   auto refusal = [&](const LoopKernel& kk, const std::string& script) { return error_of([&] { scheduled(kk, script); }); };

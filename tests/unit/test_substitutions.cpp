@@ -3,6 +3,8 @@
 // by precompute, the way loopy scripts use them), and their refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "loom/parser.h"
 #include "loom/transforms.h"
 #include "transform_check.h"
@@ -124,6 +126,32 @@ instructions:
   expect_error([&] { assignment_to_subst(k, "a"); }, "'a' is not a temporary (arguments stay arrays)");
   expect_error([&] { assignment_to_subst(k, "zz"); }, "'zz' is not a temporary");
   expect_error([&] { assignment_to_subst(k, "c"); }, "is conditional");
+  // a loop bound read from memory stays a temporary: as a rule it would leave the loop of jj unbounded
+  // (the random schedules found it on csr_row_sums_flagged's full_len, LOOM_RANDOM_SEED=303)
+  LoopKernel rows = kernel_of(R"(
+kernel rows
+domains:
+  {[i]: 0 <= i < n}
+  {[jj]: 0 <= jj < len}
+arguments:
+  ptr: int32[n + 1]
+  vals: float32[nnz]
+  out: float32[n]
+instructions:
+  <int32> len = ptr[i + 1] - ptr[i]
+  out[i] = sum(jj, vals[ptr[i] + jj])
+)");
+  expect_error([&] { assignment_to_subst(rows, "len"); }, "'len' bounds the loop of 'jj' (its domain reads it); a loop bound stays a temporary");
+}
+
+TEST(Checks, ADomainBoundedByANameWithoutAValueIsRefused) {
+  // what a transformation that dropped the bound's temporary or argument would leave
+  LoopKernel k = kernel_of("kernel unbound\ndomains:\n  {[i]: 0 <= i < n}\narguments:\n  a: float32[n]\n  n: int32\n"
+                           "instructions:\n  a[i] = 1\n");
+  generate(k);
+  auto& args = k.arguments.edit();
+  args.erase(std::remove_if(args.begin(), args.end(), [](const Argument& a) { return a.name == "n"; }), args.end());
+  expect_error([&] { generate(k); }, "the domain of 'i' is bounded by 'n', which is no argument of the kernel, no iname and no temporary it computes");
 }
 
 TEST(Substitutions, ExpandSubstWithin) {
