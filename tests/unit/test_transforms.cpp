@@ -199,6 +199,20 @@ instructions:
 )").kernel;
   only_r.within = "id:r";
   check(indexed, split_iname(indexed, "i", 4, only_r), {{}});
+  // the reader may use the loop as a reduction's iname: a prefetch inside j
+  // fills a_fetch once per j, and the sum over j reads it in that iteration;
+  // split for the sum alone, it summed the last column m times, a silent
+  // wrong result on both targets (random schedules, LOOM_RANDOM_SEED=2024)
+  LoopKernel rows = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i] = sum(j, a[i, j])",
+                                {"a: float32[n, m], out: float32[n]"}, "rows");
+  LoopKernel fetched = apply_transforms(rows, parse_transform_script("split_iname i 4 outer_tag=g.0 inner_tag=l.0\n"
+                                                                     "add_prefetch a i_inner temporary_address_space=local default_tag=l.auto\n"));
+  SplitOptions only_sum;
+  only_sum.within = "id:" + rows.instructions[0].id;
+  EXPECT_NE(error_of([&] { split_iname(fetched, "j", 2, only_sum); })
+                .find("reads temporary 'a_fetch', which 'fetch_a' writes in the same iteration of 'j'"),
+            std::string::npos);
+  check(rows, split_iname(fetched, "j", 2), {{{"n", 19}, {"m", 23}}});  // (split for both, it stays right)
 }
 
 // A join of i with a chunked j's outer iname merged the domain of j (two
