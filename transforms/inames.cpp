@@ -325,17 +325,9 @@ LoopKernel remove_unused_inames(const LoopKernel& k) {
 
 namespace {
 
-// Whether insn runs in loop n: within it, or reducing over it (a sum over
-// n reads its operands once per iteration of n, as a loop would).
-bool runs_in(const Instruction& insn, const std::string& n) {
-  if (insn.within_inames.count(n)) return true;
-  std::set<std::string> reduced;
-  if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, reduced);
-  return reduced.count(n) != 0;
-}
-
 // A temporary that one instruction writes within loop `old` and another
-// reads in it (within it, or in a reduction over it) carries a value from an
+// reads in it (within it, or in a reduction over it: a sum over `old` reads
+// its operands once per iteration, as a loop would) carries a value from an
 // iteration to the same iteration. If only one of them moves to the copy of
 // `old`, the reader runs in the other loop and finds the value of the last
 // iteration instead, unless the temporary is indexed by `old` (each
@@ -350,7 +342,7 @@ void check_temporaries_stay_together(const LoopKernel& k, const std::string& wha
     if (w.kind != Instruction::Assign || !w.within_inames.count(old) || !k.find_temporary(w.assignee_name())) continue;
     std::optional<bool> own_elements;  // (isl only where a reader is moved apart)
     for (auto& r : k.instructions) {
-      if (&r == &w || r.kind != Instruction::Assign || !runs_in(r, old) || moved.count(&r) == moved.count(&w)) continue;
+      if (&r == &w || r.kind != Instruction::Assign || !r.iteration_inames().count(old) || moved.count(&r) == moved.count(&w)) continue;
       if (!r.read_names().count(w.assignee_name())) continue;
       if (!own_elements) own_elements = indexed_by_old(w);
       if (*own_elements) break;
@@ -443,7 +435,7 @@ LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, cons
     const std::string& nw = copies[i];
     std::set<const Instruction*> moved;
     for (auto& insn : r.instructions)
-      if (m(insn) && runs_in(insn, old)) moved.insert(&insn);
+      if (m(insn) && insn.iteration_inames().count(old)) moved.insert(&insn);  // (within it, or reducing over it)
     check_temporaries_stay_together(r, what, old, moved);
     bool any = false;
     for (auto& insn : r.instructions.edit()) {
