@@ -8,7 +8,8 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 # The Python package is built and tested with the python3 on PATH, in a venv
 # of its own under the build folder (numpy and pytest from PyPI; tqdm,
-# matplotlib and Ray for the tuner: its progress bar, plots and Ray backend).
+# matplotlib and Ray for the tuner: its progress bar, plots and Ray backend;
+# loopy, the independent oracle of what a kernel as written means).
 PYTHON ?= python3
 VENV = $(BUILD)/venv
 
@@ -22,6 +23,9 @@ deps:
 pyenv: deps
 	@$(VENV)/bin/python -c "import numpy, pytest, tqdm, matplotlib, ray" 2>/dev/null || \
 	  { $(PYTHON) -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check numpy pytest tqdm matplotlib 'ray>=2'; }
+	@$(VENV)/bin/python -c "import loopy" 2>/dev/null || \
+	  $(VENV)/bin/pip install -q --disable-pip-version-check loopy 'islpy<2026' || \
+	  echo "warning: loopy could not be installed: the loopy_oracle tests will be skipped"
 
 build: deps pyenv
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DLOOM_WITH_PYTHON=ON \

@@ -676,6 +676,14 @@ PYBIND11_MODULE(_loom, m) {
           if (a.kind == Argument::Array && k.is_written(a.name)) r.push_back(a.name);
         return r;
       })
+      .def("scalar_arguments", [](const LoopKernel& k) {  // value arguments that are not parameters (alpha, beta)
+        std::vector<std::string> r;
+        auto params = k.parameters();
+        for (auto& a : k.arguments)
+          if (a.kind == Argument::Value && std::find(params.begin(), params.end(), a.name) == params.end()) r.push_back(a.name);
+        return r;
+      })
+      .def("assumptions_hold", [](const LoopKernel& k, const std::map<std::string, int64_t>& p) { return assumptions_hold(k, p); })
       .def("iname_tag", [](const LoopKernel& k, const std::string& n) { return k.tag_of(n).str(); })
       .def("index_dtype", [](const LoopKernel& k) { return k.options.index_dtype.name(); })
       .def("do_not_specialize", [](const LoopKernel& k) {
@@ -805,6 +813,7 @@ PYBIND11_MODULE(_loom, m) {
       d["status"] = t.status;
       d["error"] = t.error;
       d["kernel_hash"] = t.kernel_hash;
+      d["kernel"] = t.kernel_name;
       d["variant_hash"] = t.variant_hash;
       d["target"] = t.target;
       d["device"] = t.device;
@@ -932,6 +941,9 @@ PYBIND11_MODULE(_loom, m) {
       py::list trials;
       for (auto& t : r.trials) trials.append(trial_dict(t));
       d["trials"] = trials;
+      py::list resumed;
+      for (auto& t : r.resumed) resumed.append(trial_dict(t));
+      d["resumed"] = resumed;
       d["best"] = r.best ? py::object(trial_dict(*r.best)) : py::none();
       d["skipped"] = r.skipped;
       d["seeded"] = r.seeded;
@@ -1057,6 +1069,23 @@ PYBIND11_MODULE(_loom, m) {
   m.def("compile", &compile_for);
   m.def("stages", &stages);
   m.def("run_host", &run_host);
+  // The random arrays `loom run` and the tests use for a call at these
+  // sizes (inputs seeded, index arrays inside what they index, CSR offsets
+  // sorted, pure outputs poisoned), in NumPy's dense form of each layout:
+  // what a differential test hands to another implementation unchanged.
+  m.def("random_arrays", [](const LoopKernel& k, const std::map<std::string, int64_t>& params, uint64_t seed) {
+    std::map<std::string, HostArray> made = make_host_arrays(k, params, seed);
+    py::dict out;
+    for (auto& [name, stored] : made) {
+      const Argument* a = k.find_argument(name);
+      HostArray dense = has_layout(*a) ? out_of_layout(stored, *a, params) : stored;
+      py::array arr = py::module_::import("numpy").attr("empty")(py::cast(dense.shape), numpy_dtype(dense.dtype));
+      // (dense.bytes, not arr.nbytes(): Debian's pybind11 reads NumPy 2's dtypes' item size wrong)
+      std::memcpy(arr.mutable_data(), dense.bytes.data(), dense.bytes.size());
+      out[py::str(name)] = is_fortran(*a) ? py::module_::import("numpy").attr("asfortranarray")(arr) : py::object(arr);
+    }
+    return out;
+  }, py::arg("kernel"), py::arg("params"), py::arg("seed") = 0);
   m.def("run_device", &run_device, py::arg("compiled"), py::arg("kernel"), py::arg("arrays"), py::arg("scalars"),
         py::arg("stream") = 0);
 }

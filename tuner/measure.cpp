@@ -88,6 +88,39 @@ std::map<std::string, int64_t> check_sizes(const LoopKernel& k, const Options& o
   return o.parameters;
 }
 
+// A script that fixes a parameter the trial is timed at to another value
+// (a space's `fix_parameters n=choice(1024|4096)` timed at n=4096) would be
+// timed on another problem, and would win by doing less work: such a
+// schedule is illegal for these sizes. Returns why, or "".
+std::string fixes_timed_parameter(const std::vector<TransformStep>& steps, const Options& o) {
+  auto check = [&](std::string name, std::string value) -> std::string {
+    auto trim = [](std::string x) {
+      auto b = x.find_first_not_of(" \t"), e = x.find_last_not_of(" \t");
+      return b == std::string::npos ? std::string() : x.substr(b, e - b + 1);
+    };
+    name = trim(name), value = trim(value);
+    auto timed = o.parameters.find(name);
+    if (timed == o.parameters.end() || value == std::to_string(timed->second)) return "";
+    return "the schedule fixes " + name + "=" + value + " but the trial is timed at " + name + "=" + std::to_string(timed->second) +
+           ": it would time another problem";
+  };
+  for (auto& s : steps) {
+    if (s.name != "fix_parameters") continue;
+    for (auto& [n, v] : s.keyword)
+      if (auto why = check(n, v); !why.empty()) return why;
+    for (auto& item_list : s.positional)
+      for (size_t b = 0, e; b < item_list.size(); b = e + 1) {
+        e = item_list.find(',', b);
+        if (e == std::string::npos) e = item_list.size();
+        std::string item = item_list.substr(b, e - b);
+        auto eq = item.find_first_of("=:");
+        if (eq == std::string::npos) continue;  // (fix_parameters itself refuses it)
+        if (auto why = check(item.substr(0, eq), item.substr(eq + 1)); !why.empty()) return why;
+      }
+  }
+  return "";
+}
+
 // The inputs the trials are timed on: copies enough that together they
 // outgrow the caches (64 MiB), at most 8. Made once per worker and kept
 // while the trials' arrays have the same names, types and storage (random
@@ -235,6 +268,7 @@ std::string measure(const LoopKernel& as_written, const std::string& script, con
     LoopKernel k;
     GeneratedKernel g;
     try {
+      if (std::string why = fixes_timed_parameter(steps, o); !why.empty()) throw Error(why);
       k = apply_transforms(as_written, steps);
       g = generate_for(k, o);  // (an illegal schedule is refused here, never run)
       // a grid CUDA cannot launch at the timed sizes (a large axis on g.1),

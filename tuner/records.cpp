@@ -4,7 +4,11 @@
 // parse and is skipped when the log is read.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +27,7 @@ std::string Trial::to_json() const {
   char hash[32];
   std::snprintf(hash, sizeof hash, "%016llx", (unsigned long long)kernel_hash);
   j["kernel_hash"] = hash;
+  if (!kernel_name.empty()) j["kernel"] = kernel_name;
   std::snprintf(hash, sizeof hash, "%016llx", (unsigned long long)variant_hash);
   j["variant_hash"] = hash;
   j["target"] = target;
@@ -50,6 +55,7 @@ Trial Trial::from_json(const std::string& line) {
   t.status = j.at("status").get<std::string>();
   t.error = j.value("error", "");
   t.kernel_hash = std::stoull(j.at("kernel_hash").get<std::string>(), nullptr, 16);
+  t.kernel_name = j.value("kernel", "");
   t.variant_hash = std::stoull(j.value("variant_hash", std::string("0")), nullptr, 16);
   t.target = j.value("target", "");
   t.device = j.value("device", "");
@@ -118,6 +124,69 @@ std::optional<Trial> best(const std::vector<Trial>& trials, uint64_t kernel_hash
     if (!b || t.median_seconds < b->median_seconds) b = t;
   }
   return b;
+}
+
+namespace {
+
+std::string hash_text(uint64_t h) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
+  return buf;
+}
+
+// One group of a log: what its trials' times can be compared within.
+std::string group_of(const Trial& t) {
+  std::string name = t.kernel_name.empty() ? "kernel" : "kernel '" + t.kernel_name + "'";
+  return name + " (hash " + hash_text(t.kernel_hash) + "), " + (t.parameters.empty() ? "no sizes" : t.parameters) + ", " + t.target +
+         (t.device.empty() ? "" : " on " + t.device);
+}
+
+bool admits(const LogFilter& f, const Trial& t) {
+  if (!f.kernel.empty() && f.kernel != t.kernel_name && f.kernel != hash_text(t.kernel_hash) &&
+      !(f.kernel.size() >= 4 && hash_text(t.kernel_hash).rfind(f.kernel, 0) == 0))
+    return false;
+  if (!f.target.empty() && f.target != "auto" && f.target != t.target) return false;
+  if (!f.device.empty() && t.device.find(f.device) == std::string::npos) return false;
+  std::istringstream sizes(t.parameters);
+  std::set<std::string> timed;
+  for (std::string item; sizes >> item;) timed.insert(item);
+  for (auto& [n, v] : f.parameters)
+    if (!timed.count(n + "=" + std::to_string(v))) return false;
+  return true;
+}
+
+}  // namespace
+
+Trial best_in_log(const std::string& path, const LogFilter& filter, std::string* picked) {
+  if (!std::filesystem::exists(path)) throw Error("tuning log '" + path + "' does not exist");
+  std::vector<Trial> trials = read_log(path);
+  if (trials.empty()) throw Error("tuning log '" + path + "' holds no trials");
+  std::map<std::string, std::vector<const Trial*>> groups, all;
+  for (auto& t : trials) {
+    all[group_of(t)].push_back(&t);
+    if (admits(filter, t)) groups[group_of(t)].push_back(&t);
+  }
+  auto listing = [](const std::map<std::string, std::vector<const Trial*>>& g) {
+    std::string s;
+    for (auto& [name, ts] : g) s += "\n  " + name + ": " + std::to_string(ts.size()) + " trials";
+    return s;
+  };
+  if (groups.empty()) throw Error("tuning log '" + path + "': no trials match the filter; it holds" + listing(all));
+  if (groups.size() > 1)
+    throw Error("tuning log '" + path + "' holds trials of " + std::to_string(groups.size()) +
+                " kernels, sizes, targets or cards, whose times do not compare; pick one with --kernel NAME, -D NAME=VALUE, --target "
+                "or --device:" + listing(groups));
+  auto& [name, ts] = *groups.begin();
+  const Trial* b = nullptr;
+  int valid = 0;
+  for (auto* t : ts) {
+    if (t->status != "ok") continue;
+    ++valid;
+    if (!b || t->median_seconds < b->median_seconds) b = t;
+  }
+  if (!b) throw Error("tuning log '" + path + "': none of the " + std::to_string(ts.size()) + " trials of " + name + " ran correctly");
+  if (picked) *picked = name + ": " + std::to_string(ts.size()) + " trials, " + std::to_string(valid) + " valid";
+  return *b;
 }
 
 }  // namespace loom::tune

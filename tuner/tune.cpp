@@ -359,7 +359,16 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   vo.target = o.arch.empty() ? TargetInfo::generic_cuda() : TargetInfo::cuda(o.arch);
   if (o.max_shared_bytes > 0) vo.target->max_shared_bytes = o.max_shared_bytes;
   int total = o.trials;
+  // what the progress reports as the run's length: the trials it will measure
+  // (a space smaller than the budget, less what the log already holds, is measured whole)
+  int shown_total = total;
+  if (strategy == "exhaustive")
+    shown_total = int(std::min<size_t>(size_t(total), size_t(std::count_if(order.begin(), order.end(), [&](const Configuration& c) {
+                                                         return !done.count(space.script(c));
+                                                       }))));
   std::optional<Trial> best_so_far = best(earlier);
+  for (auto& t : earlier)  // (the log's trials of this space that the run reuses: reported with this run's)
+    if (space.from_key(t.key) && space.script(*space.from_key(t.key)) == t.script) result.resumed.push_back(t);
   // Screening runs one batch ahead: while the workers measure a batch, the
   // next is transformed, generated and compiled (its configurations chosen
   // from what was measured so far).
@@ -417,13 +426,14 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       }
       if (!o.log.empty()) append_log(o.log, t);
       result.trials.push_back(t);
-      if (o.progress) o.progress(t, best_so_far, int(result.trials.size()), total);
+      if (o.progress) o.progress(t, best_so_far, int(result.trials.size()), shown_total);
     };
     for (size_t i = 0; i < batch.size(); ++i) {
       Trial& t = trials[i];
       t.key = batch[i].key();
       t.script = space.script(batch[i]);
       t.kernel_hash = kernel_hash;
+      t.kernel_name = k.name;
       t.target = o.target;
       t.device = device;
       t.parameters = parameter_text(o.parameters);

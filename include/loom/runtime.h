@@ -127,9 +127,10 @@ Comparison compare(const HostArray& expected, const HostArray& actual, double rt
 std::map<std::string, HostArray> make_host_arrays(const LoopKernel& k, const std::map<std::string, int64_t>& params,
                                                   uint64_t seed);
 // The arguments of a call of k on these arrays: each array by name, integer
-// value arguments from params, float value arguments 1.5 (a scale such as
-// alpha: any fixed value serves a comparison of two runs).
-ArgMap host_arguments(const LoopKernel& k, std::map<std::string, HostArray>& arrays, const std::map<std::string, int64_t>& params);
+// value arguments from params, float value arguments from scalars, else 1.5
+// (a scale such as alpha: any fixed value serves a comparison of two runs).
+ArgMap host_arguments(const LoopKernel& k, std::map<std::string, HostArray>& arrays, const std::map<std::string, int64_t>& params,
+                      const std::map<std::string, double>& scalars = {});
 
 // NumPy's .npy files (format versions 1-3, little-endian; bool, int8-64,
 // uint8-64, float16, float32, float64). A Fortran-order file is read into C

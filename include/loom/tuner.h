@@ -107,6 +107,7 @@ struct Trial {
   std::string status;                // ok | illegal | wrong | crashed | failed
   std::string error;                 // why, for every status but ok
   uint64_t kernel_hash = 0;          // of the kernel as written
+  std::string kernel_name;           // its name ("" in logs written before it was recorded)
   uint64_t variant_hash = 0;         // of the transformed kernel
   std::string target, device;        // "cpu"/"cuda"; the CPU or GPU name
   double generate_seconds = 0, compile_seconds = 0;
@@ -135,6 +136,23 @@ std::vector<Trial> read_log(const std::string& path);
 void append_log(const std::string& path, const Trial& t);
 // The fastest valid trial of these (for this kernel and target when given).
 std::optional<Trial> best(const std::vector<Trial>& trials, uint64_t kernel_hash = 0, const std::string& target = "");
+
+// Which trials of a log a question is about. Times compare only within one
+// kernel, one set of sizes, one target and one card: a log may hold several.
+struct LogFilter {
+  std::string kernel;                          // its name, or its hash (hex digits); "" any
+  std::map<std::string, int64_t> parameters;   // each must be among the trial's timed sizes
+  std::string target;                          // "cpu" / "cuda"; "" any
+  std::string device;                          // text the trial's card name contains; "" any
+};
+// The fastest valid trial of one group (kernel, sizes, target, card) of a
+// log, with what it was picked from in `picked` ("kernel 'matmul'
+// (hash ...), n=1000, cpu on ...: 12 trials, 11 valid"). Errors name what
+// the log holds when the filter leaves no group, or several (give --kernel,
+// -D, --target or --device to pick one), or none of the group's trials ran
+// correctly. A log that does not exist is an error (read_log reads it as
+// empty, for a run that starts one).
+Trial best_in_log(const std::string& path, const LogFilter& filter, std::string* picked = nullptr);
 
 // ---- the tuning loop --------------------------------------------------------
 // What screening says of one script: whether Loom accepts it, and its
@@ -208,6 +226,7 @@ struct Options {
 
 struct Result {
   std::vector<Trial> trials;         // this run's, in order
+  std::vector<Trial> resumed;        // the log's earlier trials of this space it reused (not run again)
   std::optional<Trial> best;         // over this run and the log's earlier trials
   int skipped = 0;                   // already in the log
   int seeded = 0;                    // configurations measured first because they were fastest elsewhere

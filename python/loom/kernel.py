@@ -610,6 +610,22 @@ def load_kernel(path, target=None):
     return LoopKernel(_loom.parse_kernel(text, str(path)), _target_name(target))
 
 
+def kernel_from_text(text, target=None, filename="<text>"):
+    """A kernel from text in Loom's kernel language (what a .loom file holds),
+    its transformations applied; errors are ParseError naming line and column."""
+    return LoopKernel(_loom.parse_kernel(text, filename), _target_name(target))
+
+
+def random_arguments(knl, seed=0, **params):
+    """The arrays `loom run` makes for a call at these sizes, by name: inputs
+    random and seeded (floats in [-1, 1), integers in [-50, 50), index arrays
+    inside the arrays they index, CSR offsets sorted), arrays the kernel only
+    writes poisoned (NaN, or a sentinel integer); Fortran-order arguments in
+    Fortran order. The same seed gives the same arrays, so two
+    implementations of one kernel can be run on them and compared."""
+    return dict(_loom.random_arrays(knl._core, {k: int(v) for k, v in params.items()}, int(seed)))
+
+
 def kernel_from_json(text, target=None, filename="<json>"):
     """A kernel from a loom-kernel JSON document (its transforms applied);
     errors are JsonError/ParseError naming the JSON path."""

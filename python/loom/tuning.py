@@ -84,12 +84,15 @@ def _replay(base, script):
 class TuneResult:
     """What lp.tune found: kernel (the fastest correct schedule, ready to call),
     best (its trial), trials (this run's, as dicts: key, script, status, error,
-    median_seconds, ...), skipped (already in the log), seeded (measured first as the fastest
-    elsewhere), seconds, space (its text)."""
+    median_seconds, ...), resumed (the log's trials of this space the run reused
+    instead of running them again), skipped (how many), seeded (measured first as
+    the fastest elsewhere), seconds, space (its text). table() and plot() show
+    the log's reused trials with this run's, as `best` is over both."""
 
     def __init__(self, base, d):
         self.best = d["best"]
         self.trials = d["trials"]
+        self.resumed = d.get("resumed", [])
         self.skipped = d["skipped"]
         self.seeded = d.get("seeded", 0)
         self.seconds = d["seconds"]
@@ -98,11 +101,13 @@ class TuneResult:
 
     def plot(self, path):
         """A PNG of the run (matplotlib): best time against trials, and every valid trial's time by sketch."""
-        plot_trials(self.trials, path)
+        plot_trials(self.resumed + self.trials, path)
 
     def table(self, n=5):
-        ok = sorted((t for t in self.trials if t["status"] == "ok"), key=lambda t: t["median_seconds"])
-        return "\n".join(f"{t['median_seconds'] * 1e3:10.4f} ms  {t['key']}" for t in ok[:n])
+        reused = {id(t) for t in self.resumed}
+        ok = sorted((t for t in self.resumed + self.trials if t["status"] == "ok"), key=lambda t: t["median_seconds"])
+        return "\n".join(f"{t['median_seconds'] * 1e3:10.4f} ms  {t['key']}{'  (from the log)' if id(t) in reused else ''}"
+                         for t in ok[:n])
 
     def __repr__(self):
         return f"<TuneResult: best {self.best['median_seconds'] * 1e3:.4f} ms ({self.best['key']}), {len(self.trials)} trials>"
@@ -133,6 +138,24 @@ def _progress_printer(total_hint):
     return report
 
 
+def _check_tune_arguments(parameters, trials, trial_timeout, target, min_time):
+    """Errors before any trial: a value every trial would fail on."""
+    import numbers
+    for name, v in (parameters or {}).items():
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise ValueError(f"tune: parameters['{name}'] = {v!r}: a size is an integer")
+        if v < 0:
+            raise ValueError(f"tune: parameters['{name}'] = {v}: a size is not negative")
+    if isinstance(trials, bool) or not isinstance(trials, numbers.Integral) or trials < 1:
+        raise ValueError(f"tune: trials = {trials!r}: at least 1")
+    if not isinstance(trial_timeout, numbers.Real) or not trial_timeout > 0:
+        raise ValueError(f"tune: trial_timeout = {trial_timeout!r}: seconds above 0")
+    if not isinstance(min_time, numbers.Real) or not min_time > 0:
+        raise ValueError(f"tune: min_time = {min_time!r}: seconds above 0")
+    if target not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"tune: target = {target!r}: 'auto', 'cpu' or 'cuda'")
+
+
 def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None, resume=True, target="auto",
          arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, compile_timeout=30.0, workers=0, gpus=0, configs=None, progress=True,
          backend="local", ray_address=None, actors=None, feature_model=False, seed_logs=()):
@@ -156,6 +179,17 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
     feature_model: evolution screens twice a batch and measures the half a model of
     the kernel features ranks fastest (docs/tuning.md; off: no clear gain yet).
     Returns a TuneResult (its .kernel is the winner)."""
+    _check_tune_arguments(parameters, trials, trial_timeout, target, min_time)
+    # (steps that only declare, as assumptions and dtypes do, leave a kernel as written)
+    declaring = ("assume", "fix_parameters", "add_dtypes", "add_and_infer_dtypes", "set_options", "set_index_dtype")
+    if isinstance(space, LoopKernel) and all(step.split()[0] in declaring for step, _ in space._history):
+        space = LoopKernel(space._core, space.target)
+    if isinstance(space, LoopKernel) and space._history:
+        # the automatic space is derived from a kernel as written: on top of a schedule its
+        # splits and tags would meet those already made, and every trial would be illegal
+        raise ValueError(f"tune: kernel '{space.name}' is already transformed ({len(space._history)} steps, the first "
+                         f"'{space._history[0][0]}'); the automatic space starts from a kernel as written: pass that "
+                         "kernel, or make the steps part of a space (lp.TuningSpace.of(knl) keeps them before the choices)")
     if callable(space) and not isinstance(space, (LoopKernel, TuningSpace)):
         if not configs:
             raise TypeError("tune: with a function, give configs=[...] (each is passed to the function)")
@@ -200,8 +234,48 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
 
 
 def read_log(path):
-    """The trials of a tuning log, as dicts (lines cut short by a killed run are skipped)."""
+    """The trials of a tuning log, as dicts (lines cut short by a killed run are
+    skipped). A log that does not exist is an error (FileNotFoundError)."""
+    import os
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"tuning log '{path}' does not exist")
     return _loom.read_log(path)
+
+
+def _group_name(t):
+    name = f"kernel '{t['kernel']}'" if t.get("kernel") else "kernel"
+    where = t["target"] + (f" on {t['device']}" if t.get("device") else "")
+    return f"{name} (hash {t['kernel_hash']:016x}), {t['parameters'] or 'no sizes'}, {where}"
+
+
+def log_group(trials, kernel=None, parameters=None, target=None, device=None):
+    """(description, trials) of the one group of a log's trials whose times
+    compare (one kernel, sizes, target and card) that the filters leave:
+    `kernel` a name or hex hash prefix, `parameters` a dict of timed sizes,
+    `device` text in the card's name. Several groups left, or none, is an
+    error (ValueError) that lists what the log holds."""
+    def admits(t):
+        if kernel and kernel != t.get("kernel") and not f"{t['kernel_hash']:016x}".startswith(str(kernel)):
+            return False
+        if target and target != t["target"]:
+            return False
+        if device and device not in t.get("device", ""):
+            return False
+        timed = set(t["parameters"].split())
+        return all(f"{n}={v}" in timed for n, v in (parameters or {}).items())
+
+    groups, everything = {}, {}
+    for t in trials:
+        everything.setdefault(_group_name(t), []).append(t)
+        if admits(t):
+            groups.setdefault(_group_name(t), []).append(t)
+    listing = lambda g: "".join(f"\n  {n}: {len(ts)} trials" for n, ts in g.items())  # noqa: E731
+    if not groups:
+        raise ValueError("no trials match the filter; the log holds" + listing(everything))
+    if len(groups) > 1:
+        raise ValueError(f"the log holds trials of {len(groups)} kernels, sizes, targets or cards, whose times do not "
+                         "compare; pick one (kernel=, parameters=, target=, device=):" + listing(groups))
+    return next(iter(groups.items()))
 
 
 def _cache_root():
@@ -213,21 +287,30 @@ def _cache_root():
 
 class Autotuned:
     """A kernel tuned on its first call for each key (the values of the named
-    parameters, taken from the call's array shapes and scalars), as
-    @triton.autotune does; the winner's script is kept on disk, so a later
-    process with the same kernel, space, target, device and key reuses it
-    without tuning. Calls go to the winner, an ordinary kernel."""
+    parameters, taken from the call's array shapes and scalars, and the dtypes
+    of the call's arrays), as @triton.autotune does; the winner's script is
+    kept on disk, so a later process with the same kernel, space, target,
+    device and key reuses it without tuning. A winner is reused only where its
+    schedule's assumptions hold (one tuned at n=4096 that assumes n mod 4 = 0
+    is not run at n=4097: that call tunes for its own sizes). Calls go to the
+    winner, an ordinary kernel."""
 
     def __init__(self, space, key=None, cache_dir=None, **tune_kwargs):
         self.space = space
         self.key = tuple(key) if key is not None else None
         self.cache_dir = cache_dir or _cache_root()
         self.tune_kwargs = tune_kwargs
-        self.kernels = {}  # key -> the winner
+        self.kernels = {}  # key -> [winners], the latest first
         self.tuned = 0     # tuning runs this object started (not loaded from disk)
         self.base = space.kernel if isinstance(space, TuningSpace) else space
         if not isinstance(self.base, LoopKernel):
             raise TypeError("autotune: give a kernel (the automatic space) or a TuningSpace (lp.Choice values)")
+        if self.key is not None:
+            known = set(self.base._core.parameters())
+            unknown = [n for n in self.key if n not in known]
+            if unknown:
+                raise ValueError(f"autotune: key names {', '.join(map(repr, unknown))}, which kernel '{self.base.name}' has no "
+                                 f"parameter of; its parameters: {', '.join(sorted(known)) or 'none'}")
 
     def sizes_of(self, kwargs):
         """The kernel's parameters in this call: scalars given by name, else array extents."""
@@ -246,49 +329,86 @@ class Autotuned:
                 sizes[p] = int(kwargs[p])
         return sizes
 
-    def _path(self, sizes, target, device):
+    def dtypes_of(self, kwargs):
+        """The dtypes of the call's arrays, by name (part of the key: a float64
+        call does not reuse a winner tuned on float32 data)."""
+        out = {}
+        for name in self.base._core.argument_names():
+            v = kwargs.get(name)
+            if v is not None and hasattr(v, "dtype"):
+                out[name] = str(v.dtype).replace("torch.", "")
+        return out
+
+    def _path(self, sizes, dtypes, target, device, all_sizes=False):
         import hashlib
-        space_text = self.space.text() if isinstance(self.space, TuningSpace) else "auto"
-        names = self.key if self.key is not None else tuple(sorted(sizes))
-        key = ",".join(f"{n}={sizes.get(n)}" for n in names)
-        h = hashlib.sha256(f"{self.base._core.structural_hash()}\n{space_text}\n{target}\n{device}\n{key}".encode()).hexdigest()[:24]
         import os
+        space_text = self.space.text() if isinstance(self.space, TuningSpace) else "auto"
+        names = self.key if self.key is not None and not all_sizes else tuple(sorted(sizes))
+        key = ",".join(f"{n}={sizes.get(n)}" for n in names) + ";" + ",".join(f"{n}:{t}" for n, t in sorted(dtypes.items()))
+        h = hashlib.sha256(f"{self.base._core.structural_hash()}\n{space_text}\n{target}\n{device}\n{key}".encode()).hexdigest()[:24]
         return os.path.join(self.cache_dir, f"{self.base.name}-{h}.json"), key
 
-    def winner(self, sizes):
-        """The tuned kernel for these sizes: from memory, from disk, or tuned now."""
-        import json
-        import os
+    def _typed(self, dtypes):
+        """The space, with the call's dtypes given to arrays the kernel leaves open."""
+        open_arrays = set(self.base._core.open_dtype_arrays())
+        given = {n: t for n, t in dtypes.items() if n in open_arrays}
+        if not given:
+            return self.space, self.base
+        from . import add_dtypes
+        typed = add_dtypes(self.base, given)
+        typed = LoopKernel(typed._core, typed.target)  # (the typed kernel is the one as written)
+        return (TuningSpace(typed, self.space.lines) if isinstance(self.space, TuningSpace) else typed), typed
+
+    def winner(self, sizes, dtypes=None):
+        """The tuned kernel for these sizes and dtypes: from memory, from disk, or tuned now."""
+        dtypes = dtypes or {}
         target = self.tune_kwargs.get("target", "auto")
         if target == "auto":
             target = "cuda" if _loom.gpu_available() else "cpu"
         device = _loom.device_name() if target == "cuda" else "cpu"
-        path, key = self._path(sizes, target, device)
-        if key in self.kernels:
-            return self.kernels[key]
-        script = None
-        if os.path.exists(path):
-            try:
-                with open(path, encoding="utf-8") as f:
-                    script = json.load(f)["script"]
-            except (OSError, ValueError, KeyError):
-                script = None  # a damaged entry: tune again
-        if script is None:
-            kw = dict(self.tune_kwargs, target=target)
-            r = tune(self.space, parameters=sizes, **kw)
-            self.tuned += 1
-            script = r.best["script"]
-            os.makedirs(self.cache_dir, exist_ok=True)
-            tmp = path + f".{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump({"script": script, "median_seconds": r.best["median_seconds"], "device": r.best["device"],
-                           "key": key, "kernel": self.base.name}, f)
-            os.replace(tmp, path)  # (atomic: a concurrent process reads the old entry or the new one)
-        self.kernels[key] = _replay(self.base, script)
-        return self.kernels[key]
+        path, key = self._path(sizes, dtypes, target, device)
+        knl = self._fitting(self.kernels.get(key, []), sizes) or self._load(path, sizes, dtypes)
+        if knl is None:
+            # the key's winner (if any) assumes what these sizes break: tune for exactly these sizes
+            if self.kernels.get(key) or os.path.exists(path):
+                path, _ = self._path(sizes, dtypes, target, device, all_sizes=True)
+                knl = self._load(path, sizes, dtypes)
+            if knl is None:
+                knl = self._tune(path, key, sizes, dtypes, target)
+        self.kernels.setdefault(key, [])
+        if knl not in self.kernels[key]:
+            self.kernels[key].insert(0, knl)
+        return knl
+
+    @staticmethod
+    def _fitting(kernels, sizes):
+        return next((k for k in kernels if k._core.assumptions_hold(sizes)), None)
+
+    def _load(self, path, sizes, dtypes):
+        import json
+        try:
+            with open(path, encoding="utf-8") as f:
+                script = json.load(f)["script"]
+        except (OSError, ValueError, KeyError):
+            return None  # none yet, or a damaged entry: tune again
+        return self._fitting([_replay(self._typed(dtypes)[1], script)], sizes)
+
+    def _tune(self, path, key, sizes, dtypes, target):
+        import json
+        space, typed = self._typed(dtypes)
+        r = tune(space, parameters=sizes, **dict(self.tune_kwargs, target=target))
+        self.tuned += 1
+        script = r.best["script"]
+        os.makedirs(self.cache_dir, exist_ok=True)
+        tmp = path + f".{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"script": script, "median_seconds": r.best["median_seconds"], "device": r.best["device"],
+                       "key": key, "kernel": self.base.name}, f)
+        os.replace(tmp, path)  # (atomic: a concurrent process reads the old entry or the new one)
+        return _replay(typed, script)
 
     def __call__(self, *args, **kwargs):
-        return self.winner(self.sizes_of(kwargs))(*args, **kwargs)
+        return self.winner(self.sizes_of(kwargs), self.dtypes_of(kwargs))(*args, **kwargs)
 
 
 def autotune(space=None, *, key=None, cache_dir=None, **tune_kwargs):
@@ -347,7 +467,9 @@ def plot_trials(trials, path, title=None):
     right.set_yscale("log")
     right.legend(fontsize=7)
     device = next((t["device"] for t in trials if t.get("device")), "")
-    fig.suptitle(title or f"{len(trials)} trials on {device}")
+    kernel = next((t["kernel"] for t in trials if t.get("kernel")), "")
+    sizes = next((t["parameters"] for t in trials if t.get("parameters")), "")
+    fig.suptitle(title or f"{kernel + ' ' if kernel else ''}{sizes}: {len(trials)} trials on {device}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

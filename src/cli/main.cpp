@@ -96,6 +96,14 @@ CompileStages stages_for(const Options& o, const Loaded& l, const std::string& t
   return compile_stages(l.kernel, {}, so);
 }
 
+// A value argument that is no parameter: a scalar such as alpha, given with -D or --in.
+bool is_scalar_argument(const LoopKernel& k, const std::string& name) {
+  const Argument* a = k.find_argument(name);
+  if (!a || a->kind != Argument::Value) return false;
+  auto ps = k.parameters();
+  return std::find(ps.begin(), ps.end(), name) == ps.end();
+}
+
 std::map<std::string, int64_t> parameter_values(const Options& o, const Loaded& l, const LoopKernel& k,
                                                  const std::map<std::string, HostArray>& inputs) {
   std::map<std::string, int64_t> params = l.file.defaults;
@@ -111,21 +119,46 @@ std::map<std::string, int64_t> parameter_values(const Options& o, const Loaded& 
   for (const LoopKernel* kk : {&k, &l.kernel, &l.file.kernel})
     for (auto& p : kk->parameters()) known.insert(p);
   for (auto& [name, v] : o.params)
-    if (!known.count(name)) {
+    if (!known.count(name) && !is_scalar_argument(k, name)) {
       std::string list;
       for (auto& p : known) list += (list.empty() ? "" : ", ") + p;
       throw Error("-D " + name + "=" + std::to_string(v) + ": kernel '" + k.name + "' has no parameter '" + name + "'" +
                   (list.empty() ? std::string(" (it has none)") : " (its parameters: " + list + ")"));
     }
-  for (auto& [name, v] : o.params) params[name] = v;
+  for (auto& [name, v] : o.scalars)
+    if (known.count(name)) throw Error("-D " + name + "=" + std::to_string(v) + ": parameter '" + name + "' takes an integer");
+  for (auto& [name, v] : o.params)
+    if (known.count(name)) params[name] = v;
   for (auto& p : k.parameters())
     if (!params.count(p)) throw Error("no value for parameter '" + p + "': pass -D " + p + "=VALUE or add it to the file's defaults:");
   return params;
 }
 
+// The values of float value arguments (alpha, beta): -D alpha=1.5 (or =2),
+// or --in alpha=alpha.npy (a 0-d or one-element array); others take 1.5.
+std::map<std::string, double> scalar_values(const Options& o, const LoopKernel& k) {
+  std::map<std::string, double> out;
+  for (auto& [name, v] : o.params)
+    if (is_scalar_argument(k, name)) out[name] = double(v);
+  for (auto& [name, v] : o.scalars) {
+    if (!is_scalar_argument(k, name))
+      throw Error("-D " + name + "=" + std::to_string(v) + ": kernel '" + k.name + "' has no float value argument '" + name +
+                  "' (a parameter takes an integer)");
+    out[name] = v;
+  }
+  for (auto& [name, path] : o.inputs) {
+    if (!is_scalar_argument(k, name)) continue;
+    HostArray a = read_npy(path);
+    if (a.size() != 1) throw Error("--in " + name + "=" + path + ": '" + name + "' is a scalar, but the file holds " + std::to_string(a.size()) + " elements");
+    out[name] = a.get(0);
+  }
+  return out;
+}
+
 std::map<std::string, HostArray> read_inputs(const Options& o, const LoopKernel& k) {
   std::map<std::string, HostArray> out;
   for (auto& [name, path] : o.inputs) {
+    if (is_scalar_argument(k, name)) continue;  // (scalar_values reads it)
     const Argument* a = k.find_argument(name);
     if (!a || a->kind != Argument::Array) throw Error("--in " + name + ": the kernel has no array argument '" + name + "'");
     out[name] = read_npy(path);
@@ -192,10 +225,10 @@ bool check_outputs(const LoopKernel& k, std::map<std::string, HostArray>& want, 
 }
 
 // The reference: the untransformed kernel in the interpreter, on copies of the inputs.
-bool check_against_reference(const Loaded& l, const std::map<std::string, int64_t>& params,
+bool check_against_reference(const Loaded& l, const std::map<std::string, int64_t>& params, const std::map<std::string, double>& scalars,
                              std::map<std::string, HostArray> reference, std::map<std::string, HostArray>& got) {
   auto t0 = std::chrono::steady_clock::now();
-  interpret(generate(reference_kernel(l.file.kernel, l.steps, l.kernel)), host_arguments(l.kernel, reference, params));
+  interpret(generate(reference_kernel(l.file.kernel, l.steps, l.kernel)), host_arguments(l.kernel, reference, params, scalars));
   std::printf("reference interpreter (untransformed kernel): %.2f s\n", seconds_since(t0));
   return check_outputs(l.kernel, reference, got);
 }
@@ -228,16 +261,16 @@ int run_cpu(const Options& o, const Loaded& l) {
   auto arrays = make_arrays(l.kernel, params, inputs, o);
   auto reference = arrays;
   auto t1 = std::chrono::steady_clock::now();
-  ck.call(host_arguments(l.kernel, arrays, params));
+  ck.call(host_arguments(l.kernel, arrays, params, scalar_values(o, l.kernel)));
   double first = seconds_since(t1);
   bool ok = true;
-  if (o.check && o.command == "run") ok = check_against_reference(l, params, reference, arrays);
+  if (o.check && o.command == "run") ok = check_against_reference(l, params, scalar_values(o, l.kernel), reference, arrays);
   write_outputs(o, l.kernel, params, arrays);
   auto timing = arrays;
   std::vector<double> times;
   for (int r = 0; r < o.reps; ++r) {
     auto t = std::chrono::steady_clock::now();
-    ck.call(host_arguments(l.kernel, timing, params));
+    ck.call(host_arguments(l.kernel, timing, params, scalar_values(o, l.kernel)));
     times.push_back(seconds_since(t));
   }
   std::sort(times.begin(), times.end());
@@ -312,13 +345,14 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
   auto params = parameter_values(o, l, ck.generated().kernel, inputs);
   print_params(("running on " + cuda::device().name + " (" + arch + ")").c_str(), params);
   auto arrays = make_arrays(kernel, params, inputs, o);
-  auto args_for = [&](std::map<std::string, HostArray>& arrs) { return host_arguments(kernel, arrs, params); };
+  auto scalars = scalar_values(o, kernel);
+  auto args_for = [&](std::map<std::string, HostArray>& arrs) { return host_arguments(kernel, arrs, params, scalars); };
   bool ok = true;
   if (o.command == "run") {
     auto reference = arrays;
     auto gpu_arrays = arrays;
     ck.call_host(args_for(gpu_arrays));
-    if (o.check) ok = check_against_reference(l, params, reference, gpu_arrays);
+    if (o.check) ok = check_against_reference(l, params, scalar_values(o, l.kernel), reference, gpu_arrays);
     write_outputs(o, kernel, params, gpu_arrays);
   }
   // timing on device buffers
@@ -383,6 +417,15 @@ void widen_index_if_needed(const Options& o, Loaded& l) {
   l.kernel = apply_transforms(l.kernel, parse_transform_script("set_index_dtype int64"));
 }
 
+// At most n characters of a message, cut at a word with "..." (a progress line
+// stays one line; the log keeps the whole message).
+std::string shortened(const std::string& m, size_t n) {
+  std::string one = m.substr(0, m.find('\n'));
+  if (one.size() <= n) return one;
+  size_t cut = one.rfind(' ', n);
+  return one.substr(0, cut == std::string::npos || cut < n / 2 ? n : cut) + " ...";
+}
+
 // loom tune: the kernel as written (the file's transforms: left out), the
 // space (auto or a file), one line per trial, the best five at the end.
 int run_tune(const Options& o) {
@@ -420,16 +463,17 @@ int run_tune(const Options& o) {
       char b[64];
       std::snprintf(b, sizeof b, "%.4f ms", t.median_seconds * 1e3);
       return std::string(b);
-    }() : t.status + ": " + t.error.substr(0, 100);
+    }() : t.status + ": " + shortened(t.error, 300);
     std::printf("[%d/%d] %-12s %s%s\n", done, total, t.key.c_str(), what.c_str(),
                 best && best->key == t.key && t.status == "ok" ? "  (best so far)" : "");
     std::fflush(stdout);
   };
   tune::Result r = tune::tune(file.kernel, space, to);
   to.target = r.best->target;
-  std::vector<tune::Trial> ok;
-  for (auto& t : r.trials)
-    if (t.status == "ok") ok.push_back(t);
+  std::vector<tune::Trial> ok;  // (this run's and the log's it reused: "best" is over both)
+  for (auto* set : {&r.trials, &r.resumed})
+    for (auto& t : *set)
+      if (t.status == "ok") ok.push_back(t);
   std::sort(ok.begin(), ok.end(), [](auto& a, auto& b) { return a.median_seconds < b.median_seconds; });
   std::map<std::string, int> count;
   for (auto& t : r.trials) ++count[t.status];
@@ -439,7 +483,11 @@ int run_tune(const Options& o) {
   if (r.seeded) std::printf(", %d seeded by the fastest measured elsewhere", r.seeded);
   if (r.unmeasured) std::printf(", %d more screened and left unmeasured by the feature model", r.unmeasured);
   std::printf("\nfastest (%s, %s):\n", to.target.c_str(), r.best->device.c_str());
-  for (size_t i = 0; i < std::min<size_t>(5, ok.size()); ++i) std::printf("  %10.4f ms  %s\n", ok[i].median_seconds * 1e3, ok[i].key.c_str());
+  auto from_log = [&](const tune::Trial& t) {
+    return std::any_of(r.resumed.begin(), r.resumed.end(), [&](auto& x) { return x.key == t.key && x.script == t.script; });
+  };
+  for (size_t i = 0; i < std::min<size_t>(5, ok.size()); ++i)
+    std::printf("  %10.4f ms  %s%s\n", ok[i].median_seconds * 1e3, ok[i].key.c_str(), from_log(ok[i]) ? "  (from the log)" : "");
   std::printf("best: %.4f ms (%s)\n%s", r.best->median_seconds * 1e3, r.best->key.c_str(), r.best->script.c_str());
   return 0;
 }
@@ -462,12 +510,10 @@ int run(const Options& o) {
   if (o.command == "transforms") return list_transforms(o);
   if (o.command == "tune") return run_tune(o);
   if (o.command == "best") {
-    auto trials = tune::read_log(o.file);
-    if (trials.empty()) throw Error("'" + o.file + "' holds no trials");
-    auto b = tune::best(trials);
-    if (!b) throw Error("'" + o.file + "': none of its " + std::to_string(trials.size()) + " trials ran correctly");
-    std::printf("# %.4f ms on %s (%s), %s, trial %s\n%s", b->median_seconds * 1e3, b->device.c_str(), b->target.c_str(), b->parameters.c_str(),
-                b->key.c_str(), b->script.c_str());
+    tune::LogFilter f{o.kernel, o.params, o.target, o.device};
+    std::string picked;
+    tune::Trial b = tune::best_in_log(o.file, f, &picked);
+    std::printf("# from %s\n# %.4f ms, trial %s\n%s", picked.c_str(), b.median_seconds * 1e3, b.key.c_str(), b.script.c_str());
     return 0;
   }
   if (!o.emit.empty()) check_stage_name(o.emit);

@@ -1,6 +1,7 @@
 // Option parsing and help texts for the `loom` tool (options.h).
 #include "options.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -83,7 +84,14 @@ const CommandHelp kCommands[] = {
      "The file's own transforms: are not applied: the tuner starts from the kernel as written.\n",
      "loom tune examples/row_sums.loom --target cpu -D n=4096 -D m=1000 --trials 40 --log rows.jsonl"},
     {"best", "print the fastest valid trial of a tuning log (its script, replayable with --transform)",
-     "loom best LOG", "", "loom best rows.jsonl > best.txt && loom run examples/row_sums.loom --as-written -t best.txt"},
+     "loom best LOG [--kernel NAME|HASH] [-D NAME=VALUE] [--target T] [--device TEXT]",
+     "A log may hold several kernels, sizes, targets and cards, whose times do not compare: best picks\n"
+     "from one group and says which; where several remain, it lists them and asks for a filter.\n"
+     "  --kernel NAME|HASH       the kernel's name, or its hash (at least 4 leading hex digits)\n"
+     "  -D NAME=VALUE            trials timed at this size (repeatable)\n"
+     "  --target T               cpu or cuda\n"
+     "  --device TEXT            trials on a card (or CPU) whose name contains TEXT\n",
+     "loom best rows.jsonl > best.txt && loom run examples/row_sums.loom --as-written -t best.txt"},
     {"transforms", "list the registered transformations with their typed arguments", "loom transforms [--json]",
      "  --json                   the declarations as a JSON schema (types, defaults, choices, ranges, search domains)\n", "loom transforms --json"},
     {"help", "help for the tool or for one command", "loom help [COMMAND]", "", "loom help run"},
@@ -190,6 +198,8 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--log") o.log = value();
     else if (a == "--no-resume") o.resume = false;
     else if (a == "--seed-log" && o.command == "tune") o.seed_logs.push_back(value());
+    else if (a == "--kernel" && o.command == "best") o.kernel = value();
+    else if (a == "--device" && o.command == "best") o.device = value();
     else if (a == "--feature-model" && o.command == "tune") o.feature_model = true;
     else if (a == "--as-written") o.as_written = true;
     else if (a == "--redundant" && o.command == "stats") o.redundant = true;
@@ -209,6 +219,7 @@ Options parse_args(int argc, char** argv) {
       char* end = nullptr;
       double x = std::strtod(v.c_str(), &end);
       if (v.empty() || *end || !(x >= 0) || x > 1e9 || (a == "--trials" && x < 1)) usage(a + " takes a number, got '" + v + "'", o.command);
+      if (a == "--trial-timeout" && !(x > 0)) usage("--trial-timeout takes seconds above 0, got '" + v + "'", o.command);
       if (a == "--trials") o.trials = int(x);
       else if (a == "--seed") o.seed = uint64_t(x);
       else if (a == "--gpus") o.gpus = int(x);
@@ -219,8 +230,13 @@ Options parse_args(int argc, char** argv) {
       char* end = nullptr;
       errno = 0;
       long long x = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end || errno == ERANGE) usage("-D " + name + "=" + v + ": the value must be an integer", o.command);
-      o.params[name] = x;
+      if (!v.empty() && !*end && errno != ERANGE) {
+        o.params[name] = x;
+      } else {  // a float value argument's value (alpha=1.5)
+        double d = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end || !std::isfinite(d)) usage("-D " + name + "=" + v + ": the value must be a number", o.command);
+        o.scalars[name] = d;
+      }
     } else if (!a.empty() && a[0] == '-') usage("unknown option " + a, o.command);
     else if (o.file.empty()) o.file = a;
     else usage("more than one FILE given", o.command);

@@ -15,6 +15,7 @@ struct Options {
   std::string output;  // -o FILE: where --emit writes ("" = stdout)
   std::vector<std::string> transform_files;
   std::map<std::string, int64_t> params;
+  std::map<std::string, double> scalars;  // -D NAME=1.5: a float value argument (alpha)
   std::map<std::string, std::string> inputs, outputs;  // --in / --out name=file.npy
   double max_memory_gib = 8;  // --max-memory: host memory the run's arrays may take
   int reps = -1;  // -1 until parse_args sets the command's default
@@ -36,6 +37,7 @@ struct Options {
   uint64_t seed = 1;
   bool resume = true;
   std::vector<std::string> seed_logs;  // tune --seed-log
+  std::string kernel, device;          // best --kernel / --device: which trials of a log
   bool feature_model = false;  // tune: evolution ranks screened candidates by their kernel features
   double trial_timeout = 60;
   int gpus = 0;

@@ -121,6 +121,11 @@ bool add_domain_parents(const LoopKernel& kernel, Instruction& insn, const std::
 // runs within the inames that every writer of it runs within implicitly
 // (not reducing over them, not naming them in the written subscript): a
 // scalar temporary set inside loops i and j is read inside them too.
+// Every writer counts, the reader itself included (loopy's
+// guess_iname_deps_based_on_var_use): `c[i, j1] = 2 * c[i, j1]` followed by
+// `c[i, j2] = c[i, j2] + a[i, k]` must not put the scaling inside the
+// accumulation's k loop (it would scale c n times); its own implicit inames
+// (none) keep the intersection empty.
 // To a fixed point, with the domain parents, as loopy does.
 void propagate_inames_from_writers(LoopKernel& kernel, const std::set<std::string>& inames) {
   auto implicit = [&](const Instruction& w) {
@@ -145,7 +150,6 @@ void propagate_inames_from_writers(LoopKernel& kernel, const std::set<std::strin
         std::optional<std::set<std::string>> common;  // over the writers of v
         for (size_t wi_index : ws->second) {
           const Instruction& w = kernel.instructions[wi_index];
-          if (&w == &insn) continue;
           std::set<std::string> wi = implicit(w);
           if (!common) {
             common = wi;

@@ -223,6 +223,9 @@ class KernelBuilder {
 
   void add_assumptions(Range r) {
     std::string text = src_.text().substr(r.begin, r.end - r.begin);
+    // comments blanked (not removed, so positions in isl's errors stay the file's)
+    for (size_t c = text.find('#'); c != std::string::npos; c = text.find('#', c))
+      for (; c < text.size() && text[c] != '\n'; ++c) text[c] = ' ';
     auto b = text.find_first_not_of(" \t\r\n");
     if (b == std::string::npos) return;
     if (text[b] != '{' && text[b] != '[') text = "{ : " + text + " }";

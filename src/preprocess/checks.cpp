@@ -29,7 +29,36 @@ void for_each_subscript_in(const Instruction& insn, const std::string& var, cons
   for (auto& p : insn.predicates) visit(p);
 }
 
+// Whether the reader's element (its indices, the thread's iname renamed to
+// the writer's) is the writer's wherever the writer writes: isl decides over
+// the writer's iteration set under its affine conditions (a precompute's
+// `if=D_dim_0 - j == 0` makes D_0[D_dim_0] the element D_0[j] a thread
+// reads). An index isl cannot read proves nothing.
+bool same_element_where_written(const LoopKernel& k, const Instruction& w, const std::vector<Expr>& written, const std::vector<Expr>& read,
+                                const std::map<std::string, Expr>& rename) {
+  if (w.predicates.empty()) return false;
+  std::vector<std::string> names;
+  for (auto& n : k.all_inames())
+    if (w.within_inames.count(n)) names.push_back(n);
+  isl::set dom = islu::iteration_domain(k, names);
+  if (dom.is_null()) return false;
+  isl::space sp = dom.space();
+  for (auto& p : w.predicates) {
+    isl::set c = islu::condition_set(p, sp);
+    if (!c.is_null()) dom = dom.intersect(c);
+  }
+  for (size_t d = 0; d < written.size(); ++d) {
+    isl::pw_aff a = islu::pw_aff_from_expr(written[d], sp), b = islu::pw_aff_from_expr(substitute(read[d], rename), sp);
+    if (a.is_null() || b.is_null()) return false;
+    isl::set differ = isl::manage(isl_pw_aff_ne_set(a.release(), b.release())).intersect(dom);
+    if (!differ.is_empty()) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+
 
 void check_kernel(const LoopKernel& k, const TargetInfo& target) {
   auto fail = [&](const std::string& why) { throw KernelError("kernel '" + k.name + "': " + why); };
@@ -203,6 +232,7 @@ void check_kernel(const LoopKernel& k, const TargetInfo& target) {
             if (!thread_dependent) return;
             bool equal = s.indices.size() == written.size();
             for (size_t d = 0; equal && d < written.size(); ++d) equal = simplify(substitute(s.indices[d], rename)).str() == simplify(written[d]).str();
+            if (!equal && s.indices.size() == written.size()) equal = same_element_where_written(k, w, written, s.indices, rename);
             if (!equal) refuse("where the element depends on the thread and another thread may have written it (" + s.name + "[...] vs " + w.lhs.str() + ")");
           });
         }

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
@@ -88,6 +89,21 @@ class Overlap {
     for (auto& n : k_.all_inames())
       if (insn.within_inames.count(n)) inames.push_back(n);
     isl::set dom = islu::iteration_domain(k_, inames);
+    // parameters the subscript names that the iteration set does not
+    // (`corr[m - 1, m - 1]` outside every loop): added, so the access stays
+    // affine and is not taken to meet every other
+    std::vector<std::string> names;
+    for (auto& e : s.indices) collect_vars(e, names);
+    auto params = k_.parameters();
+    for (auto& n : names) {
+      if (std::find(params.begin(), params.end(), n) == params.end()) continue;
+      if (isl_set_find_dim_by_name(dom.get(), isl_dim_param, n.c_str()) >= 0) continue;
+      isl_set* d = dom.release();
+      isl_size np = isl_set_dim(d, isl_dim_param);
+      d = isl_set_add_dims(d, isl_dim_param, 1);
+      d = isl_set_set_dim_id(d, isl_dim_param, unsigned(np), isl_id_alloc(isl_context(), n.c_str(), nullptr));
+      dom = isl::manage(d);
+    }
     isl::space sp = dom.space();
     isl_pw_aff_list* list = isl_pw_aff_list_alloc(isl_context(), int(s.indices.size()));
     for (auto& e : s.indices) {
@@ -184,14 +200,35 @@ LoopKernel add_dependencies(const LoopKernel& k) {
           if (x != w) pairs.push_back({std::max(w, x), std::min(w, x)});
     }
   }
-  std::sort(pairs.begin(), pairs.end());
+  // Each instruction's pairs nearest first (b ascending, a descending), and
+  // each dependence added here counted in what b waits for: writes ordered by
+  // a chain of inferred dependences (w1 -> r -> w2: r reads what w1 wrote, w2
+  // reads what r wrote) are ordered, as loopy counts the dependences it adds
+  // itself (PolyBench's deriche, adi, durbin).
+  std::sort(pairs.begin(), pairs.end(), [](auto& x, auto& y) { return x.first != y.first ? x.first < y.first : x.second > y.second; });
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  // whether x waits for y through the dependences so far (declared and added)
+  auto waits_for = [&](size_t x, size_t y) {
+    std::vector<size_t> todo{x};
+    std::set<size_t> seen{x};
+    while (!todo.empty()) {
+      size_t i = todo.back();
+      todo.pop_back();
+      for (auto& d : r.instructions[i].depends_on) {
+        auto it = index.find(d);
+        if (it == index.end() || !seen.insert(it->second).second) continue;
+        if (it->second == y) return true;
+        todo.push_back(it->second);
+      }
+    }
+    return false;
+  };
   for (auto& [b, a] : pairs) {
     {
       if (before[b].count(a)) continue;
       const Instruction& A = k.instructions[a];
       const Instruction& B = k.instructions[b];
-      if (!before[a].count(b)) check_writes_ordered(k, A, acc[a], B, acc[b], overlap);
+      if (!before[a].count(b) && !waits_for(b, a) && !waits_for(a, b)) check_writes_ordered(k, A, acc[a], B, acc[b], overlap);
       bool dep = intersects(acc[a].scalar_writes, acc[b].scalar_reads) || intersects(acc[a].scalar_reads, acc[b].scalar_writes) ||
                  intersects(acc[a].scalar_writes, acc[b].scalar_writes);
       auto arrays = [&](const auto& x, const auto& y) {
@@ -202,7 +239,11 @@ LoopKernel add_dependencies(const LoopKernel& k) {
         return false;
       };
       if (!dep) dep = arrays(acc[a].writes, acc[b].reads) || arrays(acc[a].reads, acc[b].writes) || arrays(acc[a].writes, acc[b].writes);
-      if (dep) r.instructions.edit()[b].depends_on.insert(r.instructions[a].id);
+      if (dep) {
+        r.instructions.edit()[b].depends_on.insert(r.instructions[a].id);
+        before[b].insert(a);
+        before[b].insert(before[a].begin(), before[a].end());
+      }
     }
   }
   return r;

@@ -546,12 +546,17 @@ std::map<std::string, HostArray> make_host_arrays(const LoopKernel& k, const std
   return out;
 }
 
-ArgMap host_arguments(const LoopKernel& k, std::map<std::string, HostArray>& arrays, const std::map<std::string, int64_t>& params) {
+ArgMap host_arguments(const LoopKernel& k, std::map<std::string, HostArray>& arrays, const std::map<std::string, int64_t>& params,
+                      const std::map<std::string, double>& scalars) {
   ArgMap args;
   for (auto& [n, a] : arrays) args[n] = ArgValue::of(a.ref());
-  for (auto& a : k.arguments)
-    if (a.kind == Argument::Value && !args.count(a.name))
-      args[a.name] = params.count(a.name) ? ArgValue::of_int(params.at(a.name)) : ArgValue::of_float(1.5);
+  for (auto& a : k.arguments) {
+    if (a.kind != Argument::Value || args.count(a.name)) continue;
+    auto given = scalars.find(a.name);
+    args[a.name] = params.count(a.name)        ? ArgValue::of_int(params.at(a.name))
+                   : given != scalars.end()    ? ArgValue::of_float(given->second)
+                                               : ArgValue::of_float(1.5);
+  }
   return args;
 }
 

@@ -113,6 +113,13 @@ expect "a tail that would wrap gets 64-bit indices" 0 'long long const i_outer' 
 expect "naming the expression" 0 '100 \* i_outer \+ i_inner` can reach 2147483699: 64-bit' -- "$LOOM" show "$tmp/va100.loom" -D n=2147483601
 expect "one element fewer fits 32 bits" 0 'int const i_outer' -- "$LOOM" show "$tmp/va100.loom" -D n=2147483600
 expect "compile -v says how the index width is decided" 0 'index arithmetic: 32-bit, checked at each launch' -- "$LOOM" compile "$SRC/examples/vector_add.loom" --arch sm_90 -v
+# float value arguments take values from -D and --in; comments in assumptions are comments
+printf 'domains:\n  {[i]: 0 <= i < n}\narguments:\n  alpha: float32\n  a: float32[n], out: float32[n]\nassumptions:\n  # a[n] is long\n  n >= 1\ninstructions:\n  out[i] = alpha * a[i]\n' >"$tmp/alpha.loom"
+if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1; then
+  expect "a float scalar from -D" 0 'check out: match' -- "$LOOM" run "$tmp/alpha.loom" --target cpu -D n=5 -D alpha=2.5
+  expect "an integer size is not a float" 1 "n=4.5[0-9]*: parameter 'n' takes an integer" -- "$LOOM" run "$tmp/alpha.loom" --target cpu -D n=4.5
+  expect "a float for no scalar" 1 "has no float value argument 'beta'" -- "$LOOM" run "$tmp/alpha.loom" --target cpu -D n=5 -D beta=2.5
+fi
 # the tuner on the CPU target: a run, its log, the best trial replayed as a script
 if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1; then
   printf 'split_iname i choice(32|64|2048) outer_tag=g.0 inner_tag=l.0\n' >"$tmp/rows.space"
@@ -120,7 +127,10 @@ if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1;
   expect "tune resumes from its log" 0 '3 already in the log' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=301 -D m=77 --log "$tmp/rows.jsonl"
   expect "trials at other sizes seed a run" 0 '1 seeded by the fastest measured elsewhere' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=401 -D m=77 --strategy random --trials 2 --log "$tmp/rows.jsonl"
   expect "a missing seed log is an error" 1 "seed log '.*missing.jsonl' does not exist" -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=301 -D m=77 --seed-log "$tmp/missing.jsonl"
-  "$LOOM" best "$tmp/rows.jsonl" >"$tmp/best.txt" 2>&1
+  expect "best refuses to mix sizes" 1 'holds trials of 2 kernels, sizes, targets or cards' -- "$LOOM" best "$tmp/rows.jsonl"
+  expect "best says what it picked" 0 "# from kernel 'row_sums' \(hash [0-9a-f]+\), m=77 n=301, cpu" -- "$LOOM" best "$tmp/rows.jsonl" -D n=301
+  expect "a missing log is an error" 1 "tuning log '.*nosuch.jsonl' does not exist" -- "$LOOM" best "$tmp/nosuch.jsonl"
+  "$LOOM" best "$tmp/rows.jsonl" -D n=301 >"$tmp/best.txt" 2>&1
   expect "the best trial replays" 0 'check out: match' -- "$LOOM" run "$SRC/examples/row_sums.loom" --target cpu --as-written -t "$tmp/best.txt"
   expect "tune with the automatic space" 0 'best: [0-9.]+ ms' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --trials 6 -D n=301 -D m=77
   printf 'split_iname i choice(32|) outer_tag=g.0\n' >"$tmp/bad.space"

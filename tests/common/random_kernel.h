@@ -33,7 +33,7 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
   std::string lit = is_int ? "3" : "1.5";
   std::string domains, args, insns;
   std::string rules, assumptions;
-  switch (pick(17)) {
+  switch (pick(19)) {
     case 0: {  // element-wise with offsets: out[i] = f(a[i + s])
       int s = pick(3);
       domains = "{[i]: 0 <= i < n}";
@@ -133,6 +133,21 @@ inline RandomKernel random_kernel(std::mt19937& rng) {
       domains = "{[i, j]: 0 <= i < n and 0 <= j < m}";
       args = "a: " + dt + "[n, m + 1], out: " + dt + "[n, m]";
       insns = "out[i, j] = a[i, j] * " + lit + "  {if=a[i, j + 1] > 0}\nout[i, j] = a[i, j]  {if=a[i, j + 1] <= 0}";
+      break;
+    }
+    case 17: {  // scale, then accumulate into what was scaled (PolyBench's gemm, syrk, trmm, 2mm, gemver):
+      // the scaling runs once per element, outside the accumulation's k loop
+      domains = "{[i]: 0 <= i < n}\n  {[j1]: 0 <= j1 < m}\n  {[k]: 0 <= k < l}\n  {[j2]: 0 <= j2 < m}";
+      args = "a: " + dt + "[n, l], b: " + dt + "[l, m], c: " + dt + "[n, m]";
+      insns = "for i\n  for j1\n    c[i, j1] = " + lit + " * c[i, j1]  {id=scale}\n  end\n  for k, j2\n    c[i, j2] = c[i, j2] + a[i, k] * b[k, j2]  {id=acc" +
+              (pick(2) ? ", dep=scale}" : "}") + "\n  end\nend";
+      break;
+    }
+    case 18: {  // a chain of writers: w1 -> r -> w2 ordered only by the dependences the data flow gives
+      // (PolyBench's deriche, adi, durbin)
+      domains = "{[i]: 0 <= i < n}";
+      args = "x: " + dt + "[n], a: " + dt + "[n], y: " + dt + "[n]";
+      insns = "a[i] = x[i] * " + lit + "  {id=w1}\ny[i] = a[i] + x[i]  {id=r}\na[i] = y[i] - " + lit + "  {id=w2}";
       break;
     }
     case 6: {  // a substitution rule

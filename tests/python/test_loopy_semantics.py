@@ -187,3 +187,16 @@ def test_guards_the_assumptions_make_redundant_are_not_emitted():
     assert "if" not in lp.generate_code_v2(knl).device_code()
     (a,) = knl(a=np.zeros(32, np.float32))
     np.testing.assert_array_equal(a, np.ones(32, np.float32))
+
+
+def test_precompute_with_rule_arguments_named_like_inames_runs_as_in_loopy():
+    # loopy's test_precompute_confusing_subst_arguments: the computed element is
+    # the one each thread reads (D_dim_0 == j), which the private-memory check proves with isl
+    knl = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<5}", "D(i):=a[i+1]-a[i]\nb[i,j] = D(j)")
+    knl = lp.add_and_infer_dtypes(knl, dict(a=np.float32))
+    knl = lp.tag_inames(knl, dict(j="g.1"))
+    knl = lp.split_iname(knl, "i", 128, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.precompute(knl, "D", sweep_inames="j", precompute_outer_inames="j, i_inner, i_outer")
+    a = np.random.default_rng(4).random(6).astype(np.float32)
+    (b,) = knl(a=a, n=150)
+    np.testing.assert_allclose(b, np.broadcast_to((a[1:6] - a[:5])[None, :], (150, 5)))

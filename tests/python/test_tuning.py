@@ -163,3 +163,104 @@ def test_trials_carry_kernel_features_and_the_feature_model_keeps_the_budget():
     assert len(r.trials) == 32
     ok = [t for t in r.trials if t["status"] == "ok"]
     assert ok and all(t["features"]["global_load_bytes"] == 4 * 300 * 77 for t in ok)
+
+
+# ---- wrong winners and wrong bookkeeping (the tuner as a product, fix first) ----
+
+def test_a_script_fixing_a_timed_parameter_to_another_value_never_wins():
+    # fix_parameters n=16 timed at n=300 would time a smaller problem and win
+    knl = rows()
+    r = lp.tune((knl, "fix_parameters n=choice(16|300)\nsplit_iname i 4 outer_tag=g.0 inner_tag=l.0\n"), **quick())
+    by_script = {t["script"].splitlines()[0]: t for t in r.trials}
+    assert by_script["fix_parameters n=16"]["status"] == "illegal"
+    assert "fixes n=16 but the trial is timed at n=300" in by_script["fix_parameters n=16"]["error"]
+    assert by_script["fix_parameters n=300"]["status"] == "ok"
+    assert r.best["script"].startswith("fix_parameters n=300")
+
+
+def test_a_missing_log_is_an_error_not_an_empty_one(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        lp.read_log(str(tmp_path / "nosuch.jsonl"))
+
+
+def test_a_log_of_two_kernels_is_read_one_group_at_a_time(tmp_path):
+    log = str(tmp_path / "two.jsonl")
+    lp.tune(lp.split_iname(rows(), "i", lp.Choice([8, 16]), outer_tag="g.0", inner_tag="l.0"), log=log, **quick())
+    other = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < m}", "out[i] = sum(j, 2 * a[i, j])", name="twice")
+    lp.tune(lp.split_iname(other, "i", lp.Choice([8, 16]), outer_tag="g.0", inner_tag="l.0"), log=log, **quick())
+    trials = lp.read_log(log)
+    assert {t["kernel"] for t in trials} == {"loopy_kernel", "twice"}
+    with pytest.raises(ValueError, match="2 kernels"):
+        lp.tuning.log_group(trials)
+    name, group = lp.tuning.log_group(trials, kernel="twice")
+    assert "kernel 'twice'" in name and len(group) == 2 and all(t["kernel"] == "twice" for t in group)
+
+
+def test_a_resumed_run_reports_the_logs_trials_with_its_own(tmp_path):
+    log = str(tmp_path / "r.jsonl")
+    space = lp.split_iname(rows(), "i", lp.Choice([8, 16]), outer_tag="g.0", inner_tag="l.0")
+    first = lp.tune(space, log=log, **quick())
+    again = lp.tune(space, log=log, **quick())  # everything is in the log: nothing runs
+    assert again.trials == [] and len(again.resumed) == 2
+    assert again.best["key"] == first.best["key"]
+    table = again.table()
+    assert table.count("(from the log)") == 2
+    again.plot(str(tmp_path / "r.png"))
+    assert (tmp_path / "r.png").stat().st_size > 0
+
+
+def test_autotune_keys_name_parameters_and_include_dtypes(tmp_path):
+    with pytest.raises(ValueError, match="'N'.*parameters: m, n"):
+        lp.autotune(rows(), key=["N"], cache_dir=str(tmp_path))
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]",
+                         [lp.GlobalArg("a", lp.auto, shape="n"), lp.GlobalArg("out", lp.auto, shape="n"), "..."])
+    space = lp.split_iname(knl, "i", lp.Choice([16, 32]), outer_tag="g.0", inner_tag="l.0")
+    fast = lp.autotune(space, key=["n"], cache_dir=str(tmp_path), target=TARGET, progress=False, min_time=0.002)
+    a32 = np.arange(100, dtype=np.float32)
+    (out,) = fast(a=a32)
+    assert fast.tuned == 1 and out.dtype == np.float32
+    (out,) = fast(a=a32.astype(np.float64))  # a float64 call tunes for float64 data
+    assert fast.tuned == 2 and out.dtype == np.float64
+    np.testing.assert_array_equal(out, 2 * a32.astype(np.float64))
+
+
+def test_autotune_does_not_reuse_a_winner_whose_assumptions_the_call_breaks(tmp_path):
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]", [lp.GlobalArg("a", np.float32, shape="n"), "..."])
+    # the only schedule assumes n mod 4 = 0 (timed at n=96); key=[] shares one winner across sizes
+    space = (knl, ["assume n mod 4 = 0\nsplit_iname i 4 outer_tag=g.0 inner_tag=l.0"])
+    fast = lp.Autotuned(lp.TuningSpace(knl, ("assume n mod 4 = 0", "split_iname i choice(4|8) outer_tag=g.0 inner_tag=l.0")),
+                        key=[], cache_dir=str(tmp_path), target=TARGET, progress=False, min_time=0.002)
+    del space
+    a = np.arange(96, dtype=np.float32)
+    (out,) = fast(a=a)
+    np.testing.assert_array_equal(out, 2 * a)
+    b = np.arange(97, dtype=np.float32)
+    with pytest.raises(lp.LoomError, match="no configuration of the space ran correctly|break"):
+        fast(a=b)  # every schedule of this space assumes n mod 4 = 0: refused, not run wrong
+    plain = lp.Autotuned(lp.TuningSpace(knl, ("optional assume n mod 4 = 0", "split_iname i choice(4|8) outer_tag=g.0 inner_tag=l.0")),
+                         key=[], cache_dir=str(tmp_path / "p"), target=TARGET, progress=False, min_time=0.002)
+    (out,) = plain(a=a)
+    (out,) = plain(a=b)  # the n=96 winner may assume n mod 4 = 0; n=97 gets a schedule of its own where it does
+    np.testing.assert_array_equal(out, 2 * b)
+
+
+def test_values_every_trial_would_fail_on_are_errors_before_any_trial():
+    knl = rows()
+    for kw, text in ((dict(parameters={"n": 1024.5, "m": 7}), "a size is an integer"),
+                     (dict(parameters={"n": -5, "m": 7}), "not negative"),
+                     (dict(parameters=SIZES, trials=0), "at least 1"),
+                     (dict(parameters=SIZES, trial_timeout=0), "above 0"),
+                     (dict(parameters=SIZES, trial_timeout=-1), "above 0"),
+                     (dict(parameters=SIZES, target="gpu"), "'auto', 'cpu' or 'cuda'")):
+        with pytest.raises(ValueError, match=text):
+            lp.tune(knl, progress=False, **kw)
+
+
+def test_a_transformed_kernel_is_not_given_an_automatic_space_on_top_of_its_schedule():
+    knl = lp.split_iname(rows(), "i", 16, outer_tag="g.0", inner_tag="l.0")
+    with pytest.raises(ValueError, match="already transformed .*split_iname"):
+        lp.tune(knl, **quick())
+    # declarations (dtypes, assumptions) leave a kernel as written
+    typed = lp.assume(lp.add_dtypes(rows(), {"a": np.float64}), "n >= 1")
+    r = lp.tune(typed, trials=2, strategy="random", **quick())
+    assert r.best["status"] == "ok"

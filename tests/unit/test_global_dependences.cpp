@@ -193,6 +193,40 @@ TEST(GlobalDependences, OverlappingWritesNeedADeclaredOrder) {
   EXPECT_EQ(arrays.at("a").get(5), 13);
 }
 
+// Writes ordered by a chain of the dependences Loom infers (w1 -> r: r reads
+// what w1 wrote; r -> w2: w2 reads what r wrote) are ordered, as loopy counts
+// the dependences it adds itself (PolyBench's deriche, adi, durbin); w2's
+// value is the one left.
+TEST(GlobalDependences, WritesOrderedByAChainOfInferredDependencesAreOrdered) {
+  LoopKernel k = make_kernel({"{[i]: 0 <= i < n}"}, "a[i] = x[i] * 2 {id=w1}\ny[i] = a[i] + x[i] {id=r}\na[i] = y[i] - 1 {id=w2}",
+                             {"x: float32[n], a: float32[n], y: float32[n]"});
+  EXPECT_EQ(error_of([&] { generate(k); }), "no error");
+  auto arrays = make_host_arrays(k, {{"n", 7}}, 3);
+  auto x = arrays.at("x");
+  interpret(generate(k), host_arguments(k, arrays, {{"n", 7}}));
+  for (int i = 0; i < 7; ++i) {
+    EXPECT_FLOAT_EQ(float(arrays.at("y").get(i)), float(3 * x.get(i)));
+    EXPECT_FLOAT_EQ(float(arrays.at("a").get(i)), float(3 * x.get(i) - 1));
+  }
+}
+
+// Writes of elements apart through a parameter outside every loop
+// (`corr[m - 1, m - 1]` beside `corr[i, i]` for i < m - 1, PolyBench's
+// correlation) need no order: the parameter is part of the access isl sees.
+TEST(GlobalDependences, WritesApartThroughAParameterOutsideEveryLoopNeedNoOrder) {
+  auto kernel = [](const std::string& range) {
+    return parse_kernel_text("domains:\n  {[i]: 0 <= i < " + range +
+                             "}\narguments:\n  corr: float32[m, m]\nassumptions:\n  m >= 1\ninstructions:\n"
+                             "  corr[i, i] = 1 {id=diag}\n  corr[m - 1, m - 1] = 2 {id=last}\n")
+        .kernel;
+  };
+  LoopKernel k = kernel("m - 1");
+  EXPECT_EQ(error_of([&] { generate(k); }), "no error");
+  // meeting writes are still refused
+  LoopKernel meet = kernel("m");
+  EXPECT_NE(error_of([&] { generate(meet); }).find("both write elements of 'corr'"), std::string::npos);
+}
+
 // Issue 9's catalogue of legal kernels: each is accepted, computes what the
 // kernel as written computes, and gets no barrier it does not need (the
 // examples are covered by the example tests).

@@ -271,3 +271,28 @@ TEST(Parser, PythonsConditionalExpressionIsASelect) {
   });
   EXPECT_NE(e.find("8:28: expected 'else' after the condition"), std::string::npos) << e;
 }
+
+// Scale, then accumulate into what was scaled (PolyBench's gemm, syrk,
+// syr2k, trmm, 2mm, gemver): the scaling's loops come from its own text, not
+// from the accumulation's k. loopy's rule intersects the implicit loops of
+// every writer of what an instruction reads, the reader itself included;
+// leaving the reader out put the scaling inside k (c scaled n times, on every
+// target and in the interpreter alike).
+TEST(Parser, AnInstructionIsAmongTheWritersWhoseLoopsItTakes) {
+  std::string text = "domains:\n";
+  for (const char* x : {"i", "j1", "k", "j2"}) text += std::string("  {[") + x + "]: 0 <= " + x + " < n}\n";
+  text += "arguments:\n  a: float64[n, n], c: float64[n, n]\ninstructions:\n  for i\n    for j1\n      c[i, j1] = 2 * c[i, j1]  {id=scale}\n"
+          "    end\n    for k, j2\n      c[i, j2] = c[i, j2] + a[i, k]  {id=add}\n    end\n  end\n";
+  KernelFile f = parse_kernel_text(text);
+  EXPECT_EQ(f.kernel.instruction("scale").within_inames, (std::set<std::string>{"i", "j1"}));
+  EXPECT_EQ(f.kernel.instruction("add").within_inames, (std::set<std::string>{"i", "j2", "k"}));
+  const int n = 5;
+  auto arrays = make_host_arrays(f.kernel, {{"n", n}}, 2);
+  auto a = arrays.at("a"), c = arrays.at("c");
+  interpret(generate(f.kernel), host_arguments(f.kernel, arrays, {{"n", n}}));
+  for (int i = 0; i < n; ++i) {
+    double row = 0;
+    for (int k = 0; k < n; ++k) row += a.get(i * n + k);
+    for (int j = 0; j < n; ++j) EXPECT_NEAR(arrays.at("c").get(i * n + j), 2 * c.get(i * n + j) + row, 1e-12);
+  }
+}
