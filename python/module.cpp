@@ -825,7 +825,15 @@ PYBIND11_MODULE(_loom, m) {
       d["features"] = t.features;
       d["median_seconds"] = t.median_seconds;
       d["min_seconds"] = t.min_seconds;
+      d["max_seconds"] = t.max_seconds;
       d["reps"] = t.reps;
+      d["check"] = t.check;
+      d["check_error"] = t.check_error;
+      d["check_sizes"] = t.check_sizes;
+      d["timestamp"] = t.timestamp;
+      d["version"] = t.version;
+      d["dtypes"] = t.dtypes;
+      d["seed"] = t.seed;
       d["parameters"] = t.parameters;
       return d;
     };
@@ -857,6 +865,10 @@ PYBIND11_MODULE(_loom, m) {
       o.gpus = opts["gpus"].cast<int>();
       if (opts.contains("feature_model")) o.feature_model = opts["feature_model"].cast<bool>();
       if (opts.contains("seed_logs")) o.seed_logs = opts["seed_logs"].cast<std::vector<std::string>>();
+      if (opts.contains("time_limit")) o.time_limit_seconds = opts["time_limit"].cast<double>();
+      if (opts.contains("rtol")) o.rtol = opts["rtol"].cast<std::map<std::string, double>>();
+      if (opts.contains("atol")) o.atol = opts["atol"].cast<std::map<std::string, double>>();
+      if (opts.contains("check_inputs")) o.check_inputs = opts["check_inputs"].cast<std::map<std::string, std::string>>();
       o.worker_command = opts["worker_command"].cast<std::vector<std::string>>();
       return o;
     };
@@ -872,7 +884,13 @@ PYBIND11_MODULE(_loom, m) {
       m.shared_bytes = d["shared_bytes"].cast<int64_t>();
       m.median_seconds = d["median_seconds"].cast<double>();
       m.min_seconds = d["min_seconds"].cast<double>();
+      m.max_seconds = d.contains("max_seconds") ? d["max_seconds"].cast<double>() : m.min_seconds;
       m.reps = d["reps"].cast<int>();
+      if (d.contains("check")) {
+        m.check = d["check"].cast<std::string>();
+        m.check_error = d["check_error"].cast<double>();
+        m.check_sizes = d["check_sizes"].cast<std::string>();
+      }
       t.adopt(m);
     };
     py::class_<tune::Measurer>(m, "Measurer")

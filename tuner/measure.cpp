@@ -121,6 +121,35 @@ std::string fixes_timed_parameter(const std::vector<TransformStep>& steps, const
   return "";
 }
 
+// A written array's tolerance: its own, else the one for every array ("" key), else -1 (by dtype).
+double tolerance(const std::map<std::string, double>& per_array, const std::string& name) {
+  auto it = per_array.find(name);
+  if (it == per_array.end()) it = per_array.find("");
+  return it == per_array.end() ? -1 : it->second;
+}
+
+// The check's inputs the user gave (.npy files), in place of the random
+// ones: each must have the shape and dtype the check sizes give its array.
+void place_check_inputs(const LoopKernel& k, const std::map<std::string, int64_t>& sizes, const Options& o,
+                        std::map<std::string, HostArray>& arrays) {
+  for (auto& [name, path] : o.check_inputs) {
+    auto it = arrays.find(name);
+    if (it == arrays.end()) throw Error("check input '" + name + "': kernel '" + k.name + "' has no array '" + name + "'");
+    HostArray given = read_npy(path);
+    const Argument& arg = *k.find_argument(name);
+    std::vector<int64_t> want = expected_shape(arg, sizes);
+    if (given.shape != want || given.dtype != arg.dtype) {
+      std::string w, g;
+      for (auto s : want) w += (w.empty() ? "" : ", ") + std::to_string(s);
+      for (auto s : given.shape) g += (g.empty() ? "" : ", ") + std::to_string(s);
+      throw Error("check input '" + name + "' (" + path + ") is " + given.dtype.name() + " (" + g + "), but the check sizes give " +
+                  arg.dtype.name() + " (" + w + "): give the check sizes its arrays were made for (check_parameters, --check-size)");
+    }
+    if (has_layout(arg)) into_layout(given, arg, sizes, it->second);
+    else it->second = std::move(given);
+  }
+}
+
 // The inputs the trials are timed on: copies enough that together they
 // outgrow the caches (64 MiB), at most 8. Made once per worker and kept
 // while the trials' arrays have the same names, types and storage (random
@@ -175,6 +204,7 @@ struct CpuRunner : Runner {
     std::sort(times.begin(), times.end());
     t.median_seconds = times[times.size() / 2];
     t.min_seconds = times.front();
+    t.max_seconds = times.back();
     t.reps = int(times.size());
   }
   std::unique_ptr<cpu::CpuKernel> ck;
@@ -218,6 +248,7 @@ struct CudaRunner : Runner {
     auto timing = ck->time_each(dev, reps);
     t.median_seconds = timing.median * 1e-3;
     t.min_seconds = timing.min * 1e-3;
+    t.max_seconds = timing.max * 1e-3;
     t.reps = timing.reps;
   }
   std::unique_ptr<cuda::CudaKernel> ck;
@@ -288,19 +319,24 @@ std::string measure(const LoopKernel& as_written, const std::string& script, con
       // the check: the kernel as written (with the script's declarations) in the interpreter
       auto small = check_sizes(k, o);
       auto inputs = make_host_arrays(k, small, 7);
+      place_check_inputs(k, small, o, inputs);
       auto want = inputs, got = inputs;
       interpret(generate(reference_kernel(as_written, steps, k)), host_arguments(k, want, small));
       runner->run(host_arguments(k, got, small));
       if (fault == "wrong")
         for (auto& [n, a] : got)
           if (k.is_written(n) && a.size() > 0) a.set(a.size() / 2, a.get(a.size() / 2) + 1);
+      std::string sizes;
+      for (auto& [n, v] : small) sizes += (sizes.empty() ? "" : " ") + n + "=" + std::to_string(v);
+      t.check = "passed";
+      t.check_sizes = sizes;
       for (auto& a : k.arguments) {
         if (a.kind != Argument::Array || !k.is_written(a.name)) continue;
-        Comparison c = compare(want.at(a.name), got.at(a.name));
+        Comparison c = compare(want.at(a.name), got.at(a.name), tolerance(o.rtol, a.name), tolerance(o.atol, a.name));
+        t.check_error = std::max(t.check_error, c.max_abs_error);
         if (!c.ok && t.status == "ok") {
-          std::string sizes;
-          for (auto& [n, v] : small) sizes += " " + n + "=" + std::to_string(v);
-          fail("wrong", "'" + a.name + "' differs from the kernel as written at" + sizes + ": " + c.str());
+          t.check = "failed";
+          fail("wrong", "'" + a.name + "' differs from the kernel as written at " + sizes + ": " + c.str());
         }
       }
       if (t.status == "ok") {
@@ -356,6 +392,9 @@ std::string setup_message(const LoopKernel& k, const Options& o) {
   j["check_parameters"] = o.check_parameters;
   j["min_time_seconds"] = o.min_time_seconds;
   j["max_reps"] = o.max_reps;
+  j["check_inputs"] = o.check_inputs;
+  j["rtol"] = o.rtol;
+  j["atol"] = o.atol;
   return j.dump();
 }
 
@@ -375,6 +414,9 @@ int serve_trials(int in, int out) {
     o.check_parameters = j["check_parameters"].get<std::map<std::string, int64_t>>();
     o.min_time_seconds = j["min_time_seconds"];
     o.max_reps = j["max_reps"];
+    o.check_inputs = j.value("check_inputs", std::map<std::string, std::string>{});
+    o.rtol = j.value("rtol", std::map<std::string, double>{});
+    o.atol = j.value("atol", std::map<std::string, double>{});
     nlohmann::json h = hello(o);
     if (!send_message(out, h.dump())) return 1;
   } catch (const std::exception& e) {

@@ -41,8 +41,18 @@ std::string Trial::to_json() const {
   if (status == "ok") {
     j["median_seconds"] = median_seconds;
     j["min_seconds"] = min_seconds;
+    j["max_seconds"] = max_seconds;
     j["reps"] = reps;
   }
+  if (!check.empty()) {
+    j["check"] = check;
+    j["check_error"] = check_error;
+    j["check_sizes"] = check_sizes;
+  }
+  if (!timestamp.empty()) j["timestamp"] = timestamp;
+  if (!version.empty()) j["version"] = version;
+  if (!dtypes.empty()) j["dtypes"] = dtypes;
+  if (seed) j["seed"] = seed;
   j["parameters"] = parameters;
   return j.dump();
 }
@@ -70,6 +80,14 @@ Trial Trial::from_json(const std::string& line) {
   t.median_seconds = j.value("median_seconds", 0.0);
   t.min_seconds = j.value("min_seconds", 0.0);
   t.reps = j.value("reps", 0);
+  t.max_seconds = j.value("max_seconds", 0.0);
+  t.check = j.value("check", "");
+  t.check_error = j.value("check_error", 0.0);
+  t.check_sizes = j.value("check_sizes", "");
+  t.timestamp = j.value("timestamp", "");
+  t.version = j.value("version", "");
+  t.dtypes = j.value("dtypes", "");
+  t.seed = j.value("seed", uint64_t(0));
   t.parameters = j.value("parameters", "");
   return t;
 }
@@ -85,7 +103,11 @@ void Trial::adopt(const Trial& m) {
   shared_bytes = m.shared_bytes;
   median_seconds = m.median_seconds;
   min_seconds = m.min_seconds;
+  max_seconds = m.max_seconds;
   reps = m.reps;
+  check = m.check;
+  check_error = m.check_error;
+  check_sizes = m.check_sizes;
 }
 
 std::vector<Trial> read_log(const std::string& path) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <future>
 #include <numeric>
@@ -115,6 +116,19 @@ class NeighbourModel {
   const Space& space_;
   std::vector<std::pair<Configuration, double>> seen_;
 };
+
+// Now, in UTC, as ISO 8601 (a record's timestamp).
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Loom's version, for the records (the build's project version).
+std::string loom_version() { return LOOM_VERSION; }
 
 }  // namespace
 
@@ -228,6 +242,9 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     throw Error("tuning with a backend of its own: give the target (cpu or cuda) its workers resolved, not '" + o.target + "'");
   }
   std::string device = o.device;
+  std::string dtypes;  // (each record says what data it was timed on)
+  for (auto& a : k.arguments)
+    if (a.kind == Argument::Array) dtypes += (dtypes.empty() ? "" : " ") + a.name + ":" + a.dtype.name();
 
   // what the log already holds for this kernel and target
   // (and what it, and the seed logs, hold of this kernel measured elsewhere)
@@ -374,8 +391,11 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   // from what was measured so far).
   int issued = 0;
   // doubled: set to whether the batch is a doubled one (the feature model is ready)
+  // the time budget: no batch is taken, and no trial sent to a worker, once it is spent
+  auto out_of_time = [&] { return o.time_limit_seconds > 0 && std::chrono::duration<double>(Clock::now() - start).count() >= o.time_limit_seconds; };
   auto take_batch = [&](bool& doubled) {
     size_t want = size_t(std::max(0, std::min(total - issued, strategy == "evolution" ? 8 : 32)));
+    if (out_of_time()) want = 0;
     doubled = strategy == "evolution" && o.feature_model && features.ready() && want > 0;
     if (doubled) want *= 2;  // (half is measured: below)
     std::vector<Configuration> b = want ? next_batch(want) : std::vector<Configuration>{};
@@ -438,6 +458,10 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       t.device = device;
       t.parameters = parameter_text(o.parameters);
       t.features = screened[i].features;
+      t.timestamp = utc_now();
+      t.version = loom_version();
+      t.dtypes = dtypes;
+      t.seed = o.seed;
       if (o.target == "cuda" && screened[i].ok && screened[i].threads > 0) {
         // static pruning: a block whose registers or shared memory do not fit an SM would fail to launch
         std::string limit;
@@ -497,6 +521,10 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     std::vector<bool> sent(workers.size(), false);
     size_t next = 0;
     for (;;) {
+      if (out_of_time() && next < to_measure.size()) {
+        result.unmeasured += int(to_measure.size() - next);  // (screened, not measured: the time is spent)
+        next = to_measure.size();
+      }
       for (size_t w = 0; w < workers.size() && next < to_measure.size(); ++w)
         if (running[w] < 0) {
           running[w] = long(to_measure[next++]);

@@ -143,7 +143,7 @@ class CudaKernel {
   // its inputs so that a small kernel's data is not always in L2): device
   // event times in ms, median and minimum.
   struct Timing {
-    double median = 0, min = 0;
+    double median = 0, min = 0, max = 0;
     int reps = 0;
   };
   Timing time_each(const std::vector<ArgMap>& device_args_sets, int reps = 20);

@@ -114,9 +114,18 @@ struct Trial {
   int registers = -1;
   int64_t shared_bytes = 0;
   double occupancy = -1;             // the target model's estimate (cuda), -1: none
-  double median_seconds = 0, min_seconds = 0;
+  double median_seconds = 0, min_seconds = 0, max_seconds = 0;  // over the reps (the spread: min to max)
   int reps = 0;
   std::string parameters;            // "m=1024 n=65536" (the timed sizes)
+  // The check against the kernel as written: "passed", "failed", or "" (not
+  // reached); the largest absolute error over the written arrays; the sizes.
+  std::string check;
+  double check_error = 0;
+  std::string check_sizes;
+  // What the record was made with: when (UTC, ISO 8601), Loom's version, the
+  // dtypes of the kernel's arrays ("a:float32 out:float32") and the run's seed.
+  std::string timestamp, version, dtypes;
+  uint64_t seed = 0;
   // The variant's kernel features at the timed sizes (loom/statistics.h,
   // kernel_features): operations, bytes moved, barriers, threads per block.
   std::map<std::string, double> features;
@@ -190,6 +199,13 @@ struct Options {
   std::vector<std::string> seed_logs;
   std::map<std::string, int64_t> parameters;        // the sizes timed
   std::map<std::string, int64_t> check_parameters;  // the sizes checked (default: small, not tile multiples)
+  // The check's inputs and tolerances (Kernel Tuner's answer/atol): arrays
+  // by name from .npy files (their shapes must be those of the check sizes;
+  // the rest random), and tolerances per written array ("" key: every
+  // array; none: by dtype, loom/runtime.h's compare).
+  std::map<std::string, std::string> check_inputs;
+  std::map<std::string, double> rtol, atol;
+  double time_limit_seconds = 0;     // no new trial starts after this long (0: no limit)
   double min_time_seconds = 0.05;    // timing: repeat until this long (at least 3 reps) ...
   int max_reps = 50;                 // ... or this many
   double trial_timeout_seconds = 60; // a trial longer than this: its worker is killed, the trial failed

@@ -138,6 +138,58 @@ def _progress_printer(total_hint):
     return report
 
 
+def _tolerances(t, name):
+    """A tolerance option as the tuner takes it: {array: value}, "" for every array."""
+    if t is None:
+        return {}
+    items = t.items() if isinstance(t, dict) else [("", t)]
+    out = {}
+    for k, v in items:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
+            raise ValueError(f"tune: {name} = {v!r}: a tolerance is a number, at least 0")
+        out[str(k)] = float(v)
+    return out
+
+
+_check_files = []  # (the temporary .npy files of check inputs live as long as the process)
+
+
+@__import__("atexit").register
+def _remove_check_files():
+    for path in _check_files:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+
+
+def _check_input_files(check_inputs, check_parameters):
+    """The check inputs as .npy paths the measuring worker reads."""
+    if not check_inputs:
+        return {}
+    import tempfile
+    import numpy as np
+    if callable(check_inputs):
+        if not check_parameters:
+            raise ValueError("tune: check_inputs as a function needs check_parameters, the sizes it makes them for")
+        check_inputs = check_inputs(dict(check_parameters))
+    if not check_parameters:
+        raise ValueError("tune: check_inputs need check_parameters, the sizes the arrays are for")
+    out = {}
+    for name, v in check_inputs.items():
+        if isinstance(v, (str, os.PathLike)):
+            if not os.path.exists(v):
+                raise FileNotFoundError(f"tune: check input '{name}': no file '{v}'")
+            out[name] = os.path.abspath(v)
+            continue
+        f = tempfile.NamedTemporaryFile(suffix=f"-{name}.npy", delete=False)
+        np.save(f, np.ascontiguousarray(v))
+        f.close()
+        _check_files.append(f.name)
+        out[name] = f.name
+    return out
+
+
 def _check_tune_arguments(parameters, trials, trial_timeout, target, min_time):
     """Errors before any trial: a value every trial would fail on."""
     import numbers
@@ -158,7 +210,8 @@ def _check_tune_arguments(parameters, trials, trial_timeout, target, min_time):
 
 def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None, resume=True, target="auto",
          arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, compile_timeout=30.0, workers=0, gpus=0, configs=None, progress=True,
-         backend="local", ray_address=None, actors=None, feature_model=False, seed_logs=()):
+         backend="local", ray_address=None, actors=None, feature_model=False, seed_logs=(), time_limit=None,
+         rtol=None, atol=None, check_inputs=None):
     """Search for the fastest schedule that computes what the kernel as written does.
 
     space: a TuningSpace (transformations given lp.Choice values); a kernel (the
@@ -178,6 +231,12 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
     workers: processes screening and compiling candidates (0: one per core).
     feature_model: evolution screens twice a batch and measures the half a model of
     the kernel features ranks fastest (docs/tuning.md; off: no clear gain yet).
+    time_limit: seconds after which no new trial starts (a budget besides trials).
+    rtol, atol: the check's tolerances, a number for every written array or a
+    dict by array name (default: by dtype).
+    check_inputs: the check's inputs, by array name: NumPy arrays or .npy paths,
+    or a function of the check sizes returning them (Kernel Tuner's answer/verify:
+    well-conditioned data for LU, say); give check_parameters, the sizes they are for.
     Returns a TuneResult (its .kernel is the winner)."""
     _check_tune_arguments(parameters, trials, trial_timeout, target, min_time)
     # (steps that only declare, as assumptions and dtypes do, leave a kernel as written)
@@ -221,6 +280,9 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
         "trial_timeout": float(trial_timeout), "compile_timeout": float(compile_timeout), "workers": int(workers), "gpus": int(gpus),
         "feature_model": bool(feature_model),
         "seed_logs": [str(seed_logs)] if isinstance(seed_logs, (str, os.PathLike)) else [str(p) for p in seed_logs],
+        "time_limit": float(time_limit or 0),
+        "rtol": _tolerances(rtol, "rtol"), "atol": _tolerances(atol, "atol"),
+        "check_inputs": _check_input_files(check_inputs, check_parameters),
     }
     if backend == "ray":
         from . import ray_backend

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -443,6 +444,14 @@ int run_tune(const Options& o) {
   to.seed_logs = o.seed_logs;
   to.arch = o.arch;
   to.trial_timeout_seconds = o.trial_timeout;
+  to.time_limit_seconds = o.time_limit;
+  to.rtol = o.rtol;
+  to.atol = o.atol;
+  to.check_parameters = o.check_sizes;
+  for (auto& [name, path] : o.check_inputs) {  // (the worker reads them: an absolute path, wherever it runs)
+    if (!std::filesystem::exists(path)) throw Error("--check-input " + name + "=" + path + ": no such file");
+    to.check_inputs[name] = std::filesystem::absolute(path).string();
+  }
   to.gpus = o.gpus;
   to.parameters = file.defaults;
   for (auto& [n, v] : o.params) {
@@ -458,14 +467,20 @@ int run_tune(const Options& o) {
     space = is_json_path(o.space, s) ? tune::Space::from_json(s, o.space) : tune::Space::parse(s, o.space);
   }
   std::printf("tuning '%s': %s", file.kernel.name.c_str(), space.str().c_str());
-  to.progress = [](const tune::Trial& t, const std::optional<tune::Trial>& best, int done, int total) {
+  to.progress = [verbose = o.verbose](const tune::Trial& t, const std::optional<tune::Trial>& best, int done, int total) {
     std::string what = t.status == "ok" ? [&] {
-      char b[64];
-      std::snprintf(b, sizeof b, "%.4f ms", t.median_seconds * 1e3);
+      char b[96];
+      std::snprintf(b, sizeof b, "%.4f ms (%.4f-%.4f)", t.median_seconds * 1e3, t.min_seconds * 1e3, t.max_seconds * 1e3);
       return std::string(b);
     }() : t.status + ": " + shortened(t.error, 300);
     std::printf("[%d/%d] %-12s %s%s\n", done, total, t.key.c_str(), what.c_str(),
                 best && best->key == t.key && t.status == "ok" ? "  (best so far)" : "");
+    if (verbose) {  // where the trial's time went, and what its check found
+      std::printf("           generate %.3f s, compile %.3f s", t.generate_seconds, t.compile_seconds);
+      if (t.reps) std::printf(", %d runs", t.reps);
+      if (!t.check.empty()) std::printf("; check %s at %s, largest error %.3g", t.check.c_str(), t.check_sizes.c_str(), t.check_error);
+      std::printf("\n");
+    }
     std::fflush(stdout);
   };
   tune::Result r = tune::tune(file.kernel, space, to);

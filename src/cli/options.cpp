@@ -80,6 +80,13 @@ const CommandHelp kCommands[] = {
      "  --feature-model          evolution: once 6 trials are measured, screen twice a batch and measure\n"
      "                           the half a model of the kernel features ranks fastest\n"
      "  --trial-timeout S        seconds a trial may take before its worker is killed (default 60)\n"
+     "  --time-limit S           no new trial starts after S seconds (a budget besides --trials)\n"
+     "  --rtol [ARRAY=]X         the check's relative tolerance, for every written array or one\n"
+     "  --atol [ARRAY=]X         ... and absolute (default: by dtype; float32 1e-4, float64 1e-9/1e-12)\n"
+     "  --check-input NAME=F.npy the check's input NAME from a .npy file (repeatable; others random);\n"
+     "                           give the sizes it was made for with --check-size\n"
+     "  --check-size NAME=V      the check's size of a parameter (default: small, no tile multiple)\n"
+     "  -v                       each trial's generation, compile and run times, and the check's error\n"
      "  --gpus N                 measuring workers, one per GPU (default: every visible GPU)\n"
      "The file's own transforms: are not applied: the tuner starts from the kernel as written.\n",
      "loom tune examples/row_sums.loom --target cpu -D n=4096 -D m=1000 --trials 40 --log rows.jsonl"},
@@ -199,6 +206,27 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--no-resume") o.resume = false;
     else if (a == "--seed-log" && o.command == "tune") o.seed_logs.push_back(value());
     else if (a == "--kernel" && o.command == "best") o.kernel = value();
+    else if ((a == "--rtol" || a == "--atol") && o.command == "tune") {
+      std::string v = value(), name;
+      if (auto eq = v.find('='); eq != std::string::npos) name = v.substr(0, eq), v = v.substr(eq + 1);
+      char* end = nullptr;
+      double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(x >= 0) || !std::isfinite(x)) usage(a + " takes [ARRAY=]TOLERANCE (a number, at least 0), got '" + v + "'", o.command);
+      (a == "--rtol" ? o.rtol : o.atol)[name] = x;
+    } else if (a == "--check-input" && o.command == "tune") o.check_inputs.insert(split_pair(value(), "--check-input", o.command));
+    else if (a == "--check-size" && o.command == "tune") {
+      auto [name, v] = split_pair(value(), "--check-size", o.command);
+      char* end = nullptr;
+      long long x = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || x < 0) usage("--check-size " + name + "=" + v + ": a size is an integer, at least 0", o.command);
+      o.check_sizes[name] = x;
+    } else if (a == "--time-limit" && o.command == "tune") {
+      std::string v = value();
+      char* end = nullptr;
+      double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(x > 0) || !std::isfinite(x)) usage("--time-limit takes seconds above 0, got '" + v + "'", o.command);
+      o.time_limit = x;
+    }
     else if (a == "--device" && o.command == "best") o.device = value();
     else if (a == "--feature-model" && o.command == "tune") o.feature_model = true;
     else if (a == "--as-written") o.as_written = true;

@@ -40,6 +40,10 @@ struct Options {
   std::string kernel, device;          // best --kernel / --device: which trials of a log
   bool feature_model = false;  // tune: evolution ranks screened candidates by their kernel features
   double trial_timeout = 60;
+  double time_limit = 0;                          // tune --time-limit: seconds, 0 none
+  std::map<std::string, double> rtol, atol;       // tune --rtol/--atol [ARRAY=]X ("" key: every array)
+  std::map<std::string, std::string> check_inputs;  // tune --check-input NAME=FILE.npy
+  std::map<std::string, int64_t> check_sizes;     // tune --check-size NAME=VALUE
   int gpus = 0;
 };
 

@@ -360,7 +360,7 @@ CudaKernel::Timing CudaKernel::time_each(const std::vector<ArgMap>& sets, int re
   d.cuEventDestroy(start);
   d.cuEventDestroy(stop);
   std::sort(ms.begin(), ms.end());
-  return Timing{ms[ms.size() / 2], ms.front(), int(ms.size())};
+  return Timing{ms[ms.size() / 2], ms.front(), ms.back(), int(ms.size())};
 }
 
 void CudaKernel::call_host(const ArgMap& host_args) {

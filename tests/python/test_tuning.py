@@ -264,3 +264,41 @@ def test_a_transformed_kernel_is_not_given_an_automatic_space_on_top_of_its_sche
     typed = lp.assume(lp.add_dtypes(rows(), {"a": np.float64}), "n >= 1")
     r = lp.tune(typed, trials=2, strategy="random", **quick())
     assert r.best["status"] == "ok"
+
+
+def test_records_carry_the_check_the_spread_and_what_they_were_made_with(tmp_path):
+    log = str(tmp_path / "rec.jsonl")
+    r = lp.tune(lp.split_iname(rows(), "i", lp.Choice([8, 16]), outer_tag="g.0", inner_tag="l.0"), log=log, seed=4, **quick())
+    for t in lp.read_log(log):
+        assert t["check"] == "passed" and t["check_error"] < 1e-3 and "n=" in t["check_sizes"]
+        assert t["min_seconds"] <= t["median_seconds"] <= t["max_seconds"]
+        assert t["timestamp"].endswith("Z") and t["version"] and t["seed"] == 4
+        assert sorted(t["dtypes"].split()) == ["a:float32", "out:float32"] and t["kernel"] == "loopy_kernel"
+    assert r.best["check"] == "passed"
+
+
+def test_check_inputs_and_tolerances_are_the_users(tmp_path):
+    knl = rows()
+    space = lp.split_iname(knl, "i", lp.Choice([8, 16]), outer_tag="g.0", inner_tag="l.0")
+    check = {"n": 5, "m": 3}
+    a = np.arange(15, dtype=np.float32).reshape(5, 3)
+    r = lp.tune(space, check_parameters=check, check_inputs={"a": a}, rtol=1e-6, atol=0, **quick())
+    assert all(t["check"] == "passed" and t["check_sizes"] == "m=3 n=5" for t in r.trials)
+    r = lp.tune(space, check_parameters=check, check_inputs=lambda sizes: {"a": np.ones((sizes["n"], sizes["m"]), np.float32)}, **quick())
+    assert r.best["status"] == "ok"
+    with pytest.raises(ValueError, match="check_parameters"):
+        lp.tune(space, check_inputs={"a": a}, **quick())
+    with pytest.raises(ValueError, match="tolerance"):
+        lp.tune(space, rtol=-1, **quick())
+    # an input of the wrong shape fails every trial, saying why
+    with pytest.raises(lp.LoomError, match="check input 'a'.*check sizes give"):
+        lp.tune(space, check_parameters=check, check_inputs={"a": np.ones((4, 3), np.float32)}, **quick())
+
+
+def test_a_time_limit_stops_the_run():
+    import time
+    knl = rows()
+    started = time.time()
+    r = lp.tune(knl, trials=200, strategy="random", time_limit=0.5, **quick())
+    assert len(r.trials) < 200 and r.best["status"] == "ok"
+    assert time.time() - started < 60
