@@ -869,6 +869,26 @@ PYBIND11_MODULE(_loom, m) {
       if (opts.contains("rtol")) o.rtol = opts["rtol"].cast<std::map<std::string, double>>();
       if (opts.contains("atol")) o.atol = opts["atol"].cast<std::map<std::string, double>>();
       if (opts.contains("check_inputs")) o.check_inputs = opts["check_inputs"].cast<std::map<std::string, std::string>>();
+      if (opts.contains("restrictions") && py::len(opts["restrictions"]) > 0) {
+        // (the tuner calls them with the GIL released, from copies of the options: the
+        // functions are held where dropping them takes the GIL)
+        std::shared_ptr<py::list> fns(new py::list(opts["restrictions"]), [](py::list* p) {
+          py::gil_scoped_acquire gil;
+          delete p;
+        });
+        o.restrict = [fns](const std::map<std::string, std::string>& values) {
+          py::gil_scoped_acquire gil;
+          py::dict d;
+          for (auto& [k, v] : values) d[py::str(k)] = py::str(v);
+          try {
+            for (auto& f : *fns)
+              if (!py::cast<bool>(py::bool_(f(d)))) return false;
+          } catch (py::error_already_set& e) {
+            throw Error(std::string("tune: a restriction raised: ") + e.what());
+          }
+          return true;
+        };
+      }
       o.worker_command = opts["worker_command"].cast<std::vector<std::string>>();
       return o;
     };
@@ -964,6 +984,7 @@ PYBIND11_MODULE(_loom, m) {
       d["resumed"] = resumed;
       d["best"] = r.best ? py::object(trial_dict(*r.best)) : py::none();
       d["skipped"] = r.skipped;
+      d["restricted"] = r.restricted;
       d["seeded"] = r.seeded;
       d["seconds"] = r.seconds;
       d["space"] = space.str();

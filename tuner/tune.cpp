@@ -127,6 +127,15 @@ std::string utc_now() {
   return buf;
 }
 
+// A configuration's values by choice point name, and its sketch's name
+// under "sketch": what the user's restrictions are asked about.
+std::map<std::string, std::string> choice_values(const Space& space, const Configuration& c) {
+  const Sketch& s = space.sketches().at(size_t(c.sketch));
+  std::map<std::string, std::string> v{{"sketch", s.name}};
+  for (size_t i = 0; i < s.choices.size() && i < c.picks.size(); ++i) v[s.choices[i].name] = s.choices[i].values.at(size_t(c.picks[i]));
+  return v;
+}
+
 // Loom's version, for the records (the build's project version).
 std::string loom_version() { return LOOM_VERSION; }
 
@@ -300,6 +309,10 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       picked.insert(c.key());
       if (done.count(space.script(c))) {
         ++result.skipped;
+        return;
+      }
+      if (o.restrict && !o.restrict(choice_values(space, c))) {
+        ++result.restricted;
         return;
       }
       batch.push_back(c);

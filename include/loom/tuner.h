@@ -206,6 +206,11 @@ struct Options {
   std::map<std::string, std::string> check_inputs;
   std::map<std::string, double> rtol, atol;
   double time_limit_seconds = 0;     // no new trial starts after this long (0: no limit)
+  // The user's restrictions on a space (Kernel Tuner's `restrictions`,
+  // Triton's `prune_configs_by`): given a configuration's values by choice
+  // point name (and "sketch": its sketch's name), false leaves it out before
+  // anything is generated; it is neither a trial nor counted in the budget.
+  std::function<bool(const std::map<std::string, std::string>& values)> restrict;
   double min_time_seconds = 0.05;    // timing: repeat until this long (at least 3 reps) ...
   int max_reps = 50;                 // ... or this many
   double trial_timeout_seconds = 60; // a trial longer than this: its worker is killed, the trial failed
@@ -247,6 +252,7 @@ struct Result {
   int skipped = 0;                   // already in the log
   int seeded = 0;                    // configurations measured first because they were fastest elsewhere
   int unmeasured = 0;                // screened, but predicted slow by the feature model
+  int restricted = 0;                // configurations the user's restrictions left out (never generated)
   double seconds = 0;
 };
 

@@ -93,6 +93,7 @@ class TuneResult:
         self.best = d["best"]
         self.trials = d["trials"]
         self.resumed = d.get("resumed", [])
+        self.restricted = d.get("restricted", 0)
         self.skipped = d["skipped"]
         self.seeded = d.get("seeded", 0)
         self.seconds = d["seconds"]
@@ -211,7 +212,7 @@ def _check_tune_arguments(parameters, trials, trial_timeout, target, min_time):
 def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None, resume=True, target="auto",
          arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, compile_timeout=30.0, workers=0, gpus=0, configs=None, progress=True,
          backend="local", ray_address=None, actors=None, feature_model=False, seed_logs=(), time_limit=None,
-         rtol=None, atol=None, check_inputs=None):
+         rtol=None, atol=None, check_inputs=None, restrictions=()):
     """Search for the fastest schedule that computes what the kernel as written does.
 
     space: a TuningSpace (transformations given lp.Choice values); a kernel (the
@@ -237,6 +238,10 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
     check_inputs: the check's inputs, by array name: NumPy arrays or .npy paths,
     or a function of the check sizes returning them (Kernel Tuner's answer/verify:
     well-conditioned data for LU, say); give check_parameters, the sizes they are for.
+    restrictions: functions of a configuration's values (a dict: each choice
+    point's name, as str(space) lists them, to its value as text, and "sketch" to
+    its sketch's name) returning False for one to leave out before anything is
+    generated (Kernel Tuner's restrictions); left out, it is no trial.
     Returns a TuneResult (its .kernel is the winner)."""
     _check_tune_arguments(parameters, trials, trial_timeout, target, min_time)
     # (steps that only declare, as assumptions and dtypes do, leave a kernel as written)
@@ -283,6 +288,7 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
         "time_limit": float(time_limit or 0),
         "rtol": _tolerances(rtol, "rtol"), "atol": _tolerances(atol, "atol"),
         "check_inputs": _check_input_files(check_inputs, check_parameters),
+        "restrictions": [restrictions] if callable(restrictions) else list(restrictions),
     }
     if backend == "ray":
         from . import ray_backend

@@ -302,3 +302,24 @@ def test_a_time_limit_stops_the_run():
     r = lp.tune(knl, trials=200, strategy="random", time_limit=0.5, **quick())
     assert len(r.trials) < 200 and r.best["status"] == "ok"
     assert time.time() - started < 60
+
+
+def test_restrictions_leave_configurations_out_before_anything_is_generated():
+    space = lp.split_iname(rows(), "i", lp.Choice([8, 16, 32, 64]), outer_tag="g.0", inner_tag="l.0")
+    seen = []
+
+    def small_blocks(values):
+        seen.append(dict(values))
+        (factor,) = [v for k, v in values.items() if k != "sketch"]
+        return int(factor) <= 16
+
+    r = lp.tune(space, restrictions=[small_blocks], **quick())
+    assert r.restricted == 2 and len(r.trials) == 2
+    assert sorted(t["script"].split()[2] for t in r.trials) == ["inner_length=16", "inner_length=8"]
+    assert len(seen) == 4 and all("sketch" in v for v in seen)
+
+    def broken(values):
+        raise RuntimeError("no")
+
+    with pytest.raises(lp.LoomError, match="a restriction raised"):
+        lp.tune(space, restrictions=broken, **quick())
