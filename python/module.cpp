@@ -809,6 +809,7 @@ PYBIND11_MODULE(_loom, m) {
     auto trial_dict = [](const tune::Trial& t) {
       py::dict d;
       d["key"] = t.key;
+      d["sketch"] = t.sketch;
       d["script"] = t.script;
       d["status"] = t.status;
       d["error"] = t.error;

@@ -21,6 +21,7 @@ namespace loom::tune {
 std::string Trial::to_json() const {
   nlohmann::json j;
   j["key"] = key;
+  if (!sketch.empty()) j["sketch"] = sketch;
   j["script"] = script;
   j["status"] = status;
   if (!error.empty()) j["error"] = error;
@@ -62,6 +63,7 @@ Trial Trial::from_json(const std::string& line) {
   Trial t;
   t.key = j.at("key").get<std::string>();
   t.script = j.at("script").get<std::string>();
+  t.sketch = j.value("sketch", "");
   t.status = j.at("status").get<std::string>();
   t.error = j.value("error", "");
   t.kernel_hash = std::stoull(j.at("kernel_hash").get<std::string>(), nullptr, 16);

@@ -464,6 +464,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     for (size_t i = 0; i < batch.size(); ++i) {
       Trial& t = trials[i];
       t.key = batch[i].key();
+      t.sketch = space.sketches().at(size_t(batch[i].sketch)).name;
       t.script = space.script(batch[i]);
       t.kernel_hash = kernel_hash;
       t.kernel_name = k.name;

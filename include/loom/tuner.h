@@ -103,6 +103,7 @@ Space auto_space(const LoopKernel& k, const std::string& target = "cuda", const 
 
 struct Trial {
   std::string key;                   // Configuration::key
+  std::string sketch;                // its sketch's name ("map", "rows + vec", "user", ...)
   std::string script;                // the transformation script (text)
   std::string status;                // ok | illegal | wrong | crashed | failed
   std::string error;                 // why, for every status but ok

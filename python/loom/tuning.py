@@ -504,12 +504,21 @@ def autotune(space=None, *, key=None, cache_dir=None, **tune_kwargs):
 def plot_trials(trials, path, title=None):
     """Draws a tuning run (trials as lp.tune or lp.read_log give them) to a PNG:
     on the left the best time so far against the trial number, on the right
-    every valid trial's time, one colour per sketch, invalid trials marked
-    along the bottom. Needs matplotlib (the tune extra)."""
+    every valid trial's time, one colour per sketch (named), and the trials
+    without a time (illegal, wrong, failed, crashed) as marks along the bottom
+    edge, apart from the times. A run with no valid trial says so. Needs
+    matplotlib (the tune extra). A path whose folder does not exist is an
+    error before anything is drawn."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"plot: cannot write '{path}': no folder '{folder}'")
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.transforms import blended_transform_factory
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    valid = [(i + 1, t) for i, t in enumerate(trials) if t["status"] == "ok"]
+    invalid = [i + 1 for i, t in enumerate(trials) if t["status"] != "ok"]
     best, xs, ys = None, [], []
     for i, t in enumerate(trials):
         if t["status"] == "ok" and (best is None or t["median_seconds"] < best):
@@ -517,23 +526,29 @@ def plot_trials(trials, path, title=None):
         if best is not None:
             xs.append(i + 1)
             ys.append(best * 1e3)
-    left.step(xs, ys, where="post")
-    left.set_xlabel("trial")
+    for ax in (left, right):
+        ax.set_xlabel("trial")
+        ax.set_xlim(0, max(len(trials), 1) + 1)
+    if valid:
+        left.step(xs, ys, where="post")
+        left.set_yscale("log")
+        right.set_yscale("log")
+    else:
+        for ax in (left, right):
+            ax.text(0.5, 0.5, "no valid trial", ha="center", va="center", transform=ax.transAxes)
+            ax.set_yticks([])
     left.set_ylabel("best time so far (ms)")
-    left.set_yscale("log")
-    sketches = sorted({t["key"].split(":")[0] for t in trials})
-    for s in sketches:
-        pts = [(i + 1, t["median_seconds"] * 1e3) for i, t in enumerate(trials) if t["status"] == "ok" and t["key"].split(":")[0] == s]
-        if pts:
-            right.scatter([p[0] for p in pts], [p[1] for p in pts], s=10, label=f"sketch {s}")
-    bad = [i + 1 for i, t in enumerate(trials) if t["status"] != "ok"]
-    if bad:
-        low = min((t["median_seconds"] * 1e3 for t in trials if t["status"] == "ok"), default=1.0)
-        right.scatter(bad, [low * 0.8] * len(bad), marker="x", color="grey", s=10, label="illegal / wrong / failed")
-    right.set_xlabel("trial")
     right.set_ylabel("time (ms)")
-    right.set_yscale("log")
-    right.legend(fontsize=7)
+    sketch_of = lambda t: t.get("sketch") or f"sketch {t['key'].split(':')[0]}"  # noqa: E731
+    for name in sorted({sketch_of(t) for _, t in valid}):
+        pts = [(x, t["median_seconds"] * 1e3) for x, t in valid if sketch_of(t) == name]
+        right.scatter([p[0] for p in pts], [p[1] for p in pts], s=10, label=name)
+    if invalid:  # (no time to draw: marks on the bottom edge, whatever the scale)
+        edge = blended_transform_factory(right.transData, right.transAxes)
+        right.scatter(invalid, [0.02] * len(invalid), marker="x", color="grey", s=12, transform=edge, clip_on=False,
+                      label=f"no time: {len(invalid)} illegal / wrong / failed")
+    if valid or invalid:
+        right.legend(fontsize=7)
     device = next((t["device"] for t in trials if t.get("device")), "")
     kernel = next((t["kernel"] for t in trials if t.get("kernel")), "")
     sizes = next((t["parameters"] for t in trials if t.get("parameters")), "")

@@ -323,3 +323,15 @@ def test_restrictions_leave_configurations_out_before_anything_is_generated():
 
     with pytest.raises(lp.LoomError, match="a restriction raised"):
         lp.tune(space, restrictions=broken, **quick())
+
+
+def test_the_plot_names_sketches_and_draws_runs_without_a_valid_trial(tmp_path):
+    r = lp.tune(lp.split_iname(rows(), "i", lp.Choice([8, 4096]), outer_tag="g.0", inner_tag="l.0"), **quick())
+    assert {t["sketch"] for t in r.trials} == {"user"}
+    r.plot(str(tmp_path / "some.png"))
+    assert (tmp_path / "some.png").stat().st_size > 0
+    bad = [dict(t, status="illegal") for t in r.trials]
+    lp.tuning.plot_trials(bad, str(tmp_path / "none.png"))
+    assert (tmp_path / "none.png").stat().st_size > 0
+    with pytest.raises(FileNotFoundError, match="no folder"):
+        r.plot(str(tmp_path / "nosuch" / "x.png"))
