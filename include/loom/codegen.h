@@ -90,8 +90,8 @@ struct GeneratedKernel {
   std::string isl_reason;     // why the fast path did not apply
   int64_t threads_per_block() const { return block[0] * block[1] * block[2]; }
   // Bytes of local (shared) memory per block, each temporary 16-byte aligned.
-  // Above kStaticSharedBytes the CUDA target allocates it dynamically (and
-  // opts in to more than 48 KiB when the kernel is loaded).
+  // Above the target's static_shared_bytes (TargetInfo, 48 KiB) the CUDA
+  // target allocates it dynamically (and opts in to more when the kernel is loaded).
   int64_t local_bytes() const;
   bool uses_hardware() const { return !hardware_inames.empty(); }
 };

@@ -1,6 +1,8 @@
 // Preprocessing: from a kernel as written and transformed to one ready for
 // linearization. The passes, in order (preprocess() runs them all):
 //   expand_substitutions  substitution-rule calls replaced by their bodies
+//   resolve_address_spaces  temporaries declared without an address space
+//                         (auto) made private, local or global by loopy's rule
 //   infer_types           every Expr node typed, temporaries' dtypes inferred,
 //                         conversions made explicit as Casts
 //   realize_reductions    sum/product/max/min become init/update instructions
@@ -15,6 +17,8 @@
 //                         write-after-write between instructions, in text
 //                         order, where their accesses can meet (isl)
 //   check_kernel          names, inames, tags, barriers and limits are consistent
+//   check_atomic_updates  {atomic} instructions are x[I] = x[I] + e on a global
+//                         array of a type the targets add atomically
 //   check_bounds          every affine access stays in its array (isl proof)
 //   check_races           no two threads write one element (isl proof)
 //   check_global_dependences  no element of a global array written on one block
