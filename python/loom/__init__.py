@@ -20,8 +20,11 @@ from .kernel import (AddressSpace, CudaTarget, ExecutableCTarget, GlobalArg, Int
 from .transforms import compile_variants, search_domain, transform_names, transform_schema, _install
 from .tuning import Autotuned, Choice, TuneResult, TuningSpace, autotune, read_log, tune
 from . import diagnostic, version
-from .compat import (add_and_infer_dtypes, fuse_kernels, get_one_linearized_kernel, get_one_scheduled_kernel, make_copy_kernel,
-                     preprocess_kernel, set_caching_enabled)
+from .compat import (add_and_infer_dtypes, fuse_kernels, generate_header, get_one_linearized_kernel, get_one_scheduled_kernel,
+                     make_copy_kernel, preprocess_kernel, set_caching_enabled)
+from . import options, types
+from .diagnostic import LoopyError, LoopyWarning
+from .types import LoopyType, NumpyType, to_loopy_type
 from .statistics import (CountGranularity, MemAccess, Op, Sync, ToCountMap, ToCountPolynomialMap, get_mem_access_map,
                          get_op_map, get_synchronization_map, stringify_stats_mapping)
 
@@ -33,5 +36,6 @@ __all__ = [
     "CountGranularity", "MemAccess", "Op", "Sync", "ToCountMap", "ToCountPolynomialMap", "get_mem_access_map", "get_op_map", "stringify_stats_mapping",
     "get_synchronization_map", "add_and_infer_dtypes", "get_one_linearized_kernel", "get_one_scheduled_kernel", "make_copy_kernel", "fuse_kernels", "preprocess_kernel", "set_caching_enabled",
     "diagnostic", "version",
+    "generate_header", "LoopyError", "LoopyWarning", "LoopyType", "NumpyType", "to_loopy_type",
 ]
 __all__ += _install(globals())

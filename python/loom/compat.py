@@ -1,7 +1,8 @@
 """loopy's top-level functions that are not transformations, for scripts that call them:
 add_and_infer_dtypes, preprocess_kernel, get_one_linearized_kernel, set_caching_enabled,
-make_copy_kernel, fuse_kernels."""
+make_copy_kernel, fuse_kernels, generate_header."""
 import os
+import re
 
 from .kernel import make_kernel
 
@@ -75,3 +76,17 @@ def fuse_kernels(kernels, suffixes=None, data_flow=None):
     flow = [(str(v), int(a), int(b)) for v, a, b in (data_flow or [])]
     core = _loom.fuse_kernels([k._core for k in kernels], [str(x) for x in (suffixes or [])], flow)
     return LoopKernel(core, kernels[0].target)
+
+
+def generate_header(kernel, codegen_result=None):
+    """loopy's generate_header: the declarations of the device functions a kernel's code
+    defines, one per function (a kernel with global barriers is several launches), each
+    the function's signature as generated, ending in ';' (CUDA C: `extern "C" __global__
+    void __launch_bounds__(N) name(...);`). codegen_result: what generate_code_v2 gave, to
+    declare that code's functions."""
+    from .kernel import generate_code_v2
+    source = (codegen_result if codegen_result is not None else generate_code_v2(kernel)).device_code()
+    decls = re.findall(r'^(extern "C" __global__ void __launch_bounds__\(\d+\) \w+\([^()]*\))\s*\{', source, re.M)
+    if not decls:
+        raise ValueError("generate_header: no kernel function in the generated code")
+    return [d + ";" for d in decls]

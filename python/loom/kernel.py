@@ -79,12 +79,15 @@ class AddressSpace:
 class GlobalArg:
     """An array argument: GlobalArg("a", np.float32, shape=("n", "m"), order="C")."""
 
-    def __init__(self, name, dtype=None, shape=None, order="C", offset=None, strides=None, for_atomic=False, **loopy_only):
+    def __init__(self, name, dtype=None, shape=None, order="C", offset=None, strides=None, for_atomic=False,
+                 is_input=None, is_output=None, **loopy_only):
         # (for_atomic: Loom's atomics are per instruction, {atomic}; other loopy-only options are refused)
+        # is_input/is_output: loopy's, checked against what the kernel reads and writes (make_kernel)
         if loopy_only:
             raise TypeError(f"GlobalArg: unsupported arguments {sorted(loopy_only)}")
         self.name, self.dtype, self.shape, self.order = name, dtype, shape, order
         self.offset, self.strides = offset, strides
+        self.is_input, self.is_output = is_input, is_output
 
     def declaration(self):
         dt = _dtype_name(self.dtype) or "auto"  # loopy's dtype=None: the dtype of the array a call passes
@@ -213,7 +216,31 @@ def make_kernel(domains, instructions, kernel_data=("...",), name="loopy_kernel"
     given = {n: dt for n, dt in shape_from_accesses.items() if _dtype_name(dt)}
     if given:
         knl = transforms.apply("add_dtypes", knl, [], {n: _dtype_name(dt) for n, dt in given.items()})
+    _check_input_output(knl, [d for d in _each_name(_lines(kernel_data)) if isinstance(d, GlobalArg)])
     return knl
+
+
+def _check_input_output(knl, declared):
+    """loopy's is_input/is_output on GlobalArg, against Loom's calling convention: a call returns
+    every array the kernel writes (is_output), and allocates a written array the caller does not
+    pass (so is_input=False needs the kernel to write it; what it reads of it before writing is
+    undefined, as in loopy). A declaration Loom's call cannot honour is refused here."""
+    declared = [d for d in declared if getattr(d, "is_input", None) is not None or getattr(d, "is_output", None) is not None]
+    if not declared:
+        return
+    written = set(knl._core.written_arrays())
+    for d in declared:
+        is_input, is_output = getattr(d, "is_input", None), getattr(d, "is_output", None)
+        if is_output is True and d.name not in written:
+            raise _loom.ArgumentError(f"kernel '{knl.name}': argument '{d.name}' is declared is_output=True, but the "
+                                      "kernel never writes it (a call returns the arrays the kernel writes)")
+        if is_output is False and d.name in written:
+            raise _loom.ArgumentError(f"kernel '{knl.name}': argument '{d.name}' is declared is_output=False, but the "
+                                      "kernel writes it, and a call returns every array the kernel writes; "
+                                      "write to a temporary instead")
+        if is_input is False and d.name not in written:
+            raise _loom.ArgumentError(f"kernel '{knl.name}': argument '{d.name}' is declared is_input=False, but the "
+                                      "kernel never writes it: nothing would give its values")
 
 
 _INT32_MAX = 2**31 - 1
@@ -314,6 +341,8 @@ class LoopKernel:
         k = LoopKernel(core, self.target, self.do_not_specialize if not _variant else (), _variant=_variant)
         k._origin = self._origin
         k._history = self._history + ((step, core),)
+        if self.silenced_warnings:
+            k.silenced_warnings = self.silenced_warnings
         return k
 
     def __eq__(self, other):
@@ -350,9 +379,191 @@ class LoopKernel:
     def temporary_variables(self):
         return self._core.temporary_names()
 
-    def copy(self, target=None, do_not_specialize=None):
-        return LoopKernel(self._core, _target_name(target) or self.target,
-                          self.do_not_specialize if do_not_specialize is None else do_not_specialize)
+    def copy(self, target=None, do_not_specialize=None, silenced_warnings=None):
+        k = LoopKernel(self._core, _target_name(target) or self.target,
+                       self.do_not_specialize if do_not_specialize is None else do_not_specialize)
+        # loopy's kernel attribute: ids (fnmatch patterns) of the warnings diagnostic.warn_with_kernel leaves out
+        k.silenced_warnings = self.silenced_warnings if silenced_warnings is None else tuple(silenced_warnings)
+        return k
+
+    # -- loopy's kernel attributes and translation-unit interface (a Loom kernel is its own translation unit)
+
+    silenced_warnings = ()
+
+    @property
+    def default_entrypoint(self):
+        """loopy's TranslationUnit.default_entrypoint: the kernel itself."""
+        return self
+
+    @property
+    def entrypoints(self):
+        return frozenset([self.name])
+
+    @property
+    def callables_table(self):
+        """loopy's TranslationUnit.callables_table: the kernels by name (this one; Loom's
+        kernels call no other kernels), for the functions that take it."""
+        import types
+        return types.MappingProxyType({self.name: self})
+
+    def with_kernel(self, kernel):
+        """loopy's TranslationUnit.with_kernel: the translation unit with `kernel` in place
+        of the kernel of its name (a Loom kernel holds one kernel: `kernel` itself)."""
+        if not isinstance(kernel, LoopKernel):
+            raise TypeError(f"with_kernel: expected a kernel, got {type(kernel).__name__}")
+        if kernel.name != self.name:
+            raise _loom.ArgumentError(f"with_kernel: a Loom kernel is a translation unit of one kernel ('{self.name}'); "
+                                      f"kernel '{kernel.name}' cannot be added to it")
+        if kernel.target == self.target or self.target is None:
+            return kernel
+        out = kernel.copy(target=self.target)
+        if hasattr(kernel, "linearization"):
+            out.linearization = kernel.linearization
+        return out
+
+    _STRINGIFY_PARTS = ("name", "arguments", "domains", "tags", "variables", "rules", "instructions", "Dependencies",
+                        "linearization")
+
+    def stringify(self, what=None, with_dependencies=False, use_separators=True, show_labels=True):
+        """loopy's LoopKernel.stringify: the kernel's parts, each under a label between separator
+        lines. `what` picks parts: a set of names, a comma-separated string of them, or a string of
+        their first letters (name, arguments, domains, tags, variables, rules, instructions,
+        Dependencies, linearization); by default all but Dependencies, which with_dependencies adds
+        (one line "instruction : the instructions it depends on" per instruction that declares
+        dependencies). Arguments, temporaries and instructions are written in Loom's kernel
+        language; linearization is there after get_one_linearized_kernel."""
+        import json
+        parts = set(self._STRINGIFY_PARTS)
+        if what is None:
+            what = set(parts) - (set() if with_dependencies else {"Dependencies"})
+        elif isinstance(what, str):
+            if "," in what:
+                what = {w.strip() for w in what.split(",")}
+            else:
+                first = {p[0]: p for p in parts}
+                unknown = [c for c in what if c not in first]
+                if unknown:
+                    raise _loom.LoomError(f"invalid 'what' passed: {', '.join(unknown)}")
+                what = {first[c] for c in what}
+        else:
+            what = set(what)
+        if not what <= parts:
+            raise _loom.LoomError(f"invalid 'what' passed: {', '.join(sorted(what - parts))}")
+        text = {}  # Loom's sections: "arguments" -> its lines
+        section = None
+        for line in str(self._core).splitlines():
+            if line and not line.startswith(" ") and line.endswith(":"):
+                section = text.setdefault(line[:-1], [])
+            elif line.strip() and section is not None:
+                section.append(line.strip())
+        doc = json.loads(self.to_json())["kernel"]
+        sep = ["-" * 75] if use_separators else []
+        lines = []
+
+        def part(name, label, body, always=True):
+            if name in what and (always or body):
+                lines.extend(sep)
+                if show_labels and label:
+                    lines.append(label)
+                lines.extend(body)
+
+        if "name" in what:
+            lines.extend(sep)
+            lines.append("KERNEL: " + self.name)
+        part("arguments", "ARGUMENTS:", text.get("arguments", []))
+        part("domains", "DOMAINS:", text.get("domains", []))
+        tags = doc.get("iname_tags", {})
+        part("tags", "INAME TAGS:", [f"{n}: {tags.get(n, 'None')}" for n in sorted(self.all_inames, key=_natural_key)])
+        part("variables", "TEMPORARIES:", text.get("temporaries", []), always=False)
+        part("rules", "SUBSTITUTION RULES:", [f"{r['name']}({', '.join(r.get('params', []))}) := {r['body']}"
+                                              for r in sorted(doc.get("substitutions", []), key=lambda r: _natural_key(r["name"]))],
+             always=False)
+        part("instructions", "INSTRUCTIONS:", text.get("instructions", []))
+        part("Dependencies", "DEPENDENCIES: (use loopy.show_dependency_graph to visualize)",
+             [f"{i['id']} : {','.join(i['depends_on'])}" for i in doc["instructions"] if i.get("depends_on")], always=False)
+        part("linearization", "LINEARIZATION:", list(getattr(self, "linearization", None) or []), always=False)
+        lines.extend(sep)
+        return "\n".join(lines)
+
+    def get_grid_size_upper_bounds(self, callables_table=None, ignore_auto=False, return_dict=False):
+        """loopy's get_grid_size_upper_bounds: (global sizes, local sizes), one entry per hardware axis
+        (axes 0, 1, 2 as far as the kernel uses them; an axis below a used one that is not used
+        is 1): the number of blocks along each g.N axis as a function of the parameters (a count
+        with eval_with_dict, as Loom's statistics give them) and the threads along each l.N axis
+        (an int: Loom's block sizes are compile-time constants). These are the sizes Loom's code
+        generation launches with, asked of it on a kernel with this one's domains and each axis'
+        inames alone. ignore_auto leaves out inames tagged l.auto; otherwise an l.auto iname takes
+        the axis code generation gives it. return_dict: ({axis: size}, {axis: size}) instead."""
+        import json
+        from .statistics import get_mem_access_map
+        doc = json.loads(self.to_json())["kernel"]
+        used = {h for insn in doc["instructions"] for h in insn.get("within_inames", [])}
+        tags = {h: t for h, t in doc.get("iname_tags", {}).items() if h in used}
+        if any(t == "l.auto" for t in tags.values()):
+            if ignore_auto:
+                tags = {h: t for h, t in tags.items() if t != "l.auto"}
+            else:  # the axes code generation chose (the preprocessed kernel's tags)
+                resolved, section = {}, False
+                for line in self.compiled(target="interpreter").asm["preprocessed"].splitlines():
+                    if line and not line.startswith(" "):
+                        section = line == "tags:"
+                    elif section and ":" in line:
+                        name, tag = (x.strip() for x in line.split(":", 1))
+                        resolved[name] = tag
+                tags = {h: resolved.get(h, t) for h, t in tags.items()}
+        axes = {}
+        for h, t in tags.items():
+            m = re.fullmatch(r"([gl])\.(\d)", t)
+            if m:
+                axes.setdefault((m.group(1), int(m.group(2))), []).append(h)
+        global_sizes, local_sizes = {}, {}
+        for (kind, axis), inames in sorted(axes.items()):
+            probe = self._grid_probe(doc, inames, f"{kind}.{axis}")
+            if kind == "g":
+                counts = get_mem_access_map(probe, count_granularity="workitem", count_redundant_work=True)
+                global_sizes[axis] = sum(counts.filter_by(variable=[_PROBE]).values(), 0)
+            else:
+                src = _loom.cuda_source(probe._core)
+                local_sizes[axis] = int(re.search(r"__launch_bounds__\((\d+)\)", src).group(1))
+        if return_dict:
+            return global_sizes, local_sizes
+
+        def as_tuple(sizes):
+            return tuple(sizes.get(a, 1) for a in range(max(sizes) + 1)) if sizes else ()
+        return as_tuple(global_sizes), as_tuple(local_sizes)
+
+    def _grid_probe(self, doc, inames, tag):
+        """A kernel with this one's domains, parameters and assumptions whose only hardware axis is
+        `tag`, carried by `inames` (each used by an instruction): one load outside every loop,
+        which Loom's statistics count once per thread of the whole launch (count_redundant_work)."""
+        import json
+        taken = set(self.all_inames) | {a["name"] for a in doc["arguments"]} | {t["name"] for t in doc.get("temporaries", [])}
+
+        def name(base):  # a name the kernel does not use
+            n, i = base, 0
+            while n in taken:
+                i += 1
+                n = f"{base}_{i}"
+            taken.add(n)
+            return n
+        value = name(_PROBE + "_value")
+        marks = {h: name(f"{_PROBE}_{h}") for h in inames}
+        kernel = {
+            "name": doc["name"], "domains": doc["domains"],
+            "arguments": [a for a in doc["arguments"] if a.get("kind") == "value"] +
+                         [{"name": _PROBE, "kind": "array", "dtype": "float32", "shape": ["1"]}],
+            "temporaries": [{"name": m, "dtype": "int32", "shape": [], "address_space": "private"} for m in marks.values()] +
+                           [{"name": value, "dtype": "float32", "shape": [], "address_space": "private"}],
+            "instructions": [{"id": f"{m}_insn", "assignee": m, "expression": "0", "within_inames": [h]}
+                             for h, m in marks.items()] +
+                            [{"id": f"{value}_insn", "assignee": value, "expression": f"{_PROBE}[0]", "within_inames": []}],
+            "iname_tags": {h: tag for h in inames},
+            "options": {"index_dtype": doc.get("options", {}).get("index_dtype", "int32")},
+        }
+        if doc.get("assumptions"):
+            kernel["assumptions"] = doc["assumptions"]
+        return LoopKernel(_loom.kernel_from_json(json.dumps({"format": "loom-kernel", "version": 1, "kernel": kernel}),
+                                                 "<grid sizes>"))
 
     def _variant_for(self, kwargs):
         """The specialized kernel for these arguments (self when nothing specializes),
@@ -544,6 +755,14 @@ class LoopKernel:
             raise _loom.ArgumentError(f"with CUDA tensors, pass every output too: missing {', '.join(missing)}")
         _loom.run_device(self._compiled_for("cuda"), self._core, arrays, scalars, _current_stream(device))
         return tuple(kwargs[a] for a in self._core.written_arrays())
+
+
+_PROBE = "loom_grid_probe"  # (get_grid_size_upper_bounds' probe array)
+
+
+def _natural_key(name):
+    """"i2" before "i10" (loopy lists inames in natural order)."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
 
 
 # knl(...): PyTorch CUDA tensors of a signature seen before go from C straight

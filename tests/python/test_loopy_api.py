@@ -214,3 +214,169 @@ def test_save_and_reload_temporaries_keeps_private_values_across_a_global_barrie
     a = np.random.default_rng(5).random(100).astype(np.float32)
     (out,) = k(a=a)
     np.testing.assert_allclose(out, 5 * a, rtol=1e-6)
+
+
+# -- loopy's names that its tutorial uses (tests/python/test_loopy_tutorial.py runs the tutorial itself)
+
+def test_loopy_warning_classes_filter_and_warn_with_kernel_honours_silenced_warnings():
+    import warnings
+    from loom.diagnostic import DirectCallUncachedWarning, WriteRaceConditionWarning, warn_with_kernel
+    assert lp.LoopyWarning is lp.diagnostic.LoopyWarning and lp.LoopyError is lp.diagnostic.LoopyError
+    for w in (DirectCallUncachedWarning, WriteRaceConditionWarning, lp.diagnostic.ParameterFinderWarning):
+        assert issubclass(w, lp.LoopyWarning)
+    assert issubclass(lp.diagnostic.LoopyAdvisory, lp.diagnostic.LoopyWarningBase)
+    assert not issubclass(lp.diagnostic.LoopyAdvisory, lp.LoopyWarning)  # (as in loopy)
+    assert issubclass(lp.diagnostic.StaticValueFindingError, lp.LoopyError)
+    k = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = a[i]", name="copy")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", category=lp.LoopyWarning)
+        warnings.filterwarnings("ignore", category=DirectCallUncachedWarning)
+        warn_with_kernel(k, "uncached", "called directly", DirectCallUncachedWarning)  # ignored by its filter
+        with pytest.raises(WriteRaceConditionWarning,
+                           match=r"in kernel copy: races \(add 'write_race\(insn\)' to silenced_warnings"):
+            warn_with_kernel(k, "write_race(insn)", "races", WriteRaceConditionWarning)
+        quiet = k.copy(silenced_warnings=["write_race*"])
+        warn_with_kernel(quiet, "write_race(insn)", "races", WriteRaceConditionWarning)  # silenced: nothing raised
+        split = lp.split_iname(quiet, "i", 4)  # (transformations keep the attribute, as loopy's do)
+        assert split.silenced_warnings == ("write_race*",)
+        warn_with_kernel(split, "write_race(insn)", "races", WriteRaceConditionWarning)
+        with pytest.raises(lp.LoopyWarning):
+            warn_with_kernel(split, "other", "something else")
+
+
+def test_options_module_has_loopys_terminal_color_switch():
+    import loom.options
+    assert lp.options is loom.options
+    before = loom.options.ALLOW_TERMINAL_COLORS
+    try:
+        for colors in (True, False):
+            loom.options.ALLOW_TERMINAL_COLORS = colors
+            k = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]")
+            # Loom's text never carries terminal escapes, whatever the switch says
+            assert "\x1b" not in lp.generate_code_v2(k).device_code() and "\x1b" not in str(k)
+            assert "\x1b" not in k.stringify()
+    finally:
+        loom.options.ALLOW_TERMINAL_COLORS = before
+
+
+def test_to_loopy_type_wraps_numpy_dtypes_and_matches_statistics_keys():
+    from loom.types import AtomicNumpyType, NumpyType, OpaqueType, to_loopy_type, to_unsigned_dtype
+    t = to_loopy_type(np.float32)
+    assert isinstance(t, NumpyType) and t == NumpyType(np.dtype("float32")) and t.numpy_dtype == np.float32
+    assert repr(t) == "np:dtype('float32')" and t.itemsize == 4 and not t.is_integral() and not t.is_complex()
+    assert hash(t) == hash(np.dtype(np.float32)) and t == np.dtype(np.float32) and np.dtype(t) == np.float32
+    assert t != to_loopy_type(np.float64) and to_loopy_type(t) is t
+    assert to_loopy_type(np.int16).is_integral() and to_loopy_type(np.complex64).involves_complex()
+    atomic = to_loopy_type(np.int32, for_atomic=True)
+    assert isinstance(atomic, AtomicNumpyType) and atomic != to_loopy_type(np.int32) and repr(atomic) == "np_atomic:dtype('int32')"
+    assert to_loopy_type(None, allow_none=True) is None and to_loopy_type(lp.auto, allow_auto=True) is lp.auto
+    with pytest.raises(lp.LoopyError):
+        to_loopy_type(None)
+    with pytest.raises(lp.LoopyError):
+        to_loopy_type(lp.auto)
+    with pytest.raises(TypeError):
+        to_loopy_type(object())
+    assert OpaqueType("handle") == OpaqueType("handle") != OpaqueType("other")
+    assert to_unsigned_dtype(np.int16) == np.uint16 and to_unsigned_dtype(np.uint8) == np.uint8
+    # the tutorial's filter: float32 accesses whose l.0 stride is above 1
+    k = lp.make_kernel("{[i, k]: 0 <= i < n and 0 <= k < 128}", "c[i, k] = a[i, k] + 1\ne[i, k] = g[i, k]",
+                       [lp.GlobalArg("a,c", np.float32, shape="n, 128"), lp.GlobalArg("g,e", np.float64, shape="n, 128")])
+    k = lp.split_iname(k, "k", 32, outer_tag="l.0", inner_tag="l.1")  # (l.0 strides 32)
+    mem = lp.get_mem_access_map(k, subgroup_size=32)
+    picked = mem.filter_by_func(lambda key: key.dtype == to_loopy_type(np.float32) and key.lid_strides[0] > 1)
+    assert {key.variable for key in picked.keys()} == {"a", "c"}
+    assert picked.eval_and_sum({"n": 10}) == 2 * 10 * 128
+
+
+def test_generate_header_declares_each_generated_kernel_function():
+    k = lp.add_dtypes(lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i]", name="twice"), dict(a=np.float32))
+    (decl,) = lp.generate_header(k)
+    code = lp.generate_code_v2(k).device_code()
+    assert decl.endswith(");") and decl.startswith('extern "C" __global__ void') and "twice(" in decl
+    assert decl[:-1] + "\n{" in code  # the function's own signature
+    assert lp.generate_header(k, lp.generate_code_v2(k)) == [decl]
+    # a kernel with a global barrier is two launches: two functions, two declarations
+    g = lp.make_kernel("{[i]: 0<=i<n}", """
+        <> s = 2*a[i] {id=w}
+        ... gbarrier {id=g, dep=w}
+        out[i] = s {dep=g}
+        """, name="two")
+    g = lp.save_and_reload_temporaries(lp.split_iname(g, "i", 32, outer_tag="g.0", inner_tag="l.0"))
+    decls = lp.generate_header(g)
+    assert [d.split("(")[1].split(")")[1].strip() for d in decls] == ["two", "two_1"]
+
+
+def test_global_arg_is_input_and_is_output_as_loopy_declares_them():
+    # the tutorial's: out is written, then read; the caller does not pass it
+    k = lp.make_kernel("{ [i,j,ii,jj]: 0<=i,j,ii,jj<n }", """
+        out[j,i] = a[i,j] {id=transpose}
+        out[ii,jj] = 2*out[ii,jj]  {dep=transpose}
+        """, [lp.GlobalArg("out", shape=lp.auto, is_input=False), ...])
+    a = np.random.default_rng(6).random((9, 9)).astype(np.float32)
+    (out,) = k(a=a)
+    np.testing.assert_array_equal(out, 2 * a.T)
+    k = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = a[i]",
+                       [lp.GlobalArg("a", np.float32, shape="n", is_input=True, is_output=False),
+                        lp.GlobalArg("out", np.float32, shape="n", is_output=True)])
+    np.testing.assert_array_equal(k(a=a[0])[0], a[0])
+    with pytest.raises(lp.ArgumentError, match="'out' is declared is_output=False"):
+        lp.make_kernel("{[i]: 0<=i<n}", "out[i] = a[i]", [lp.GlobalArg("out", np.float32, shape="n", is_output=False), ...])
+    with pytest.raises(lp.ArgumentError, match="'a' is declared is_output=True"):
+        lp.make_kernel("{[i]: 0<=i<n}", "out[i] = a[i]", [lp.GlobalArg("a", np.float32, shape="n", is_output=True), ...])
+    with pytest.raises(lp.ArgumentError, match="'a' is declared is_input=False"):
+        lp.make_kernel("{[i]: 0<=i<n}", "out[i] = a[i]", [lp.GlobalArg("a", np.float32, shape="n", is_input=False), ...])
+
+
+def test_stringify_shows_the_parts_asked_for_and_the_dependencies():
+    k = lp.make_kernel("{ [i,j]: 0<=i,j<n }", """
+        out[j,i] = a[i,j] {id=transpose}
+        out[i,j] = 2*out[i,j]  {id=dbl, dep=transpose}
+        """, name="transpose_and_dbl")
+    k = lp.tag_inames(k, "i:l.0")
+    text = k["transpose_and_dbl"].stringify(with_dependencies=True)
+    lines = text.splitlines()
+    assert lines[:3] == ["-" * 75, "KERNEL: transpose_and_dbl", "-" * 75]
+    for label in ("ARGUMENTS:", "DOMAINS:", "INAME TAGS:", "INSTRUCTIONS:",
+                  "DEPENDENCIES: (use loopy.show_dependency_graph to visualize)"):
+        assert label in lines
+    assert lines[lines.index("INAME TAGS:") + 1:lines.index("INAME TAGS:") + 3] == ["i: l.0", "j: None"]
+    assert lines[-2:] == ["dbl : transpose", "-" * 75]
+    assert "DEPENDENCIES" not in k.stringify()
+    only = k.stringify(what="i", use_separators=False, show_labels=False).splitlines()
+    assert len(only) == 2 and only[0].startswith("out[j, i] = a[i, j]") and "dep=transpose" in only[1]
+    assert k.stringify(what="name,Dependencies", use_separators=False) == \
+        "KERNEL: transpose_and_dbl\nDEPENDENCIES: (use loopy.show_dependency_graph to visualize)\ndbl : transpose"
+    with pytest.raises(lp.LoopyError, match="invalid 'what'"):
+        k.stringify(what="x")
+
+
+def test_grid_size_upper_bounds_are_the_launch_sizes():
+    k = lp.make_kernel("{ [i]: 0<=i<n }", "a[i] = 0", assumptions="n>=0")
+    k = lp.split_iname(k, "i", 128, outer_tag="g.0", inner_tag="l.0")
+    glob, loc = k["loopy_kernel"].get_grid_size_upper_bounds(k.callables_table)
+    assert loc == (128,) and len(glob) == 1
+    assert [glob[0].eval_with_dict({"n": n}) for n in (1, 128, 129, 1000)] == [1, 1, 2, 8]
+    k2 = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<m}", "c[i,j] = 1")
+    k2 = lp.split_iname(k2, "i", 16, outer_tag="g.1", inner_tag="l.0")
+    k2 = lp.split_iname(k2, "j", 8, outer_tag="g.0", inner_tag="l.1")
+    glob, loc = k2.get_grid_size_upper_bounds()
+    assert loc == (16, 8)
+    assert [g.eval_with_dict({"n": 100, "m": 30}) for g in glob] == [4, 7]  # g.0 over j, g.1 over i
+    gd, ld = k2.get_grid_size_upper_bounds(return_dict=True)
+    assert sorted(gd) == [0, 1] and ld == {0: 16, 1: 8}
+    seq = lp.make_kernel("{[i]: 0<=i<n}", "a[i] = 0")
+    assert seq.get_grid_size_upper_bounds() == ((), ())  # (nothing parallel: one thread)
+
+
+def test_translation_unit_interface_of_a_kernel():
+    k = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = 2*a[i]", name="twice")
+    assert k.default_entrypoint is k and k.entrypoints == frozenset(["twice"])
+    assert dict(k.callables_table) == {"twice": k}
+    split = lp.split_iname(k, "i", 4)
+    assert k.with_kernel(split) is split
+    silenced = k.with_kernel(k.default_entrypoint.copy(silenced_warnings=["v1_scheduler_fallback"]))
+    assert silenced.silenced_warnings == ("v1_scheduler_fallback",) and silenced == k
+    lin = lp.get_one_linearized_kernel(k["twice"], k.callables_table)
+    assert k.with_kernel(lin).linearization == lin.linearization == ["for i", "  insn_0", "end i"]
+    with pytest.raises(lp.ArgumentError, match="kernel 'other' cannot be added"):
+        k.with_kernel(lp.make_kernel("{[i]: 0<=i<n}", "b[i] = 1", name="other"))
