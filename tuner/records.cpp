@@ -18,6 +18,17 @@
 
 namespace loom::tune {
 
+namespace {
+
+// A hash as the log writes it: 16 hex digits.
+std::string hash_text(uint64_t h) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
+  return buf;
+}
+
+}  // namespace
+
 std::string Trial::to_json() const {
   nlohmann::json j;
   j["key"] = key;
@@ -25,12 +36,9 @@ std::string Trial::to_json() const {
   j["script"] = script;
   j["status"] = status;
   if (!error.empty()) j["error"] = error;
-  char hash[32];
-  std::snprintf(hash, sizeof hash, "%016llx", (unsigned long long)kernel_hash);
-  j["kernel_hash"] = hash;
+  j["kernel_hash"] = hash_text(kernel_hash);
   if (!kernel_name.empty()) j["kernel"] = kernel_name;
-  std::snprintf(hash, sizeof hash, "%016llx", (unsigned long long)variant_hash);
-  j["variant_hash"] = hash;
+  j["variant_hash"] = hash_text(variant_hash);
   j["target"] = target;
   j["device"] = device;
   j["generate_seconds"] = generate_seconds;
@@ -151,12 +159,6 @@ std::optional<Trial> best(const std::vector<Trial>& trials, uint64_t kernel_hash
 }
 
 namespace {
-
-std::string hash_text(uint64_t h) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
-  return buf;
-}
 
 // One group of a log: what its trials' times can be compared within.
 std::string group_of(const Trial& t) {

@@ -260,18 +260,19 @@ int run_cpu(const Options& o, const Loaded& l) {
   std::snprintf(where, sizeof where, "running on the CPU (%u threads)", std::max(1u, std::thread::hardware_concurrency()));
   print_params(where, params);
   auto arrays = make_arrays(l.kernel, params, inputs, o);
+  auto scalars = scalar_values(o, l.kernel);  // (once: --in files are read here, not per repetition)
   auto reference = arrays;
   auto t1 = std::chrono::steady_clock::now();
-  ck.call(host_arguments(l.kernel, arrays, params, scalar_values(o, l.kernel)));
+  ck.call(host_arguments(l.kernel, arrays, params, scalars));
   double first = seconds_since(t1);
   bool ok = true;
-  if (o.check && o.command == "run") ok = check_against_reference(l, params, scalar_values(o, l.kernel), reference, arrays);
+  if (o.check && o.command == "run") ok = check_against_reference(l, params, scalars, reference, arrays);
   write_outputs(o, l.kernel, params, arrays);
   auto timing = arrays;
   std::vector<double> times;
   for (int r = 0; r < o.reps; ++r) {
     auto t = std::chrono::steady_clock::now();
-    ck.call(host_arguments(l.kernel, timing, params, scalar_values(o, l.kernel)));
+    ck.call(host_arguments(l.kernel, timing, params, scalars));
     times.push_back(seconds_since(t));
   }
   std::sort(times.begin(), times.end());
@@ -353,7 +354,7 @@ int run_cuda(const Options& o, const Loaded& l, bool gpu, const std::string& why
     auto reference = arrays;
     auto gpu_arrays = arrays;
     ck.call_host(args_for(gpu_arrays));
-    if (o.check) ok = check_against_reference(l, params, scalar_values(o, l.kernel), reference, gpu_arrays);
+    if (o.check) ok = check_against_reference(l, params, scalars, reference, gpu_arrays);
     write_outputs(o, kernel, params, gpu_arrays);
   }
   // timing on device buffers
