@@ -57,7 +57,7 @@ namespace {
 // global barriers runs as several).
 std::string per_launch(const GeneratedKernel& g, std::string (*text)(const GeneratedKernel&)) {
   if (!g.is_program()) return text(g);
-  std::string out;
+  std::string out = "# runs as " + host_steps_text(g.host_steps) + "\n";
   for (size_t i = 0; i < g.launches.size(); ++i)
     out += "# launch " + std::to_string(i + 1) + " of " + std::to_string(g.launches.size()) + "\n" + text(g.launches[i]);
   return out;

@@ -29,12 +29,36 @@ using transforms::refuse;
 using transforms::unique_instruction_id;
 using transforms::unique_name;
 
+namespace {
+
+// loopy's default (temporary_address_space=None): local memory, shared by the
+// block, unless the footprint depends on a local iname that is not swept
+// (each thread would need a tile of its own): then private, one per thread.
+AddressSpace prefetch_space(const LoopKernel& k, const std::string& array, const std::string& sweep_inames, const PrefetchOptions& o) {
+  const Argument* arg = k.find_argument(array);
+  if (!arg || arg->kind != Argument::Array || o.async_copy) return AddressSpace::Local;  // (add_prefetch refuses or needs local)
+  transforms::FootprintRequest rq;
+  rq.what = "add_prefetch('" + array + "', '" + sweep_inames + "')";
+  rq.name = array;
+  rq.sweep = name_list(sweep_inames);
+  for (size_t d = 0; d < arg->shape.size(); ++d) rq.storage_axes.push_back(d);
+  rq.outer_inames = o.fetch_outer_inames;
+  rq.local = false;
+  transforms::Footprint fp = transforms::find_footprint(k, rq);
+  for (auto& n : fp.outer)
+    if (k.tag_of(n).kind == InameTag::Local) return AddressSpace::Private;
+  return AddressSpace::Local;
+}
+
+}  // namespace
+
 LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std::string& sweep_inames, const PrefetchOptions& o) {
   const std::string what = "add_prefetch('" + array + "', '" + sweep_inames + "')";
   const Argument* arg = k.find_argument(array);
   if (!arg || arg->kind != Argument::Array) refuse(k, what, "'" + array + "' is not an array argument");
   if (k.is_written(array)) refuse(k, what, "array '" + array + "' is written by the kernel; only arrays it only reads can be prefetched");
   AddressSpace space = o.temporary_address_space;
+  if (space == AddressSpace::Auto) space = prefetch_space(k, array, sweep_inames, o);
   if (space != AddressSpace::Local && space != AddressSpace::Private)
     refuse(k, what, "a prefetch goes into local or private memory, not " + std::string(to_string(space)));
   if (o.async_copy && space != AddressSpace::Local)
@@ -147,7 +171,7 @@ void register_memory_transforms(TransformRegistry& reg) {
            {TransformParam{"var_name", TransformParam::String, true, "the array to prefetch"}.of(TransformParam::Type::Array),
             TransformParam{"sweep_inames", TransformParam::String, false, "inames whose accesses the temporary covers ('i_inner, k_inner'; default none: one element, or the accesses outside every loop)"}.of(TransformParam::Type::Inames),
             TransformParam{"temporary_name", TransformParam::String, false, "name of the temporary (default <array>_fetch)"}.of(TransformParam::Type::Name),
-            TransformParam{"temporary_address_space", TransformParam::String, false, "local (default) or private"}.one_of({"local", "shared", "private"}).otherwise("local").searched(TransformParam::Search::Choices),
+            TransformParam{"temporary_address_space", TransformParam::String, false, "local, private, or auto (default, loopy's None: local unless the footprint depends on a local iname not swept, then private)"}.one_of({"local", "shared", "private", "auto"}).otherwise("auto").searched(TransformParam::Search::Choices),
             TransformParam{"dim_arg_names", TransformParam::String, false, "names of the fetch inames, one per dimension ('a_i,a_k')"}.of(TransformParam::Type::Names),
             TransformParam{"default_tag", TransformParam::String, false, "tag of the fetch inames: l.auto (default: onto the block's local axes), for, unr, l.N"}.of(TransformParam::Type::FetchTag).otherwise("l.auto"),
             TransformParam{"fetch_outer_inames", TransformParam::String, false, "inames around the fetch (default: those the footprint depends on)"}.of(TransformParam::Type::Inames),
@@ -161,8 +185,8 @@ void register_memory_transforms(TransformRegistry& reg) {
              o.temporary_name = a.str_or("temporary_name", "");
              std::string sp = a.str("temporary_address_space");
              auto space = parse_address_space(sp);
-             if (!space) throw TransformError("add_prefetch on kernel '" + k.name + "': unknown temporary_address_space '" + sp + "' (local or private)");
-             o.temporary_address_space = *space;  // global/auto: add_prefetch refuses them with the reason
+             if (!space) throw TransformError("add_prefetch on kernel '" + k.name + "': unknown temporary_address_space '" + sp + "' (local, private or auto)");
+             o.temporary_address_space = *space;  // global: add_prefetch refuses it with the reason
              o.dim_arg_names = a.str_or("dim_arg_names", "");
              o.default_tag = a.str("default_tag");
              if (a.has("fetch_outer_inames")) o.fetch_outer_inames = a.str("fetch_outer_inames");

@@ -13,6 +13,7 @@
 
 #include "loom/ast.h"
 #include "loom/kernel.h"
+#include "loom/preprocess.h"
 #include "loom/schedule.h"
 #include "loom/target_info.h"
 
@@ -75,8 +76,11 @@ struct GeneratedKernel {
   // listed here, with the global temporaries as extra array arguments that
   // the runtimes allocate for each call. Such a kernel's own body is empty
   // and `kernel` is the kernel as given (its arguments are the call's).
+  // host_steps: the order to run them in, with the sequential loops around
+  // global barriers as host loops (for_each_launch walks it).
   std::vector<GeneratedKernel> launches;
   std::vector<Argument> global_temporaries;
+  std::vector<HostStep> host_steps;
   // Tiles the tensor memory accelerator fills (CUDA with sm_90+ only): each
   // a tensor map parameter after the others, and its mbarriers in local
   // memory after the temporaries.

@@ -154,7 +154,7 @@ class CudaKernel {
   void load();
   // One function per launch of a kernel with global barriers: its
   // temporaries allocated on the stream, the launches in order.
-  void launch_program(const ArgMap& args, const std::map<std::string, int64_t>& params, void* stream);
+  LaunchDims launch_program(const ArgMap& args, const std::map<std::string, int64_t>& params, void* stream);
   // After launches (each: its function, 0 or a program's launch, and its
   // parameters) with run-time checked accesses: waits for them and raises
   // ArgumentError naming the first access that left its array (the bounds

@@ -26,6 +26,7 @@
 // Each pass is a pure function in src/preprocess/<pass>.cpp (the two proofs
 // share access_checks.cpp).
 #pragma once
+#include <functional>
 #include <isl/cpp.h>
 
 #include <set>
@@ -70,14 +71,42 @@ void check_global_dependences(const LoopKernel& k);
 LoopKernel preprocess(const LoopKernel& k, const TargetInfo& target = TargetInfo::generic_cuda(),
                       bool common_subexpressions = true, UnprovenAccessSet* unproven = nullptr);
 
-// A kernel with global barriers (`... gbarrier`) or global temporaries as the
-// launches it runs as, in order (global_barriers.cpp): the instructions
-// between two global barriers form one launch (named <kernel>, <kernel>_1,
-// ...), whose dependencies on earlier launches are met by the order; global
-// temporaries become array arguments of every launch (listed in
-// *global_temporaries). Any other kernel: {k}. KernelError for a global
-// barrier inside a loop or under a condition, a dependency on a later launch,
-// or a private or local value that crosses one.
-std::vector<LoopKernel> split_global_barriers(const LoopKernel& k, std::vector<Argument>* global_temporaries);
+// A kernel with global barriers (`... gbarrier`) or global temporaries runs
+// as launches (global_barriers.cpp): the instructions between two global
+// barriers form one launch (named <kernel>, <kernel>_1, ...), whose
+// dependencies on earlier launches are met by the order; global temporaries
+// become array arguments of every launch. A loop around a global barrier is
+// split by it in one of two ways, as in loopy: a hardware-parallel loop
+// (g./l.) is distributed (each launch runs all of its iterations: the
+// barrier is grid-wide), a sequential one runs on the host around the
+// launches inside it (a time loop: one launch per section per iteration),
+// its iname a scalar argument of those launches.
+struct HostStep {
+  enum Kind : uint8_t { Launch, Loop };
+  Kind kind = Launch;
+  size_t launch = 0;           // Launch: its index among the program's launches
+  std::string iname;           // Loop: the loop's iname
+  Expr lower, upper;           // Loop: first and last value, in the parameters and outer host loops' inames
+  std::vector<HostStep> body;  // Loop: what each iteration runs, in order
+};
+std::string host_steps_text(const std::vector<HostStep>& steps);  // "launch 1; for t in [0, tsteps - 1] { launch 2; launch 3 }" (numbered from 1)
+
+struct LaunchProgram {
+  std::vector<LoopKernel> launches;
+  std::vector<Argument> global_temporaries;
+  std::vector<HostStep> steps;  // launches and host loops, in order (a kernel of one launch: {launch 0})
+  bool has_host_loops() const;
+};
+// Any kernel without global barriers and global temporaries: {k}. KernelError
+// for a global barrier under a condition or inside an unrolled, ILP or vector
+// loop, a dependency on a later launch, a private or local value that
+// crosses launches, or the instructions of a host loop not consecutive in the
+// instruction list.
+LaunchProgram split_global_barriers(const LoopKernel& k);
+
+// Runs steps on the host: calls launch(index, values) for each launch in
+// order, values being params with the host loops' inames added.
+void for_each_launch(const std::vector<HostStep>& steps, const std::map<std::string, int64_t>& params,
+                     const std::function<void(size_t, const std::map<std::string, int64_t>&)>& launch);
 
 }  // namespace loom

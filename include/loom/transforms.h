@@ -93,7 +93,9 @@ LoopKernel remove_instructions(const LoopKernel& k, const std::string& match);
 // ---- memory (transforms/memory.cpp) ----
 struct PrefetchOptions {
   std::string temporary_name;  // default <array>_fetch
-  AddressSpace temporary_address_space = AddressSpace::Local;
+  // Auto (loopy's None): local, or private where the footprint depends on a
+  // local iname that is not swept.
+  AddressSpace temporary_address_space = AddressSpace::Auto;
   std::string dim_arg_names;   // comma-separated, one per array dimension; default <array>_dim_<d>
   // l.auto: the fetch inames go onto the local axes the block already has,
   // the contiguous (last) dimension on l.0, split by the axis' extent where

@@ -724,7 +724,7 @@ class LoopKernel:
         if device:
             outputs = self._run_device(device, kwargs)
         else:
-            outputs = _loom.run_host(self._compiled_for(target), self._core, kwargs)
+            outputs = _as_input_class(_loom.run_host(self._compiled_for(target), self._core, kwargs), kwargs)
         return (None, outputs) if queue else outputs
 
     def _run_device(self, device, kwargs):
@@ -755,6 +755,18 @@ class LoopKernel:
             raise _loom.ArgumentError(f"with CUDA tensors, pass every output too: missing {', '.join(missing)}")
         _loom.run_device(self._compiled_for("cuda"), self._core, arrays, scalars, _current_stream(device))
         return tuple(kwargs[a] for a in self._core.written_arrays())
+
+
+def _as_input_class(outputs, kwargs):
+    """Outputs of the class the input arrays have, as in loopy, where arrays of one
+    kind in give that kind out: an ndarray subclass passed in (a device-array
+    stand-in with .get(), a memmap's parent class excepted) makes every NumPy
+    output that class, viewed without a copy."""
+    cls = next((type(v) for v in kwargs.values()
+                if isinstance(v, np.ndarray) and type(v) is not np.ndarray and not isinstance(v, np.memmap)), None)
+    if cls is None:
+        return outputs
+    return tuple(o.view(cls) if type(o) is np.ndarray else o for o in outputs)
 
 
 _PROBE = "loom_grid_probe"  # (get_grid_size_upper_bounds' probe array)

@@ -65,18 +65,18 @@ int64_t GeneratedKernel::local_bytes() const {
 GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath path, const TargetInfo& target) {
   StageTimes local;
   StageTimes& st = times ? *times : local;
-  std::vector<Argument> globals;
   // (where an auto temporary lives decides whether the kernel is several launches)
-  std::vector<LoopKernel> launches = split_global_barriers(resolve_address_spaces(k), &globals);
-  if (launches.size() > 1 || !globals.empty()) {
+  LaunchProgram program = split_global_barriers(resolve_address_spaces(k));
+  if (program.launches.size() > 1 || !program.global_temporaries.empty() || program.has_host_loops()) {
     GeneratedKernel g;
     g.kernel = k;
     g.target = target;
-    g.global_temporaries = std::move(globals);
+    g.global_temporaries = std::move(program.global_temporaries);
+    g.host_steps = std::move(program.steps);
     g.body = make_block({});
     g.grid = {make_int(1), make_int(1), make_int(1)};
     st = StageTimes{};
-    for (auto& l : launches) {
+    for (auto& l : program.launches) {
       StageTimes one;
       g.launches.push_back(generate(l, &one, path, target));
       st.preprocess += one.preprocess;
@@ -88,6 +88,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
     g.fast_path = std::all_of(g.launches.begin(), g.launches.end(), [](auto& l) { return l.fast_path; });
     return g;
   }
+  const std::vector<LoopKernel>& launches = program.launches;
   // a global barrier only first or last: one launch, without the barrier
   if (launches.front().instructions.size() != k.instructions.size()) return generate(launches.front(), times, path, target);
   auto t = std::chrono::steady_clock::now();

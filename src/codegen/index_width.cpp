@@ -9,6 +9,7 @@
 // index dtype. Values read from memory are the user's arithmetic, not index
 // arithmetic: a subscript computed from them is assumed inside its array's
 // extent (as every in-bounds access is), so a gather keeps 32-bit offsets.
+#include <functional>
 #include <algorithm>
 #include <list>
 #include <unordered_map>
@@ -71,6 +72,14 @@ class IndexRanges {
     Type it = g.kernel.options.index_dtype;
     limit_hi_ = (Wide(1) << (it.bits() - 1)) - 1;
     limit_lo_ = -(Wide(1) << (it.bits() - 1));
+  }
+
+  // The values e may take (a host loop's bound).
+  Range range_of(const Expr& e) {
+    checking_ = false;  // (host loops' bounds are computed on the host, in 64 bits)
+    Range r = eval(e);
+    checking_ = true;
+    return r;
   }
 
   // The first expression that may leave the index dtype's range, "" if none.
@@ -316,8 +325,22 @@ class IndexRanges {
 
 std::string first_overflow(const GeneratedKernel& g, const std::map<std::string, Range>& params, FlatMemo& memo) {
   if (g.kernel.options.index_dtype.bits() >= 64) return "";
-  for (auto& l : g.launches)
-    if (std::string f = first_overflow(l, params, memo); !f.empty()) return f;
+  if (g.is_program()) {
+    // a host loop's iname takes the values of its bounds
+    std::map<std::string, Range> ranges = params;
+    std::function<void(const std::vector<HostStep>&)> add = [&](const std::vector<HostStep>& steps) {
+      for (auto& s : steps) {
+        if (s.kind != HostStep::Loop) continue;
+        IndexRanges r(g, ranges, &memo);
+        Range lo = r.range_of(s.lower), hi = r.range_of(s.upper);
+        ranges[s.iname] = Range::of(lo.lo, std::max(hi.hi, lo.lo));
+        add(s.body);
+      }
+    };
+    add(g.host_steps);
+    for (auto& l : g.launches)
+      if (std::string f = first_overflow(l, ranges, memo); !f.empty()) return f;
+  }
   return IndexRanges(g, params, &memo).first_overflow();
 }
 

@@ -8,7 +8,8 @@
 // one instruction with itself across threads (refused). A write through an
 // index isl cannot analyse (non-affine, read from memory) on a parallel iname
 // is refused unless the instruction is declared race-free (`nosync` with
-// itself: `{nosync=<its id>}`); a read through one is allowed, and an
+// itself: `{nosync=<its id>}`) or the index is `f % q` with f affine and its
+// values spanning fewer than q (then as injective as f); a read through one is allowed, and an
 // instruction that reads such an array's element some other thread writes
 // is treated as conflicting.
 //
@@ -51,6 +52,51 @@ bool parallel(const LoopKernel& k, const Instruction& insn) {
   return false;
 }
 
+// Whether a write whose indices isl cannot read is still one element per
+// instance: every such index is `f % q` (f affine, q a parameter or a
+// positive constant, loopy's rotate: arr[(i + 1) % n]) where f's values on
+// the domain span fewer than q, so that two instances meet modulo q only
+// where they meet in f; and the indices with f in place of `f % q` are
+// injective on the domain.
+bool modulo_write_is_injective(const LoopKernel& k, const Instruction& w, const Subscript& ws) {
+  isl::set dom = islu::iteration_domain(k, inames_in_order(k, w));
+  if (k.assumptions.defined()) dom = isl::manage(isl_set_intersect_params(dom.release(), islu::to_isl(k.assumptions).release()));
+  isl::space space = dom.space();
+  isl_pw_aff_list* list = isl_pw_aff_list_alloc(isl_context(), int(ws.indices.size()));
+  bool ok = true;
+  for (auto& index : ws.indices) {
+    isl::pw_aff p = islu::pw_aff_from_expr(index, space);
+    auto b = index.as<Binary>();
+    if (p.is_null() && b && (b->op == BinOp::Mod || b->op == BinOp::TruncRem)) {
+      isl::pw_aff f = islu::pw_aff_from_expr(b->a, space), q = islu::pw_aff_from_expr(b->b, space);
+      ok = !f.is_null() && !q.is_null() && isl_pw_aff_involves_dims(q.get(), isl_dim_in, 0, unsigned(isl_space_dim(space.get(), isl_dim_set))) == isl_bool_false;
+      if (ok) {
+        // f's values: their largest minus their smallest stays below q
+        isl::pw_aff hi = isl::manage(isl_set_dim_max(isl_map_range(isl_map_from_pw_aff(isl_pw_aff_intersect_domain(f.copy(), dom.copy()))), 0));
+        isl::pw_aff lo = isl::manage(isl_set_dim_min(isl_map_range(isl_map_from_pw_aff(isl_pw_aff_intersect_domain(f.copy(), dom.copy()))), 0));
+        isl::pw_aff span = isl::manage(isl_pw_aff_sub(hi.release(), lo.release()));
+        isl::pw_aff qp = isl::manage(isl_pw_aff_project_domain_on_params(q.copy()));
+        isl::set too_wide = isl::manage(isl_pw_aff_ge_set(span.release(), qp.release()));
+        ok = isl_set_is_empty(too_wide.get()) == isl_bool_true;
+      }
+      p = f;
+    }
+    if (p.is_null() || !ok) {
+      isl_pw_aff_list_free(list);
+      isl_ctx_reset_error(isl_context());
+      return false;
+    }
+    list = isl_pw_aff_list_add(list, p.release());
+  }
+  isl_space* range = isl_space_add_dims(isl_space_set_from_params(isl_space_params(space.copy())), isl_dim_set, unsigned(ws.indices.size()));
+  isl_map* m = isl_map_from_multi_pw_aff(isl_multi_pw_aff_from_pw_aff_list(isl_space_map_from_domain_and_range(space.copy(), range), list));
+  m = isl_map_intersect_domain(m, dom.release());
+  isl_bool injective = isl_map_is_injective(m);
+  isl_map_free(m);
+  isl_ctx_reset_error(isl_context());
+  return injective == isl_bool_true;
+}
+
 }  // namespace
 
 void check_global_dependences(const LoopKernel& k) {
@@ -84,7 +130,7 @@ void check_global_dependences(const LoopKernel& k) {
         if (!k.has_iname(v) && !is_parameter(v)) return false;
       return true;
     });
-    if (parallel(k, w) && !declared && !affine) {  // (affine with integer coefficients: isl reads it; no need to ask)
+    if (parallel(k, w) && !declared && !affine && !modulo_write_is_injective(k, w, *ws)) {  // (affine with integer coefficients: isl reads it; no need to ask)
       isl::set dom = islu::iteration_domain(k, inames_in_order(k, w));
       for (size_t d = 0; d < ws->indices.size(); ++d)
         if (islu::pw_aff_from_expr(ws->indices[d], dom.space()).is_null())

@@ -368,8 +368,13 @@ struct AccessCollector : GuardedExprVisitor {
 // The launches of a generated kernel (itself when it is one).
 std::vector<Launch> launches_of(const GeneratedKernel& g) {
   std::vector<Launch> r;
-  if (g.is_program())
+  if (g.is_program()) {
+    for (auto& s : g.host_steps)
+      if (s.kind == HostStep::Loop)
+        throw KernelError("kernel '" + g.kernel.name + "' runs loops on the host around global barriers (" + host_steps_text(g.host_steps) +
+                          "); its statistics are not counted yet: each launch's counts would depend on the host loop's iname");
     for (auto& l : g.launches) r.push_back({l.kernel, l.linearization});
+  }
   else
     r.push_back({g.kernel, g.linearization});
   return r;
@@ -380,9 +385,12 @@ std::vector<Launch> launches_of(const GeneratedKernel& g) {
 // it), and without common-subexpression elimination unless asked: every
 // operation and access as written counts, as in loopy.
 std::vector<Launch> launches_of(const LoopKernel& k, const StatisticsOptions& o) {
-  std::vector<Argument> globals;
   std::vector<Launch> r;
-  for (auto& l : split_global_barriers(resolve_address_spaces(k), &globals)) {
+  LaunchProgram program = split_global_barriers(resolve_address_spaces(k));
+  if (program.has_host_loops())
+    throw KernelError("kernel '" + k.name + "' runs loops on the host around global barriers (" + host_steps_text(program.steps) +
+                      "); its statistics are not counted yet: each launch's counts would depend on the host loop's iname");
+  for (auto& l : program.launches) {
     Launch one{preprocess(l, TargetInfo::generic_cuda(), o.as_generated), {}};
     one.linearization = linearize(one.kernel);
     one.kernel = place_local_barriers(one.kernel, one.linearization);

@@ -225,7 +225,11 @@ void CpuKernel::call(const ArgMap& args, int threads) {
     // the global temporaries for this call, then the launches in order
     ArgMap all = args;
     HostScratch scratch = bind_host_global_temporaries(gen_, params, all);
-    for (auto& l : impl_->launches) l->call(all, threads);
+    for_each_launch(gen_.host_steps, params, [&](size_t launch, const std::map<std::string, int64_t>& values) {
+      for (auto& [name, v] : values)  // (the host loops' inames)
+        if (!params.count(name)) all[name] = ArgValue::of_int(v);
+      impl_->launches[launch]->call(all, threads);
+    });
     return;
   }
   LaunchDims dims = launch_dims(gen_, params);

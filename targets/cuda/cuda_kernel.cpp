@@ -1,5 +1,6 @@
 // CudaKernel: generate + print + compile once, load lazily, launch with
 // arguments bound by name, time with device events, or run on host arrays.
+#include <deque>
 #include <algorithm>
 #include <cstring>
 
@@ -242,15 +243,14 @@ LaunchDims CudaKernel::launch(const ArgMap& args, void* stream) {
   auto params = bind_parameters(gen_.kernel, args);
   check_index_width(gen_, params);
   if (gen_.is_program()) {
-    launch_program(args, params, stream);
-    return launch_dims(gen_.launches[0], params);
+    return launch_program(args, params, stream);
   }
   LaunchDims dims = launch_dims(gen_, params);
   launch_bound(args, params, dims, stream);
   return dims;
 }
 
-void CudaKernel::launch_program(const ArgMap& args, const std::map<std::string, int64_t>& params, void* stream) {
+LaunchDims CudaKernel::launch_program(const ArgMap& args, const std::map<std::string, int64_t>& params, void* stream) {
   load();
   const DriverApi& d = driver_api();
   auto s = static_cast<CUstream>(stream);
@@ -267,23 +267,29 @@ void CudaKernel::launch_program(const ArgMap& args, const std::map<std::string, 
       scratch.push_back(p);
       all[t.name] = ArgValue::of(ArrayRef{reinterpret_cast<void*>(p), t.dtype, expected_shape(t, params)});
     }
-    std::vector<KernelParams> kps;  // (kept for the check after the last launch)
+    LaunchDims first;  // (what launch() reports: the first launch's)
+    bool seen = false;
+    std::deque<KernelParams> kps;  // (kept for the check after the last launch; a deque keeps them in place)
     std::vector<std::pair<size_t, void**>> launched;
-    kps.reserve(gen_.launches.size());
-    for (size_t i = 0; i < gen_.launches.size(); ++i) {
+    for_each_launch(gen_.host_steps, params, [&](size_t i, const std::map<std::string, int64_t>& values) {
       const GeneratedKernel& l = gen_.launches[i];
-      LaunchDims dims = launch_dims(l, params);
-      if (dims.empty()) continue;
-      kps.push_back(pack(l, all, params, checked_.extents_of.at(i), bounds_.ptr()));
+      for (auto& [name, v] : values)  // (the host loops' inames)
+        if (!params.count(name)) all[name] = ArgValue::of_int(v);
+      LaunchDims dims = launch_dims(l, values);
+      if (!seen) first = dims;
+      seen = true;
+      if (dims.empty()) return;
+      kps.push_back(pack(l, all, values, checked_.extents_of.at(i), bounds_.ptr()));
       launch_function(l, launch_functions_[i], dims, launch_shared_bytes_[i], stream, kps.back().ptrs.data());
       launched.push_back({i, kps.back().ptrs.data()});
-    }
+    });
     check_accesses(stream, launched);
+    release();
+    return first;
   } catch (...) {
     release();
     throw;
   }
-  release();
 }
 
 std::vector<uint64_t> CudaKernel::pack_arguments(const ArgMap& args, const std::map<std::string, int64_t>& params) const {
@@ -329,7 +335,10 @@ void CudaKernel::check_accesses(void* stream, const std::vector<std::pair<size_t
 }
 
 void CudaKernel::launch_bound(const ArgMap& args, const std::map<std::string, int64_t>& params, const LaunchDims& dims, void* stream) {
-  if (gen_.is_program()) return launch_program(args, params, stream);
+  if (gen_.is_program()) {
+    launch_program(args, params, stream);
+    return;
+  }
   if (dims.empty()) return;
   check_grid(gen_.kernel.name, dims);
   load();

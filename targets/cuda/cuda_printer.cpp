@@ -1310,6 +1310,7 @@ std::string print_source(const GeneratedKernel& g, CheckedSource* checked) {
     code += Printer(g, checked).function();
   } else {
     // one launch after another: one module with a function each
+    code += "// Runs as " + host_steps_text(g.host_steps) + "\n";
     for (size_t i = 0; i < g.launches.size(); ++i)
       code += (i ? "\n// launch " + std::to_string(i + 1) + " of " + std::to_string(g.launches.size()) + ", after a global barrier\n" : "") +
               Printer(g.launches[i], checked).function();

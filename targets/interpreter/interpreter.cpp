@@ -714,8 +714,13 @@ void interpret(const GeneratedKernel& g, const ArgMap& host_args, InterpretCount
   if (!g.is_program()) return Interpreter(g, host_args, counts).run();
   // a kernel with global barriers: its global temporaries, then the launches in order
   ArgMap all = host_args;
-  HostScratch scratch = bind_host_global_temporaries(g, bind_parameters(g.kernel, host_args), all);
-  for (auto& l : g.launches) Interpreter(l, all, counts).run();
+  auto params = bind_parameters(g.kernel, host_args);
+  HostScratch scratch = bind_host_global_temporaries(g, params, all);
+  for_each_launch(g.host_steps, params, [&](size_t launch, const std::map<std::string, int64_t>& values) {
+    for (auto& [name, v] : values)  // (the host loops' inames)
+      if (!params.count(name)) all[name] = ArgValue::of_int(v);
+    Interpreter(g.launches[launch], all, counts).run();
+  });
 }
 
 }  // namespace loom

@@ -41,6 +41,7 @@ template <class T> __device__ __forceinline__ T loom_warp_sum(T v, int width, un
   return v;
 }
 
+// Runs as launch 1; launch 2
 extern "C" __global__ void __launch_bounds__(256) csr_row_sums_balanced(int const *__restrict__ ptr, float const *__restrict__ vals, float const *__restrict__ out, int const nnz, int const n, float *__restrict__ partial)
 {
   int const c_outer = blockIdx.x;

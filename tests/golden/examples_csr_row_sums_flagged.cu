@@ -46,6 +46,7 @@ template <class T> __device__ __forceinline__ T loom_warp_sum(T v, int width, un
   return v;
 }
 
+// Runs as launch 1; launch 2; launch 3; launch 4
 extern "C" __global__ void __launch_bounds__(256) csr_row_sums_flagged(int const *__restrict__ ptr, float const *__restrict__ vals, float const *__restrict__ out, int const nnz, int const n, float const *__restrict__ partial, int *__restrict__ split)
 {
   int const z_outer = blockIdx.x;

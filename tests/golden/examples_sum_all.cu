@@ -5,6 +5,7 @@ template <class T> __device__ __forceinline__ T loom_floordiv(T a, T b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+// Runs as launch 1; launch 2
 extern "C" __global__ void __launch_bounds__(256) sum_all(float const *__restrict__ a, float const *__restrict__ total, int const n, float *__restrict__ partial)
 {
   int const b = blockIdx.x;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "loom/cuda.h"
+#include "loom/interpreter.h"
 #include "loom/json.h"
 #include "loom/parser.h"
 #include "loom/transforms.h"
@@ -18,6 +19,21 @@ using loom::testing::error_of;
 namespace {
 
 LoopKernel kernel_of(const std::string& text) { return parse_kernel_text(text).kernel; }
+
+// The kernel of text with its line BARRIER replaced by `line` ("" or a global barrier).
+LoopKernel with_line(const std::string& text, const std::string& line) {
+  std::string t = text;
+  t.replace(t.find("BARRIER"), 7, line);
+  return kernel_of(t);
+}
+
+const char* const kBarrierLine = "    ... gbarrier  {id=gb}";
+
+// text without the barrier (every loop sequential: the reference) and with
+// it, transformed by script.
+std::pair<LoopKernel, LoopKernel> plain_and_transformed(const std::string& text, const std::string& script) {
+  return {with_line(text, ""), apply_transforms(with_line(text, kBarrierLine), parse_transform_script(script))};
+}
 
 const char* kTwoStageSum = R"(kernel sum2
 domains:
@@ -114,21 +130,58 @@ TEST(GlobalBarriers, RoundTrips) {
 
 TEST(GlobalBarriers, Refusals) {
   auto refused = [](const std::string& text, const std::string& part) {
-    std::string e = error_of([&] { generate(kernel_of(text)); });
+    std::string e = error_of([&] {
+      KernelFile f = parse_kernel_text(text);
+      generate(apply_transforms(f.kernel, f.transforms));
+    });
     EXPECT_NE(e.find(part), std::string::npos) << e;
   };
-  refused(R"(kernel inloop
+  refused(R"(kernel unrolled
 domains:
+  {[t]: 0 <= t < 4}
   {[i]: 0 <= i < n}
 arguments:
   a: float32[n]
 instructions:
-  for i
-    a[i] = a[i] + 1
-    ... gbarrier
+  for t
+    for i
+      a[i] = a[i] + 1  {id=add}
+    end
+    ... gbarrier  {id=gb}
+  end
+transforms:
+  tag_inames t:unr
+)",
+          "global barrier 'gb' stands inside loop 't', tagged unr; a sequential loop around a global barrier runs on the host");
+  refused(R"(kernel apart
+domains:
+  {[t]: 0 <= t < 4}
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n], b: float32[n]
+instructions:
+  a[i] = 2 * a[i]  {id=first, inames=t:i}
+  b[i] = 1  {id=between}
+  ... gbarrier  {id=gb, inames=t}
+  a[i] = a[i] + 1  {id=second, inames=t:i}
+)",
+          "loop 't' runs on the host around global barriers, so its instructions must be consecutive in the instruction list; 'gb' comes "
+          "after instructions outside it (after 'first')");
+  refused(R"(kernel strided
+domains:
+  {[t]: 0 <= t < 8 and t mod 2 = 0}
+  {[i]: 0 <= i < n}
+arguments:
+  a: float32[n]
+instructions:
+  for t
+    for i
+      a[i] = a[i] + t  {id=add}
+    end
+    ... gbarrier  {id=gb}
   end
 )",
-          "stands inside the loops of 'i'; a global barrier ends a launch");
+          "loop 't' runs on the host around global barriers, and its domain is not an interval");
   refused(R"(kernel crossing
 domains:
   {[i]: 0 <= i < n}
@@ -139,7 +192,7 @@ instructions:
   ... gbarrier
   out[i] = a[i] * t  {id=use}
 )",
-          "temporary 't' (private) is written before a global barrier and read after it by 'use'");
+          "temporary 't' (private) is written in one launch and read in another by 'use'");
   refused(R"(kernel backwards
 domains:
   {[i]: 0 <= i < n}
@@ -157,7 +210,7 @@ instructions:
     generate(apply_transforms(kernel_of(kTwoStageSum), parse_transform_script("add_prefetch a t temporary_address_space=private default_tag=for\n"
                                                                               "assignment_to_subst partial\n")));
   });
-  EXPECT_NE(e.find("temporary 'a_fetch' (private) is written before a global barrier and read after it by 'final'"), std::string::npos) << e;
+  EXPECT_NE(e.find("temporary 'a_fetch' (private) is written in one launch and read in another by 'final'"), std::string::npos) << e;
 }
 
 // CSR row sums as loopy users write them (a data-dependent loop per row),
@@ -210,4 +263,126 @@ TEST(GlobalBarriers, ChunksInsideOneRowAreSummedUnderTheirFlag) {
   EXPECT_EQ(body.find("c_inner_red"), std::string::npos) << "the warp's rows keep their own domain: " << body;
   check_transformed(plain, t, {{{"n", 20}, {"nnz", 60000}}, {{"n", 301}, {"nnz", 6000}}, {{"n", 3}, {"nnz", 255}}, {{"n", 5}, {"nnz", 0}},
                                {{"n", 1}, {"nnz", 70000}}, {{"n", 2}, {"nnz", 1024}}, {{"n", 40}, {"nnz", 20000}}});
+}
+
+// A sequential loop around a global barrier runs on the host: PolyBench's
+// jacobi-1d with a barrier between its two sweeps in the time loop, each
+// sweep on the GPU's axes, against the kernel as PolyBench writes it (no
+// barrier, every loop sequential), at no time step, one, several, and sizes
+// that leave partial blocks.
+TEST(HostLoops, ATimeLoopRunsItsLaunchesOnceAnIteration) {
+  const char* as_written = R"(kernel jacobi_1d
+domains:
+  {[t]: 0 <= t < tsteps}
+  {[i1]: 1 <= i1 < n - 1}
+  {[i2]: 1 <= i2 < n - 1}
+arguments:
+  tsteps: int32, n: int32, A: float64[n], B: float64[n]
+instructions:
+  for t
+    for i1
+      B[i1] = 0.33333 * (A[i1 - 1] + A[i1] + A[i1 + 1])  {id=b}
+    end
+BARRIER
+    for i2
+      A[i2] = 0.33333 * (B[i2 - 1] + B[i2] + B[i2 + 1])  {id=a}
+    end
+  end
+)";
+  auto [plain, t] = plain_and_transformed(as_written, "split_iname i1 32 outer_tag=g.0 inner_tag=l.0\n"
+                                                      "split_iname i2 32 outer_tag=g.0 inner_tag=l.0\n");
+  LoopKernel k = with_line(as_written, kBarrierLine);
+  GeneratedKernel g = generate(t);
+  ASSERT_EQ(g.launches.size(), 2u);
+  EXPECT_EQ(host_steps_text(g.host_steps), "for t in [0, tsteps - 1] { launch 1; launch 2 }");
+  // the host loop's iname is a scalar argument of each launch
+  EXPECT_NE(g.launches[0].kernel.find_argument("t"), nullptr);
+  std::vector<std::map<std::string, int64_t>> sizes{{{"tsteps", 0}, {"n", 40}}, {{"tsteps", 1}, {"n", 3}},
+                                                   {{"tsteps", 3}, {"n", 37}}, {{"tsteps", 5}, {"n", 100}}};
+  check_transformed(plain, t, sizes);
+  check_transformed(plain, k, sizes);
+  std::string src = cuda::print_source(g);
+  EXPECT_NE(src.find("// Runs as for t in [0, tsteps - 1] { launch 1; launch 2 }"), std::string::npos) << src;
+  EXPECT_NE(src.find("int const t)"), std::string::npos) << src;
+}
+
+// Host loops nest, and a launch's grid may depend on the host loop's value:
+// a triangular update (the shape of an LU factorization's k loop), each
+// iteration over the rows below k on blocks, then a row scaled in a second
+// launch of the same iteration.
+TEST(HostLoops, ATriangularLoopLaunchesGridsThatDependOnTheHostIname) {
+  const char* text = R"(kernel eliminate
+domains:
+  {[r]: 0 <= r < reps}
+  {[k]: 0 <= k < n - 1}
+  {[i]: k + 1 <= i < n}
+  {[j]: k + 1 <= j < n}
+arguments:
+  reps: int32, n: int32, x: float64[n], y: float64[n]
+instructions:
+  for r, k
+    for i
+      x[i] = x[i] - 0.5 * x[k]  {id=update}
+    end
+BARRIER
+    for j
+      y[j] = y[j] + x[j] * 0.25  {id=accumulate}
+    end
+  end
+)";
+  auto [plain, t] = plain_and_transformed(text, "split_iname i 16 outer_tag=g.0 inner_tag=l.0\nsplit_iname j 8 outer_tag=g.0 inner_tag=l.0\n");
+  EXPECT_EQ(host_steps_text(generate(t).host_steps), "for r in [0, reps - 1] { for k in [0, n - 2] { launch 1; launch 2 } }");
+  std::vector<std::map<std::string, int64_t>> sizes{{{"reps", 1}, {"n", 1}}, {{"reps", 2}, {"n", 2}}, {{"reps", 1}, {"n", 17}},
+                                                   {{"reps", 2}, {"n", 40}}};
+  check_transformed(plain, t, sizes);
+}
+
+// A hardware-parallel loop around a global barrier is distributed (loopy's
+// rotate_v2): each launch runs all its iterations. The write through
+// (i + 1) % n is one element per thread: i + 1 spans fewer than n values.
+TEST(HostLoops, AParallelLoopIsDistributedOverTheBarrier) {
+  LoopKernel k = kernel_of(R"(kernel rotate
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  arr: int32[n]
+temporaries:
+  saved: int32[n] global
+instructions:
+  for i
+    saved[i] = arr[i]  {id=save}
+    ... gbarrier  {id=gb}
+    arr[(i + 1) % n] = saved[i]  {id=rotate}
+  end
+assumptions:
+  n >= 1
+)");
+  LoopKernel t = apply_transforms(k, parse_transform_script("split_iname i 16 outer_tag=g.0 inner_tag=l.0\n"));
+  // loopy's rule: the parallel loop spans each launch (the kernel as written
+  // runs it on the host, an element at a time, which moves arr[0] along)
+  GeneratedKernel g = generate(t);
+  EXPECT_EQ(host_steps_text(g.host_steps), "launch 1; launch 2");
+  for (int64_t n : {1, 5, 16, 37}) {
+    std::vector<int32_t> arr(static_cast<size_t>(n)), expected(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) arr[size_t(i)] = int32_t(3 * i + 1);
+    for (int64_t i = 0; i < n; ++i) expected[size_t((i + 1) % n)] = arr[size_t(i)];
+    ArgMap args;
+    args["arr"] = ArgValue::of(ArrayRef{arr.data(), types::int32, {n}});
+    args["n"] = ArgValue::of_int(n);
+    interpret(g, args);
+    EXPECT_EQ(arr, expected) << "n = " << n;
+  }
+  // an index that may wrap onto an element another thread writes is refused
+  std::string e = error_of([&] {
+    generate(apply_transforms(kernel_of(R"(kernel wraps
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  arr: int32[n]
+instructions:
+  arr[(i + 1) % (n - 1)] = i  {id=w}
+)"),
+                              parse_transform_script("split_iname i 16 outer_tag=g.0 inner_tag=l.0\n")));
+  });
+  EXPECT_NE(e.find("writes arr through index (16 * i_outer + i_inner + 1) % (n - 1), which Loom cannot analyse"), std::string::npos) << e;
 }

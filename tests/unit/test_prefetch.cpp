@@ -237,9 +237,14 @@ TEST(Prefetch, RefusalsNameTheArrayAndTheReason) {
   EXPECT_NE(error_of([&] { add_prefetch(t, "c", "k_inner"); }).find("array 'c' is written by the kernel"), std::string::npos);
   EXPECT_NE(error_of([&] { add_prefetch(t, "a", "zz"); }).find("no iname 'zz'"), std::string::npos);
   // the tile of a depends on i_inner (l.1): every row of threads would need another one
-  std::string e = error_of([&] { add_prefetch(t, "a", "k_inner"); });
+  // in local memory (loopy's default, auto, makes it private instead: a tile per thread)
+  PrefetchOptions local;
+  local.temporary_address_space = AddressSpace::Local;
+  std::string e = error_of([&] { add_prefetch(t, "a", "k_inner", local); });
   EXPECT_NE(e.find("depends on local iname 'i_inner' (l.1)"), std::string::npos) << e;
   EXPECT_NE(e.find("add_prefetch('a', 'k_inner') on kernel 'mm'"), std::string::npos) << e;
+  LoopKernel per_thread = add_prefetch(t, "a", "k_inner");
+  EXPECT_EQ(per_thread.find_temporary("a_fetch")->space, AddressSpace::Private);
   // a sweep over a parameter-sized range has no constant box
   e = error_of([&] { add_prefetch(matmul(), "a", "k"); });
   EXPECT_NE(e.find("sweep iname 'k' has a range that depends on the parameters"), std::string::npos) << e;
