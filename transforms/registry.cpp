@@ -42,6 +42,7 @@ const TransformRegistry& transform_registry() {
     register_batch_transforms(t);
     register_block_order_transforms(t);
     register_rfactor_transforms(t);
+    register_global_barrier_transforms(t);
     return t;
   }();
   return r;

@@ -10,6 +10,11 @@
 // instruction (out[i, j] = ...: i and j); the last axis of the written
 // subscript is the contiguous one (x), the one before it y. *Reduction*
 // inames are those of a sum/product/max/... in a right-hand side.
+//   nests:      (several statements, or none indexed by every write: whole
+//               programs) each loop nest a launch, its loops that Loom's
+//               legality checks accept on blocks and threads mapped there,
+//               sequential loops around parallel nests on the host
+//               (tuner/nests.cpp)
 //   map:        x over blocks of threads (l.0), y over rows of threads (l.1)
 //   map + work: as map, each thread also runs an unrolled strip of y
 //               (stencils, element-wise kernels with 2-D data)
@@ -44,6 +49,7 @@
 #include "loom/expr.h"
 #include "loom/isl_util.h"
 #include "loom/tuner.h"
+#include "sketches.h"
 
 namespace loom::tune {
 
@@ -317,7 +323,21 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
     across_blocks(whole, r, "", reads.extent.count(r) ? reads.extent[r] : "", vector_axis(r));
     return Space(whole);
   }
-  if (!parallel || parallel->empty()) throw Error("auto_space: kernel '" + k.name + "' has no loop that indexes what every instruction writes; write a space (choice(...)) for it");
+  // whole programs (several nests, time loops): parallelism from dependences
+  size_t statements = size_t(std::count_if(k.instructions.begin(), k.instructions.end(), [](auto& i) { return i.kind == Instruction::Assign; }));
+  std::string why_not;
+  std::optional<Sketch> nests = nests_sketch(k, &why_not);
+  if (!parallel || parallel->empty()) {
+    if (nests) return Space({*nests});
+    throw Error("auto_space: kernel '" + k.name + "' has no loop that indexes what every instruction writes, and no loop of it runs in parallel (" +
+                why_not + "); write a space (choice(...)) for it");
+  }
+  // every loop carries a dependence and no reduction can be split across
+  // threads: every sketch below would be refused, trial after trial
+  if (!nests && reduction.empty())
+    throw Error("auto_space: kernel '" + k.name + "': no loop of it runs in parallel (" + why_not +
+                "); skewing (a wavefront) is not in the automatic space yet: write a space (choice(...)) for it");
+  if (statements == 1) nests.reset();  // (one nest: the sketches below map it, with more choices)
   if (!parallel->count(x)) x = *parallel->begin();
   if (y == x || !parallel->count(y)) y.clear();
   if (y.empty())
@@ -348,6 +368,7 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   };
   std::vector<Sketch> sketches;
   auto add = [&](const std::string& name, const std::string& text) { sketches.push_back(sketch_of(name, text)); };
+  if (nests) sketches.push_back(*nests);
 
   // map
   std::string map = "split_iname " + x + " choice(32|64|128|256|512) outer_tag=g.0 inner_tag=l.0\n";

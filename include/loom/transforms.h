@@ -85,6 +85,11 @@ LoopKernel group_blocks(const LoopKernel& k, int64_t group);
 // ---- instructions (transforms/instructions.cpp); matches: loom/match.h ----
 LoopKernel add_dependency(const LoopKernel& k, const std::string& match, const std::string& depends_on);
 LoopKernel add_barrier(const LoopKernel& k, const std::string& before, const std::string& after, const std::string& id = "");
+// A global barrier after the last instruction matching `before`, inside the
+// sequential loops `within` ("t, k"), which then run on the host around the
+// launches (transforms/global_barrier.cpp); refused where it would reorder
+// the kernel; added to the kernel as written too.
+LoopKernel add_global_barrier(const LoopKernel& k, const std::string& before, const std::string& within = "", const std::string& id = "");
 LoopKernel add_nosync(const LoopKernel& k, const std::string& source, const std::string& sink);
 LoopKernel set_instruction_priority(const LoopKernel& k, const std::string& match, int priority);
 LoopKernel tag_instructions(const LoopKernel& k, const std::string& tag, const std::string& match);
@@ -399,5 +404,6 @@ void register_save_reload_transforms(TransformRegistry& r);
 void register_bulk_copy_transforms(TransformRegistry& r);
 void register_block_order_transforms(TransformRegistry& r);
 void register_rfactor_transforms(TransformRegistry& r);
+void register_global_barrier_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -69,6 +69,11 @@ bool modulo_write_is_injective(const LoopKernel& k, const Instruction& w, const 
     auto b = index.as<Binary>();
     if (p.is_null() && b && (b->op == BinOp::Mod || b->op == BinOp::TruncRem)) {
       isl::pw_aff f = islu::pw_aff_from_expr(b->a, space), q = islu::pw_aff_from_expr(b->b, space);
+      if (f.is_null() || q.is_null()) {  // (a null isl object may not be copied)
+        isl_pw_aff_list_free(list);
+        isl_ctx_reset_error(isl_context());
+        return false;
+      }
       ok = !f.is_null() && !q.is_null() && isl_pw_aff_involves_dims(q.get(), isl_dim_in, 0, unsigned(isl_space_dim(space.get(), isl_dim_set))) == isl_bool_false;
       if (ok) {
         // f's values: their largest minus their smallest stays below q
@@ -79,7 +84,7 @@ bool modulo_write_is_injective(const LoopKernel& k, const Instruction& w, const 
         isl::set too_wide = isl::manage(isl_pw_aff_ge_set(span.release(), qp.release()));
         ok = isl_set_is_empty(too_wide.get()) == isl_bool_true;
       }
-      p = f;
+      p = std::move(f);
     }
     if (p.is_null() || !ok) {
       isl_pw_aff_list_free(list);

@@ -27,6 +27,26 @@ LoopKernel with_line(const std::string& text, const std::string& line) {
   return kernel_of(t);
 }
 
+// PolyBench's jacobi-1d as written, BARRIER between its two sweeps.
+const char* const kJacobi1d = R"(kernel jacobi_1d
+domains:
+  {[t]: 0 <= t < tsteps}
+  {[i1]: 1 <= i1 < n - 1}
+  {[i2]: 1 <= i2 < n - 1}
+arguments:
+  tsteps: int32, n: int32, A: float64[n], B: float64[n]
+instructions:
+  for t
+    for i1
+      B[i1] = 0.33333 * (A[i1 - 1] + A[i1] + A[i1 + 1])  {id=b}
+    end
+BARRIER
+    for i2
+      A[i2] = 0.33333 * (B[i2 - 1] + B[i2] + B[i2 + 1])  {id=a}
+    end
+  end
+)";
+
 const char* const kBarrierLine = "    ... gbarrier  {id=gb}";
 
 // text without the barrier (every loop sequential: the reference) and with
@@ -271,27 +291,9 @@ TEST(GlobalBarriers, ChunksInsideOneRowAreSummedUnderTheirFlag) {
 // barrier, every loop sequential), at no time step, one, several, and sizes
 // that leave partial blocks.
 TEST(HostLoops, ATimeLoopRunsItsLaunchesOnceAnIteration) {
-  const char* as_written = R"(kernel jacobi_1d
-domains:
-  {[t]: 0 <= t < tsteps}
-  {[i1]: 1 <= i1 < n - 1}
-  {[i2]: 1 <= i2 < n - 1}
-arguments:
-  tsteps: int32, n: int32, A: float64[n], B: float64[n]
-instructions:
-  for t
-    for i1
-      B[i1] = 0.33333 * (A[i1 - 1] + A[i1] + A[i1 + 1])  {id=b}
-    end
-BARRIER
-    for i2
-      A[i2] = 0.33333 * (B[i2 - 1] + B[i2] + B[i2 + 1])  {id=a}
-    end
-  end
-)";
-  auto [plain, t] = plain_and_transformed(as_written, "split_iname i1 32 outer_tag=g.0 inner_tag=l.0\n"
+  auto [plain, t] = plain_and_transformed(kJacobi1d, "split_iname i1 32 outer_tag=g.0 inner_tag=l.0\n"
                                                       "split_iname i2 32 outer_tag=g.0 inner_tag=l.0\n");
-  LoopKernel k = with_line(as_written, kBarrierLine);
+  LoopKernel k = with_line(kJacobi1d, kBarrierLine);
   GeneratedKernel g = generate(t);
   ASSERT_EQ(g.launches.size(), 2u);
   EXPECT_EQ(host_steps_text(g.host_steps), "for t in [0, tsteps - 1] { launch 1; launch 2 }");
@@ -385,4 +387,43 @@ instructions:
                               parse_transform_script("split_iname i 16 outer_tag=g.0 inner_tag=l.0\n")));
   });
   EXPECT_NE(e.find("writes arr through index (16 * i_outer + i_inner + 1) % (n - 1), which Loom cannot analyse"), std::string::npos) << e;
+}
+
+// add_global_barrier: the transformation the tuner uses to give each sweep
+// of a time loop the whole GPU. Between two nests of a sequential loop it
+// keeps the kernel's order (and is added to the kernel as written, so each
+// launch is checked against its own); where it would distribute a loop that
+// both sides share, or the loop is parallel, it is refused.
+TEST(HostLoops, AGlobalBarrierAddedBetweenTheNestsOfATimeLoop) {
+  LoopKernel plain = with_line(kJacobi1d, "");
+  LoopKernel t = apply_transforms(plain, parse_transform_script("add_global_barrier b within=t\nadd_global_barrier a within=t\n"
+                                                                "split_iname i1 32 outer_tag=g.0 inner_tag=l.0\n"
+                                                                "split_iname i2 32 outer_tag=g.0 inner_tag=l.0\n"));
+  EXPECT_EQ(host_steps_text(generate(t).host_steps), "for t in [0, tsteps - 1] { launch 1; launch 2 }");
+  check_transformed(plain, t, {{{"tsteps", 0}, {"n", 40}}, {{"tsteps", 3}, {"n", 37}}, {{"tsteps", 4}, {"n", 100}}});
+  // without the barriers the blocks of one launch would race across time steps
+  std::string e = error_of([&] {
+    generate(apply_transforms(plain, parse_transform_script("split_iname i1 32 outer_tag=g.0 inner_tag=l.0\n"
+                                                            "split_iname i2 32 outer_tag=g.0 inner_tag=l.0\n")));
+  });
+  EXPECT_NE(e, "no error");
+  // a barrier between two statements of one i loop would distribute it
+  LoopKernel fused = parse_kernel_text(R"(kernel fused
+domains:
+  {[t, i]: 0 <= t < tsteps and 0 <= i < n}
+arguments:
+  a: float32[n], b: float32[n]
+instructions:
+  for t, i
+    b[i] = a[i] + 1  {id=first}
+    a[i] = b[i] * 2  {id=second}
+  end
+)").kernel;
+  e = error_of([&] { add_global_barrier(fused, "first", "t"); });
+  EXPECT_NE(e.find("instructions 'first' and 'second', on either side of the barrier, share loop 'i', which the barrier would distribute"),
+            std::string::npos) << e;
+  e = error_of([&] { add_global_barrier(apply_transforms(fused, parse_transform_script("tag_inames t:g.0\n")), "first", "t,i"); });
+  EXPECT_NE(e.find("loop 't' is tagged g.0; the loops around a global barrier run on the host"), std::string::npos) << e;
+  e = error_of([&] { add_global_barrier(fused, "nothing", "t"); });
+  EXPECT_NE(e.find("no instruction matches 'nothing'"), std::string::npos) << e;
 }

@@ -36,7 +36,7 @@ TEST(TransformParams, EveryParameterHasATypeAndBadValuesNameIt) {
       {"split_iname i 0", "argument 'inner_length' must be at least 1, got 0 (inner_length: int >= 1)"},
       {"split_iname i four", "argument 'inner_length' must be an integer, got 'four'"},
       {"split_iname i 4 outer_tag=g.9", "argument 'outer_tag' unknown tag 'g.9'"},
-      {"add_prefetch a j temporary_address_space=texture", "must be one of local, shared or private, got 'texture'"},
+      {"add_prefetch a j temporary_address_space=texture", "must be one of local, shared, private or auto, got 'texture'"},
       {"add_prefetch a j default_tag=l.7", "unknown tag 'l.7' (l.auto, for, or a tag such as l.0 or unr)"},
       {"add_prefetch a j vector_width=3", "argument 'vector_width' must be one of 1, 2 or 4, got '3'"},
       {"add_prefetch a j async_copy=perhaps", "argument 'async_copy' must be true or false, got 'perhaps'"},
@@ -59,7 +59,7 @@ TEST(TransformParams, DefaultsComeFromTheDeclaration) {
   step.positional = {"a", "j"};
   auto bound = bind_transform_arguments(step);
   EXPECT_EQ(bound.at("default_tag"), "l.auto");
-  EXPECT_EQ(bound.at("temporary_address_space"), "local");
+  EXPECT_EQ(bound.at("temporary_address_space"), "auto");
   EXPECT_EQ(bound.at("async_copy"), "false");
   EXPECT_EQ(bound.count("temporary_name"), 0u);  // no declared default: the transformation names it
 }

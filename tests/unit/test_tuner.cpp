@@ -16,6 +16,7 @@
 #include "loom/tuner.h"
 #include "loom/variants.h"
 #include "oracle.h"
+#include "transform_check.h"
 
 using namespace loom;
 
@@ -636,6 +637,42 @@ TEST(TuneOccupancy, ScreeningReportsThreadsAndRegisters) {
   EXPECT_EQ(r[0].threads, 192);
   if (o.compile) EXPECT_GT(r[0].registers, 0);  // (ptxas's report, where NVRTC is here)
 }
+// Whole programs (issue 49): PolyBench's kernels as written get the nests
+// sketch, parallelism from Loom's own legality checks. jacobi-1d's time loop
+// runs on the host around one launch per sweep, gemm's rows go on blocks with
+// their scaling and accumulation inside, and every configuration tried runs
+// right; a kernel with no parallel loop (seidel-2d) is refused with the
+// dependence that keeps each loop sequential.
+TEST(AutoSpace, WholeProgramsGetANestsSketchFromTheirDependences) {
+  KernelFile jacobi = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/jacobi_1d.loom");
+  tune::Space space = tune::auto_space(jacobi.kernel, "cpu");
+  ASSERT_FALSE(space.sketches().empty());
+  EXPECT_EQ(space.sketches().front().name, "nests");
+  std::string s = space.str();
+  EXPECT_NE(s.find("add_global_barrier insn_0 within=t"), std::string::npos) << s;
+  EXPECT_NE(s.find("add_global_barrier insn_1 within=t"), std::string::npos) << s;
+  EXPECT_NE(s.find("split_iname i1 choice(32|64|128|256) outer_tag=g.0 inner_tag=l.0"), std::string::npos) << s;
+  EXPECT_NE(s.find("split_iname i2 choice(32|64|128|256) outer_tag=g.0 inner_tag=l.0"), std::string::npos) << s;
+  std::mt19937_64 rng(3);
+  for (int n = 0; n < 3; ++n) {
+    tune::Configuration c = space.random_in(0, rng);
+    LoopKernel t = apply_transforms(jacobi.kernel, space.steps(c));
+    EXPECT_EQ(loom::testing::compare_kernels(jacobi.kernel, t, {{"tsteps", 3}, {"n", 45}}), "") << space.script(c);
+  }
+  KernelFile gemm = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/gemm.loom");
+  tune::Space g = tune::auto_space(gemm.kernel, "cpu");
+  ASSERT_EQ(g.sketches().front().name, "nests");
+  tune::Configuration first{0, std::vector<int>(g.sketches().front().choices.size(), 0)};
+  LoopKernel gt = apply_transforms(gemm.kernel, g.steps(first));
+  EXPECT_NE(g.script(first).find("outer_tag=g.0"), std::string::npos) << g.script(first);
+  EXPECT_EQ(loom::testing::compare_kernels(gemm.kernel, gt, {{"ni", 20}, {"nj", 33}, {"nk", 7}}), "") << g.script(first);
+  KernelFile seidel = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/seidel_2d.loom");
+  std::string e = loom::testing::error_of([&] { tune::auto_space(seidel.kernel, "cpu"); });
+  EXPECT_NE(e.find("no loop of it runs in parallel (loop 't' is not parallel"), std::string::npos) << e;
+  EXPECT_NE(e.find("skewing (a wavefront) is not in the automatic space yet"), std::string::npos) << e;
+  EXPECT_NE(e.find("loop 'i' is not parallel"), std::string::npos) << e;
+}
+
 #endif
 
 // The evolution strategy's feature model: a ridge regression of log-time on

@@ -1,0 +1,230 @@
+// The "nests" sketch: parallelism from dependences for whole programs
+// (PolyBench's kernels as written: time loops, several loop nests, scale
+// then accumulate). The kernel's loop tree is read from its instruction
+// list (loops nest in domain order, as linearize() nests them). From the
+// outside in, a loop is parallel when Loom's own legality checks accept it
+// on blocks and threads (split by 32, g.0 and l.0): the isl dataflow of the
+// kernel as written against the transformed one, and the conflicts between
+// threads and blocks; so the answer is exact for the schedule tried, and a
+// refusal names the dependence. A loop that is not parallel and holds
+// parallel loops runs on the host: global barriers (add_global_barrier)
+// between its nests, and after its last one, make each nest a launch of
+// each of its iterations. Nests at the top level are launches of their own
+// too (the second of 2mm's products reads the whole first). A parallel
+// loop roots a nest: it and the loops nested alone inside it are the
+// candidates for blocks and threads, the one indexing the written array's
+// last axis on l.0 (coalesced), another on l.1, their tile sizes choice
+// points. Private values never cross a barrier: nests that share one stay in
+// one launch.
+#include <algorithm>
+#include <set>
+
+#include "loom/codegen.h"
+#include "loom/parser.h"
+#include "loom/transforms.h"
+#include "sketches.h"
+
+namespace loom::tune {
+
+namespace {
+
+// The loop tree of the instruction list: a statement (insn >= 0) or a loop
+// over `iname` holding what runs inside it, in order.
+struct Node {
+  std::string iname;
+  int insn = -1;
+  std::vector<Node> children;
+};
+
+std::vector<Node> tree_of(const LoopKernel& k, const std::vector<int>& insns, const std::set<std::string>& around,
+                          const std::vector<std::string>& order) {
+  std::vector<Node> out;
+  auto first_missing = [&](int i) {
+    for (auto& n : order)
+      if (k.instructions[size_t(i)].within_inames.count(n) && !around.count(n)) return n;
+    return std::string();
+  };
+  for (size_t p = 0; p < insns.size();) {
+    std::string loop = first_missing(insns[p]);
+    if (loop.empty()) {
+      out.push_back({"", insns[p], {}});
+      ++p;
+      continue;
+    }
+    std::vector<int> inside;
+    while (p < insns.size() && first_missing(insns[p]) == loop) inside.push_back(insns[p++]);
+    std::set<std::string> deeper = around;
+    deeper.insert(loop);
+    out.push_back({loop, -1, tree_of(k, inside, deeper, order)});
+  }
+  return out;
+}
+
+void instructions_of(const Node& n, std::vector<int>& out) {
+  if (n.insn >= 0) out.push_back(n.insn);
+  for (auto& c : n.children) instructions_of(c, out);
+}
+
+// The non-global temporaries an instruction reads or writes.
+std::set<std::string> private_values(const LoopKernel& k, const Instruction& insn) {
+  std::set<std::string> out;
+  std::set<std::string> names = insn.read_names();
+  names.insert(insn.assignee_name());
+  for (auto& n : names)
+    if (const Temporary* t = k.find_temporary(n); t && t->space != AddressSpace::Global) out.insert(n);
+  return out;
+}
+
+struct Nest {
+  std::vector<std::string> parallel;  // legal on blocks and threads, outermost first
+  std::string written_last;           // the iname of the written array's last axis (l.0's first pick)
+};
+
+class Planner {
+ public:
+  explicit Planner(const LoopKernel& k) : written_(k), k_(k) {}
+
+  std::optional<Sketch> plan(std::string* why) {
+    std::vector<std::string> order = written_.all_inames();
+    std::vector<int> all;
+    for (size_t i = 0; i < written_.instructions.size(); ++i) {
+      const Instruction& insn = written_.instructions[i];
+      if (insn.kind == Instruction::GlobalBarrier) return none(why, "the kernel has global barriers of its own");
+      if (insn.kind == Instruction::Assign) all.push_back(int(i));
+    }
+    std::vector<Node> top = tree_of(written_, all, {}, order);
+    bool any = children(top, {});
+    if (!any) return none(why, reasons());
+    std::string text = barriers_;
+    for (auto& nest : nests_) {
+      if (nest.parallel.empty()) continue;
+      std::string x = nest.parallel.back(), y;
+      if (std::count(nest.parallel.begin(), nest.parallel.end(), nest.written_last)) x = nest.written_last;
+      for (auto& n : nest.parallel)
+        if (n != x) y = n;
+      text += "split_iname " + x + " choice(32|64|128|256) outer_tag=g.0 inner_tag=l.0\n";
+      if (!y.empty()) text += "optional split_iname " + y + " choice(1|2|4|8) outer_tag=g.1 inner_tag=l.1\n";
+    }
+    Sketch s = Space::parse(text, "<auto space: nests>").sketches().front();
+    s.name = "nests";
+    return s;
+  }
+
+ private:
+  std::optional<Sketch> none(std::string* why, const std::string& reason) {
+    if (why) *why = reason;
+    return std::nullopt;
+  }
+
+  std::string reasons() const {
+    std::string out;
+    for (auto& r : refusals_) out += (out.empty() ? "" : "; ") + r;
+    return out.empty() ? "it has no loop" : out;
+  }
+
+  // Whether x runs on blocks and threads, alone, in the kernel with the barriers so far.
+  bool parallel(const std::string& x) {
+    try {
+      LoopKernel t = apply_transforms(k_, parse_transform_script("split_iname " + x + " 32 outer_tag=g.0 inner_tag=l.0\n"));
+      generate(t);
+      return true;
+    } catch (const Error& e) {
+      std::string m = e.what();
+      if (m.size() > 300) m = m.substr(0, 297) + "...";
+      refusals_.push_back("loop '" + x + "' is not parallel: " + m);
+      return false;
+    }
+  }
+
+  // A global barrier after instruction `after` inside the host loops; false
+  // (and nothing added) where add_global_barrier refuses it.
+  bool barrier(int after, const std::vector<std::string>& hosts) {
+    std::string within;
+    for (auto& h : hosts) within += (within.empty() ? "" : ",") + h;
+    std::string line = "add_global_barrier " + written_.instructions[size_t(after)].id + (within.empty() ? "" : " within=" + within) +
+                       " id=nests_barrier_" + std::to_string(count_) + "\n";
+    try {
+      k_ = apply_transforms(k_, parse_transform_script(line));
+    } catch (const Error& e) {
+      refusals_.push_back(e.what());
+      return false;
+    }
+    ++count_;
+    barriers_ += line;
+    return true;
+  }
+
+  // Children of one loop (or the top level): launches of their own, apart
+  // where a private value passes from one to the next. True when a parallel
+  // loop was found among them.
+  bool children(const std::vector<Node>& nodes, const std::vector<std::string>& hosts, bool trailing = false) {
+    std::vector<std::set<std::string>> values(nodes.size());
+    for (size_t c = 0; c < nodes.size(); ++c) {
+      std::vector<int> insns;
+      instructions_of(nodes[c], insns);
+      for (int i : insns)
+        for (auto& v : private_values(written_, written_.instructions[size_t(i)])) values[c].insert(v);
+    }
+    for (size_t c = 0; c + 1 < nodes.size(); ++c) {
+      bool shared = false;  // a private value used on both sides of the barrier
+      for (size_t before = 0; before <= c && !shared; ++before)
+        for (size_t after = c + 1; after < nodes.size() && !shared; ++after)
+          for (auto& v : values[before]) shared |= values[after].count(v) > 0;
+      if (shared) continue;
+      std::vector<int> insns;
+      instructions_of(nodes[c], insns);
+      barrier(insns.back(), hosts);
+    }
+    if (trailing && !nodes.empty()) {
+      std::vector<int> insns;
+      instructions_of(nodes.back(), insns);
+      barrier(insns.back(), hosts);
+    }
+    bool any = false;
+    for (auto& n : nodes) any |= node(n, hosts);
+    return any;
+  }
+
+  bool node(const Node& n, const std::vector<std::string>& hosts) {
+    if (n.insn >= 0) return false;  // a statement outside every loop: one thread
+    if (parallel(n.iname)) {
+      Nest nest;
+      nest.parallel.push_back(n.iname);
+      // the loops nested alone inside it
+      for (const Node* c = &n; c->children.size() == 1 && c->children[0].insn < 0;) {
+        c = &c->children[0];
+        if (parallel(c->iname)) nest.parallel.push_back(c->iname);
+      }
+      std::vector<int> insns;
+      instructions_of(n, insns);
+      if (auto s = written_.instructions[size_t(insns.back())].lhs.as<Subscript>(); s && !s->indices.empty())
+        if (auto v = s->indices.back().as<Var>()) nest.written_last = v->name;
+      nests_.push_back(nest);
+      return true;
+    }
+    // sequential: on the host around its nests, where any of them is parallel
+    LoopKernel before = k_;
+    std::string lines = barriers_;
+    int count = count_;
+    size_t nests = nests_.size();
+    std::vector<std::string> inner = hosts;
+    inner.push_back(n.iname);
+    if (children(n.children, inner, true)) return true;
+    k_ = before, barriers_ = lines, count_ = count;  // nothing parallel inside: one sequential nest
+    nests_.resize(nests);
+    return false;
+  }
+
+  const LoopKernel& written_;
+  LoopKernel k_;
+  std::string barriers_;
+  int count_ = 0;
+  std::vector<Nest> nests_;
+  std::vector<std::string> refusals_;
+};
+
+}  // namespace
+
+std::optional<Sketch> nests_sketch(const LoopKernel& k, std::string* why) { return Planner(k).plan(why); }
+
+}  // namespace loom::tune
