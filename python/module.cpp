@@ -867,6 +867,7 @@ PYBIND11_MODULE(_loom, m) {
       if (opts.contains("feature_model")) o.feature_model = opts["feature_model"].cast<bool>();
       if (opts.contains("seed_logs")) o.seed_logs = opts["seed_logs"].cast<std::vector<std::string>>();
       if (opts.contains("time_limit")) o.time_limit_seconds = opts["time_limit"].cast<double>();
+      if (opts.contains("references")) o.references = opts["references"].cast<bool>();
       if (opts.contains("rtol")) o.rtol = opts["rtol"].cast<std::map<std::string, double>>();
       if (opts.contains("atol")) o.atol = opts["atol"].cast<std::map<std::string, double>>();
       if (opts.contains("check_inputs")) o.check_inputs = opts["check_inputs"].cast<std::map<std::string, std::string>>();
@@ -984,6 +985,7 @@ PYBIND11_MODULE(_loom, m) {
       for (auto& t : r.resumed) resumed.append(trial_dict(t));
       d["resumed"] = resumed;
       d["best"] = r.best ? py::object(trial_dict(*r.best)) : py::none();
+      d["as_written"] = r.as_written ? py::object(trial_dict(*r.as_written)) : py::none();
       d["skipped"] = r.skipped;
       d["restricted"] = r.restricted;
       d["seeded"] = r.seeded;

@@ -578,6 +578,11 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     throw Error("tuning kernel '" + k.name + "': no configuration of the space ran correctly (" + std::to_string(result.trials.size()) +
                 " tried" + (result.skipped ? ", " + std::to_string(result.skipped) + " already in the log" : "") + ")" + why);
   }
+  // (a space none of whose configurations runs is an error above, whatever the references do)
+  if (o.references) {
+    measure_references(k, o, result);
+    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  }
   return result;
 }
 

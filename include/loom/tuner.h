@@ -207,6 +207,10 @@ struct Options {
   std::map<std::string, std::string> check_inputs;
   std::map<std::string, double> rtol, atol;
   double time_limit_seconds = 0;     // no new trial starts after this long (0: no limit)
+  // Measure the kernel as written, and own_schedule (a script) where given,
+  // besides the space (tuner/references.cpp): the winner is never slower.
+  bool references = false;
+  std::string own_schedule;
   // The user's restrictions on a space (Kernel Tuner's `restrictions`,
   // Triton's `prune_configs_by`): given a configuration's values by choice
   // point name (and "sketch": its sketch's name), false leaves it out before
@@ -249,7 +253,11 @@ struct Options {
 struct Result {
   std::vector<Trial> trials;         // this run's, in order
   std::vector<Trial> resumed;        // the log's earlier trials of this space it reused (not run again)
-  std::optional<Trial> best;         // over this run and the log's earlier trials
+  std::optional<Trial> best;         // over this run, the log's earlier trials and the references
+  // The references (Options::references): the kernel as written (trial 0)
+  // and the caller's own schedule (trial 1), keyed "as written" and "own
+  // schedule"; best is one of them where it is faster than every trial.
+  std::optional<Trial> as_written, own_schedule;
   int skipped = 0;                   // already in the log
   int seeded = 0;                    // configurations measured first because they were fastest elsewhere
   int unmeasured = 0;                // screened, but predicted slow by the feature model
@@ -278,6 +286,10 @@ class FeatureModel {
   mutable std::vector<double> weights_;
   mutable bool fitted_ = false;
 };
+
+// Measures the references of Options::references into result (as_written,
+// own_schedule) and makes the faster of them the best where it beats it.
+void measure_references(const LoopKernel& k, const Options& options, Result& result);
 
 // The measuring worker's program (see Options::worker_command): reads its
 // setup (the kernel as JSON, the options) and then trials from in_fd,

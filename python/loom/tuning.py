@@ -98,6 +98,8 @@ class TuneResult:
         self.seeded = d.get("seeded", 0)
         self.seconds = d["seconds"]
         self.space = d["space"]
+        # the kernel as written, measured as trial 0 (references=True): the best is never slower
+        self.as_written = d.get("as_written")
         self.kernel = _replay(base, self.best["script"])
 
     def plot(self, path):
@@ -212,7 +214,7 @@ def _check_tune_arguments(parameters, trials, trial_timeout, target, min_time):
 def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None, resume=True, target="auto",
          arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, compile_timeout=30.0, workers=0, gpus=0, configs=None, progress=True,
          backend="local", ray_address=None, actors=None, feature_model=False, seed_logs=(), time_limit=None,
-         rtol=None, atol=None, check_inputs=None, restrictions=()):
+         rtol=None, atol=None, check_inputs=None, restrictions=(), references=True):
     """Search for the fastest schedule that computes what the kernel as written does.
 
     space: a TuningSpace (transformations given lp.Choice values); a kernel (the
@@ -242,6 +244,8 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
     point's name, as str(space) lists them, to its value as text, and "sketch" to
     its sketch's name) returning False for one to leave out before anything is
     generated (Kernel Tuner's restrictions); left out, it is no trial.
+    references: measure the kernel as written too (trial 0, outside the log and the
+    trial count; TuneResult.as_written), and return it where no configuration is faster.
     Returns a TuneResult (its .kernel is the winner)."""
     _check_tune_arguments(parameters, trials, trial_timeout, target, min_time)
     # (steps that only declare, as assumptions and dtypes do, leave a kernel as written)
@@ -286,6 +290,7 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
         "feature_model": bool(feature_model),
         "seed_logs": [str(seed_logs)] if isinstance(seed_logs, (str, os.PathLike)) else [str(p) for p in seed_logs],
         "time_limit": float(time_limit or 0),
+        "references": bool(references),
         "rtol": _tolerances(rtol, "rtol"), "atol": _tolerances(atol, "atol"),
         "check_inputs": _check_input_files(check_inputs, check_parameters),
         "restrictions": [restrictions] if callable(restrictions) else list(restrictions),

@@ -484,6 +484,9 @@ int run_tune(const Options& o) {
     }
     std::fflush(stdout);
   };
+  // trial 0, the kernel as written, and trial 1, the file's own transforms: (the winner is never slower)
+  to.references = true;
+  for (auto& step : file.transforms) to.own_schedule += step_text(step) + "\n";
   tune::Result r = tune::tune(file.kernel, space, to);
   to.target = r.best->target;
   std::vector<tune::Trial> ok;  // (this run's and the log's it reused: "best" is over both)
@@ -504,7 +507,19 @@ int run_tune(const Options& o) {
   };
   for (size_t i = 0; i < std::min<size_t>(5, ok.size()); ++i)
     std::printf("  %10.4f ms  %s%s\n", ok[i].median_seconds * 1e3, ok[i].key.c_str(), from_log(ok[i]) ? "  (from the log)" : "");
-  std::printf("best: %.4f ms (%s)\n%s", r.best->median_seconds * 1e3, r.best->key.c_str(), r.best->script.c_str());
+  auto reference = [&](const char* what, const std::optional<tune::Trial>& t) {
+    if (!t) return;
+    if (t->status == "ok")
+      std::printf("%s: %.4f ms; the best is %.2fx faster\n", what, t->median_seconds * 1e3, t->median_seconds / r.best->median_seconds);
+    else
+      std::printf("%s: %s (%s)\n", what, t->status.c_str(), shortened(t->error, 200).c_str());
+  };
+  reference("the kernel as written (trial 0)", r.as_written);
+  reference("the file's own transforms (trial 1)", r.own_schedule);
+  if (r.best->key == "as written")
+    std::printf("best: the kernel as written, %.4f ms: no configuration tried is faster\n", r.best->median_seconds * 1e3);
+  else
+    std::printf("best: %.4f ms (%s)\n%s", r.best->median_seconds * 1e3, r.best->key.c_str(), r.best->script.c_str());
   return 0;
 }
 
