@@ -158,8 +158,17 @@ LoopKernel set_temporary_address_space(const LoopKernel& k, const std::string& t
   for (auto& n : names) {
     auto it = r.temporaries.edit().find(n);
     if (it == r.temporaries.edit().end()) refuse(k, what, "no temporary '" + n + "'");
-    if (s == AddressSpace::Global) refuse(k, what, "global temporaries are not supported yet");
+    // (a global temporary is allocated by the runtimes for each call: its size must be known)
+    if (s == AddressSpace::Global && !it->second.dtype.known())
+      refuse(k, what, "temporary '" + n + "' has no dtype yet; a global temporary needs one (add_dtypes)");
     it->second.space = s;
+  }
+  // a value in global memory is the same value: the kernel as written keeps
+  // it there too, so that split into launches alike (global barriers), each
+  // launch of it is the reference of the same transformed launch
+  if (s == AddressSpace::Global && r.original) {
+    bool everywhere = std::all_of(names.begin(), names.end(), [&](const std::string& n) { return r.original->find_temporary(n) != nullptr; });
+    if (everywhere) r.original = std::make_shared<const LoopKernel>(set_temporary_address_space(*r.original, temporaries, space));
   }
   return r;
 }

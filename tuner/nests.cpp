@@ -14,9 +14,11 @@
 // loop roots a nest: it and the loops nested alone inside it are the
 // candidates for blocks and threads, the one indexing the written array's
 // last axis on l.0 (coalesced), another on l.1, their tile sizes choice
-// points. Private values never cross a barrier: nests that share one stay in
-// one launch.
+// points. Private values never cross a barrier: one that would moves to
+// global memory (one without a dtype keeps its nests in one launch).
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "loom/codegen.h"
@@ -136,6 +138,46 @@ class Planner {
     }
   }
 
+  // Whether the first instruction of nodes[from...] to touch v reads it (a
+  // value from before); a temporary each nest writes before it reads (ludcmp's
+  // w) passes nothing between them. A conditional write does not count.
+  bool read_first(const std::string& v, const std::vector<Node>& nodes, size_t from) const {
+    for (size_t c = from; c < nodes.size(); ++c) {
+      std::vector<int> insns;
+      instructions_of(nodes[c], insns);
+      for (int i : insns) {
+        const Instruction& insn = written_.instructions[size_t(i)];
+        bool reads = insn.read_names().count(v) > 0, writes = insn.assignee_name() == v;
+        if (reads || (writes && !insn.predicates.empty())) return true;
+        if (writes) return false;
+      }
+    }
+    return false;
+  }
+
+  // Private values that would cross the barrier between two nests (a time
+  // step's coefficients, durbin's alpha, beta and z) live in global memory
+  // instead, one copy for the whole grid (set_temporary_address_space ...
+  // global); written by several threads at one element they would race,
+  // which the legality checks refuse. False for a temporary without a dtype.
+  bool to_global(const std::set<std::string>& names) {
+    std::string list;
+    for (auto& n : names) {
+      const Temporary* t = k_.find_temporary(n);
+      if (!t || !t->dtype.known()) return false;
+      list += (list.empty() ? "" : ",") + n;
+    }
+    std::string line = "set_temporary_address_space " + list + " global\n";
+    try {
+      k_ = apply_transforms(k_, parse_transform_script(line));
+    } catch (const Error& e) {
+      refusals_.push_back(e.what());
+      return false;
+    }
+    barriers_ += line;
+    return true;
+  }
+
   // A global barrier after instruction `after` inside the host loops; false
   // (and nothing added) where add_global_barrier refuses it.
   bool barrier(int after, const std::vector<std::string>& hosts) {
@@ -163,14 +205,18 @@ class Planner {
       std::vector<int> insns;
       instructions_of(nodes[c], insns);
       for (int i : insns)
-        for (auto& v : private_values(written_, written_.instructions[size_t(i)])) values[c].insert(v);
+        for (auto& v : private_values(k_, written_.instructions[size_t(i)])) values[c].insert(v);
     }
     for (size_t c = 0; c + 1 < nodes.size(); ++c) {
-      bool shared = false;  // a private value used on both sides of the barrier
-      for (size_t before = 0; before <= c && !shared; ++before)
-        for (size_t after = c + 1; after < nodes.size() && !shared; ++after)
-          for (auto& v : values[before]) shared |= values[after].count(v) > 0;
-      if (shared) continue;
+      std::set<std::string> shared;  // private values that pass across the barrier
+      for (size_t before = 0; before <= c; ++before)
+        for (size_t after = c + 1; after < nodes.size(); ++after)
+          for (auto& v : values[before])
+            if (values[after].count(v) && read_first(v, nodes, c + 1)) shared.insert(v);
+      if (!shared.empty() && !to_global(shared)) continue;  // (they keep the nests in one launch)
+      for (auto& v : values) {
+        for (auto& g : shared) v.erase(g);
+      }
       std::vector<int> insns;
       instructions_of(nodes[c], insns);
       barrier(insns.back(), hosts);

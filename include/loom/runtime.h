@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,14 @@ std::string beyond_32_bit_indices(const LoopKernel& k, const std::map<std::strin
 // and the interpreter use it; the CUDA target allocates on the device).
 using HostScratch = std::vector<std::vector<uint64_t>>;
 HostScratch bind_host_global_temporaries(const GeneratedKernel& g, const std::map<std::string, int64_t>& params, ArgMap& args);
+
+// For one launch of a program (for_each_launch's values: the call's
+// parameters and the host loops around the launch): the host loops' inames
+// as integer arguments, and none of the ones bound for an earlier launch
+// outside those loops (a launch has only its own host loops' arguments).
+// `bound`: the names bound so far in this call.
+void bind_host_loop_inames(ArgMap& args, const std::map<std::string, int64_t>& params, const std::map<std::string, int64_t>& values,
+                           std::set<std::string>& bound);
 
 // An owned host array.
 struct HostArray {

@@ -286,9 +286,11 @@ LaunchProgram split(const LoopKernel& given, std::vector<int>* launch_sections, 
         throw KernelError("kernel '" + k.name + "': instruction '" + k.instructions[i].id + "' depends on '" + dep +
                           "', which comes after a global barrier that '" + k.instructions[i].id + "' precedes");
     }
-  // private and local values do not outlive a launch
+  // private and local values do not outlive a launch (the kernel as written,
+  // split as its transformed kernel is, is only the reference of the
+  // launches' checks: what lives in global memory there may be private here)
   for (auto& [name, t] : k.temporaries) {
-    if (t.space == AddressSpace::Global) continue;
+    if (t.space == AddressSpace::Global || host_given) continue;
     int writer = -1;
     std::set<int> writing;
     for (size_t i = 0; i < k.instructions.size(); ++i)
@@ -315,6 +317,16 @@ LaunchProgram split(const LoopKernel& given, std::vector<int>* launch_sections, 
     a.name = name;
     a.dtype = t.dtype;
     a.shape = t.shape;
+    if (a.shape.empty()) {
+      // a global scalar: an array of one element, read and written as name[0]
+      a.shape.push_back(make_int(1));
+      std::map<std::string, Expr> element{{name, make_subscript(name, {make_int(0)}, t.dtype)}};
+      for (auto& insn : k.instructions.edit()) {
+        if (insn.lhs.defined()) insn.lhs = substitute(insn.lhs, element);
+        if (insn.rhs.defined()) insn.rhs = substitute(insn.rhs, element);
+        for (auto& p : insn.predicates) p = substitute(p, element);
+      }
+    }
     program.global_temporaries.push_back(a);
   }
   // a global barrier first, last or after another makes no launch of its own

@@ -561,3 +561,24 @@ ArgMap host_arguments(const LoopKernel& k, std::map<std::string, HostArray>& arr
 }
 
 }  // namespace loom
+
+namespace loom {
+
+void bind_host_loop_inames(ArgMap& args, const std::map<std::string, int64_t>& params, const std::map<std::string, int64_t>& values,
+                           std::set<std::string>& bound) {
+  for (auto it = bound.begin(); it != bound.end();) {
+    if (values.count(*it)) {
+      ++it;
+      continue;
+    }
+    args.erase(*it);
+    it = bound.erase(it);
+  }
+  for (auto& [name, v] : values)
+    if (!params.count(name)) {
+      args[name] = ArgValue::of_int(v);
+      bound.insert(name);
+    }
+}
+
+}  // namespace loom

@@ -271,10 +271,10 @@ LaunchDims CudaKernel::launch_program(const ArgMap& args, const std::map<std::st
     bool seen = false;
     std::deque<KernelParams> kps;  // (kept for the check after the last launch; a deque keeps them in place)
     std::vector<std::pair<size_t, void**>> launched;
+    std::set<std::string> host_bound;  // (the host loops' inames bound for the last launch)
     for_each_launch(gen_.host_steps, params, [&](size_t i, const std::map<std::string, int64_t>& values) {
       const GeneratedKernel& l = gen_.launches[i];
-      for (auto& [name, v] : values)  // (the host loops' inames)
-        if (!params.count(name)) all[name] = ArgValue::of_int(v);
+      bind_host_loop_inames(all, params, values, host_bound);
       LaunchDims dims = launch_dims(l, values);
       if (!seen) first = dims;
       seen = true;

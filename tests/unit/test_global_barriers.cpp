@@ -427,3 +427,31 @@ instructions:
   e = error_of([&] { add_global_barrier(fused, "nothing", "t"); });
   EXPECT_NE(e.find("no instruction matches 'nothing'"), std::string::npos) << e;
 }
+
+// A launch after a host loop gets none of the loop's arguments (found by the
+// nests sketch on PolyBench's ludcmp: "unknown argument 'i1'"), on every
+// target. (inames=j: without it loopy's rule puts the j loop inside t, among
+// the loops of a's writer.)
+TEST(HostLoops, ALaunchAfterAHostLoopRuns) {
+  const char* text = R"(kernel after
+domains:
+  {[t]: 0 <= t < tsteps}
+  {[i]: 0 <= i < n}
+  {[j]: 0 <= j < n}
+arguments:
+  tsteps: int32, n: int32, a: float32[n], out: float32[n]
+instructions:
+  for t
+    for i
+      a[i] = a[i] * 0.5 + t  {id=step}
+    end
+BARRIER
+  end
+  for j
+    out[j] = 2 * a[j]  {id=last, inames=j}
+  end
+)";
+  auto [plain, t] = plain_and_transformed(text, "split_iname i 16 outer_tag=g.0 inner_tag=l.0\nsplit_iname j 16 outer_tag=g.0 inner_tag=l.0\n");
+  EXPECT_EQ(host_steps_text(generate(t).host_steps), "for t in [0, tsteps - 1] { launch 1 }; launch 2");
+  check_transformed(plain, t, {{{"tsteps", 0}, {"n", 5}}, {{"tsteps", 3}, {"n", 40}}});
+}
