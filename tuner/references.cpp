@@ -26,12 +26,26 @@ void measure_references(const LoopKernel& k, const Options& options, Result& res
   Result r;
   try {
     r = tune(k, space, o);
-  } catch (const Error& e) {  // (neither ran correctly: recorded as failed)
-    Trial t;
-    t.status = "failed";
-    t.error = e.what();
-    result.as_written = t;
-    if (scripts.size() > 1) result.own_schedule = t;
+  } catch (const Error& e) {
+    // none ran correctly: tune() lists each as "\n  KEY (STATUS): ERROR"
+    std::string what = e.what();
+    for (size_t i = 0; i < scripts.size(); ++i) {
+      Trial t;
+      t.key = t.sketch = i == 0 ? "as written" : "own schedule";
+      t.script = scripts[i];
+      t.status = "failed";
+      t.error = what;
+      std::string head = "\n  " + std::to_string(i) + ": (";  // (a script's key: "0:")
+      if (size_t at = what.find(head); at != std::string::npos) {
+        size_t close = what.find("): ", at);
+        size_t end = what.find('\n', at + 1);
+        if (close != std::string::npos) {
+          t.status = what.substr(at + head.size(), close - at - head.size());
+          t.error = what.substr(close + 3, end == std::string::npos ? std::string::npos : end - close - 3);
+        }
+      }
+      (i == 0 ? result.as_written : result.own_schedule) = t;
+    }
     return;
   }
   for (auto& t : r.trials) {
