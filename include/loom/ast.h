@@ -93,7 +93,8 @@ StmtPtr substitute_stmt(const StmtPtr& s, const std::map<std::string, Expr>& val
 
 std::string to_string(const StmtPtr& s, int indent = 0);  // pseudo-code for debugging and tests
 
-// An assignment whose value is a warp reduction (lhs = __warp_<op>(v, width)).
+// An assignment whose value is a warp reduction (a WarpReduce node; the CUDA
+// target prints loom_warp_<op>(v, width, mask), butterfly shuffles).
 bool is_collective(const Stmt& s);
 // In a vec loop whose vector accesses hold v[...] of a guarded copy
 // (guarded_copy, loom/expr.h), the lanes agree on its condition
