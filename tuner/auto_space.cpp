@@ -18,6 +18,9 @@
 //   map:        x over blocks of threads (l.0), y over rows of threads (l.1)
 //   map + work: as map, each thread also runs an unrolled strip of y
 //               (stencils, element-wise kernels with 2-D data)
+//   rows alike: (several statements over one parallel loop: softmax) every
+//               other loop and reduction split alike by the block's width
+//               on l.0, the rows on blocks
 //   rows:       a reduction across the threads of a block (l.0: warp
 //               shuffles within a warp, shared memory across warps), several
 //               rows per block on l.1
@@ -386,6 +389,31 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   if (!y.empty())
     add("map + work", "split_iname " + x + " choice(32|64|128|256) outer_tag=g.0 inner_tag=l.0\n" + "split_iname " + y +
                           " choice(4|8|16|32) outer_tag=g.1\n" + "split_iname " + y + "_inner choice(1|2|4|8) outer_tag=l.1 inner_tag=unr\n");
+  // rows alike: a row reduced and then used by several statements (softmax:
+  // a max, a sum of exponentials, the division; layer norm; covariance's
+  // means), the one parallel loop over rows on blocks and every other loop
+  // of the row split alike by the block's width on l.0, so each statement's
+  // threads are the same (a reduction across them, then every thread uses
+  // its result). Splitting only one of them would leave the others' writes
+  // on every thread of the axis (refused as a write race).
+  if (statements > 1 && parallel->size() == 1) {
+    std::set<std::string> row;  // every other loop and reduction of the statements
+    for (auto& insn : k.instructions) {
+      if (insn.kind != Instruction::Assign) continue;
+      for (auto& n : insn.within_inames)
+        if (!parallel->count(n)) row.insert(n);
+      collect_reduction_inames(insn.rhs, row);
+    }
+    const std::string& rows_iname = *parallel->begin();
+    if (!row.empty() && row.size() <= 4)
+      for (int width : {32, 64, 128, 256, 512, 1024}) {
+        std::string t;
+        for (auto& n : row) t += "split_iname " + n + " " + std::to_string(width) + " inner_tag=l.0\n";
+        std::string rows_per_block = width >= 512 ? "1" : width >= 256 ? "1|2" : "1|2|4";
+        t += "split_iname " + rows_iname + " choice(" + rows_per_block + ") outer_tag=g.0 inner_tag=l.1\n";
+        add("rows alike " + std::to_string(width), t);
+      }
+  }
   // rows: the reduction across threads
   if (!r.empty())
     add("rows", "split_iname " + r + " choice(32|64|128|256|512) inner_tag=l.0\n" + "split_iname " + x +

@@ -673,6 +673,33 @@ TEST(AutoSpace, WholeProgramsGetANestsSketchFromTheirDependences) {
   EXPECT_NE(e.find("loop 'i' is not parallel"), std::string::npos) << e;
 }
 
+// A row reduced and then used by several statements (softmax written as a
+// max, a sum of exponentials and the division): every loop of the row split
+// alike on l.0, so the statements share their threads (issue 49: the rows
+// sketch split one of them and left the division's writes on every thread).
+TEST(AutoSpace, RowsReducedThenUsedAreSplitAlike) {
+  LoopKernel softmax = parse_kernel_text(R"(kernel softmax
+domains:
+  {[i, j1, j2, j3]: 0 <= i < n and 0 <= j1, j2, j3 < m}
+arguments:
+  x: float32[n, m], out: float32[n, m]
+instructions:
+  <float32> mx = max(j1, x[i, j1])
+  <float32> s = sum(j2, exp(x[i, j2] - mx))
+  out[i, j3] = exp(x[i, j3] - mx) / s
+)").kernel;
+  tune::Space space = tune::auto_space(softmax, "cpu");
+  int alike = -1;
+  for (size_t s = 0; s < space.sketches().size(); ++s)
+    if (space.sketches()[s].name == "rows alike 128") alike = int(s);
+  ASSERT_GE(alike, 0) << space.str();
+  for (int pick = 0; pick < 3; ++pick) {
+    tune::Configuration c{alike, {pick}};
+    LoopKernel t = apply_transforms(softmax, space.steps(c));
+    EXPECT_EQ(loom::testing::compare_kernels(softmax, t, {{"n", 7}, {"m", 300}}), "") << space.script(c);
+  }
+}
+
 #endif
 
 // The evolution strategy's feature model: a ridge regression of log-time on
