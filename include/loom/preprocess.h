@@ -88,6 +88,7 @@ struct HostStep {
   std::string iname;           // Loop: the loop's iname
   Expr lower, upper;           // Loop: first and last value, in the parameters and outer host loops' inames
   std::vector<HostStep> body;  // Loop: what each iteration runs, in order
+  static HostStep launch_step(size_t index) { return {Launch, index, "", Expr(), Expr(), {}}; }
 };
 std::string host_steps_text(const std::vector<HostStep>& steps);  // "launch 1; for t in [0, tsteps - 1] { launch 2; launch 3 }" (numbered from 1)
 

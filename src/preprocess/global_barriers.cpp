@@ -136,8 +136,8 @@ std::vector<Section> sections_of(const LoopKernel& k, const std::vector<std::str
 
 // The i-th launch of a kernel: its sections' instructions, the host loops'
 // inames as scalar arguments, and only what those instructions use.
-LoopKernel launch_of(const LoopKernel& k, const Section& sec, const std::vector<int>& section_of, int s, const std::set<std::string>& host,
-                     const std::vector<Argument>& globals, const std::string& name) {
+LoopKernel launch_of(const LoopKernel& k, const Section& sec, const std::map<std::string, int>& section_of_id, int s,
+                     const std::set<std::string>& host, const std::vector<Argument>& globals, const std::string& name) {
   LoopKernel sk = k;
   sk.name = name;
   sk.original = nullptr;
@@ -145,10 +145,8 @@ LoopKernel launch_of(const LoopKernel& k, const Section& sec, const std::vector<
   for (size_t i : sec.insns) {
     Instruction insn = k.instructions[i];
     for (auto it = insn.depends_on.begin(); it != insn.depends_on.end();) {
-      int other = -2;
-      for (size_t j = 0; j < k.instructions.size() && other == -2; ++j)
-        if (k.instructions[j].id == *it) other = section_of[j];
-      bool here = other == s || other == -2;  // (an id that names no instruction: check_kernel's to report)
+      auto other = section_of_id.find(*it);
+      bool here = other == section_of_id.end() || other->second == s;  // (an id that names no instruction: check_kernel's to report)
       it = here ? std::next(it) : insn.depends_on.erase(it);  // earlier launches have finished
     }
     for (auto& h : host) insn.within_inames.erase(h);
@@ -242,12 +240,13 @@ void host_loop_bounds(const LoopKernel& k, const std::vector<std::string>& path,
                       " (a stride or a hole); split it, or give it a domain of consecutive values");
 }
 
-std::vector<HostStep> steps_of(const LoopKernel& k, const std::vector<Section>& secs, const std::vector<int>& launch_of_section, size_t begin,
-                               size_t end, size_t depth) {
+// The host steps of sections [begin, end) inside `depth` host loops (each
+// section is a launch of the same index: a section starts at an instruction).
+std::vector<HostStep> steps_of(const LoopKernel& k, const std::vector<Section>& secs, size_t begin, size_t end, size_t depth) {
   std::vector<HostStep> out;
   for (size_t s = begin; s < end;) {
     if (secs[s].host.size() == depth) {
-      if (launch_of_section[s] >= 0) out.push_back({HostStep::Launch, size_t(launch_of_section[s]), "", Expr(), Expr(), {}});
+      out.push_back(HostStep::launch_step(s));
       ++s;
       continue;
     }
@@ -255,8 +254,8 @@ std::vector<HostStep> steps_of(const LoopKernel& k, const std::vector<Section>& 
     while (e < end && secs[e].host.size() > depth && secs[e].host[depth] == secs[s].host[depth]) ++e;
     HostStep loop{HostStep::Loop, 0, secs[s].host[depth], Expr(), Expr(), {}};
     host_loop_bounds(k, std::vector<std::string>(secs[s].host.begin(), secs[s].host.begin() + long(depth) + 1), loop);
-    loop.body = steps_of(k, secs, launch_of_section, s, e, depth + 1);
-    if (!loop.body.empty()) out.push_back(std::move(loop));
+    loop.body = steps_of(k, secs, s, e, depth + 1);
+    out.push_back(std::move(loop));
     s = e;
   }
   return out;
@@ -275,9 +274,8 @@ LaunchProgram split(const LoopKernel& given, std::vector<int>* launch_sections, 
   std::set<std::string> host(host_order.begin(), host_order.end());
   std::vector<int> section_of;
   std::vector<Section> secs = sections_of(k, host_order, section_of);
-  std::map<std::string, int> section_of_id;
-  for (size_t i = 0; i < k.instructions.size(); ++i)
-    if (section_of[i] >= 0) section_of_id[k.instructions[i].id] = section_of[i];
+  std::map<std::string, int> section_of_id;  // (a global barrier's: -1)
+  for (size_t i = 0; i < k.instructions.size(); ++i) section_of_id[k.instructions[i].id] = section_of[i];
   // a dependency on a later launch cannot hold
   for (size_t i = 0; i < k.instructions.size(); ++i)
     for (auto& dep : k.instructions[i].depends_on) {
@@ -329,25 +327,21 @@ LaunchProgram split(const LoopKernel& given, std::vector<int>* launch_sections, 
     }
     program.global_temporaries.push_back(a);
   }
-  // a global barrier first, last or after another makes no launch of its own
-  // (one that does nothing would still cost a launch); a kernel of no
-  // instructions keeps its one
-  std::vector<int> launch_of_section(secs.size(), -1);
+  // a launch a section (a global barrier first, last or after another makes
+  // none of its own: one that does nothing would still cost a launch); a
+  // kernel of no instructions keeps its one
   for (size_t s = 0; s < secs.size(); ++s) {
-    if (secs[s].insns.empty()) continue;
-    launch_of_section[s] = int(program.launches.size());
-    std::string name = program.launches.empty() ? k.name : k.name + "_" + std::to_string(program.launches.size());
-    program.launches.push_back(launch_of(k, secs[s], section_of, int(s), host, program.global_temporaries, name));
+    std::string name = s == 0 ? k.name : k.name + "_" + std::to_string(s);
+    program.launches.push_back(launch_of(k, secs[s], section_of_id, int(s), host, program.global_temporaries, name));
     if (launch_sections) launch_sections->push_back(int(secs[s].insns.front()));
   }
   if (program.launches.empty()) {
-    Section none;
-    program.launches.push_back(launch_of(k, none, section_of, -1, host, program.global_temporaries, k.name));
+    program.launches.push_back(launch_of(k, Section{}, section_of_id, -1, host, program.global_temporaries, k.name));
     if (launch_sections) launch_sections->push_back(0);
-    program.steps.push_back({HostStep::Launch, 0, "", Expr(), Expr(), {}});
+    program.steps.push_back(HostStep::launch_step(0));
     return program;
   }
-  program.steps = steps_of(k, secs, launch_of_section, 0, secs.size(), 0);
+  program.steps = steps_of(k, secs, 0, secs.size(), 0);
   return program;
 }
 
@@ -414,7 +408,7 @@ LaunchProgram split_global_barriers(const LoopKernel& k) {
   if (!needs_launches(k)) {
     LaunchProgram one;
     one.launches.push_back(k);
-    one.steps.push_back({HostStep::Launch, 0, "", Expr(), Expr(), {}});
+    one.steps.push_back(HostStep::launch_step(0));
     return one;
   }
   std::vector<int> sections;
@@ -426,13 +420,12 @@ LaunchProgram split_global_barriers(const LoopKernel& k) {
     // the launch it was in), in the same host loops
     std::set<std::string> host;
     collect_host_loops(program.steps, host);
-    std::vector<int> written_first;
     LaunchProgram written;
     if (needs_launches(*k.original)) {
-      written = split(*k.original, &written_first, &host);
+      written = split(*k.original, nullptr, &host);
     } else {
       written.launches.push_back(*k.original);
-      written.steps.push_back({HostStep::Launch, 0, "", Expr(), Expr(), {}});
+      written.steps.push_back(HostStep::launch_step(0));
       if (!host.empty())
         throw KernelError("kernel '" + k.name + "' runs loops on the host around global barriers, but the kernel as written has no global barrier");
     }
@@ -447,17 +440,14 @@ LaunchProgram split_global_barriers(const LoopKernel& k) {
         added += k.instructions[size_t(i)].kind == Instruction::GlobalBarrier && k.instructions[size_t(i)].tags.count(kRfactorBarrier);
       added_before.push_back(added);
     }
-    std::vector<int> written_sections;
-    for (size_t w = 0; w < written.launches.size(); ++w) written_sections.push_back(int(w));
     std::set<int> answered;
     bool paired = true;
     for (size_t l = 0; l < program.launches.size() && paired; ++l) {
-      int ws = int(l) - added_before[l];
-      auto it = std::find(written_sections.begin(), written_sections.end(), ws);
-      paired = it != written_sections.end() && paths[l] == written_paths[size_t(it - written_sections.begin())];
+      int w = int(l) - added_before[l];  // its launch of the kernel as written
+      paired = w >= 0 && size_t(w) < written.launches.size() && paths[l] == written_paths[size_t(w)];
       if (!paired) break;
-      answered.insert(ws);
-      program.launches[l].original = std::make_shared<const LoopKernel>(written.launches[size_t(it - written_sections.begin())]);
+      answered.insert(w);
+      program.launches[l].original = std::make_shared<const LoopKernel>(written.launches[size_t(w)]);
     }
     if (!paired || answered.size() != written.launches.size())
       throw KernelError("kernel '" + k.name + "' runs as " + host_steps_text(program.steps) + ", but as written it ran as " +
