@@ -4,6 +4,7 @@
 // and the tests use. Shared by every target and the reference interpreter.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -80,13 +81,13 @@ std::string beyond_32_bit_indices(const LoopKernel& k, const std::map<std::strin
 using HostScratch = std::vector<std::vector<uint64_t>>;
 HostScratch bind_host_global_temporaries(const GeneratedKernel& g, const std::map<std::string, int64_t>& params, ArgMap& args);
 
-// For one launch of a program (for_each_launch's values: the call's
-// parameters and the host loops around the launch): the host loops' inames
-// as integer arguments, and none of the ones bound for an earlier launch
-// outside those loops (a launch has only its own host loops' arguments).
-// `bound`: the names bound so far in this call.
-void bind_host_loop_inames(ArgMap& args, const std::map<std::string, int64_t>& params, const std::map<std::string, int64_t>& values,
-                           std::set<std::string>& bound);
+// Runs a program's launches in order (for_each_launch over g.host_steps):
+// launch(index, values) is called with `args` holding, as integer
+// arguments, the host loops' inames around that launch and none of the ones
+// bound for an earlier launch outside those loops (a launch has only its own
+// host loops' arguments); values: params with those inames added.
+void for_each_program_launch(const GeneratedKernel& g, const std::map<std::string, int64_t>& params, ArgMap& args,
+                             const std::function<void(size_t, const std::map<std::string, int64_t>&)>& launch);
 
 // An owned host array.
 struct HostArray {

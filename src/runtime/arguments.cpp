@@ -564,21 +564,25 @@ ArgMap host_arguments(const LoopKernel& k, std::map<std::string, HostArray>& arr
 
 namespace loom {
 
-void bind_host_loop_inames(ArgMap& args, const std::map<std::string, int64_t>& params, const std::map<std::string, int64_t>& values,
-                           std::set<std::string>& bound) {
-  for (auto it = bound.begin(); it != bound.end();) {
-    if (values.count(*it)) {
-      ++it;
-      continue;
+void for_each_program_launch(const GeneratedKernel& g, const std::map<std::string, int64_t>& params, ArgMap& args,
+                             const std::function<void(size_t, const std::map<std::string, int64_t>&)>& launch) {
+  std::set<std::string> bound;  // the host loops' inames bound for the last launch
+  for_each_launch(g.host_steps, params, [&](size_t index, const std::map<std::string, int64_t>& values) {
+    for (auto it = bound.begin(); it != bound.end();) {
+      if (values.count(*it)) {
+        ++it;
+        continue;
+      }
+      args.erase(*it);
+      it = bound.erase(it);
     }
-    args.erase(*it);
-    it = bound.erase(it);
-  }
-  for (auto& [name, v] : values)
-    if (!params.count(name)) {
-      args[name] = ArgValue::of_int(v);
-      bound.insert(name);
-    }
+    for (auto& [name, v] : values)
+      if (!params.count(name)) {
+        args[name] = ArgValue::of_int(v);
+        bound.insert(name);
+      }
+    launch(index, values);
+  });
 }
 
 }  // namespace loom

@@ -225,9 +225,7 @@ void CpuKernel::call(const ArgMap& args, int threads) {
     // the global temporaries for this call, then the launches in order
     ArgMap all = args;
     HostScratch scratch = bind_host_global_temporaries(gen_, params, all);
-    std::set<std::string> host_bound;  // (the host loops' inames bound for the last launch)
-    for_each_launch(gen_.host_steps, params, [&](size_t launch, const std::map<std::string, int64_t>& values) {
-      bind_host_loop_inames(all, params, values, host_bound);
+    for_each_program_launch(gen_, params, all, [&](size_t launch, const std::map<std::string, int64_t>&) {
       impl_->launches[launch]->call(all, threads);
     });
     return;

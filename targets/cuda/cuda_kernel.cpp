@@ -271,10 +271,8 @@ LaunchDims CudaKernel::launch_program(const ArgMap& args, const std::map<std::st
     bool seen = false;
     std::deque<KernelParams> kps;  // (kept for the check after the last launch; a deque keeps them in place)
     std::vector<std::pair<size_t, void**>> launched;
-    std::set<std::string> host_bound;  // (the host loops' inames bound for the last launch)
-    for_each_launch(gen_.host_steps, params, [&](size_t i, const std::map<std::string, int64_t>& values) {
+    for_each_program_launch(gen_, params, all, [&](size_t i, const std::map<std::string, int64_t>& values) {
       const GeneratedKernel& l = gen_.launches[i];
-      bind_host_loop_inames(all, params, values, host_bound);
       LaunchDims dims = launch_dims(l, values);
       if (!seen) first = dims;
       seen = true;

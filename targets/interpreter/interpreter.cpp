@@ -716,9 +716,7 @@ void interpret(const GeneratedKernel& g, const ArgMap& host_args, InterpretCount
   ArgMap all = host_args;
   auto params = bind_parameters(g.kernel, host_args);
   HostScratch scratch = bind_host_global_temporaries(g, params, all);
-  std::set<std::string> host_bound;  // (the host loops' inames bound for the last launch)
-  for_each_launch(g.host_steps, params, [&](size_t launch, const std::map<std::string, int64_t>& values) {
-    bind_host_loop_inames(all, params, values, host_bound);
+  for_each_program_launch(g, params, all, [&](size_t launch, const std::map<std::string, int64_t>&) {
     Interpreter(g.launches[launch], all, counts).run();
   });
 }
