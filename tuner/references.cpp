@@ -23,32 +23,13 @@ void measure_references(const LoopKernel& k, const Options& options, Result& res
   if (!options.own_schedule.empty()) scripts.push_back(options.own_schedule);
   o.trials = int(scripts.size());
   Space space = Space::from_scripts(scripts);
-  Result r;
+  std::vector<Trial> trials;
   try {
-    r = tune(k, space, o);
-  } catch (const Error& e) {
-    // none ran correctly: tune() lists each as "\n  KEY (STATUS): ERROR"
-    std::string what = e.what();
-    for (size_t i = 0; i < scripts.size(); ++i) {
-      Trial t;
-      t.key = t.sketch = i == 0 ? "as written" : "own schedule";
-      t.script = scripts[i];
-      t.status = "failed";
-      t.error = what;
-      std::string head = "\n  " + std::to_string(i) + ": (";  // (a script's key: "0:")
-      if (size_t at = what.find(head); at != std::string::npos) {
-        size_t close = what.find("): ", at);
-        size_t end = what.find('\n', at + 1);
-        if (close != std::string::npos) {
-          t.status = what.substr(at + head.size(), close - at - head.size());
-          t.error = what.substr(close + 3, end == std::string::npos ? std::string::npos : end - close - 3);
-        }
-      }
-      (i == 0 ? result.as_written : result.own_schedule) = t;
-    }
-    return;
+    trials = tune(k, space, o).trials;
+  } catch (const NoValidConfiguration& e) {  // (neither ran correctly: each reports its status and reason)
+    trials = e.trials;
   }
-  for (auto& t : r.trials) {
+  for (auto& t : trials) {
     Trial named = t;
     bool written = t.script.empty();
     named.key = written ? "as written" : "own schedule";

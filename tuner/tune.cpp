@@ -575,8 +575,9 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     int shown = 0;
     for (auto& t : result.trials)
       if (shown++ < 3) why += "\n  " + t.key + " (" + t.status + "): " + t.error;
-    throw Error("tuning kernel '" + k.name + "': no configuration of the space ran correctly (" + std::to_string(result.trials.size()) +
-                " tried" + (result.skipped ? ", " + std::to_string(result.skipped) + " already in the log" : "") + ")" + why);
+    throw NoValidConfiguration("tuning kernel '" + k.name + "': no configuration of the space ran correctly (" + std::to_string(result.trials.size()) +
+                                   " tried" + (result.skipped ? ", " + std::to_string(result.skipped) + " already in the log" : "") + ")" + why,
+                               result.trials);
   }
   // (a space none of whose configurations runs is an error above, whatever the references do)
   if (o.references) {

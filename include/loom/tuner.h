@@ -250,6 +250,13 @@ struct Options {
 };
 
 
+// tune()'s error when no configuration of the space ran correctly: the
+// message names the first few, and `trials` holds every one tried.
+struct NoValidConfiguration : Error {
+  std::vector<Trial> trials;
+  NoValidConfiguration(const std::string& message, std::vector<Trial> tried) : Error(message), trials(std::move(tried)) {}
+};
+
 struct Result {
   std::vector<Trial> trials;         // this run's, in order
   std::vector<Trial> resumed;        // the log's earlier trials of this space it reused (not run again)
