@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <optional>
 
 #include "common.h"
 #include "footprint.h"
@@ -29,48 +30,38 @@ using transforms::refuse;
 using transforms::unique_instruction_id;
 using transforms::unique_name;
 
-namespace {
-
-// loopy's default (temporary_address_space=None): local memory, shared by the
-// block, unless the footprint depends on a local iname that is not swept
-// (each thread would need a tile of its own): then private, one per thread.
-AddressSpace prefetch_space(const LoopKernel& k, const std::string& array, const std::string& sweep_inames, const PrefetchOptions& o) {
-  const Argument* arg = k.find_argument(array);
-  if (!arg || arg->kind != Argument::Array || o.async_copy) return AddressSpace::Local;  // (add_prefetch refuses or needs local)
-  transforms::FootprintRequest rq;
-  rq.what = "add_prefetch('" + array + "', '" + sweep_inames + "')";
-  rq.name = array;
-  rq.sweep = name_list(sweep_inames);
-  for (size_t d = 0; d < arg->shape.size(); ++d) rq.storage_axes.push_back(d);
-  rq.outer_inames = o.fetch_outer_inames;
-  rq.local = false;
-  transforms::Footprint fp = transforms::find_footprint(k, rq);
-  for (auto& n : fp.outer)
-    if (k.tag_of(n).kind == InameTag::Local) return AddressSpace::Private;
-  return AddressSpace::Local;
-}
-
-}  // namespace
-
 LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std::string& sweep_inames, const PrefetchOptions& o) {
   const std::string what = "add_prefetch('" + array + "', '" + sweep_inames + "')";
   const Argument* arg = k.find_argument(array);
   if (!arg || arg->kind != Argument::Array) refuse(k, what, "'" + array + "' is not an array argument");
   if (k.is_written(array)) refuse(k, what, "array '" + array + "' is written by the kernel; only arrays it only reads can be prefetched");
-  AddressSpace space = o.temporary_address_space;
-  if (space == AddressSpace::Auto) space = prefetch_space(k, array, sweep_inames, o);
-  if (space != AddressSpace::Local && space != AddressSpace::Private)
-    refuse(k, what, "a prefetch goes into local or private memory, not " + std::string(to_string(space)));
-  if (o.async_copy && space != AddressSpace::Local)
-    refuse(k, what, "async_copy copies into local (shared) memory; this temporary is private");
   transforms::FootprintRequest rq;
   rq.what = what;
   rq.name = array;
   rq.sweep = name_list(sweep_inames);
   for (size_t d = 0; d < arg->shape.size(); ++d) rq.storage_axes.push_back(d);
   rq.outer_inames = o.fetch_outer_inames;
+  AddressSpace space = o.temporary_address_space;
+  std::optional<transforms::Footprint> found;
+  if (space == AddressSpace::Auto) {
+    // loopy's default (temporary_address_space=None): local memory, shared by
+    // the block, unless the footprint depends on a local iname that is not
+    // swept (each thread would need a tile of its own): then private, one per
+    // thread (async_copy needs local memory)
+    space = AddressSpace::Local;
+    if (!o.async_copy) {
+      rq.local = false;
+      found = transforms::find_footprint(k, rq);  // (the same footprint either way: rq.local only refuses)
+      for (auto& n : found->outer)
+        if (k.tag_of(n).kind == InameTag::Local) space = AddressSpace::Private;
+    }
+  }
+  if (space != AddressSpace::Local && space != AddressSpace::Private)
+    refuse(k, what, "a prefetch goes into local or private memory, not " + std::string(to_string(space)));
+  if (o.async_copy && space != AddressSpace::Local)
+    refuse(k, what, "async_copy copies into local (shared) memory; this temporary is private");
   rq.local = space == AddressSpace::Local;
-  transforms::Footprint fp = transforms::find_footprint(k, rq);
+  transforms::Footprint fp = found ? *found : transforms::find_footprint(k, rq);
 
   // ---- the temporary and the fetch loops ----
   LoopKernel r = k;
