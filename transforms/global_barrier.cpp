@@ -81,10 +81,7 @@ LoopKernel with_barrier(const LoopKernel& k, const std::string& what, const std:
 LoopKernel add_global_barrier(const LoopKernel& k, const std::string& before, const std::string& within, const std::string& id) {
   const std::string what = "add_global_barrier('" + before + "', '" + within + "')";
   std::vector<std::string> loops = name_list(within);
-  std::string bar_id = id;
-  if (bar_id.empty())
-    for (int i = 0; bar_id.empty() || std::any_of(k.instructions.begin(), k.instructions.end(), [&](auto& x) { return x.id == bar_id; }); ++i)
-      bar_id = "gbarrier_" + std::to_string(i);
+  std::string bar_id = id.empty() ? transforms::unique_instruction_id(k, "gbarrier") : id;
   LoopKernel r = with_barrier(k, what, before, loops, bar_id);
   if (r.original) {
     try {
@@ -104,7 +101,7 @@ void register_global_barrier_transforms(TransformRegistry& reg) {
                 TransformParam::Type::Match),
             TransformParam{"within", TransformParam::String, false, "the sequential loops around the barrier ('t'; default none)"}.of(
                 TransformParam::Type::Inames),
-            TransformParam{"id", TransformParam::String, false, "the barrier's id (default gbarrier_N)"}.of(TransformParam::Type::Name)},
+            TransformParam{"id", TransformParam::String, false, "the barrier's id (default gbarrier, or gbarrier_N where that is taken)"}.of(TransformParam::Type::Name)},
            [](const LoopKernel& k, const TransformArgs& a) {
              return add_global_barrier(k, a.str("before"), a.str_or("within", ""), a.str_or("id", ""));
            }});

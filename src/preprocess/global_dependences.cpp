@@ -77,8 +77,8 @@ bool modulo_write_is_injective(const LoopKernel& k, const Instruction& w, const 
       ok = !f.is_null() && !q.is_null() && isl_pw_aff_involves_dims(q.get(), isl_dim_in, 0, unsigned(isl_space_dim(space.get(), isl_dim_set))) == isl_bool_false;
       if (ok) {
         // f's values: their largest minus their smallest stays below q
-        isl::pw_aff hi = isl::manage(isl_set_dim_max(isl_map_range(isl_map_from_pw_aff(isl_pw_aff_intersect_domain(f.copy(), dom.copy()))), 0));
-        isl::pw_aff lo = isl::manage(isl_set_dim_min(isl_map_range(isl_map_from_pw_aff(isl_pw_aff_intersect_domain(f.copy(), dom.copy()))), 0));
+        isl::set values = isl::manage(isl_map_range(isl_map_from_pw_aff(isl_pw_aff_intersect_domain(f.copy(), dom.copy()))));
+        isl::pw_aff hi = isl::manage(isl_set_dim_max(values.copy(), 0)), lo = isl::manage(isl_set_dim_min(values.copy(), 0));
         isl::pw_aff span = isl::manage(isl_pw_aff_sub(hi.release(), lo.release()));
         isl::pw_aff qp = isl::manage(isl_pw_aff_project_domain_on_params(q.copy()));
         isl::set too_wide = isl::manage(isl_pw_aff_ge_set(span.release(), qp.release()));

@@ -365,14 +365,19 @@ struct AccessCollector : GuardedExprVisitor {
   }
 };
 
+// Host loops around launches (global barriers inside sequential loops) are
+// not counted yet: each launch's counts would depend on the loop's iname.
+void refuse_host_loops(const std::string& kernel, const std::vector<HostStep>& steps) {
+  if (std::any_of(steps.begin(), steps.end(), [](const HostStep& s) { return s.kind == HostStep::Loop; }))
+    throw KernelError("kernel '" + kernel + "' runs loops on the host around global barriers (" + host_steps_text(steps) +
+                      "); its statistics are not counted yet: each launch's counts would depend on the host loop's iname");
+}
+
 // The launches of a generated kernel (itself when it is one).
 std::vector<Launch> launches_of(const GeneratedKernel& g) {
   std::vector<Launch> r;
   if (g.is_program()) {
-    for (auto& s : g.host_steps)
-      if (s.kind == HostStep::Loop)
-        throw KernelError("kernel '" + g.kernel.name + "' runs loops on the host around global barriers (" + host_steps_text(g.host_steps) +
-                          "); its statistics are not counted yet: each launch's counts would depend on the host loop's iname");
+    refuse_host_loops(g.kernel.name, g.host_steps);
     for (auto& l : g.launches) r.push_back({l.kernel, l.linearization});
   }
   else
@@ -387,9 +392,7 @@ std::vector<Launch> launches_of(const GeneratedKernel& g) {
 std::vector<Launch> launches_of(const LoopKernel& k, const StatisticsOptions& o) {
   std::vector<Launch> r;
   LaunchProgram program = split_global_barriers(resolve_address_spaces(k));
-  if (program.has_host_loops())
-    throw KernelError("kernel '" + k.name + "' runs loops on the host around global barriers (" + host_steps_text(program.steps) +
-                      "); its statistics are not counted yet: each launch's counts would depend on the host loop's iname");
+  refuse_host_loops(k.name, program.steps);
   for (auto& l : program.launches) {
     Launch one{preprocess(l, TargetInfo::generic_cuda(), o.as_generated), {}};
     one.linearization = linearize(one.kernel);
