@@ -38,7 +38,7 @@ run: build
 	$(BUILD)/loom run examples/matmul.loom --fallback-compile
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # The C++ suite (unit, CLI) under AddressSanitizer and
 # UndefinedBehaviorSanitizer, in a build folder of its own. Leak checking is
@@ -52,7 +52,7 @@ test-asan: deps
 	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS)
-	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -E '^unit_cpu_'
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -E '^unit_cpu_'
 
 bench: build
 	$(BUILD)/bench_codegen

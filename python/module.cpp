@@ -831,6 +831,7 @@ PYBIND11_MODULE(_loom, m) {
       d["check"] = t.check;
       d["check_error"] = t.check_error;
       d["check_sizes"] = t.check_sizes;
+      d["check_against"] = t.check_against;
       d["timestamp"] = t.timestamp;
       d["version"] = t.version;
       d["dtypes"] = t.dtypes;
@@ -912,6 +913,7 @@ PYBIND11_MODULE(_loom, m) {
         m.check = d["check"].cast<std::string>();
         m.check_error = d["check_error"].cast<double>();
         m.check_sizes = d["check_sizes"].cast<std::string>();
+        if (d.contains("check_against")) m.check_against = d["check_against"].cast<std::string>();
       }
       t.adopt(m);
     };

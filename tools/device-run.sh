@@ -12,7 +12,7 @@ source "$(dirname "$0")/device-env.sh"
     && cmake --build build-device -j 16
 } > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 tail -3 "$OUT/build.log"
-(cd build-device && ctest --output-on-failure) 2>&1 | tee "$OUT/tests.log" | tail -15
+(cd build-device && ctest --output-on-failure -j "$(nproc)") 2>&1 | tee "$OUT/tests.log" | tail -15
 ./build-device/loom_gpu_tests > "$OUT/gpu_tests.log" 2>&1; tail -4 "$OUT/gpu_tests.log"
 L=./build-device/loom
 $L compile examples/vector_add.loom -v > "$OUT/compile_verbose.log" 2>&1

@@ -25,6 +25,7 @@
 #include "loom/cpu.h"
 #include "loom/cuda.h"
 #include "loom/interpreter.h"
+#include "loom/isl_util.h"
 #include "loom/json.h"
 #include "loom/parser.h"
 #include "loom/runtime.h"
@@ -268,6 +269,84 @@ std::unique_ptr<Runner> make_runner(GeneratedKernel g, const Options& o, Trial& 
   throw Error("the tuner has no target '" + o.target + "' in this build (cpu needs LLVM; cuda a GPU)");
 }
 
+// Statement instances a kernel runs at these sizes, from above: per
+// instruction, the product of its inames' (and reductions') ranges there (their bounding box).
+// nullopt where a range is not a number (loops bounded by computed values).
+std::optional<double> instances_at(const LoopKernel& k, const std::map<std::string, int64_t>& sizes) {
+  double total = 0;
+  for (auto& insn : k.instructions) {
+    std::set<std::string> inames = insn.within_inames;
+    collect_reduction_inames(insn.rhs, inames);  // (a reduction's terms are instances too)
+    isl::set d = islu::iteration_domain(k, {inames.begin(), inames.end()});
+    isl_set* s = d.copy();
+    for (int p = int(isl_set_dim(s, isl_dim_param)) - 1; p >= 0; --p) {
+      auto v = sizes.find(isl_set_get_dim_name(s, isl_dim_param, unsigned(p)));
+      if (v == sizes.end()) {
+        isl_set_free(s);
+        return std::nullopt;
+      }
+      s = isl_set_fix_si(s, isl_dim_param, unsigned(p), int(v->second));
+    }
+    double points = isl_set_is_empty(s) == isl_bool_true ? 0 : 1;
+    for (int i = 0; i < int(isl_set_dim(s, isl_dim_set)) && points > 0; ++i) {
+      isl_val* lo = isl_set_dim_min_val(isl_set_copy(s), i);
+      isl_val* hi = isl_set_dim_max_val(isl_set_copy(s), i);
+      bool known = lo && hi && isl_val_is_int(lo) && isl_val_is_int(hi);
+      if (known) points *= double(isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1);
+      isl_val_free(lo);
+      isl_val_free(hi);
+      if (!known) {
+        isl_set_free(s);
+        return std::nullopt;
+      }
+    }
+    isl_set_free(s);
+    total += points;
+  }
+  return total;
+}
+
+// The check's expected outputs: the kernel as written (with the script's
+// declarations, reference_kernel) run on the check's inputs once per
+// reference and sizes, and kept for the worker's later trials, which
+// mostly share it. It runs in the reference interpreter, the oracle
+// independent of code generation, where that is cheap (at most
+// kInterpretedInstances statement instances); else compiled for the tuned
+// target as the kernel as written: a heat-3d checked at 67 x 69^3 (44
+// million instances, seconds in the interpreter) then costs one compiled
+// run per tuning run instead of seconds per trial.
+constexpr double kInterpretedInstances = 2e6;
+struct CheckReference {
+  std::map<std::string, HostArray> inputs, want;
+  std::string against;  // "the interpreter", "the kernel as written compiled for cuda"
+};
+const CheckReference& check_reference(const LoopKernel& reference, const LoopKernel& k, const std::map<std::string, int64_t>& sizes,
+                                      const Options& o) {
+  static std::string key;
+  static CheckReference ref;
+  std::string now = std::to_string(structural_hash(reference)) + "|";
+  for (auto& [n, v] : sizes) now += n + "=" + std::to_string(v) + " ";
+  for (auto& a : k.arguments)  // (the arrays are made for the transformed kernel's interface)
+    if (a.kind == Argument::Array) now += a.name + ":" + a.dtype.name() + ":" + std::to_string(storage_elements(a, sizes)) + ";";
+  if (now == key) return ref;
+  key.clear();
+  ref = CheckReference{};
+  ref.inputs = make_host_arrays(k, sizes, 7);
+  place_check_inputs(k, sizes, o, ref.inputs);
+  ref.want = ref.inputs;
+  std::optional<double> work = instances_at(reference, sizes);
+  if (work && *work > kInterpretedInstances) {
+    Trial unused;
+    make_runner(generate_for(reference, o), o, unused)->run(host_arguments(k, ref.want, sizes));
+    ref.against = "the kernel as written compiled for " + o.target;
+  } else {
+    interpret(generate(reference), host_arguments(k, ref.want, sizes));
+    ref.against = "the interpreter";
+  }
+  key = now;
+  return ref;
+}
+
 // Fault injection for the tuner's own tests: LOOM_TUNE_FAULT=TEXT=crash|hang|wrong
 // makes the worker die, hang or spoil the result of every trial whose script
 // contains TEXT (no legal schedule should do any of these, so the paths that
@@ -316,12 +395,11 @@ std::string measure(const LoopKernel& as_written, const std::string& script, con
     if (t.status == "ok") {
       t.variant_hash = structural_hash(k);
       std::unique_ptr<Runner> runner = make_runner(std::move(g), o, t);
-      // the check: the kernel as written (with the script's declarations) in the interpreter
+      // the check: the kernel as written (with the script's declarations)
       auto small = check_sizes(k, o);
-      auto inputs = make_host_arrays(k, small, 7);
-      place_check_inputs(k, small, o, inputs);
-      auto want = inputs, got = inputs;
-      interpret(generate(reference_kernel(as_written, steps, k)), host_arguments(k, want, small));
+      const CheckReference& ref = check_reference(reference_kernel(as_written, steps, k), k, small, o);
+      const auto& want = ref.want;
+      auto got = ref.inputs;
       runner->run(host_arguments(k, got, small));
       if (fault == "wrong")
         for (auto& [n, a] : got)
@@ -330,6 +408,7 @@ std::string measure(const LoopKernel& as_written, const std::string& script, con
       for (auto& [n, v] : small) sizes += (sizes.empty() ? "" : " ") + n + "=" + std::to_string(v);
       t.check = "passed";
       t.check_sizes = sizes;
+      t.check_against = ref.against;
       for (auto& a : k.arguments) {
         if (a.kind != Argument::Array || !k.is_written(a.name)) continue;
         Comparison c = compare(want.at(a.name), got.at(a.name), tolerance(o.rtol, a.name), tolerance(o.atol, a.name));

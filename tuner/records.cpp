@@ -57,6 +57,7 @@ std::string Trial::to_json() const {
     j["check"] = check;
     j["check_error"] = check_error;
     j["check_sizes"] = check_sizes;
+    if (!check_against.empty()) j["check_against"] = check_against;
   }
   if (!timestamp.empty()) j["timestamp"] = timestamp;
   if (!version.empty()) j["version"] = version;
@@ -94,6 +95,7 @@ Trial Trial::from_json(const std::string& line) {
   t.check = j.value("check", "");
   t.check_error = j.value("check_error", 0.0);
   t.check_sizes = j.value("check_sizes", "");
+  t.check_against = j.value("check_against", "");
   t.timestamp = j.value("timestamp", "");
   t.version = j.value("version", "");
   t.dtypes = j.value("dtypes", "");
@@ -118,6 +120,7 @@ void Trial::adopt(const Trial& m) {
   check = m.check;
   check_error = m.check_error;
   check_sizes = m.check_sizes;
+  check_against = m.check_against;
 }
 
 std::vector<Trial> read_log(const std::string& path) {

@@ -119,10 +119,14 @@ struct Trial {
   int reps = 0;
   std::string parameters;            // "m=1024 n=65536" (the timed sizes)
   // The check against the kernel as written: "passed", "failed", or "" (not
-  // reached); the largest absolute error over the written arrays; the sizes.
+  // reached); the largest absolute error over the written arrays; the
+  // sizes; what computed the expected outputs ("the interpreter", or "the
+  // kernel as written compiled for cuda" (or cpu), where interpreting it would cost
+  // more than the trial: tuner/measure.cpp, check_reference).
   std::string check;
   double check_error = 0;
   std::string check_sizes;
+  std::string check_against;
   // What the record was made with: when (UTC, ISO 8601), Loom's version, the
   // dtypes of the kernel's arrays ("a:float32 out:float32") and the run's seed.
   std::string timestamp, version, dtypes;

@@ -479,7 +479,8 @@ int run_tune(const Options& o) {
     if (verbose) {  // where the trial's time went, and what its check found
       std::printf("           generate %.3f s, compile %.3f s", t.generate_seconds, t.compile_seconds);
       if (t.reps) std::printf(", %d runs", t.reps);
-      if (!t.check.empty()) std::printf("; check %s at %s, largest error %.3g", t.check.c_str(), t.check_sizes.c_str(), t.check_error);
+      if (!t.check.empty()) std::printf("; check %s at %s against %s, largest error %.3g", t.check.c_str(), t.check_sizes.c_str(),
+                                        t.check_against.empty() ? "the interpreter" : t.check_against.c_str(), t.check_error);
       std::printf("\n");
     }
     std::fflush(stdout);

@@ -59,6 +59,15 @@ inline std::vector<std::string> example_names() {
   return names;
 }
 
+// A test run once per example, each run a test of its own (so a sharded
+// suite spreads the examples over its shards, and a failure names its
+// example): `class CpuTargetExamples : public ExampleTest {};`, then
+// TEST_P(CpuTargetExamples, ...) and LOOM_EVERY_EXAMPLE(CpuTargetExamples).
+class ExampleTest : public ::testing::TestWithParam<std::string> {};
+#define LOOM_EVERY_EXAMPLE(suite)                                                                    \
+  INSTANTIATE_TEST_SUITE_P(, suite, ::testing::ValuesIn(::loom::testing::example_names()),           \
+                           [](const ::testing::TestParamInfo<std::string>& i) { return i.param; })
+
 // Each parameter at the smallest power of two (at most its value) the
 // kernel's assumptions allow, the others as they are (a product's
 // 256 x 512 x 320 becomes 128 x 256 x 64 for tiles of 128 x 256 x 64).

@@ -59,22 +59,24 @@ std::vector<std::map<std::string, int64_t>> sizes(const LoopKernel& k, std::vect
 
 }  // namespace
 
-TEST(FastPath, MatchesIslOnEveryExample) {
+class FastPathExamples : public loom::testing::ExampleTest {};
+
+TEST_P(FastPathExamples, MatchIsl) {
   // (row_sums_short_vec needed isl's AST generator until a warp reduction's
   // init stopped running on full-range copies of the y-axis inames: every
   // example takes the fast path now)
-  for (const std::string& name : loom::testing::example_names()) {
-    KernelFile f = loom::testing::example(name);
-    LoopKernel t = apply_transforms(f.kernel, f.transforms);
-    if (!t.data_parameters().empty()) {  // loops bounded by values the kernel computes: isl's generator is refused them
-      EXPECT_TRUE(generate(t).fast_path) << name;
-      EXPECT_TRUE(generate(f.kernel).fast_path) << name;
-      continue;
-    }
-    EXPECT_EQ(fast_vs_isl(t, loom::testing::example_sizes(f, t, {0, 1, 5, 16, 17, 33})), "") << name;
-    EXPECT_EQ(fast_vs_isl(f.kernel, sizes(f.kernel, {0, 1, 7, 20})), "") << name << " untransformed";
+  const std::string& name = GetParam();
+  KernelFile f = loom::testing::example(name);
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  if (!t.data_parameters().empty()) {  // loops bounded by values the kernel computes: isl's generator is refused them
+    EXPECT_TRUE(generate(t).fast_path) << name;
+    EXPECT_TRUE(generate(f.kernel).fast_path) << name;
+    return;
   }
+  EXPECT_EQ(fast_vs_isl(t, loom::testing::example_sizes(f, t, {0, 1, 5, 16, 17, 33})), "") << name;
+  EXPECT_EQ(fast_vs_isl(f.kernel, sizes(f.kernel, {0, 1, 7, 20})), "") << name << " untransformed";
 }
+LOOM_EVERY_EXAMPLE(FastPathExamples);
 
 TEST(FastPath, SplitsOfSequentialAndUnrolledLoops) {
   LoopKernel k = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < m}"}, "out[i] = sum(j, a[i, j] * a[i, j])", {"..."});
@@ -234,27 +236,29 @@ TEST(CudaPrinter, EmitsRestrictConstAndHardwareIndices) {
     EXPECT_NE(src.find(piece), std::string::npos) << piece << "\n" << src;
 }
 
-TEST(Nvrtc, EveryExampleCompilesForSm90) {
+class NvrtcExamples : public loom::testing::ExampleTest {};
+
+TEST_P(NvrtcExamples, CompileForSm90) {
   std::string why;
   if (!cuda::nvrtc_available(&why)) {
     if (std::getenv("LOOM_ALLOW_NO_NVRTC")) GTEST_SKIP() << why;
     FAIL() << why << " (set LOOM_ALLOW_NO_NVRTC=1 to skip on machines without the CUDA toolkit)";
   }
-  for (const std::string& name : loom::testing::example_names()) {
-    KernelFile f = loom::testing::example(name);
-    for (CodegenPath p : {CodegenPath::Auto, CodegenPath::Isl}) {
-      if (p == CodegenPath::Isl && !f.kernel.data_parameters().empty()) continue;  // (refused: loops bounded by computed values)
-      std::string src = cuda::print_source(generate(apply_transforms(f.kernel, f.transforms), nullptr, p));
-      cuda::CompileResult r = cuda::compile(src, TargetInfo::generic_cuda().arch);  // (sm_90a: wgmma examples too)
-      EXPECT_GT(r.cubin.size(), 100u) << name;
-      // ptxas' report gives the registers; on a machine with a warm CUDA
-      // compute cache NVRTC may hand back the CUBIN without running ptxas,
-      // and then there is no report (registers stay -1, "unknown")
-      if (r.log.find("ptxas") != std::string::npos) EXPECT_GT(r.registers, 0) << name << "\n" << r.log;
-      else EXPECT_EQ(r.registers, -1) << name;
-    }
+  const std::string& name = GetParam();
+  KernelFile f = loom::testing::example(name);
+  for (CodegenPath p : {CodegenPath::Auto, CodegenPath::Isl}) {
+    if (p == CodegenPath::Isl && !f.kernel.data_parameters().empty()) continue;  // (refused: loops bounded by computed values)
+    std::string src = cuda::print_source(generate(apply_transforms(f.kernel, f.transforms), nullptr, p));
+    cuda::CompileResult r = cuda::compile(src, TargetInfo::generic_cuda().arch);  // (sm_90a: wgmma examples too)
+    EXPECT_GT(r.cubin.size(), 100u) << name;
+    // ptxas' report gives the registers; on a machine with a warm CUDA
+    // compute cache NVRTC may hand back the CUBIN without running ptxas,
+    // and then there is no report (registers stay -1, "unknown")
+    if (r.log.find("ptxas") != std::string::npos) EXPECT_GT(r.registers, 0) << name << "\n" << r.log;
+    else EXPECT_EQ(r.registers, -1) << name;
   }
 }
+LOOM_EVERY_EXAMPLE(NvrtcExamples);
 
 TEST(Nvrtc, CompileErrorShowsTheLogAndTheSourceLine) {
   std::string why;

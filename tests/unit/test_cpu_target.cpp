@@ -49,18 +49,20 @@ transforms:
 
 }  // namespace
 
-TEST(CpuTarget, EveryExampleMatchesTheInterpreter) {
-  for (const std::string& name : loom::testing::example_names()) {
-    KernelFile f = loom::testing::example(name);
-    LoopKernel t = apply_transforms(f.kernel, f.transforms);
-    for (auto& params : loom::testing::example_sizes(f, t, {0, 1, 19, 70}, 3)) {
-      std::string size = std::to_string(params.begin()->second);
-      EXPECT_EQ(cpu_vs_interpreter(f.kernel, f.kernel, params), "") << name << " untransformed, size " << size;
-      EXPECT_EQ(cpu_vs_interpreter(f.kernel, t, params), "") << name << " transformed, size " << size;
-      EXPECT_EQ(cpu_vs_interpreter(f.kernel, t, params, 1), "") << name << " one thread, size " << size;
-    }
+class CpuTargetExamples : public loom::testing::ExampleTest {};
+
+TEST_P(CpuTargetExamples, MatchTheInterpreter) {
+  const std::string& name = GetParam();
+  KernelFile f = loom::testing::example(name);
+  LoopKernel t = apply_transforms(f.kernel, f.transforms);
+  for (auto& params : loom::testing::example_sizes(f, t, {0, 1, 19, 70}, 3)) {
+    std::string size = std::to_string(params.begin()->second);
+    EXPECT_EQ(cpu_vs_interpreter(f.kernel, f.kernel, params), "") << name << " untransformed, size " << size;
+    EXPECT_EQ(cpu_vs_interpreter(f.kernel, t, params), "") << name << " transformed, size " << size;
+    EXPECT_EQ(cpu_vs_interpreter(f.kernel, t, params, 1), "") << name << " one thread, size " << size;
   }
 }
+LOOM_EVERY_EXAMPLE(CpuTargetExamples);
 
 TEST(CpuTarget, LocalMemoryAndABarrierBetweenWriteAndReadPhases) {
   LoopKernel k = parse_kernel_text(kReverse).kernel;

@@ -281,6 +281,32 @@ TEST(Tune, APlantedWrongResultNeverWins) {
   EXPECT_EQ(r.best->key, "0:0");
 }
 
+// issue 50: the check's reference is the interpreter at small sizes and the
+// kernel as written compiled for the target where interpreting it would
+// cost more than the trial (over 2 million statement instances); either way
+// it catches a wrong result, and each record says which it was.
+TEST(Tune, TheCheckInterpretsSmallSizesAndCompilesTheKernelAsWrittenForLargeOnes) {
+  LoopKernel k = row_sums();
+  auto space = tune::Space::parse("split_iname i choice(32|64) outer_tag=g.0 inner_tag=l.0\n");
+  tune::Options small = small_run();
+  small.check_parameters = {{"n", 67}, {"m", 69}};
+  auto r = tune::tune(k, space, small);
+  ASSERT_EQ(r.trials.size(), 2u);
+  for (auto& t : r.trials) EXPECT_EQ(t.check_against, "the interpreter") << t.to_json();
+  tune::Options large = small_run();
+  large.check_parameters = {{"n", 2001}, {"m", 1003}};  // 2 million instances and more
+  FaultInjection plant("split_iname i 64=wrong");
+  r = tune::tune(k, space, large);
+  ASSERT_EQ(r.trials.size(), 2u);
+  EXPECT_EQ(r.trials[0].status, "ok") << r.trials[0].error;
+  EXPECT_EQ(r.trials[1].status, "wrong");
+  for (auto& t : r.trials) {
+    EXPECT_EQ(t.check_against, "the kernel as written compiled for cpu") << t.to_json();
+    EXPECT_EQ(t.check_sizes, "m=1003 n=2001");
+    EXPECT_EQ(tune::Trial::from_json(t.to_json()).check_against, t.check_against);
+  }
+}
+
 TEST(Tune, ACrashingOrHangingWorkerIsReplacedAndTheRunGoesOn) {
   LoopKernel k = row_sums();
   auto space = tune::Space::parse("split_iname i choice(16|32|64|128) outer_tag=g.0 inner_tag=l.0\n");
