@@ -132,7 +132,7 @@ if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1;
   expect "a missing log is an error" 1 "tuning log '.*nosuch.jsonl' does not exist" -- "$LOOM" best "$tmp/nosuch.jsonl"
   "$LOOM" best "$tmp/rows.jsonl" -D n=301 >"$tmp/best.txt" 2>&1
   expect "the best trial replays" 0 'check out: match' -- "$LOOM" run "$SRC/examples/row_sums.loom" --target cpu --as-written -t "$tmp/best.txt"
-  expect "-v shows where a trial's time went and its check" 0 'check passed at m=77 n=67, largest error' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=301 -D m=77 --check-size n=67 --check-size m=77 --rtol 1e-5 -v
+  expect "-v shows where a trial's time went and its check" 0 'check passed at m=77 n=67 against the interpreter, largest error' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=301 -D m=77 --check-size n=67 --check-size m=77 --rtol 1e-5 -v
   expect "a bad tolerance is a usage error" 2 'takes \[ARRAY=\]TOLERANCE' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --rtol out=-1
   # (trial 0, the kernel as written, may be the best at this size on the CPU)
   expect "tune with the automatic space" 0 'best: (the kernel as written, )?[0-9.]+ ms' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --trials 6 -D n=301 -D m=77
