@@ -43,6 +43,7 @@ const TransformRegistry& transform_registry() {
     register_block_order_transforms(t);
     register_rfactor_transforms(t);
     register_global_barrier_transforms(t);
+    register_distribute_transforms(t);
     return t;
   }();
   return r;

@@ -329,18 +329,18 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   // whole programs (several nests, time loops): parallelism from dependences
   size_t statements = size_t(std::count_if(k.instructions.begin(), k.instructions.end(), [](auto& i) { return i.kind == Instruction::Assign; }));
   std::string why_not;
-  std::optional<Sketch> nests = nests_sketch(k, &why_not);
+  std::vector<Sketch> nests = nests_sketches(k, &why_not);
   if (!parallel || parallel->empty()) {
-    if (nests) return Space({*nests});
+    if (!nests.empty()) return Space(nests);
     throw Error("auto_space: kernel '" + k.name + "' has no loop that indexes what every instruction writes, and no loop of it runs in parallel (" +
                 why_not + "); write a space (choice(...)) for it");
   }
   // every loop carries a dependence and no reduction can be split across
   // threads: every sketch below would be refused, trial after trial
-  if (!nests && reduction.empty())
+  if (nests.empty() && reduction.empty())
     throw Error("auto_space: kernel '" + k.name + "': no loop of it runs in parallel (" + why_not +
                 "); skewing (a wavefront) is not in the automatic space yet: write a space (choice(...)) for it");
-  if (statements == 1) nests.reset();  // (one nest: the sketches below map it, with more choices)
+  if (statements == 1) nests.clear();  // (one nest: the sketches below map it, with more choices)
   if (!parallel->count(x)) x = *parallel->begin();
   if (y == x || !parallel->count(y)) y.clear();
   if (y.empty())
@@ -371,7 +371,7 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   };
   std::vector<Sketch> sketches;
   auto add = [&](const std::string& name, const std::string& text) { sketches.push_back(sketch_of(name, text)); };
-  if (nests) sketches.push_back(*nests);
+  sketches.insert(sketches.end(), nests.begin(), nests.end());
 
   // map
   std::string map = "split_iname " + x + " choice(32|64|128|256|512) outer_tag=g.0 inner_tag=l.0\n";

@@ -84,7 +84,8 @@ struct Nest {
 
 class Planner {
  public:
-  explicit Planner(const LoopKernel& k) : written_(k), k_(k) {}
+  // k: the kernel as written, or that kernel after the steps `prefix` (distribution)
+  explicit Planner(const LoopKernel& k, std::string prefix = "") : written_(k), k_(k), barriers_(std::move(prefix)) {}
 
   std::optional<Sketch> plan(std::string* why) {
     std::vector<std::string> order = written_.all_inames();
@@ -105,7 +106,13 @@ class Planner {
       for (auto& n : nest.parallel)
         if (n != x) y = n;
       text += "split_iname " + x + " choice(32|64|128|256) outer_tag=g.0 inner_tag=l.0\n";
-      if (!y.empty()) text += "optional split_iname " + y + " choice(1|2|4|8) outer_tag=g.1 inner_tag=l.1\n";
+      // (y's loop left whole inside each thread ran heat-3d 100x slower: y is always split, 1 meaning all on blocks)
+      if (!y.empty()) text += "split_iname " + y + " choice(1|2|4|8) outer_tag=g.1 inner_tag=l.1\n";
+      for (auto& z : nest.parallel)  // a third parallel loop on g.2 (a 3-d stencil's planes)
+        if (z != x && z != y) {
+          text += "optional tag_inames " + z + ":g.2\n";
+          break;
+        }
     }
     Sketch s = Space::parse(text, "<auto space: nests>").sketches().front();
     s.name = "nests";
@@ -231,6 +238,15 @@ class Planner {
     return any;
   }
 
+  // The iname of the last axis of what the nest's last instruction writes.
+  std::string written_last(const Node& n) const {
+    std::vector<int> insns;
+    instructions_of(n, insns);
+    if (auto s = written_.instructions[size_t(insns.back())].lhs.as<Subscript>(); s && !s->indices.empty())
+      if (auto v = s->indices.back().as<Var>()) return v->name;
+    return "";
+  }
+
   bool node(const Node& n, const std::vector<std::string>& hosts) {
     if (n.insn >= 0) return false;  // a statement outside every loop: one thread
     if (parallel(n.iname)) {
@@ -241,10 +257,23 @@ class Planner {
         c = &c->children[0];
         if (parallel(c->iname)) nest.parallel.push_back(c->iname);
       }
-      std::vector<int> insns;
-      instructions_of(n, insns);
-      if (auto s = written_.instructions[size_t(insns.back())].lhs.as<Subscript>(); s && !s->indices.empty())
-        if (auto v = s->indices.back().as<Var>()) nest.written_last = v->name;
+      nest.written_last = written_last(n);
+      nests_.push_back(nest);
+      return true;
+    }
+    // sequential, holding one loop nest whose inner loop is parallel as it
+    // stands (atax's y[j] += A[i, j] tmp[i] over i, then j): that loop on
+    // blocks and threads, this one inside each thread, one launch
+    for (const Node* c = &n; c->children.size() == 1 && c->children[0].insn < 0;) {
+      c = &c->children[0];
+      if (!parallel(c->iname)) continue;
+      Nest nest;
+      nest.parallel.push_back(c->iname);
+      for (const Node* d = c; d->children.size() == 1 && d->children[0].insn < 0;) {
+        d = &d->children[0];
+        if (parallel(d->iname)) nest.parallel.push_back(d->iname);
+      }
+      nest.written_last = written_last(*c);
       nests_.push_back(nest);
       return true;
     }
@@ -271,6 +300,62 @@ class Planner {
 
 }  // namespace
 
-std::optional<Sketch> nests_sketch(const LoopKernel& k, std::string* why) { return Planner(k).plan(why); }
+namespace {
+
+std::vector<Node> tree_of(const LoopKernel& k) {
+  std::vector<int> all;
+  for (size_t i = 0; i < k.instructions.size(); ++i)
+    if (k.instructions[i].kind == Instruction::Assign) all.push_back(int(i));
+  return tree_of(k, all, {}, k.all_inames());
+}
+
+// Loop distribution wherever distribute_loops accepts it: each loop holding
+// several children is split after one of them, innermost loops first, until
+// none splits. The steps are appended to `lines`.
+LoopKernel distributed(const LoopKernel& k, std::string& lines) {
+  LoopKernel cur = k;
+  std::function<bool(const Node&)> split_one = [&](const Node& n) {
+    if (n.insn >= 0) return false;
+    for (auto& c : n.children)
+      if (split_one(c)) return true;
+    for (size_t c = 0; c + 1 < n.children.size(); ++c) {
+      std::vector<int> insns;
+      instructions_of(n.children[c], insns);
+      std::string line = "distribute_loops " + n.iname + " after=id:" + cur.instructions[size_t(insns.back())].id + "\n";
+      try {
+        cur = apply_transforms(cur, parse_transform_script(line));
+      } catch (const Error&) {
+        continue;  // (refused: that split would reverse two accesses)
+      }
+      lines += line;
+      return true;
+    }
+    return false;
+  };
+  for (size_t round = 0; round <= k.instructions.size(); ++round) {
+    bool split = false;
+    for (auto& n : tree_of(cur))
+      if ((split = split_one(n))) break;
+    if (!split) break;
+  }
+  return cur;
+}
+
+}  // namespace
+
+std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
+  std::vector<Sketch> out;
+  if (auto s = Planner(k).plan(why)) out.push_back(*s);
+  // distribution as a choice: the nests of the kernel with its loops distributed
+  std::string lines;
+  LoopKernel d = distributed(k, lines);
+  std::string unused;
+  if (!lines.empty())
+    if (auto s = Planner(d, lines).plan(out.empty() ? why : &unused)) {
+      s->name = "nests, distributed";
+      out.push_back(*s);
+    }
+  return out;
+}
 
 }  // namespace loom::tune

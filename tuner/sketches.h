@@ -13,8 +13,10 @@ namespace loom::tune {
 // Parallelism from dependences for whole programs (tuner/nests.cpp): each
 // loop nest a launch, the loops Loom's legality checks accept on blocks and
 // threads mapped there, sequential loops around parallel nests on the host
-// (global barriers). Nothing when no loop is parallel; *why then says which
-// loop carries which dependence.
-std::optional<Sketch> nests_sketch(const LoopKernel& k, std::string* why);
+// (global barriers); a second sketch ("nests, distributed") plans the kernel
+// with its loops distributed wherever that is legal (distribute_loops).
+// Nothing when no loop is parallel; *why then says which loop carries which
+// dependence.
+std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why);
 
 }  // namespace loom::tune

@@ -90,6 +90,11 @@ LoopKernel add_barrier(const LoopKernel& k, const std::string& before, const std
 // launches (transforms/global_barrier.cpp); refused where it would reorder
 // the kernel; added to the kernel as written too.
 LoopKernel add_global_barrier(const LoopKernel& k, const std::string& before, const std::string& within = "", const std::string& id = "");
+// Loop distribution (transforms/distribute.cpp): the instructions inside the
+// loops `inames` after those matching `after` get copies of those loops of
+// their own; refused where it would reverse two accesses of one element;
+// applied to the kernel as written too.
+LoopKernel distribute_loops(const LoopKernel& k, const std::string& inames, const std::string& after);
 LoopKernel add_nosync(const LoopKernel& k, const std::string& source, const std::string& sink);
 LoopKernel set_instruction_priority(const LoopKernel& k, const std::string& match, int priority);
 LoopKernel tag_instructions(const LoopKernel& k, const std::string& tag, const std::string& match);
@@ -405,5 +410,6 @@ void register_bulk_copy_transforms(TransformRegistry& r);
 void register_block_order_transforms(TransformRegistry& r);
 void register_rfactor_transforms(TransformRegistry& r);
 void register_global_barrier_transforms(TransformRegistry& r);
+void register_distribute_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -699,6 +699,28 @@ TEST(AutoSpace, WholeProgramsGetANestsSketchFromTheirDependences) {
   EXPECT_NE(e.find("loop 'i' is not parallel"), std::string::npos) << e;
 }
 
+// Distribution as a choice (issue 49): atax's loop over i computes tmp[i]
+// and adds A[i, j] tmp[i] into y[j]; as written no loop of the y update is
+// parallel, distributed its j loop is (with the copy of i inside each
+// thread). The second sketch plans the distributed kernel, and its
+// configurations run right.
+TEST(AutoSpace, DistributedLoopsAreASecondNestsSketch) {
+  KernelFile atax = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/atax.loom");
+  tune::Space space = tune::auto_space(atax.kernel, "cpu");
+  ASSERT_EQ(space.sketches().size(), 2u) << space.str();
+  EXPECT_EQ(space.sketches()[1].name, "nests, distributed");
+  std::string s = space.str();
+  EXPECT_NE(s.find("distribute_loops i after=id:insn_1\n  distribute_loops i_2 after=id:insn_2"), std::string::npos) << s;
+  EXPECT_NE(s.find("split_iname j2 choice(32|64|128|256) outer_tag=g.0 inner_tag=l.0"), std::string::npos) << s;
+  std::mt19937_64 rng(5);
+  for (int n = 0; n < 3; ++n) {
+    tune::Configuration c = space.random_in(1, rng);
+    LoopKernel t = apply_transforms(atax.kernel, space.steps(c));
+    EXPECT_EQ(loom::testing::compare_kernels(atax.kernel, t, {{"m", 37}, {"n", 45}}), "") << space.script(c);
+    EXPECT_EQ(loom::testing::compare_kernels(atax.kernel, t, {{"m", 1}, {"n", 3}}), "") << space.script(c);
+  }
+}
+
 // A row reduced and then used by several statements (softmax written as a
 // max, a sum of exponentials and the division): every loop of the row split
 // alike on l.0, so the statements share their threads (issue 49: the rows

@@ -1,0 +1,131 @@
+// distribute_loops (transforms/distribute.cpp): loop distribution checked
+// against the kernel as written on random inputs (poisoned outputs, sizes
+// that are no multiple of anything), the copies nesting where their loops
+// did, the step on the kernel as written (so a global barrier can stand
+// between the parts), and the refusals with their reasons.
+#include <gtest/gtest.h>
+
+#include "loom/codegen.h"
+#include "loom/parser.h"
+#include "loom/transforms.h"
+#include "transform_check.h"
+
+using namespace loom;
+using loom::testing::check_transformed;
+using loom::testing::error_of;
+
+namespace {
+
+LoopKernel kernel_of(const std::string& text) { return parse_kernel_text(text).kernel; }
+
+// tmp[i] from row i of A, then A[i, j] tmp[i] added into y[j]: atax's shape.
+const char* const kAtax = R"(kernel atax
+domains:
+  {[i]: 0 <= i < m}
+  {[j1]: 0 <= j1 < n}
+  {[j2]: 0 <= j2 < n}
+arguments:
+  m: int32, n: int32, A: float64[m, n], x: float64[n], y: float64[n], tmp: float64[m]
+instructions:
+  for i
+    tmp[i] = 0.0  {id=zero}
+    for j1
+      tmp[i] = tmp[i] + A[i, j1] * x[j1]  {id=row}
+    end
+    for j2
+      y[j2] = y[j2] + A[i, j2] * tmp[i]  {id=update}
+    end
+  end
+)";
+
+LoopKernel transformed(const LoopKernel& k, const std::string& script) { return apply_transforms(k, parse_transform_script(script)); }
+
+}  // namespace
+
+TEST(DistributeLoops, AtaxsLoopSplitsIntoTwoParallelNests) {
+  LoopKernel k = kernel_of(kAtax);
+  LoopKernel d = transformed(k, "distribute_loops i after=id:row\n");
+  check_transformed(k, d, {{{"m", 5}, {"n", 7}}, {{"m", 1}, {"n", 1}}, {{"m", 0}, {"n", 3}}});
+  // the parts as launches of their own: rows on threads, then columns (the copy of i inside each thread)
+  LoopKernel t = transformed(d, "add_global_barrier row\nsplit_iname i 16 outer_tag=g.0 inner_tag=l.0\n"
+                                "split_iname j2 16 outer_tag=g.0 inner_tag=l.0\n");
+  EXPECT_EQ(generate(t).launches.size(), 2u);
+  check_transformed(k, t, {{{"m", 37}, {"n", 45}}, {{"m", 3}, {"n", 1}}, {{"m", 64}, {"n", 17}}});
+  // without the distribution, the barrier would distribute i itself: refused
+  std::string e = error_of([&] { transformed(k, "add_global_barrier row\n"); });
+  EXPECT_NE(e.find("share loop 'i', which the barrier would distribute"), std::string::npos) << e;
+}
+
+// The copies nest where their loops did: b's second part reads row i - 1 one
+// column ahead, which the loop over i (outside j) has written; with the copy
+// of i inside j it would not have.
+TEST(DistributeLoops, TheCopiesNestWhereTheirLoopsDid) {
+  LoopKernel k = kernel_of(R"(kernel shifted
+domains:
+  {[i]: 1 <= i < n}
+  {[j]: 0 <= j < m - 1}
+arguments:
+  n: int32, m: int32, a: float32[n], b: float32[n, m]
+instructions:
+  for i
+    a[i] = a[i - 1] * 0.5 + i  {id=first}
+    for j
+      b[i, j] = b[i - 1, j + 1] + a[i]  {id=second}
+    end
+  end
+)");
+  LoopKernel d = transformed(k, "distribute_loops i after=id:first\n");
+  check_transformed(k, d, {{{"n", 9}, {"m", 6}}, {{"n", 2}, {"m", 2}}, {{"n", 33}, {"m", 17}}});
+  std::vector<std::string> order;
+  for (auto& dom : d.domains) order.push_back(dom.inames().front());
+  EXPECT_EQ(order, (std::vector<std::string>{"i", "i_2", "j"}));
+}
+
+TEST(DistributeLoops, Refusals) {
+  // trisolv: x[j] for j < i is read after row j's division wrote it; distributed after the
+  // accumulation, every read would come first (after the first statement it is legal)
+  LoopKernel trisolv = kernel_of(R"(kernel trisolv
+domains:
+  {[i]: 0 <= i < n}
+  {[j]: 0 <= j < i}
+arguments:
+  n: int32, L: float64[n, n], x: float64[n], b: float64[n]
+instructions:
+  for i
+    x[i] = b[i]  {id=init}
+    for j
+      x[i] = x[i] - L[i, j] * x[j]  {id=acc}
+    end
+    x[i] = x[i] / L[i, i]  {id=div}
+  end
+)");
+  check_transformed(trisolv, transformed(trisolv, "distribute_loops i after=id:init\n"), {{{"n", 7}}, {{"n", 1}}});
+  std::string e = error_of([&] { transformed(trisolv, "distribute_loops i after=id:acc\n"); });
+  EXPECT_NE(e.find("'div' (after the split) touches an element of 'x' in an earlier iteration than 'acc' (before it) does"),
+            std::string::npos) << e;
+  EXPECT_NE(e.find("the two would run the other way round"), std::string::npos) << e;
+  // a private value each iteration passes from the first part to the second
+  LoopKernel scalar = kernel_of(R"(kernel scalar
+domains:
+  {[i]: 0 <= i < n}
+arguments:
+  n: int32, a: float32[n], out: float32[n]
+instructions:
+  for i
+    <float32> s = 2 * a[i]  {id=make}
+    out[i] = s + 1  {id=use}
+  end
+)");
+  e = error_of([&] { transformed(scalar, "distribute_loops i after=id:make\n"); });
+  EXPECT_NE(e.find("'use' (after the split) and 'make' (before it) both use 's', a value one of them writes in every iteration"),
+            std::string::npos) << e;
+  LoopKernel k = kernel_of(kAtax);
+  e = error_of([&] { transformed(k, "distribute_loops i after=id:update\n"); });
+  EXPECT_NE(e.find("no instruction inside the loops follows 'id:update': nothing to distribute"), std::string::npos) << e;
+  e = error_of([&] { transformed(k, "distribute_loops q after=id:row\n"); });
+  EXPECT_NE(e.find("no iname 'q'"), std::string::npos) << e;
+  e = error_of([&] { transformed(k, "split_iname i 8 outer_tag=g.0\ndistribute_loops i_outer after=id:row\n"); });
+  EXPECT_NE(e.find("loop 'i_outer' is tagged g.0; distribute it before tagging"), std::string::npos) << e;
+  e = error_of([&] { transformed(k, "distribute_loops i after=id:nothing\n"); });
+  EXPECT_NE(e.find("no instruction inside the loops matches 'id:nothing'"), std::string::npos) << e;
+}
