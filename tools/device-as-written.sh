@@ -19,7 +19,7 @@ names=("$@")
 declare -A sizes=([softmax]="-D n=65536 -D m=1024" [transpose]="-D n=8192 -D m=8192"
                   [atx]="-D n=16384 -D m=16384" [chained_products]="-D n=4096")
 for name in "${names[@]}"; do
-  ./build-device/loom tune "bench/as_written/$name.loom" --target cuda --trials "$trials" --trial-timeout 20 \
+  ./build-device/loom tune "bench/as_written/$name.loom" --target cuda --trials "$trials" --trial-timeout 10 \
     ${sizes[$name]} --log "$OUT/as_written.jsonl" > "$OUT/$name.log" 2>&1
   echo "== $name (${sizes[$name]})"
   grep -E "trials in|as written|^best|refus|rror" "$OUT/$name.log" | grep -v "^\[" | head -8

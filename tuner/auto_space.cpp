@@ -377,6 +377,27 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   std::string map = "split_iname " + x + " choice(32|64|128|256|512) outer_tag=g.0 inner_tag=l.0\n";
   if (!y.empty()) map += "split_iname " + y + " choice(1|2|4|8) outer_tag=g.1 inner_tag=l.1\n";
   add("map", map);
+  // map + staged: an array read across x's threads with a stride (a[i, j]
+  // written out[j, i]: a transpose) goes through shared memory in square
+  // tiles, read along its rows and written along x (add_prefetch pads the
+  // rows against bank conflicts); each thread takes several rows of y
+  if (!y.empty()) {
+    std::string staged;
+    for (auto& insn : k.instructions)
+      if (insn.kind == Instruction::Assign && insn.rhs.defined())
+        for_each_subscript(insn.rhs, [&](const Subscript& s) {
+          if (!k.find_argument(s.name) || s.indices.size() < 2 || staged.find(" " + s.name + " ") != std::string::npos) return;
+          auto last = s.indices.back().as<Var>();
+          bool strided = false;
+          for (size_t d = 0; d + 1 < s.indices.size(); ++d) strided |= mentions_var(s.indices[d], x);
+          if (strided && last && last->name == y)
+            staged += "add_prefetch " + s.name + " sweep_inames=" + x + "_inner," + y + "_inner_outer," + y +
+                      "_inner_inner temporary_address_space=local default_tag=l.auto\n";
+        });
+    if (!staged.empty())
+      add("map + staged", "split_iname " + x + " choice(32|64) outer_tag=g.0 inner_tag=l.0\nsplit_iname " + y +
+                              " choice(32|64) outer_tag=g.1\nsplit_iname " + y + "_inner choice(4|8|16) outer_tag=unr inner_tag=l.1\n" + staged);
+  }
   // vector accesses (float4) along x, where x indexes an axis whose size is
   // a parameter: assumed a multiple of 4 (a timed size that is not fails)
   if (vector_axis(x)) {

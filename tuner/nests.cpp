@@ -80,6 +80,8 @@ std::set<std::string> private_values(const LoopKernel& k, const Instruction& ins
 struct Nest {
   std::vector<std::string> parallel;  // legal on blocks and threads, outermost first
   std::string written_last;           // the iname of the written array's last axis (l.0's first pick)
+  std::vector<int> insns;             // its instructions
+  std::set<std::string> hosts;        // the loops around it on the host
 };
 
 class Planner {
@@ -113,6 +115,7 @@ class Planner {
           text += "optional tag_inames " + z + ":g.2\n";
           break;
         }
+      text += staged_reads(nest, size_t(&nest - nests_.data()), x, y);
     }
     Sketch s = Space::parse(text, "<auto space: nests>").sketches().front();
     s.name = "nests";
@@ -120,6 +123,48 @@ class Planner {
   }
 
  private:
+  // Arrays read across l.0 with a stride (consecutive threads, x, on another
+  // axis than the last: atax's A[i, j] with i on threads) may be staged
+  // through shared memory, a tile at a time, read from global memory along
+  // rows (optional add_prefetch over x's tile and the last axis's: y's
+  // tile, or a sequential loop of the nest split into tiles; rows padded
+  // against bank conflicts). Only this nest's reads are rewritten (other
+  // nests do not run the sweep's loops); an array this nest reads with two
+  // patterns is left alone.
+  std::string staged_reads(const Nest& nest, size_t index, const std::string& x, const std::string& y) {
+    std::set<std::string> splits;
+    std::map<std::string, std::string> sweeps;  // array -> its sweep, "" where it cannot be staged
+    for (int i : nest.insns) {
+      const Instruction& insn = written_.instructions[size_t(i)];
+      if (insn.kind != Instruction::Assign || !insn.rhs.defined()) continue;
+      for_each_subscript(insn.rhs, [&](const Subscript& s) {
+        if (!written_.find_argument(s.name) || s.indices.empty()) return;
+        auto last = s.indices.back().as<Var>();
+        bool strided = false;
+        for (size_t d = 0; d + 1 < s.indices.size(); ++d) strided |= mentions_var(s.indices[d], x);
+        std::string sweep;
+        if (strided && last && !mentions_var(s.indices.back(), x)) {
+          const std::string& l = last->name;
+          if (l == y) sweep = x + "_inner," + y + "_inner";
+          else if (insn.within_inames.count(l) && !std::count(nest.parallel.begin(), nest.parallel.end(), l) && !nest.hosts.count(l))
+            sweep = x + "_inner," + l + "_inner";
+        }
+        if (sweeps.count(s.name) && sweeps[s.name] != sweep) sweep.clear();
+        sweeps[s.name] = sweep;
+      });
+    }
+    std::string lines, fetches;
+    for (auto& [array, sweep] : sweeps) {
+      if (sweep.empty()) continue;
+      std::string across = sweep.substr(sweep.find(',') + 1);
+      std::string l = across.substr(0, across.size() - 6);  // (without "_inner")
+      if (l != y && splits.insert(l).second) lines += "split_iname " + l + " choice(16|32)\n";
+      fetches += "optional add_prefetch " + array + " sweep_inames=" + sweep + " temporary_name=" + array + "_tile" +
+                 std::to_string(index) + " temporary_address_space=local default_tag=l.auto\n";
+    }
+    return lines + fetches;
+  }
+
   std::optional<Sketch> none(std::string* why, const std::string& reason) {
     if (why) *why = reason;
     return std::nullopt;
@@ -258,6 +303,8 @@ class Planner {
         if (parallel(c->iname)) nest.parallel.push_back(c->iname);
       }
       nest.written_last = written_last(n);
+      instructions_of(n, nest.insns);
+      nest.hosts.insert(hosts.begin(), hosts.end());
       nests_.push_back(nest);
       return true;
     }
@@ -274,6 +321,8 @@ class Planner {
         if (parallel(d->iname)) nest.parallel.push_back(d->iname);
       }
       nest.written_last = written_last(*c);
+      instructions_of(*c, nest.insns);
+      nest.hosts.insert(hosts.begin(), hosts.end());
       nests_.push_back(nest);
       return true;
     }

@@ -200,9 +200,16 @@ LoopKernel launch_of(const LoopKernel& k, const Section& sec, const std::map<std
   priorities.erase(std::remove_if(priorities.begin(), priorities.end(), [](const auto& order) { return order.size() < 2; }), priorities.end());
   auto& slabs = sk.slabs.edit();
   for (auto it = slabs.begin(); it != slabs.end();) it = needed.count(it->first) ? std::next(it) : slabs.erase(it);
+  // (a launch declares the temporaries its instructions use: another launch's
+  // shared tile would cost this one its shared memory, and occupancy)
+  std::set<std::string> named;
+  for (auto& insn : sk.instructions) {
+    for (auto& n : insn.read_names()) named.insert(n);
+    named.insert(insn.assignee_name());
+  }
   auto& temporaries = sk.temporaries.edit();
   for (auto it = temporaries.begin(); it != temporaries.end();)
-    it = it->second.space == AddressSpace::Global ? temporaries.erase(it) : std::next(it);
+    it = it->second.space == AddressSpace::Global || !named.count(it->first) ? temporaries.erase(it) : std::next(it);
   // the host loops' values are those of their domains: assumed here (the
   // bounds proof of a loop whose bounds use them needs them)
   if (!sec.host.empty()) {

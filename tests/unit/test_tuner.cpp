@@ -721,6 +721,42 @@ TEST(AutoSpace, DistributedLoopsAreASecondNestsSketch) {
   }
 }
 
+// Reads across the threads with a stride go through shared memory (issue 49:
+// a transpose at 44% of a device copy; atax's rows read by one thread
+// each): a transpose gets "map + staged", atax's distributed nests an
+// optional tile of A over a split of its row loop. Every configuration tried
+// with the tiles runs right at sizes that are no multiple of a tile.
+TEST(AutoSpace, StridedReadsAreStagedThroughSharedMemory) {
+  LoopKernel transpose = parse_kernel_file(loom::testing::source_dir() + "/bench/as_written/transpose.loom").kernel;
+  tune::Space space = tune::auto_space(transpose, "cpu");
+  int staged = -1;
+  for (size_t i = 0; i < space.sketches().size(); ++i)
+    if (space.sketches()[i].name == "map + staged") staged = int(i);
+  ASSERT_GE(staged, 0) << space.str();
+  std::mt19937_64 rng(7);
+  for (int n = 0; n < 3; ++n) {
+    tune::Configuration c = space.random_in(staged, rng);
+    LoopKernel t = apply_transforms(transpose, space.steps(c));
+    EXPECT_NE(space.script(c).find("add_prefetch a sweep_inames=i_inner,j_inner_outer,j_inner_inner"), std::string::npos);
+    EXPECT_EQ(loom::testing::compare_kernels(transpose, t, {{"n", 70}, {"m", 45}}), "") << space.script(c);
+  }
+  KernelFile atax = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/atax.loom");
+  tune::Space a = tune::auto_space(atax.kernel, "cpu");
+  ASSERT_EQ(a.sketches().size(), 2u);
+  const tune::Sketch& d = a.sketches()[1];
+  std::string text = a.str();
+  EXPECT_NE(text.find("split_iname j1 choice(16|32)"), std::string::npos) << text;
+  EXPECT_NE(text.find("optional add_prefetch A sweep_inames=i_2_inner,j1_inner temporary_name=A_tile2"), std::string::npos) << text;
+  for (int n = 0; n < 3; ++n) {
+    tune::Configuration c = a.random_in(1, rng);
+    for (size_t p = 0; p < d.choices.size(); ++p)
+      if (d.choices[p].name.rfind("optional add_prefetch", 0) == 0) c.picks[p] = 0;  // (the tile taken)
+    ASSERT_NE(a.script(c).find("add_prefetch A"), std::string::npos) << a.script(c);
+    LoopKernel t = apply_transforms(atax.kernel, a.steps(c));
+    EXPECT_EQ(loom::testing::compare_kernels(atax.kernel, t, {{"m", 37}, {"n", 45}}), "") << a.script(c);
+  }
+}
+
 // A row reduced and then used by several statements (softmax written as a
 // max, a sum of exponentials and the division): every loop of the row split
 // alike on l.0, so the statements share their threads (issue 49: the rows
