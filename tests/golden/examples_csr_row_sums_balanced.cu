@@ -49,15 +49,6 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums_balanced(int cons
   int const q = threadIdx.x;
   int const q_red = threadIdx.x;
   float acc_partial;
-  int end_full;
-  int first_full;
-  int full_len;
-  float full_sum;
-  int head_len;
-  float head_sum;
-  int row_end;
-  int row_start;
-  int tail_len;
   float warp_partial;
   acc_partial = 0.0f;
   if (nnz >= 2048 * c_outer + 256 * c_inner + 256)

@@ -51,15 +51,6 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums_flagged(int const
 {
   int const z_outer = blockIdx.x;
   int const z_inner = threadIdx.x;
-  int end_full;
-  int first_full;
-  int full_len;
-  float full_sum;
-  int head_len;
-  float head_sum;
-  int row_end;
-  int row_start;
-  int tail_len;
   if (nnz >= 65536 * z_outer + 256 * z_inner)
   {
     split[256 * z_outer + z_inner] = 0;
@@ -71,15 +62,6 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums_flagged_1(int con
 {
   int const s_outer = blockIdx.x;
   int const s_inner = threadIdx.x;
-  int end_full;
-  int first_full;
-  int full_len;
-  float full_sum;
-  int head_len;
-  float head_sum;
-  int row_end;
-  int row_start;
-  int tail_len;
   int loom_bad = -1;  // the first checked access that left its array, and its index
   long long loom_bad_index = 0;
   if (n >= 256 * s_outer + s_inner + 1)
@@ -100,15 +82,6 @@ extern "C" __global__ void __launch_bounds__(256) csr_row_sums_flagged_2(int con
   int const q = threadIdx.x;
   int const q_red = threadIdx.x;
   float acc_partial;
-  int end_full;
-  int first_full;
-  int full_len;
-  float full_sum;
-  int head_len;
-  float head_sum;
-  int row_end;
-  int row_start;
-  int tail_len;
   float warp_partial;
   if (nnz >= 2048 * c_outer + 256 * c_inner + 256)
   {
