@@ -44,6 +44,7 @@ const TransformRegistry& transform_registry() {
     register_rfactor_transforms(t);
     register_global_barrier_transforms(t);
     register_distribute_transforms(t);
+    register_accumulation_transforms(t);
     return t;
   }();
   return r;

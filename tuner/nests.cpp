@@ -87,7 +87,9 @@ struct Nest {
 class Planner {
  public:
   // k: the kernel as written, or that kernel after the steps `prefix` (distribution)
-  explicit Planner(const LoopKernel& k, std::string prefix = "") : written_(k), k_(k), barriers_(std::move(prefix)) {}
+  // rows: a nest that is one reduction along its rows' last axis sums each row across l.0 (rows on g.0 and l.1)
+  explicit Planner(const LoopKernel& k, std::string prefix = "", bool rows = false)
+      : written_(k), k_(k), barriers_(std::move(prefix)), rows_(rows) {}
 
   std::optional<Sketch> plan(std::string* why) {
     std::vector<std::string> order = written_.all_inames();
@@ -103,13 +105,18 @@ class Planner {
     std::string text = barriers_;
     for (auto& nest : nests_) {
       if (nest.parallel.empty()) continue;
+      if (std::string r = rows_ ? row_reduction(nest) : ""; !r.empty()) {
+        text += "split_iname " + r + " choice(32|64|128|256) inner_tag=l.0\n" + "split_iname " + nest.parallel.front() +
+                " choice(1|2|4) outer_tag=g.0 inner_tag=l.1\n";
+        continue;
+      }
       std::string x = nest.parallel.back(), y;
       if (std::count(nest.parallel.begin(), nest.parallel.end(), nest.written_last)) x = nest.written_last;
       for (auto& n : nest.parallel)
         if (n != x) y = n;
       text += "split_iname " + x + " choice(32|64|128|256) outer_tag=g.0 inner_tag=l.0\n";
       // (y's loop left whole inside each thread ran heat-3d 100x slower: y is always split, 1 meaning all on blocks)
-      if (!y.empty()) text += "split_iname " + y + " choice(1|2|4|8) outer_tag=g.1 inner_tag=l.1\n";
+      if (!y.empty()) text += "split_iname " + y + " choice(1|2|4) outer_tag=g.1 inner_tag=l.1\n";  // (at most 256 x 4 threads)
       for (auto& z : nest.parallel)  // a third parallel loop on g.2 (a 3-d stencil's planes)
         if (z != x && z != y) {
           text += "optional tag_inames " + z + ":g.2\n";
@@ -123,6 +130,24 @@ class Planner {
   }
 
  private:
+  // The reduction iname of a nest that is one instruction over one parallel
+  // loop summing along the last axis of an array it reads (atax's rows of
+  // A, once read as a reduction), or "".
+  std::string row_reduction(const Nest& nest) const {
+    if (nest.insns.size() != 1 || nest.parallel.size() != 1) return "";
+    const Instruction& insn = written_.instructions[size_t(nest.insns.front())];
+    std::set<std::string> reduced;
+    collect_reduction_inames(insn.rhs, reduced);
+    if (reduced.size() != 1) return "";
+    const std::string& r = *reduced.begin();
+    bool along = false;
+    for_each_subscript(insn.rhs, [&](const Subscript& s) {
+      if (!s.indices.empty())
+        if (auto v = s.indices.back().as<Var>(); v && v->name == r) along = true;
+    });
+    return along ? r : "";
+  }
+
   // Arrays read across l.0 with a stride (consecutive threads, x, on another
   // axis than the last: atax's A[i, j] with i on threads) may be staged
   // through shared memory, a tile at a time, read from global memory along
@@ -138,7 +163,7 @@ class Planner {
       const Instruction& insn = written_.instructions[size_t(i)];
       if (insn.kind != Instruction::Assign || !insn.rhs.defined()) continue;
       for_each_subscript(insn.rhs, [&](const Subscript& s) {
-        if (!written_.find_argument(s.name) || s.indices.empty()) return;
+        if (!written_.find_argument(s.name) || s.indices.empty() || written_.is_written(s.name)) return;  // (prefetch reads only)
         auto last = s.indices.back().as<Var>();
         bool strided = false;
         for (size_t d = 0; d + 1 < s.indices.size(); ++d) strided |= mentions_var(s.indices[d], x);
@@ -345,6 +370,7 @@ class Planner {
   int count_ = 0;
   std::vector<Nest> nests_;
   std::vector<std::string> refusals_;
+  bool rows_ = false;
 };
 
 }  // namespace
@@ -402,6 +428,24 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
   if (!lines.empty())
     if (auto s = Planner(d, lines).plan(out.empty() ? why : &unused)) {
       s->name = "nests, distributed";
+      out.push_back(*s);
+    }
+  // accumulations read as reductions (reassociated), each row's sum across threads
+  LoopKernel r = d;
+  size_t before = lines.size();
+  for (auto& insn : d.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    std::string line = "accumulation_to_reduction id:" + insn.id + "\n";
+    try {
+      r = apply_transforms(r, parse_transform_script(line));
+      lines += line;
+    } catch (const Error&) {
+      // (not an accumulation, or its loop's order matters)
+    }
+  }
+  if (lines.size() != before)
+    if (auto s = Planner(r, lines, true).plan(out.empty() ? why : &unused)) {
+      s->name = "nests, rows";
       out.push_back(*s);
     }
   return out;

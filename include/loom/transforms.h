@@ -95,6 +95,11 @@ LoopKernel add_global_barrier(const LoopKernel& k, const std::string& before, co
 // their own; refused where it would reverse two accesses of one element;
 // applied to the kernel as written too.
 LoopKernel distribute_loops(const LoopKernel& k, const std::string& inames, const std::string& after);
+// An accumulation written as a loop read as a reduction over that loop
+// (transforms/accumulation.cpp): x = x + f inside loops `inames` (default:
+// the innermost loops holding it alone) becomes x = x + sum(inames, f);
+// refused where the loops' order matters.
+LoopKernel accumulation_to_reduction(const LoopKernel& k, const std::string& match, const std::string& inames = "");
 LoopKernel add_nosync(const LoopKernel& k, const std::string& source, const std::string& sink);
 LoopKernel set_instruction_priority(const LoopKernel& k, const std::string& match, int priority);
 LoopKernel tag_instructions(const LoopKernel& k, const std::string& tag, const std::string& match);
@@ -411,5 +416,6 @@ void register_block_order_transforms(TransformRegistry& r);
 void register_rfactor_transforms(TransformRegistry& r);
 void register_global_barrier_transforms(TransformRegistry& r);
 void register_distribute_transforms(TransformRegistry& r);
+void register_accumulation_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -29,6 +29,30 @@ namespace loom {
 
 namespace {
 
+// Whether an instruction that reads the element it writes (x[i] = x[i] + v)
+// does so on one thread of its block only: each local hardware iname it runs
+// within is pinned by a predicate (iname == c, as a parallel reduction's
+// store to memory is: its first lane writes) or names the element (the
+// write is injective in it, or its race is refused elsewhere).
+bool read_on_the_writing_thread(const LoopKernel& k, const Instruction& insn, const Subscript& write, const Subscript& read) {
+  if (write.indices.size() != read.indices.size()) return false;
+  for (size_t d = 0; d < write.indices.size(); ++d)
+    if (!write.indices[d].same_as(read.indices[d])) return false;
+  std::set<std::string> pinned;
+  for (auto& p : insn.predicates)
+    if (auto b = p.as<Binary>(); b && b->op == BinOp::Eq && b->b.as<IntImm>())
+      if (auto v = b->a.as<Var>()) pinned.insert(v->name);
+  bool any = false;
+  for (auto& n : insn.within_inames) {
+    if (k.tag_of(n).kind != InameTag::Local) continue;
+    bool names_element = false;
+    for (auto& e : write.indices) names_element |= mentions_var(e, n);
+    if (!pinned.count(n) && !names_element) return false;
+    any |= pinned.count(n) > 0;
+  }
+  return any;
+}
+
 bool is_global_array(const LoopKernel& k, const std::string& n) {
   const Argument* a = k.find_argument(n);
   return a && a->kind == Argument::Array;
@@ -160,7 +184,7 @@ void check_global_dependences(const LoopKernel& k) {
         if (c.across_blocks)
           throw KernelError(pre + what + ", in different blocks, which nothing can order" +
                             (c.witness.empty() ? "" : " (for " + c.witness + ")") + "; keep the dependent inames sequential or in one block");
-        if (c.across_threads && self)
+        if (c.across_threads && self && !read_on_the_writing_thread(k, w, *ws, *r))
           throw KernelError(pre + "instruction '" + w.id + "' reads " + r->name + " at an element that another thread of the block writes "
                             "in the same instruction, which no barrier can order" + (c.witness.empty() ? "" : " (for " + c.witness + ")"));
       }

@@ -8,6 +8,7 @@
 #include "loom/codegen.h"
 #include "loom/parser.h"
 #include "loom/transforms.h"
+#include "oracle.h"
 #include "transform_check.h"
 
 using namespace loom;
@@ -84,24 +85,10 @@ instructions:
 TEST(DistributeLoops, Refusals) {
   // trisolv: x[j] for j < i is read after row j's division wrote it; distributed after the
   // accumulation, every read would come first (after the first statement it is legal)
-  LoopKernel trisolv = kernel_of(R"(kernel trisolv
-domains:
-  {[i]: 0 <= i < n}
-  {[j]: 0 <= j < i}
-arguments:
-  n: int32, L: float64[n, n], x: float64[n], b: float64[n]
-instructions:
-  for i
-    x[i] = b[i]  {id=init}
-    for j
-      x[i] = x[i] - L[i, j] * x[j]  {id=acc}
-    end
-    x[i] = x[i] / L[i, i]  {id=div}
-  end
-)");
-  check_transformed(trisolv, transformed(trisolv, "distribute_loops i after=id:init\n"), {{{"n", 7}}, {{"n", 1}}});
-  std::string e = error_of([&] { transformed(trisolv, "distribute_loops i after=id:acc\n"); });
-  EXPECT_NE(e.find("'div' (after the split) touches an element of 'x' in an earlier iteration than 'acc' (before it) does"),
+  LoopKernel trisolv = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/trisolv.loom").kernel;
+  check_transformed(trisolv, transformed(trisolv, "distribute_loops i after=id:insn_0\n"), {{{"n", 7}}, {{"n", 1}}});
+  std::string e = error_of([&] { transformed(trisolv, "distribute_loops i after=id:insn_1\n"); });
+  EXPECT_NE(e.find("'insn_2' (after the split) touches an element of 'x' in an earlier iteration than 'insn_1' (before it) does"),
             std::string::npos) << e;
   EXPECT_NE(e.find("the two would run the other way round"), std::string::npos) << e;
   // a private value each iteration passes from the first part to the second

@@ -1,0 +1,152 @@
+// accumulation_to_reduction: an accumulation written as a loop, PolyBench's
+// `tmp[i] = tmp[i] + A[i, j] * x[j]` inside `for j`, read as the reduction
+// it computes: `tmp[i] = tmp[i] + sum(j, A[i, j] * x[j])` outside the loop.
+// As a loop it keeps the loop sequential (each iteration reads what the one
+// before wrote); as a reduction its terms may be summed in any order, so a
+// row's sum can spread over threads (2000 rows are 2000 threads, too few
+// for a GPU; 2000 rows of 2000 terms are not).
+//
+// The sum is reassociated: a float result may differ from the loop's in its
+// last bits, as any parallel sum does (the tuner's check compares with a
+// tolerance). Legal where the loops reduced hold this instruction alone,
+// neither the left-hand side nor a condition mentions them, and the terms
+// never read the element being accumulated (isl: trisolv's x[j] for j < i
+// is never x[i]): then the loop's instances read nothing the sum would
+// change. `+`, `-` (a sum subtracted) and `*` (a product) accumulate.
+#include <isl/constraint.h>
+
+#include <algorithm>
+
+#include "common.h"
+#include "loom/analysis.h"
+#include "loom/isl_util.h"
+#include "loom/match.h"
+#include "loom/transforms.h"
+
+namespace loom {
+
+using transforms::name_list;
+using transforms::refuse;
+
+namespace {
+
+// Whether some instance reads, through s, the element its own left-hand
+// side names (the pairs of instances that agree on every loop but the
+// reduced ones).
+bool reads_the_accumulator(const LoopKernel& k, const Instruction& insn, const Subscript& lhs, const Subscript& s,
+                           const std::set<std::string>& reduced, bool& unknown) {
+  isl::set pairs = element_pairs(k, insn, lhs, insn, s);
+  if (pairs.is_null()) {
+    unknown = true;
+    return true;
+  }
+  isl_set* p = pairs.copy();
+  for (auto& n : insn.within_inames) {
+    if (reduced.count(n)) continue;
+    int a = islu::find_dim(p, isl_dim_set, "src:" + n), b = islu::find_dim(p, isl_dim_set, "dst:" + n);
+    if (a < 0 || b < 0) continue;
+    isl_constraint* c = isl_constraint_alloc_equality(isl_local_space_from_space(isl_set_get_space(p)));
+    c = isl_constraint_set_coefficient_si(c, isl_dim_set, a, 1);
+    c = isl_constraint_set_coefficient_si(c, isl_dim_set, b, -1);
+    p = isl_set_add_constraint(p, c);
+  }
+  bool any = isl_set_is_empty(p) != isl_bool_true;
+  isl_set_free(p);
+  return any;
+}
+
+// The loops of insn (innermost first) that hold it alone and that its
+// left-hand side and conditions do not mention, up to the first that does.
+std::vector<std::string> default_loops(const LoopKernel& k, const Instruction& insn) {
+  std::vector<std::string> order = inames_in_order(k, insn), out;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    bool alone = std::none_of(k.instructions.begin(), k.instructions.end(),
+                              [&](const Instruction& o) { return &o != &insn && o.within_inames.count(*it); });
+    bool mentioned = mentions_var(insn.lhs, *it);
+    for (auto& p : insn.predicates) mentioned |= mentions_var(p, *it);
+    if (!alone || mentioned) break;
+    out.push_back(*it);
+  }
+  return out;
+}
+
+Instruction rewritten(const LoopKernel& k, const std::string& what, const Instruction& insn, std::vector<std::string> loops) {
+  if (insn.kind != Instruction::Assign) refuse(k, what, "'" + insn.id + "' is not an assignment");
+  auto sum = insn.rhs.as<Binary>();
+  bool first = sum && sum->a.same_as(insn.lhs), second = sum && sum->op != BinOp::Sub && sum->b.same_as(insn.lhs);
+  if (!sum || (sum->op != BinOp::Add && sum->op != BinOp::Sub && sum->op != BinOp::Mul) || (!first && !second))
+    refuse(k, what, "'" + insn.id + "' is not an accumulation (x = x + f, x = f + x, x = x - f or x = x * f): " + insn.rhs.str());
+  Expr terms = first ? sum->b : sum->a;
+  if (loops.empty()) loops = default_loops(k, insn);
+  if (loops.empty())
+    refuse(k, what, "'" + insn.id + "' has no loop to reduce: each of its innermost loops holds other instructions too, or its "
+                    "left-hand side or a condition names it");
+  std::set<std::string> reduced(loops.begin(), loops.end());
+  for (auto& n : loops) {
+    if (!insn.within_inames.count(n)) refuse(k, what, "'" + insn.id + "' does not run in loop '" + n + "'");
+    if (k.tag_of(n).kind != InameTag::Seq) refuse(k, what, "loop '" + n + "' is tagged " + k.tag_of(n).str());
+    if (mentions_var(insn.lhs, n)) refuse(k, what, "the left-hand side of '" + insn.id + "' names '" + n + "': it is not accumulated over it");
+    for (auto& p : insn.predicates)
+      if (mentions_var(p, n)) refuse(k, what, "a condition of '" + insn.id + "' names '" + n + "'");
+    for (auto& o : k.instructions)
+      if (&o != &insn && o.within_inames.count(n))
+        refuse(k, what, "loop '" + n + "' holds '" + o.id + "' too: only a loop that holds the accumulation alone is a reduction");
+  }
+  const std::string& x = insn.assignee_name();
+  auto lhs = insn.lhs.as<Subscript>();
+  for_each_subscript(terms, [&](const Subscript& s) {
+    if (s.name != x) return;
+    bool unknown = false;
+    std::string read = s.name + "[";
+    for (size_t d = 0; d < s.indices.size(); ++d) read += (d ? ", " : "") + s.indices[d].str();
+    read += "]";
+    if (!lhs || reads_the_accumulator(k, insn, *lhs, s, reduced, unknown))
+      refuse(k, what, "the terms of '" + insn.id + "' read " + read + (unknown ? ", which isl cannot tell apart from " : ", which may be ") +
+                          insn.lhs.str() + " itself: the loop's order matters");
+  });
+  if (!lhs)
+    for (auto& n : insn.read_names())
+      if (n == x && terms.defined() && mentions_var(terms, x)) refuse(k, what, "the terms of '" + insn.id + "' read the accumulated value");
+  Instruction r = insn;
+  ReduceOp op = sum->op == BinOp::Mul ? ReduceOp::Product : ReduceOp::Sum;
+  r.rhs = make_binary(sum->op, insn.lhs, make_reduce(op, loops, terms, terms.type()), sum->type);
+  for (auto& n : loops) r.within_inames.erase(n);
+  r.inames_given = true;
+  return r;
+}
+
+}  // namespace
+
+LoopKernel accumulation_to_reduction(const LoopKernel& k, const std::string& match, const std::string& inames) {
+  const std::string what = "accumulation_to_reduction('" + match + "')";
+  InstructionMatch m = [&] {
+    try {
+      return InstructionMatch::parse(match);
+    } catch (const Error& e) {
+      refuse(k, what, e.what());
+    }
+  }();
+  std::vector<std::string> loops = name_list(inames);
+  LoopKernel r = k;
+  bool any = false;
+  for (size_t i = 0; i < k.instructions.size(); ++i) {
+    if (!m(k.instructions[i])) continue;
+    r.instructions.edit()[i] = rewritten(k, what, k.instructions[i], loops);
+    any = true;
+  }
+  if (!any) refuse(k, what, "no instruction matches '" + match + "'");
+  return r;
+}
+
+void register_accumulation_transforms(TransformRegistry& reg) {
+  reg.add({"accumulation_to_reduction",
+           "Read an accumulation written as a loop (x = x + f inside the loop) as a reduction over that loop (x = x + sum(j, f)), "
+           "whose terms may then be summed in any order; refused where the loop's order matters.",
+           {TransformParam{"match", TransformParam::String, true, "the accumulating instructions"}.of(TransformParam::Type::Match),
+            TransformParam{"inames", TransformParam::String, false,
+                           "the loops to reduce (default: the innermost loops that hold the instruction alone)"}
+                .of(TransformParam::Type::Inames)},
+           [](const LoopKernel& k, const TransformArgs& a) { return accumulation_to_reduction(k, a.str("match"), a.str_or("inames", "")); }});
+}
+
+}  // namespace loom
