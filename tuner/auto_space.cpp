@@ -439,6 +439,25 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   if (!r.empty())
     add("rows", "split_iname " + r + " choice(32|64|128|256|512) inner_tag=l.0\n" + "split_iname " + x +
                     " choice(1|2|4|8|16) outer_tag=g.0 inner_tag=l.1\n");
+  // columns: a reduction down the columns of an array read along x (y = A^T x:
+  // a[i, j] summed over i into y[j]), x on l.0 (coalesced) and the
+  // reduction's terms split over l.1, summed across it (a column per thread
+  // would leave 16384 columns as 16384 threads)
+  if (!r.empty() && y.empty()) {  // (a product's columns are its tiles' business)
+    bool down_columns = false;
+    for (auto& insn : k.instructions)
+      if (insn.kind == Instruction::Assign && insn.rhs.defined())
+        for_each_subscript(insn.rhs, [&](const Subscript& s) {
+          if (s.indices.size() < 2) return;
+          auto last = s.indices.back().as<Var>();
+          bool across = false;
+          for (size_t d = 0; d + 1 < s.indices.size(); ++d) across |= mentions_var(s.indices[d], r);
+          down_columns |= last && last->name == x && across;
+        });
+    if (down_columns)
+      add("columns", "split_iname " + x + " choice(32|64) outer_tag=g.0 inner_tag=l.0\n" + "split_iname " + r +
+                         " choice(4|8|16) inner_tag=l.1\n" + "optional split_iname " + r + "_outer choice(2|4) inner_tag=unr\n");
+  }
   // rows with vector loads: float4 along the reduction, threads across it,
   // rows per block on l.1 and two rows per thread (ilp)
   if (!r.empty() && vector_axis(r))

@@ -740,6 +740,25 @@ TEST(AutoSpace, AccumulationsReadAsReductionsSumRowsAcrossThreads) {
   }
 }
 
+// A reduction down the columns (y = A^T x as written): "columns" keeps the
+// columns on l.0 and sums each over l.1 (issue 49: a column per thread left
+// 16384 columns as 16384 threads); its configurations run right.
+TEST(AutoSpace, ColumnSumsSplitTheirTermsOverL1) {
+  LoopKernel atx = parse_kernel_file(loom::testing::source_dir() + "/bench/as_written/atx.loom").kernel;
+  tune::Space space = tune::auto_space(atx, "cpu");
+  int columns = -1;
+  for (size_t i = 0; i < space.sketches().size(); ++i)
+    if (space.sketches()[i].name == "columns") columns = int(i);
+  ASSERT_GE(columns, 0) << space.str();
+  std::mt19937_64 rng(13);
+  for (int n = 0; n < 4; ++n) {
+    tune::Configuration c = space.random_in(columns, rng);
+    LoopKernel t = apply_transforms(atx, space.steps(c));
+    EXPECT_NE(space.script(c).find("inner_tag=l.1"), std::string::npos);
+    EXPECT_EQ(loom::testing::compare_kernels(atx, t, {{"n", 301}, {"m", 77}}), "") << space.script(c);
+  }
+}
+
 // Reads across the threads with a stride go through shared memory (issue 49:
 // a transpose at 44% of a device copy; atax's rows read by one thread
 // each): a transpose gets "map + staged", atax's distributed nests an
