@@ -434,6 +434,22 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
         t += "split_iname " + rows_iname + " choice(" + rows_per_block + ") outer_tag=g.0 inner_tag=l.1\n";
         add("rows alike " + std::to_string(width), t);
       }
+    // the same with float4 along the row (each thread four neighbours at once),
+    // where every loop of the row runs along one size that is a multiple of 4
+    std::set<std::string> extents;
+    bool vectors = !row.empty() && row.size() <= 4;
+    for (auto& n : row) {
+      vectors &= vector_axis(n);
+      if (reads.extent.count(n)) extents.insert(reads.extent[n]);
+    }
+    if (vectors && extents.size() == 1)
+      for (int width : {32, 64, 128, 256}) {
+        std::string t = "assume " + *extents.begin() + " mod 4 = 0\n";
+        for (auto& n : row) t += "split_iname " + n + " 4 inner_tag=vec\nsplit_iname " + n + "_outer " + std::to_string(width) + " inner_tag=l.0\n";
+        std::string rows_per_block = width >= 256 ? "1|2" : "1|2|4";
+        t += "split_iname " + rows_iname + " choice(" + rows_per_block + ") outer_tag=g.0 inner_tag=l.1\n";
+        add("rows alike " + std::to_string(width) + " + vec", t);
+      }
   }
   // rows: the reduction across threads
   if (!r.empty())

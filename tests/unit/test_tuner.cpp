@@ -820,6 +820,17 @@ instructions:
     LoopKernel t = apply_transforms(softmax, space.steps(c));
     EXPECT_EQ(loom::testing::compare_kernels(softmax, t, {{"n", 7}, {"m", 300}}), "") << space.script(c);
   }
+  // float4 along the rows, where their size is a multiple of 4 (assumed)
+  int vec = -1;
+  for (size_t s = 0; s < space.sketches().size(); ++s)
+    if (space.sketches()[s].name == "rows alike 64 + vec") vec = int(s);
+  ASSERT_GE(vec, 0) << space.str();
+  for (int pick = 0; pick < 3; ++pick) {
+    tune::Configuration c{vec, {pick}};
+    LoopKernel t = apply_transforms(softmax, space.steps(c));
+    EXPECT_NE(space.script(c).find("split_iname j2 4 inner_tag=vec"), std::string::npos) << space.script(c);
+    EXPECT_EQ(loom::testing::compare_kernels(softmax, t, {{"n", 7}, {"m", 300}}), "") << space.script(c);
+  }
 }
 
 #endif
