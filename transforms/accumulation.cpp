@@ -55,19 +55,30 @@ bool reads_the_accumulator(const LoopKernel& k, const Instruction& insn, const S
   return any;
 }
 
-// The loops of insn (innermost first) that hold it alone and that its
-// left-hand side and conditions do not mention, up to the first that does.
+// The loops of insn that hold it alone and that its left-hand side and
+// conditions do not mention (PolyBench's gemm: k, around j).
 std::vector<std::string> default_loops(const LoopKernel& k, const Instruction& insn) {
-  std::vector<std::string> order = inames_in_order(k, insn), out;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+  std::vector<std::string> out;
+  for (auto& n : inames_in_order(k, insn)) {
     bool alone = std::none_of(k.instructions.begin(), k.instructions.end(),
-                              [&](const Instruction& o) { return &o != &insn && o.within_inames.count(*it); });
-    bool mentioned = mentions_var(insn.lhs, *it);
-    for (auto& p : insn.predicates) mentioned |= mentions_var(p, *it);
-    if (!alone || mentioned) break;
-    out.push_back(*it);
+                              [&](const Instruction& o) { return &o != &insn && o.within_inames.count(n); });
+    bool mentioned = mentions_var(insn.lhs, n);
+    for (auto& p : insn.predicates) mentioned |= mentions_var(p, n);
+    if (alone && !mentioned) out.push_back(n);
   }
   return out;
+}
+
+// Whether a loop of insn that is not reduced runs inside a reduced one (gemm's
+// j inside k): the reduction then moves it out, and other elements of the
+// accumulated array are written between two terms of one sum.
+bool reduces_around_another_loop(const LoopKernel& k, const Instruction& insn, const std::set<std::string>& reduced) {
+  bool inside = false;
+  for (auto& n : inames_in_order(k, insn)) {
+    if (reduced.count(n)) inside = true;
+    else if (inside) return true;
+  }
+  return false;
 }
 
 Instruction rewritten(const LoopKernel& k, const std::string& what, const Instruction& insn, std::vector<std::string> loops) {
@@ -79,7 +90,7 @@ Instruction rewritten(const LoopKernel& k, const std::string& what, const Instru
   Expr terms = first ? sum->b : sum->a;
   if (loops.empty()) loops = default_loops(k, insn);
   if (loops.empty())
-    refuse(k, what, "'" + insn.id + "' has no loop to reduce: each of its innermost loops holds other instructions too, or its "
+    refuse(k, what, "'" + insn.id + "' has no loop to reduce: each of its loops holds other instructions too, or its "
                     "left-hand side or a condition names it");
   std::set<std::string> reduced(loops.begin(), loops.end());
   for (auto& n : loops) {
@@ -94,8 +105,12 @@ Instruction rewritten(const LoopKernel& k, const std::string& what, const Instru
   }
   const std::string& x = insn.assignee_name();
   auto lhs = insn.lhs.as<Subscript>();
+  bool around = reduces_around_another_loop(k, insn, reduced);
   for_each_subscript(terms, [&](const Subscript& s) {
     if (s.name != x) return;
+    if (around)
+      refuse(k, what, "the terms of '" + insn.id + "' read '" + x + "', whose other elements the loops inside the reduced ones write "
+                      "between two of its terms");
     bool unknown = false;
     std::string read = s.name + "[";
     for (size_t d = 0; d < s.indices.size(); ++d) read += (d ? ", " : "") + s.indices[d].str();
@@ -144,7 +159,8 @@ void register_accumulation_transforms(TransformRegistry& reg) {
            "whose terms may then be summed in any order; refused where the loop's order matters.",
            {TransformParam{"match", TransformParam::String, true, "the accumulating instructions"}.of(TransformParam::Type::Match),
             TransformParam{"inames", TransformParam::String, false,
-                           "the loops to reduce (default: the innermost loops that hold the instruction alone)"}
+                           "the loops to reduce (default: those that hold the instruction alone and that neither its left-hand "
+                           "side nor a condition names)"}
                 .of(TransformParam::Type::Inames)},
            [](const LoopKernel& k, const TransformArgs& a) { return accumulation_to_reduction(k, a.str("match"), a.str_or("inames", "")); }});
 }

@@ -426,6 +426,14 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
       collect_reduction_inames(insn.rhs, row);
     }
     const std::string& rows_iname = *parallel->begin();
+    // (each statement runs along one loop of the row: two nested ones would both be on l.0)
+    for (auto& insn : k.instructions) {
+      std::set<std::string> mine;
+      for (auto& n : insn.within_inames)
+        if (row.count(n)) mine.insert(n);
+      collect_reduction_inames(insn.rhs, mine);
+      if (mine.size() > 1) row.clear();
+    }
     if (!row.empty() && row.size() <= 4)
       for (int width : {32, 64, 128, 256, 512, 1024}) {
         std::string t;

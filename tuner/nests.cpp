@@ -90,6 +90,12 @@ class Planner {
   // rows: a nest that is one reduction along its rows' last axis sums each row across l.0 (rows on g.0 and l.1)
   explicit Planner(const LoopKernel& k, std::string prefix = "", bool rows = false)
       : written_(k), k_(k), barriers_(std::move(prefix)), rows_(rows) {}
+  // tiles: a nest that is one product (two parallel loops, a sum) gets the
+  // register and shared-memory tiles of the single-statement `tiles` sketch
+  Planner& with_tiles() {
+    tiles_ = true;
+    return *this;
+  }
 
   std::optional<Sketch> plan(std::string* why) {
     std::vector<std::string> order = written_.all_inames();
@@ -105,6 +111,11 @@ class Planner {
     std::string text = barriers_;
     for (auto& nest : nests_) {
       if (nest.parallel.empty()) continue;
+      if (std::string t = tiles_ ? product_tiles(nest) : ""; !t.empty()) {
+        text += t;
+        tiled_ = true;
+        continue;
+      }
       if (std::string r = rows_ ? row_reduction(nest) : ""; !r.empty()) {
         text += "split_iname " + r + " choice(32|64|128|256) inner_tag=l.0\n" + "split_iname " + nest.parallel.front() +
                 " choice(1|2|4) outer_tag=g.0 inner_tag=l.1\n";
@@ -130,6 +141,50 @@ class Planner {
   }
 
  private:
+  // The tiles of a nest that is one product, c[y, x] (+)= sum(r, a[y, r] b[r, x])
+  // with y and x its two parallel loops: blocks of y by x tiles, each thread
+  // an ilp strip of both (register tiles), r in tiles, the factors' tiles
+  // optionally in shared memory; "" for any other nest.
+  std::string product_tiles(const Nest& nest) const {
+    if (nest.insns.size() != 1 || nest.parallel.size() != 2) return "";
+    const Instruction& insn = written_.instructions[size_t(nest.insns.front())];
+    std::set<std::string> reduced;
+    collect_reduction_inames(insn.rhs, reduced);
+    if (reduced.size() != 1) return "";
+    const std::string& r = *reduced.begin();
+    std::string x = written_last_of(insn), y;
+    if (!std::count(nest.parallel.begin(), nest.parallel.end(), x)) return "";
+    for (auto& n : nest.parallel)
+      if (n != x) y = n;
+    std::map<std::string, std::string> sweep_of = {{y, y + "_inner_outer," + y + "_inner_inner"},
+                                                   {x, x + "_inner_outer," + x + "_inner_inner"}, {r, r + "_inner"}};
+    std::string fetches;
+    std::set<std::string> seen;
+    for_each_subscript(insn.rhs, [&](const Subscript& s) {
+      if (!written_.find_argument(s.name) || written_.is_written(s.name) || !seen.insert(s.name).second) return;
+      std::string sweep;
+      bool over_r = false;
+      for (auto& e : s.indices) {
+        auto v = e.as<Var>();
+        if (!v || !sweep_of.count(v->name)) return;
+        sweep += (sweep.empty() ? "" : ",") + sweep_of[v->name];
+        over_r |= v->name == r;
+      }
+      if (over_r) fetches += "optional add_prefetch " + s.name + " sweep_inames=" + sweep + " temporary_name=" + s.name + "_tile_" + y + "_" + x +
+                             " temporary_address_space=local default_tag=l.auto\n";
+    });
+    return "split_iname " + y + " choice(32|64) outer_tag=g.1\n" + "split_iname " + x + " choice(32|64|128) outer_tag=g.0\n" + "split_iname " + y +
+           "_inner choice(2|4|8) outer_tag=l.1 inner_tag=ilp\n" + "split_iname " + x + "_inner choice(16|32) outer_tag=ilp inner_tag=l.0\n" +
+           "split_iname " + r + " choice(8|16)\n" + "prioritize_loops " + r + "_outer," + r + "_inner," + y + "_inner_inner," + x + "_inner_outer\n" +
+           fetches;
+  }
+
+  std::string written_last_of(const Instruction& insn) const {
+    if (auto s = insn.lhs.as<Subscript>(); s && !s->indices.empty())
+      if (auto v = s->indices.back().as<Var>()) return v->name;
+    return "";
+  }
+
   // The reduction iname of a nest that is one instruction over one parallel
   // loop summing along the last axis of an array it reads (atax's rows of
   // A, once read as a reduction), or "".
@@ -371,6 +426,10 @@ class Planner {
   std::vector<Nest> nests_;
   std::vector<std::string> refusals_;
   bool rows_ = false;
+  bool tiles_ = false;
+
+ public:
+  bool tiled_ = false;  // plan() gave some nest tiles
 };
 
 }  // namespace
@@ -447,6 +506,12 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
     if (auto s = Planner(r, lines, true).plan(out.empty() ? why : &unused)) {
       s->name = "nests, rows";
       out.push_back(*s);
+      // products among the nests in register and shared-memory tiles (gemm, 2mm, 3mm)
+      Planner tiles(r, lines);
+      if (auto t = tiles.with_tiles().plan(&unused); t && tiles.tiled_) {
+        t->name = "nests, tiles";
+        out.push_back(*t);
+      }
     }
   return out;
 }

@@ -97,7 +97,8 @@ LoopKernel add_global_barrier(const LoopKernel& k, const std::string& before, co
 LoopKernel distribute_loops(const LoopKernel& k, const std::string& inames, const std::string& after);
 // An accumulation written as a loop read as a reduction over that loop
 // (transforms/accumulation.cpp): x = x + f inside loops `inames` (default:
-// the innermost loops holding it alone) becomes x = x + sum(inames, f);
+// the loops holding it alone that x and its conditions do not name) becomes
+// x = x + sum(inames, f);
 // refused where the loops' order matters.
 LoopKernel accumulation_to_reduction(const LoopKernel& k, const std::string& match, const std::string& inames = "");
 LoopKernel add_nosync(const LoopKernel& k, const std::string& source, const std::string& sink);

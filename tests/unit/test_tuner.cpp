@@ -759,6 +759,33 @@ TEST(AutoSpace, ColumnSumsSplitTheirTermsOverL1) {
   }
 }
 
+// Products among a program's nests (issue 49): PolyBench's gemm, its
+// accumulation over k read as a sum once the scaling is distributed from it,
+// gets "nests, tiles": the single-statement tiles (register strips, k in
+// tiles, the factors' tiles optionally in shared memory). Its
+// configurations run right at sizes no tile divides.
+TEST(AutoSpace, ProductsAmongNestsGetTiles) {
+  KernelFile gemm = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/gemm.loom");
+  tune::Space space = tune::auto_space(gemm.kernel, "cpu");
+  int tiles = -1;
+  for (size_t i = 0; i < space.sketches().size(); ++i)
+    if (space.sketches()[i].name == "nests, tiles") tiles = int(i);
+  ASSERT_GE(tiles, 0) << space.str();
+  std::string s = space.str();
+  EXPECT_NE(s.find("accumulation_to_reduction id:insn_1"), std::string::npos) << s;
+  EXPECT_NE(s.find("optional add_prefetch B sweep_inames=k_inner,j2_inner_outer,j2_inner_inner"), std::string::npos) << s;
+  // the smallest tiles with the shared-memory tiles and without them (a
+  // random pick may ask for more threads than a block has: refused, not run)
+  const tune::Sketch& sk = space.sketches()[size_t(tiles)];
+  for (int fetch : {0, 1}) {
+    tune::Configuration c{tiles, std::vector<int>(sk.choices.size(), 0)};
+    for (size_t p = 0; p < sk.choices.size(); ++p)
+      if (sk.choices[p].name.rfind("optional add_prefetch", 0) == 0) c.picks[p] = fetch;
+    LoopKernel t = apply_transforms(gemm.kernel, space.steps(c));
+    EXPECT_EQ(loom::testing::compare_kernels(gemm.kernel, t, {{"ni", 37}, {"nj", 70}, {"nk", 21}}), "") << space.script(c);
+  }
+}
+
 // Reads across the threads with a stride go through shared memory (issue 49:
 // a transpose at 44% of a device copy; atax's rows read by one thread
 // each): a transpose gets "map + staged", atax's distributed nests an
