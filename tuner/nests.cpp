@@ -117,6 +117,7 @@ class Planner {
         continue;
       }
       if (std::string r = rows_ ? row_reduction(nest) : ""; !r.empty()) {
+        rowed_ = true;
         text += "split_iname " + r + " choice(32|64|128|256) inner_tag=l.0\n" + "split_iname " + nest.parallel.front() +
                 " choice(1|2|4) outer_tag=g.0 inner_tag=l.1\n";
         continue;
@@ -430,6 +431,7 @@ class Planner {
 
  public:
   bool tiled_ = false;  // plan() gave some nest tiles
+  bool rowed_ = false;  // ... or its rows summed across threads
 };
 
 }  // namespace
@@ -491,7 +493,6 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
     }
   // accumulations read as reductions (reassociated), each row's sum across threads
   LoopKernel r = d;
-  size_t before = lines.size();
   for (auto& insn : d.instructions) {
     if (insn.kind != Instruction::Assign) continue;
     std::string line = "accumulation_to_reduction id:" + insn.id + "\n";
@@ -502,17 +503,17 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
       // (not an accumulation, or its loop's order matters)
     }
   }
-  if (lines.size() != before)
-    if (auto s = Planner(r, lines, true).plan(out.empty() ? why : &unused)) {
-      s->name = "nests, rows";
-      out.push_back(*s);
-      // products among the nests in register and shared-memory tiles (gemm, 2mm, 3mm)
-      Planner tiles(r, lines);
-      if (auto t = tiles.with_tiles().plan(&unused); t && tiles.tiled_) {
-        t->name = "nests, tiles";
-        out.push_back(*t);
-      }
-    }
+  Planner rows(r, lines, true);
+  if (auto s = rows.plan(out.empty() ? why : &unused); s && rows.rowed_) {
+    s->name = "nests, rows";
+    out.push_back(*s);
+  }
+  // products among the nests in register and shared-memory tiles (gemm, 2mm, 3mm, chained products)
+  Planner tiles(r, lines);
+  if (auto t = tiles.with_tiles().plan(out.empty() ? why : &unused); t && tiles.tiled_) {
+    t->name = "nests, tiles";
+    out.push_back(*t);
+  }
   return out;
 }
 
