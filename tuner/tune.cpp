@@ -570,20 +570,25 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   }
   result.best = best_so_far;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (!result.best) {
+  auto none_ran = [&] {
     std::string why;
     int shown = 0;
     for (auto& t : result.trials)
       if (shown++ < 3) why += "\n  " + t.key + " (" + t.status + "): " + t.error;
-    throw NoValidConfiguration("tuning kernel '" + k.name + "': no configuration of the space ran correctly (" + std::to_string(result.trials.size()) +
-                                   " tried" + (result.skipped ? ", " + std::to_string(result.skipped) + " already in the log" : "") + ")" + why,
-                               result.trials);
-  }
-  // (a space none of whose configurations runs is an error above, whatever the references do)
+    return NoValidConfiguration("tuning kernel '" + k.name + "': no configuration of the space ran correctly (" + std::to_string(result.trials.size()) +
+                                    " tried" + (result.skipped ? ", " + std::to_string(result.skipped) + " already in the log" : "") + ")" + why,
+                                result.trials);
+  };
+  // A space none of whose configurations runs is an error, whatever the
+  // references do; one the time limit cut short before any ran is not: the
+  // references, where asked for, are then the answer.
+  bool cut = o.time_limit_seconds > 0 && result.seconds >= o.time_limit_seconds;
+  if (!result.best && !(cut && o.references)) throw none_ran();
   if (o.references) {
     measure_references(k, o, result);
     result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   }
+  if (!result.best) throw none_ran();
   return result;
 }
 
