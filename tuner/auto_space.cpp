@@ -14,13 +14,19 @@
 //               programs) each loop nest a launch, its loops that Loom's
 //               legality checks accept on blocks and threads mapped there,
 //               sequential loops around parallel nests on the host
-//               (tuner/nests.cpp)
+//               (tuner/nests.cpp); variants with loops distributed, with
+//               accumulations read as sums across threads (rows) and with
+//               products in tiles
 //   map:        x over blocks of threads (l.0), y over rows of threads (l.1)
+//   map + staged: as map, an array read across x with a stride (a
+//               transpose) staged through shared-memory tiles
 //   map + work: as map, each thread also runs an unrolled strip of y
 //               (stencils, element-wise kernels with 2-D data)
 //   rows alike: (several statements over one parallel loop: softmax) every
 //               other loop and reduction split alike by the block's width
-//               on l.0, the rows on blocks
+//               on l.0, the rows on blocks; + vec: float4 along the rows
+//   columns:    (a reduction down the columns of an array read along x:
+//               y = A^T x) x on l.0, each column's terms over l.1
 //   rows:       a reduction across the threads of a block (l.0: warp
 //               shuffles within a warp, shared memory across warps), several
 //               rows per block on l.1

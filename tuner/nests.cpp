@@ -15,7 +15,14 @@
 // candidates for blocks and threads, the one indexing the written array's
 // last axis on l.0 (coalesced), another on l.1, their tile sizes choice
 // points. Private values never cross a barrier: one that would moves to
-// global memory (one without a dtype keeps its nests in one launch).
+// global memory (one without a dtype keeps its nests in one launch). A
+// sequential loop holding one nest whose inner loop is parallel stays inside
+// each thread (one launch). Arrays read across l.0 with a stride may be
+// staged through shared memory. nests_sketches plans the kernel as written,
+// then with its loops distributed (distribute_loops), then with its
+// accumulations read as sums (accumulation_to_reduction): one-sum nests
+// along rows summed across l.0 ("nests, rows"), products in the tiles
+// sketch's tiles ("nests, tiles").
 #include <algorithm>
 #include <functional>
 #include <map>
