@@ -13,8 +13,6 @@
 // never read the element being accumulated (isl: trisolv's x[j] for j < i
 // is never x[i]): then the loop's instances read nothing the sum would
 // change. `+`, `-` (a sum subtracted) and `*` (a product) accumulate.
-#include <isl/constraint.h>
-
 #include <algorithm>
 
 #include "common.h"
@@ -40,19 +38,9 @@ bool reads_the_accumulator(const LoopKernel& k, const Instruction& insn, const S
     unknown = true;
     return true;
   }
-  isl_set* p = pairs.copy();
-  for (auto& n : insn.within_inames) {
-    if (reduced.count(n)) continue;
-    int a = islu::find_dim(p, isl_dim_set, "src:" + n), b = islu::find_dim(p, isl_dim_set, "dst:" + n);
-    if (a < 0 || b < 0) continue;
-    isl_constraint* c = isl_constraint_alloc_equality(isl_local_space_from_space(isl_set_get_space(p)));
-    c = isl_constraint_set_coefficient_si(c, isl_dim_set, a, 1);
-    c = isl_constraint_set_coefficient_si(c, isl_dim_set, b, -1);
-    p = isl_set_add_constraint(p, c);
-  }
-  bool any = isl_set_is_empty(p) != isl_bool_true;
-  isl_set_free(p);
-  return any;
+  for (auto& n : insn.within_inames)
+    if (!reduced.count(n)) pairs = transforms::pairs_where(pairs, n, transforms::PairOrder::Equal);
+  return !pairs.is_empty();
 }
 
 // The loops of insn that hold it alone and that its left-hand side and
@@ -119,9 +107,7 @@ Instruction rewritten(const LoopKernel& k, const std::string& what, const Instru
       refuse(k, what, "the terms of '" + insn.id + "' read " + read + (unknown ? ", which isl cannot tell apart from " : ", which may be ") +
                           insn.lhs.str() + " itself: the loop's order matters");
   });
-  if (!lhs)
-    for (auto& n : insn.read_names())
-      if (n == x && terms.defined() && mentions_var(terms, x)) refuse(k, what, "the terms of '" + insn.id + "' read the accumulated value");
+  if (!lhs && mentions_var(terms, x)) refuse(k, what, "the terms of '" + insn.id + "' read the accumulated value");
   Instruction r = insn;
   ReduceOp op = sum->op == BinOp::Mul ? ReduceOp::Product : ReduceOp::Sum;
   r.rhs = make_binary(sum->op, insn.lhs, make_reduce(op, loops, terms, terms.type()), sum->type);
@@ -134,13 +120,7 @@ Instruction rewritten(const LoopKernel& k, const std::string& what, const Instru
 
 LoopKernel accumulation_to_reduction(const LoopKernel& k, const std::string& match, const std::string& inames) {
   const std::string what = "accumulation_to_reduction('" + match + "')";
-  InstructionMatch m = [&] {
-    try {
-      return InstructionMatch::parse(match);
-    } catch (const Error& e) {
-      refuse(k, what, e.what());
-    }
-  }();
+  InstructionMatch m = transforms::parse_match(k, what, match);
   std::vector<std::string> loops = name_list(inames);
   LoopKernel r = k;
   bool any = false;

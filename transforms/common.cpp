@@ -1,6 +1,8 @@
 // Helpers shared by the transformation files (common.h).
 #include "common.h"
 
+#include <isl/constraint.h>
+
 #include <algorithm>
 #include <set>
 
@@ -68,6 +70,27 @@ std::string unique_instruction_id(const LoopKernel& k, const std::string& base) 
   std::string n = base;
   for (int i = 0; taken(n); ++i) n = base + "_" + std::to_string(i);
   return n;
+}
+
+isl::set pairs_where(const isl::set& pairs, const std::string& n, PairOrder order) {
+  isl_set* s = pairs.copy();
+  int src = islu::find_dim(s, isl_dim_set, "src:" + n), dst = islu::find_dim(s, isl_dim_set, "dst:" + n);
+  if (src < 0 || dst < 0) return isl::manage(s);
+  isl_local_space* ls = isl_local_space_from_space(isl_set_get_space(s));
+  bool equal = order == PairOrder::Equal;
+  isl_constraint* c = equal ? isl_constraint_alloc_equality(ls) : isl_constraint_alloc_inequality(ls);
+  c = isl_constraint_set_coefficient_si(c, isl_dim_set, dst, 1);  // dst - src = 0, or dst - src - 1 >= 0
+  c = isl_constraint_set_coefficient_si(c, isl_dim_set, src, -1);
+  if (!equal) c = isl_constraint_set_constant_si(c, -1);
+  return isl::manage(isl_set_add_constraint(s, c));
+}
+
+InstructionMatch parse_match(const LoopKernel& k, const std::string& what, const std::string& text) {
+  try {
+    return InstructionMatch::parse(text);
+  } catch (const Error& e) {
+    refuse(k, what, e.what());
+  }
 }
 
 std::vector<std::string> name_list(const std::string& spec) {

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <isl/cpp.h>
+
 #include "loom/kernel.h"
+#include "loom/match.h"
 
 namespace loom::transforms {
 
@@ -21,6 +24,16 @@ std::string unique_instruction_id(const LoopKernel& k, const std::string& base);
 
 // "i, j k" -> {"i", "j", "k"}
 std::vector<std::string> name_list(const std::string& spec);
+
+// Pairs of instances (analysis.h's element_pairs: inames "src:" and "dst:")
+// narrowed to those whose iteration of loop n is the same (Equal) or comes
+// first in src (SrcFirst); unchanged where either instance lacks n.
+enum class PairOrder { Equal, SrcFirst };
+isl::set pairs_where(const isl::set& pairs, const std::string& n, PairOrder order);
+
+// The instruction match `text` (loom/match.h), refused with the parser's
+// reason where it does not parse.
+InstructionMatch parse_match(const LoopKernel& k, const std::string& what, const std::string& text);
 
 // Leaves out the predicates of `insn` (comparisons, affine in inames and
 // parameters) that hold wherever it runs in r for every parameter value the

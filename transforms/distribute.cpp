@@ -15,8 +15,6 @@
 // value only). Being order-preserving in what it computes, the step is
 // applied to the kernel as written too (as add_global_barrier is), so a
 // global barrier can then stand between the parts.
-#include <isl/constraint.h>
-
 #include <algorithm>
 
 #include "common.h"
@@ -59,31 +57,17 @@ std::vector<Access> accesses_of(const LoopKernel& k, const Instruction& insn) {
 // The pairs (src: an instance of the second part, dst: one of the first)
 // that agree on the loops around L and whose iterations of L come in that
 // order (src first): what distribution would reverse.
-bool reversed(isl::set pairs, const std::vector<std::string>& around, const std::vector<std::string>& loops) {
-  isl_set* base = pairs.copy();
-  auto dims = [&](const std::string& n) {
-    return std::make_pair(islu::find_dim(base, isl_dim_set, "src:" + n), islu::find_dim(base, isl_dim_set, "dst:" + n));
-  };
-  auto constrain = [&](isl_set* s, const std::string& n, bool equal) {
-    auto [a, b] = dims(n);
-    isl_local_space* ls = isl_local_space_from_space(isl_set_get_space(s));
-    isl_constraint* c = equal ? isl_constraint_alloc_equality(ls) : isl_constraint_alloc_inequality(ls);
-    c = isl_constraint_set_coefficient_si(c, isl_dim_set, b, 1);  // dst - src (- 1 >= 0: src < dst)
-    c = isl_constraint_set_coefficient_si(c, isl_dim_set, a, -1);
-    if (!equal) c = isl_constraint_set_constant_si(c, -1);
-    return isl_set_add_constraint(s, c);
-  };
-  for (auto& n : around) base = constrain(base, n, true);
-  bool any = false;
-  for (size_t p = 0; p < loops.size() && !any; ++p) {
-    isl_set* s = isl_set_copy(base);
-    for (size_t q = 0; q < p; ++q) s = constrain(s, loops[q], true);
-    s = constrain(s, loops[p], false);
-    any = isl_set_is_empty(s) != isl_bool_true;
-    isl_set_free(s);
+bool reversed(const isl::set& pairs, const std::vector<std::string>& around, const std::vector<std::string>& loops) {
+  using transforms::PairOrder;
+  using transforms::pairs_where;
+  isl::set base = pairs;
+  for (auto& n : around) base = pairs_where(base, n, PairOrder::Equal);
+  for (size_t p = 0; p < loops.size(); ++p) {
+    isl::set s = base;
+    for (size_t q = 0; q < p; ++q) s = pairs_where(s, loops[q], PairOrder::Equal);
+    if (!pairs_where(s, loops[p], PairOrder::SrcFirst).is_empty()) return true;
   }
-  isl_set_free(base);
-  return any;
+  return false;
 }
 
 // Why distributing `loops` of k between first and second is illegal, or "".
@@ -123,13 +107,7 @@ struct Parts {
 };
 
 Parts parts_of(const LoopKernel& k, const std::string& what, const std::vector<std::string>& loops, const std::string& after) {
-  InstructionMatch m = [&] {
-    try {
-      return InstructionMatch::parse(after);
-    } catch (const Error& e) {
-      refuse(k, what, e.what());
-    }
-  }();
+  InstructionMatch m = transforms::parse_match(k, what, after);
   auto inside = [&](const Instruction& insn) {
     return insn.kind == Instruction::Assign &&
            std::all_of(loops.begin(), loops.end(), [&](const std::string& n) { return insn.within_inames.count(n) > 0; });

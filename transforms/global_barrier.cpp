@@ -31,13 +31,7 @@ namespace {
 // refuses what would reorder (the kernel as written is checked the same way).
 LoopKernel with_barrier(const LoopKernel& k, const std::string& what, const std::string& before, const std::vector<std::string>& within,
                         const std::string& id) {
-  InstructionMatch m = [&] {
-    try {
-      return InstructionMatch::parse(before);
-    } catch (const Error& e) {
-      refuse(k, what, e.what());
-    }
-  }();
+  InstructionMatch m = transforms::parse_match(k, what, before);
   long last = -1;
   for (size_t i = 0; i < k.instructions.size(); ++i)
     if (m(k.instructions[i])) last = long(i);

@@ -16,13 +16,7 @@ namespace {
 
 
 std::vector<Instruction*> select(LoopKernel& k, const std::string& what, const std::string& match) {
-  InstructionMatch m = [&] {
-    try {
-      return InstructionMatch::parse(match);
-    } catch (const Error& e) {
-      refuse(k, what, e.what());
-    }
-  }();
+  InstructionMatch m = transforms::parse_match(k, what, match);
   std::vector<Instruction*> out;
   for (auto& insn : k.instructions.edit())
     if (m(insn)) out.push_back(&insn);

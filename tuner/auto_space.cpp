@@ -277,6 +277,14 @@ void rows_vec_start(Sketch& s, int64_t length) {
 
 }  // namespace
 
+std::string product_tile_lines(const std::string& y, const std::string& x, const std::string& r, const std::string& y_blocks,
+                               const std::string& x_blocks, const std::string& r_tiles) {
+  return "split_iname " + y + " choice(" + y_blocks + ") outer_tag=g.1\n" + "split_iname " + x + " choice(" + x_blocks + ") outer_tag=g.0\n" +
+         "split_iname " + y + "_inner choice(2|4|8) outer_tag=l.1 inner_tag=ilp\n" + "split_iname " + x +
+         "_inner choice(16|32) outer_tag=ilp inner_tag=l.0\n" + "split_iname " + r + " choice(" + r_tiles + ")\n" + "prioritize_loops " + r +
+         "_outer," + r + "_inner," + y + "_inner_inner," + x + "_inner_outer\n";
+}
+
 Space auto_space(const LoopKernel& k, const std::string& target, const std::map<std::string, int64_t>& sizes) {
   (void)target;  // (the CPU target runs the GPU's schedules; one space serves both)
   std::set<std::string> inames;
@@ -392,11 +400,8 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
     for (auto& insn : k.instructions)
       if (insn.kind == Instruction::Assign && insn.rhs.defined())
         for_each_subscript(insn.rhs, [&](const Subscript& s) {
-          if (!k.find_argument(s.name) || s.indices.size() < 2 || staged.find(" " + s.name + " ") != std::string::npos) return;
-          auto last = s.indices.back().as<Var>();
-          bool strided = false;
-          for (size_t d = 0; d + 1 < s.indices.size(); ++d) strided |= mentions_var(s.indices[d], x);
-          if (strided && last && last->name == y)
+          if (!k.find_argument(s.name) || staged.find(" " + s.name + " ") != std::string::npos) return;
+          if (strided_across(s, x) == y)
             staged += "add_prefetch " + s.name + " sweep_inames=" + x + "_inner," + y + "_inner_outer," + y +
                       "_inner_inner temporary_address_space=local default_tag=l.auto\n";
         });
@@ -503,10 +508,7 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
     across_blocks(sketches, r, x, reads.extent[r], vector_axis(r));
   // tiles: products (two parallel inames and a reduction)
   if (!r.empty() && !y.empty()) {
-    std::string t = "split_iname " + y + " choice(32|64|128) outer_tag=g.1\n" + "split_iname " + x + " choice(32|64|128) outer_tag=g.0\n" +
-                    "split_iname " + y + "_inner choice(2|4|8) outer_tag=l.1 inner_tag=ilp\n" + "split_iname " + x +
-                    "_inner choice(16|32) outer_tag=ilp inner_tag=l.0\n" + "split_iname " + r + " choice(8|16|32)\n" + "prioritize_loops " + r +
-                    "_outer," + r + "_inner," + y + "_inner_inner," + x + "_inner_outer\n";
+    std::string t = product_tile_lines(y, x, r, "32|64|128", "32|64|128", "8|16|32");
     t += prefetches({{y, {y + "_inner_outer", y + "_inner_inner"}}, {x, {x + "_inner_outer", x + "_inner_inner"}}, {r, {r + "_inner"}}}, true);
     add("tiles", t);
     // the same with float4 along x (the hand-written sgemm_vec's shape): tiles of

@@ -151,6 +151,15 @@ void place_check_inputs(const LoopKernel& k, const std::map<std::string, int64_t
   }
 }
 
+// The kernel's arrays as made for these sizes (names, types, elements): the
+// key under which host arrays made for one trial serve the next.
+std::string arrays_key(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
+  std::string key;
+  for (auto& a : k.arguments)
+    if (a.kind == Argument::Array) key += a.name + ":" + a.dtype.name() + ":" + std::to_string(storage_elements(a, params)) + ";";
+  return key;
+}
+
 // The inputs the trials are timed on: copies enough that together they
 // outgrow the caches (64 MiB), at most 8. Made once per worker and kept
 // while the trials' arrays have the same names, types and storage (random
@@ -159,9 +168,7 @@ int timing_sets_made = 0;  // (the device copies follow the host sets they were 
 std::vector<std::map<std::string, HostArray>>& timing_sets(const LoopKernel& k, const std::map<std::string, int64_t>& params) {
   static std::string key;
   static std::vector<std::map<std::string, HostArray>> sets;
-  std::string now;
-  for (auto& a : k.arguments)
-    if (a.kind == Argument::Array) now += a.name + ":" + a.dtype.name() + ":" + std::to_string(storage_elements(a, params)) + ";";
+  std::string now = arrays_key(k, params);
   if (now != key || sets.empty()) {
     sets.clear();
     int64_t bytes = std::max<int64_t>(1, host_bytes(k, params));
@@ -326,8 +333,7 @@ const CheckReference& check_reference(const LoopKernel& reference, const LoopKer
   static CheckReference ref;
   std::string now = std::to_string(structural_hash(reference)) + "|";
   for (auto& [n, v] : sizes) now += n + "=" + std::to_string(v) + " ";
-  for (auto& a : k.arguments)  // (the arrays are made for the transformed kernel's interface)
-    if (a.kind == Argument::Array) now += a.name + ":" + a.dtype.name() + ":" + std::to_string(storage_elements(a, sizes)) + ";";
+  now += arrays_key(k, sizes);  // (the arrays are made for the transformed kernel's interface)
   if (now == key) return ref;
   key.clear();
   ref = CheckReference{};

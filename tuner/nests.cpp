@@ -154,12 +154,10 @@ class Planner {
   // an ilp strip of both (register tiles), r in tiles, the factors' tiles
   // optionally in shared memory; "" for any other nest.
   std::string product_tiles(const Nest& nest) const {
-    if (nest.insns.size() != 1 || nest.parallel.size() != 2) return "";
-    const Instruction& insn = written_.instructions[size_t(nest.insns.front())];
-    std::set<std::string> reduced;
-    collect_reduction_inames(insn.rhs, reduced);
-    if (reduced.size() != 1) return "";
-    const std::string& r = *reduced.begin();
+    std::string r;
+    const Instruction* one = one_reduction(nest, 2, r);
+    if (!one) return "";
+    const Instruction& insn = *one;
     std::string x = written_last_of(insn), y;
     if (!std::count(nest.parallel.begin(), nest.parallel.end(), x)) return "";
     for (auto& n : nest.parallel)
@@ -181,10 +179,19 @@ class Planner {
       if (over_r) fetches += "optional add_prefetch " + s.name + " sweep_inames=" + sweep + " temporary_name=" + s.name + "_tile_" + y + "_" + x +
                              " temporary_address_space=local default_tag=l.auto\n";
     });
-    return "split_iname " + y + " choice(32|64) outer_tag=g.1\n" + "split_iname " + x + " choice(32|64|128) outer_tag=g.0\n" + "split_iname " + y +
-           "_inner choice(2|4|8) outer_tag=l.1 inner_tag=ilp\n" + "split_iname " + x + "_inner choice(16|32) outer_tag=ilp inner_tag=l.0\n" +
-           "split_iname " + r + " choice(8|16)\n" + "prioritize_loops " + r + "_outer," + r + "_inner," + y + "_inner_inner," + x + "_inner_outer\n" +
-           fetches;
+    return product_tile_lines(y, x, r, "32|64", "32|64|128", "8|16") + fetches;
+  }
+
+  // The instruction of a nest that is one instruction over `loops` parallel
+  // loops reducing over one iname (set in r); null for any other nest.
+  const Instruction* one_reduction(const Nest& nest, size_t loops, std::string& r) const {
+    if (nest.insns.size() != 1 || nest.parallel.size() != loops) return nullptr;
+    const Instruction& insn = written_.instructions[size_t(nest.insns.front())];
+    std::set<std::string> reduced;
+    collect_reduction_inames(insn.rhs, reduced);
+    if (reduced.size() != 1) return nullptr;
+    r = *reduced.begin();
+    return &insn;
   }
 
   std::string written_last_of(const Instruction& insn) const {
@@ -197,14 +204,11 @@ class Planner {
   // loop summing along the last axis of an array it reads (atax's rows of
   // A, once read as a reduction), or "".
   std::string row_reduction(const Nest& nest) const {
-    if (nest.insns.size() != 1 || nest.parallel.size() != 1) return "";
-    const Instruction& insn = written_.instructions[size_t(nest.insns.front())];
-    std::set<std::string> reduced;
-    collect_reduction_inames(insn.rhs, reduced);
-    if (reduced.size() != 1) return "";
-    const std::string& r = *reduced.begin();
+    std::string r;
+    const Instruction* insn = one_reduction(nest, 1, r);
+    if (!insn) return "";
     bool along = false;
-    for_each_subscript(insn.rhs, [&](const Subscript& s) {
+    for_each_subscript(insn->rhs, [&](const Subscript& s) {
       if (!s.indices.empty())
         if (auto v = s.indices.back().as<Var>(); v && v->name == r) along = true;
     });
@@ -220,34 +224,25 @@ class Planner {
   // nests do not run the sweep's loops); an array this nest reads with two
   // patterns is left alone.
   std::string staged_reads(const Nest& nest, size_t index, const std::string& x, const std::string& y) {
-    std::set<std::string> splits;
-    std::map<std::string, std::string> sweeps;  // array -> its sweep, "" where it cannot be staged
+    std::map<std::string, std::string> along;  // array -> the loop its tiles run along, "" where it cannot be staged
     for (int i : nest.insns) {
       const Instruction& insn = written_.instructions[size_t(i)];
       if (insn.kind != Instruction::Assign || !insn.rhs.defined()) continue;
       for_each_subscript(insn.rhs, [&](const Subscript& s) {
-        if (!written_.find_argument(s.name) || s.indices.empty() || written_.is_written(s.name)) return;  // (prefetch reads only)
-        auto last = s.indices.back().as<Var>();
-        bool strided = false;
-        for (size_t d = 0; d + 1 < s.indices.size(); ++d) strided |= mentions_var(s.indices[d], x);
-        std::string sweep;
-        if (strided && last && !mentions_var(s.indices.back(), x)) {
-          const std::string& l = last->name;
-          if (l == y) sweep = x + "_inner," + y + "_inner";
-          else if (insn.within_inames.count(l) && !std::count(nest.parallel.begin(), nest.parallel.end(), l) && !nest.hosts.count(l))
-            sweep = x + "_inner," + l + "_inner";
-        }
-        if (sweeps.count(s.name) && sweeps[s.name] != sweep) sweep.clear();
-        sweeps[s.name] = sweep;
+        if (!written_.find_argument(s.name) || written_.is_written(s.name)) return;  // (prefetch reads only)
+        std::string l = strided_across(s, x);
+        bool tiled = l == y || (insn.within_inames.count(l) && !std::count(nest.parallel.begin(), nest.parallel.end(), l) &&
+                                !nest.hosts.count(l));
+        if (!tiled || (along.count(s.name) && along[s.name] != l)) l.clear();
+        along[s.name] = l;
       });
     }
+    std::set<std::string> splits;
     std::string lines, fetches;
-    for (auto& [array, sweep] : sweeps) {
-      if (sweep.empty()) continue;
-      std::string across = sweep.substr(sweep.find(',') + 1);
-      std::string l = across.substr(0, across.size() - 6);  // (without "_inner")
+    for (auto& [array, l] : along) {
+      if (l.empty()) continue;
       if (l != y && splits.insert(l).second) lines += "split_iname " + l + " choice(16|32)\n";
-      fetches += "optional add_prefetch " + array + " sweep_inames=" + sweep + " temporary_name=" + array + "_tile" +
+      fetches += "optional add_prefetch " + array + " sweep_inames=" + x + "_inner," + l + "_inner temporary_name=" + array + "_tile" +
                  std::to_string(index) + " temporary_address_space=local default_tag=l.auto\n";
     }
     return lines + fetches;
@@ -375,9 +370,7 @@ class Planner {
   std::string written_last(const Node& n) const {
     std::vector<int> insns;
     instructions_of(n, insns);
-    if (auto s = written_.instructions[size_t(insns.back())].lhs.as<Subscript>(); s && !s->indices.empty())
-      if (auto v = s->indices.back().as<Var>()) return v->name;
-    return "";
+    return written_last_of(written_.instructions[size_t(insns.back())]);
   }
 
   bool node(const Node& n, const std::vector<std::string>& hosts) {

@@ -10,6 +10,24 @@
 
 namespace loom::tune {
 
+// The iname along the last axis of a read whose threads along x (l.0) touch
+// it with a stride: an axis before the last mentions x, the last is a lone
+// iname other than x (a[i, j] read with i on x: "j"); "" otherwise. Such a
+// read may be staged through shared memory, a tile at a time.
+inline std::string strided_across(const Subscript& s, const std::string& x) {
+  if (s.indices.empty()) return "";
+  auto last = s.indices.back().as<Var>();
+  bool strided = false;
+  for (size_t d = 0; d + 1 < s.indices.size(); ++d) strided |= mentions_var(s.indices[d], x);
+  return strided && last && last->name != x ? last->name : "";
+}
+
+// The split and loop-order lines of a product's tiles, c[y, x] = sum(r, ...):
+// y by x blocks (block sizes from y_blocks, x_blocks), each thread an ilp
+// strip of both, r in tiles of r_tiles (choice lists: "32|64").
+std::string product_tile_lines(const std::string& y, const std::string& x, const std::string& r, const std::string& y_blocks,
+                               const std::string& x_blocks, const std::string& r_tiles);
+
 // Parallelism from dependences for whole programs (tuner/nests.cpp): each
 // loop nest a launch, the loops Loom's legality checks accept on blocks and
 // threads mapped there, sequential loops around parallel nests on the host
