@@ -118,11 +118,28 @@ class UseRewriter : public ExprMutator {
   std::set<std::string> scope_;
 };
 
-// Extents of the local axes as the kernel's local inames use them (0: axis unused).
-std::array<int64_t, 3> local_axis_extents(const LoopKernel& k) {
+// Extents of the local axes as the block of the given instructions uses
+// them (0: axis unused). The block is that of their launch: the instructions
+// between the global barriers around them (a kernel without global barriers
+// is one launch), so another launch's block shape does not stretch this one.
+std::array<int64_t, 3> local_axis_extents(const LoopKernel& k, const std::set<size_t>& users) {
+  std::vector<bool> same_launch(k.instructions.size(), users.empty());
+  for (size_t u : users)
+    for (int step : {-1, 1})
+      for (long i = long(u); i >= 0 && i < long(k.instructions.size()); i += step) {
+        if (k.instructions[size_t(i)].kind == Instruction::GlobalBarrier) break;
+        same_launch[size_t(i)] = true;
+      }
+  std::set<std::string> used;
+  for (size_t i = 0; i < k.instructions.size(); ++i) {
+    if (!same_launch[i]) continue;
+    const Instruction& insn = k.instructions[i];
+    used.insert(insn.within_inames.begin(), insn.within_inames.end());
+    collect_reduction_inames(insn.rhs, used);
+  }
   std::array<int64_t, 3> ext{0, 0, 0};
   for (auto& [n, tag] : k.iname_tags) {
-    if (tag.kind != InameTag::Local || !k.has_iname(n)) continue;
+    if (tag.kind != InameTag::Local || !k.has_iname(n) || !used.count(n)) continue;
     if (auto r = islu::constant_range(k, n)) ext[size_t(tag.axis)] = std::max(ext[size_t(tag.axis)], r->second - r->first + 1);
   }
   return ext;
@@ -342,7 +359,12 @@ LoopKernel tag_storage_loops(LoopKernel r, const LoopKernel& k, const FootprintR
     if (!rq.local) return r;  // a private temporary: each thread runs the loops itself
     // the contiguous (last) axis on l.0, the next on l.1, ...: only axes the block
     // already has, split by their extent where the box is larger (the rest loops)
-    auto ext = local_axis_extents(r);
+    std::set<std::string> user_ids{store_id};  // the storing instruction and the uses (fp indexes k's list)
+    for (auto& u : fp.uses) user_ids.insert(k.instructions[u.insn].id);
+    std::set<size_t> users;
+    for (size_t i = 0; i < r.instructions.size(); ++i)
+      if (user_ids.count(r.instructions[i].id)) users.insert(i);
+    auto ext = local_axis_extents(r, users);
     std::array<bool, 3> used{false, false, false};
     std::vector<std::string> sequential;  // loops each thread still runs, outermost first
     // loop n of length len onto local axis a: tagged, or split by the axis'

@@ -455,3 +455,36 @@ BARRIER
   EXPECT_EQ(host_steps_text(generate(t).host_steps), "for t in [0, tsteps - 1] { launch 1 }; launch 2");
   check_transformed(plain, t, {{{"tsteps", 0}, {"n", 5}}, {{"tsteps", 3}, {"n", 40}}});
 }
+
+// A prefetch's fetch loops take the block of its own launch: the scaling
+// launch's 128 threads along l.0 do not stretch the product's 16 (found on
+// PolyBench's gemm: the product ran on 64x16 threads, three quarters of
+// them idle in the product).
+TEST(GlobalBarriers, APrefetchFitsTheBlockOfItsOwnLaunch) {
+  const char* text = R"(kernel scaled_product
+domains:
+  {[i, j1]: 0 <= i < n and 0 <= j1 < m}
+  {[i2, j2, k]: 0 <= i2 < n and 0 <= j2 < m and 0 <= k < l}
+arguments:
+  n: int32, m: int32, l: int32, c: float64[n, m], a: float64[n, l], b: float64[l, m]
+instructions:
+  c[i, j1] = c[i, j1] * 0.5  {id=scale}
+BARRIER
+  c[i2, j2] = c[i2, j2] + sum(k, a[i2, k] * b[k, j2])  {id=product}
+)";
+  auto [plain, t] = plain_and_transformed(text,
+                                          "split_iname j1 128 outer_tag=g.0 inner_tag=l.0\n"
+                                          "split_iname i 2 outer_tag=g.1 inner_tag=l.1\n"
+                                          "split_iname i2 32 outer_tag=g.1\n"
+                                          "split_iname j2 32 outer_tag=g.0\n"
+                                          "split_iname i2_inner 4 outer_tag=l.1 inner_tag=ilp\n"
+                                          "split_iname j2_inner 16 outer_tag=ilp inner_tag=l.0\n"
+                                          "split_iname k 8\n"
+                                          "add_prefetch a sweep_inames=i2_inner_outer,i2_inner_inner,k_inner\n"
+                                          "add_prefetch b sweep_inames=k_inner,j2_inner_outer,j2_inner_inner\n");
+  GeneratedKernel g = generate(t);
+  ASSERT_EQ(g.launches.size(), 2u);
+  EXPECT_EQ(g.launches[0].block, (std::array<int64_t, 3>{128, 2, 1}));
+  EXPECT_EQ(g.launches[1].block, (std::array<int64_t, 3>{16, 8, 1}));
+  check_transformed(plain, t, {{{"n", 37}, {"m", 45}, {"l", 19}}, {{"n", 64}, {"m", 64}, {"l", 16}}});
+}
