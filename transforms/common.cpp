@@ -173,4 +173,15 @@ void rewrite_rule_bodies(LoopKernel& k, const std::set<std::string>& names, cons
   }
 }
 
+std::vector<bool> same_launch(const LoopKernel& k, const std::set<size_t>& insns) {
+  std::vector<bool> out(k.instructions.size(), false);
+  for (size_t u : insns)
+    for (int step : {-1, 1})
+      for (long i = long(u); i >= 0 && i < long(k.instructions.size()); i += step) {
+        if (k.instructions[size_t(i)].kind == Instruction::GlobalBarrier) break;
+        out[size_t(i)] = true;
+      }
+  return out;
+}
+
 }  // namespace loom::transforms

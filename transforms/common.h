@@ -35,6 +35,12 @@ isl::set pairs_where(const isl::set& pairs, const std::string& n, PairOrder orde
 // reason where it does not parse.
 InstructionMatch parse_match(const LoopKernel& k, const std::string& what, const std::string& text);
 
+// Which instructions run in the launch of any of `insns` (indices into k's
+// list): those between the global barriers around them. A kernel without
+// global barriers is one launch. (split_global_barriers may cut a run at a
+// host loop's edge too: this is the run that holds such launches.)
+std::vector<bool> same_launch(const LoopKernel& k, const std::set<size_t>& insns);
+
 // Leaves out the predicates of `insn` (comparisons, affine in inames and
 // parameters) that hold wherever it runs in r for every parameter value the
 // assumptions allow: a fetch or compute over a tile that never leaves the

@@ -160,8 +160,20 @@ LoopKernel double_buffer(const LoopKernel& k, const std::string& temporary, cons
     if (!scopes.back().count(iname))
       refuse(k, what, "instruction '" + r->id + "' reads '" + temporary + "' outside '" + iname + "'");
   }
+  // what the fill reads must not change while the loop runs: written in the
+  // fill's launch (a global array written by an earlier launch is fixed)
+  std::set<size_t> fill_index;
+  for (size_t i = 0; i < k.instructions.size(); ++i)
+    if (&k.instructions[i] == fill) fill_index.insert(i);
+  std::vector<bool> launch = transforms::same_launch(k, fill_index);
+  auto written_in_launch = [&](const std::string& name) {
+    for (size_t i = 0; i < k.instructions.size(); ++i)
+      if (launch[i] && k.instructions[i].kind == Instruction::Assign && k.instructions[i].assignee_name() == name) return true;
+    return false;
+  };
   for (auto& name : fill->read_names()) {
-    bool written = k.find_temporary(name) || (k.find_argument(name) && k.is_written(name));
+    const Temporary* t = k.find_temporary(name);
+    bool written = (t && t->space != AddressSpace::Global) || ((k.find_argument(name) || t) && written_in_launch(name));
     if (written && !k.has_iname(name))
       refuse(k, what, "the fill '" + fill->id + "' reads '" + name + "', which the kernel writes; reading it one iteration early could read an old value");
   }

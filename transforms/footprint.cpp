@@ -123,16 +123,10 @@ class UseRewriter : public ExprMutator {
 // between the global barriers around them (a kernel without global barriers
 // is one launch), so another launch's block shape does not stretch this one.
 std::array<int64_t, 3> local_axis_extents(const LoopKernel& k, const std::set<size_t>& users) {
-  std::vector<bool> same_launch(k.instructions.size(), users.empty());
-  for (size_t u : users)
-    for (int step : {-1, 1})
-      for (long i = long(u); i >= 0 && i < long(k.instructions.size()); i += step) {
-        if (k.instructions[size_t(i)].kind == Instruction::GlobalBarrier) break;
-        same_launch[size_t(i)] = true;
-      }
+  std::vector<bool> launch = transforms::same_launch(k, users);
   std::set<std::string> used;
   for (size_t i = 0; i < k.instructions.size(); ++i) {
-    if (!same_launch[i]) continue;
+    if (!launch[i] && !users.empty()) continue;
     const Instruction& insn = k.instructions[i];
     used.insert(insn.within_inames.begin(), insn.within_inames.end());
     collect_reduction_inames(insn.rhs, used);

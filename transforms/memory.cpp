@@ -32,14 +32,19 @@ using transforms::unique_name;
 
 LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std::string& sweep_inames, const PrefetchOptions& o) {
   const std::string what = "add_prefetch('" + array + "', '" + sweep_inames + "')";
+  // an array argument, or a temporary in global memory (a product's result
+  // that a later launch reads: chained products)
   const Argument* arg = k.find_argument(array);
-  if (!arg || arg->kind != Argument::Array) refuse(k, what, "'" + array + "' is not an array argument");
-  if (k.is_written(array)) refuse(k, what, "array '" + array + "' is written by the kernel; only arrays it only reads can be prefetched");
+  const Temporary* global = k.find_temporary(array);
+  if (global && global->space != AddressSpace::Global) global = nullptr;
+  if ((!arg || arg->kind != Argument::Array) && !global) refuse(k, what, "'" + array + "' is not an array argument or a global temporary");
+  const Type dtype = arg ? arg->dtype : global->dtype;
+  const std::vector<Expr>& shape = arg ? arg->shape : global->shape;
   transforms::FootprintRequest rq;
   rq.what = what;
   rq.name = array;
   rq.sweep = name_list(sweep_inames);
-  for (size_t d = 0; d < arg->shape.size(); ++d) rq.storage_axes.push_back(d);
+  for (size_t d = 0; d < shape.size(); ++d) rq.storage_axes.push_back(d);
   rq.outer_inames = o.fetch_outer_inames;
   AddressSpace space = o.temporary_address_space;
   std::optional<transforms::Footprint> found;
@@ -62,13 +67,24 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
     refuse(k, what, "async_copy copies into local (shared) memory; this temporary is private");
   rq.local = space == AddressSpace::Local;
   transforms::Footprint fp = found ? *found : transforms::find_footprint(k, rq);
+  if (k.is_written(array)) {
+    // the copy is taken once per tile: nothing in the launch that reads it may
+    // write the array (an earlier launch, behind a global barrier, may)
+    std::set<size_t> uses;
+    for (auto& u : fp.uses) uses.insert(u.insn);
+    std::vector<bool> launch = transforms::same_launch(k, uses);
+    for (size_t i = 0; i < k.instructions.size(); ++i)
+      if (launch[i] && k.instructions[i].kind == Instruction::Assign && k.instructions[i].assignee_name() == array)
+        refuse(k, what, "array '" + array + "' is written by '" + k.instructions[i].id +
+                            "' in the launch that reads it; only arrays that launch only reads can be prefetched (a global barrier between writer and readers allows it)");
+  }
 
   // ---- the temporary and the fetch loops ----
   LoopKernel r = k;
   std::string temp = unique_name(k, o.temporary_name.empty() ? array + "_fetch" : o.temporary_name);
   if (!o.temporary_name.empty() && temp != o.temporary_name)
     refuse(k, what, "temporary_name '" + o.temporary_name + "' is already taken");
-  Temporary t{temp, arg->dtype, {}, space, {}, {}};
+  Temporary t{temp, dtype, {}, space, {}, {}};
   for (int64_t e : fp.extent) t.shape.push_back(make_int(e));
   // Rows that are a multiple of 128 bytes long put a column in one shared-memory
   // bank: threads reading down a column (a[i][j] with i across the warp) would
@@ -77,7 +93,7 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   // A vectorized fetch pads by a whole vector so rows stay aligned.
   int64_t padding = o.padding;
   if (padding < 0)
-    padding = space == AddressSpace::Local && fp.extent.size() >= 2 && fp.extent.back() * arg->dtype.bytes() % 128 == 0
+    padding = space == AddressSpace::Local && fp.extent.size() >= 2 && fp.extent.back() * dtype.bytes() % 128 == 0
                   ? std::max<int64_t>(o.vector_width, 1)
                   : 0;
   if (padding > 0) {
@@ -96,28 +112,27 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   fetch.within_inames.insert(loops.inames.begin(), loops.inames.end());
   fetch.inames_given = true;
   fetch.loc = k.instructions[fp.uses[0].insn].loc;
-  for (size_t d = 0; d < arg->shape.size(); ++d) {
+  for (size_t d = 0; d < shape.size(); ++d) {
     // a constant box inside a constant extent needs no guard
-    auto cb = constant_int(fp.base[d]), cs = constant_int(arg->shape[d]);
+    auto cb = constant_int(fp.base[d]), cs = constant_int(shape[d]);
     if (cb && cs && *cb >= 0 && *cb + fp.extent[d] <= *cs) continue;
     auto base = affine_form(fp.base[d]);
     bool may_be_negative = !base || base->constant < 0 || std::any_of(base->coef.begin(), base->coef.end(), [](auto& c) { return c.second < 0; });
     if (may_be_negative) fetch.predicates.push_back(make_binary(BinOp::Ge, loops.source[d], make_int(0)));
-    fetch.predicates.push_back(make_binary(BinOp::Lt, loops.source[d], arg->shape[d]));
+    fetch.predicates.push_back(make_binary(BinOp::Lt, loops.source[d], shape[d]));
   }
   fetch.async_copy = o.async_copy;
   transforms::drop_proven_predicates(r, fetch);
   bool integral = o.fill_value && double(int64_t(*o.fill_value)) == *o.fill_value;
-  if (o.fill_value && arg->dtype.is_int() && !integral)
-    refuse(k, what, "fill_value " + std::to_string(*o.fill_value) + " is not a value of " + arg->dtype.name());
+  if (o.fill_value && dtype.is_int() && !integral)
+    refuse(k, what, "fill_value " + std::to_string(*o.fill_value) + " is not a value of " + dtype.name());
   if (o.fill_value && !fetch.predicates.empty()) {
     // the whole box, unguarded: the array's element where the box is inside it, the fill value elsewhere
     Expr inside;
     for (auto& p : fetch.predicates) inside = inside.defined() ? make_binary(BinOp::And, inside, p, types::boolean) : p;
     // an array whose dtype is still to be inferred gets an untyped literal
-    Expr fill = arg->dtype.is_float() || (!arg->dtype.known() && !integral) ? make_float(*o.fill_value, arg->dtype)
-                                                                            : make_int(int64_t(*o.fill_value), arg->dtype);
-    fetch.rhs = make_select(inside, fetch.rhs, fill, arg->dtype);
+    Expr fill = dtype.is_float() || (!dtype.known() && !integral) ? make_float(*o.fill_value, dtype) : make_int(int64_t(*o.fill_value), dtype);
+    fetch.rhs = make_select(inside, fetch.rhs, fill, dtype);
     fetch.predicates.clear();
   }
   if (o.fill_value && *o.fill_value == 0) r.temporaries.edit()[temp].zero_fill_of = array;

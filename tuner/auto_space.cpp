@@ -285,6 +285,14 @@ std::string product_tile_lines(const std::string& y, const std::string& x, const
          "_outer," + r + "_inner," + y + "_inner_inner," + x + "_inner_outer\n";
 }
 
+std::string product_vector_tile_lines(const std::string& y, const std::string& x, const std::string& r, int64_t width) {
+  // (the start, '*': sgemm_vec's 64x128 tiles on 8x16 threads, 8 rows by 2 vectors a thread)
+  return "split_iname " + y + " choice(64|128) outer_tag=g.1\n" + "split_iname " + x + " choice(64|*128) outer_tag=g.0\n" + "split_iname " + y +
+         "_inner choice(8|16) outer_tag=ilp inner_tag=l.1\n" + "split_iname " + x + "_inner " + std::to_string(width) + " inner_tag=vec\n" +
+         "split_iname " + x + "_inner_outer choice(8|*16) outer_tag=ilp inner_tag=l.0\n" + "split_iname " + r + " choice(16|32)\n" +
+         "prioritize_loops " + r + "_outer," + r + "_inner," + y + "_inner_outer," + x + "_inner_outer_outer," + x + "_inner_inner\n";
+}
+
 Space auto_space(const LoopKernel& k, const std::string& target, const std::map<std::string, int64_t>& sizes) {
   (void)target;  // (the CPU target runs the GPU's schedules; one space serves both)
   std::set<std::string> inames;
@@ -514,25 +522,21 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
     // the same with float4 along x (the hand-written sgemm_vec's shape): tiles of
     // each input in shared memory, each optionally double-buffered across r's tiles
     if (vector_axis(x)) {
-      std::string v = "assume " + reads.extent[x] + " mod 4 = 0\n" + "split_iname " + y + " choice(64|128) outer_tag=g.1\n" + "split_iname " + x +
-                      " choice(64|128) outer_tag=g.0\n" + "split_iname " + y + "_inner choice(8|16) outer_tag=ilp inner_tag=l.1\n" +
-                      "split_iname " + x + "_inner 4 inner_tag=vec\n" + "split_iname " + x + "_inner_outer choice(8|16) outer_tag=ilp inner_tag=l.0\n" +
-                      "split_iname " + r + " choice(16|32)\n" + "prioritize_loops " + r + "_outer," + r + "_inner," + y + "_inner_outer," + x +
-                      "_inner_outer_outer," + x + "_inner_inner\n";
+      std::string v = "assume " + reads.extent[x] + " mod 4 = 0\n" + product_vector_tile_lines(y, x, r, 4);
       // (each tile fetched with float4 copies or not, with cp.async or not)
       std::string fetches = prefetches({{y, {y + "_inner_outer", y + "_inner_inner"}},
                                         {x, {x + "_inner_outer_outer", x + "_inner_outer_inner", x + "_inner_inner"}},
                                         {r, {r + "_inner"}}},
                                        false);
       for (size_t at = 0; (at = fetches.find(" default_tag=l.auto\n", at)) != std::string::npos; at += 1)
-        fetches.replace(at, 20, " default_tag=l.auto vector_width=choice(1|4) async_copy=choice(false|true)\n");
+        fetches.replace(at, 20, " default_tag=l.auto vector_width=choice(1|*4) async_copy=choice(false|*true)\n");
       // a tile whose rows run along the reduction (a[i, k]) is read down its
       // columns by a warp (one k, many rows): rows padded by one float4 may
       // spread those reads over the banks, as sgemm_vec's a tile does
       for (auto& [array, axes] : reads.arrays) {
         size_t at = fetches.find("add_prefetch " + array + " ");
         if (at == std::string::npos || axes.empty() || axes.back().size() != 1 || !axes.back().count(r)) continue;
-        fetches.insert(fetches.find('\n', at), " padding=choice(0|4)");
+        fetches.insert(fetches.find('\n', at), " padding=choice(0|*4)");
       }
       v += fetches;
       for (auto& [array, axes] : reads.arrays)

@@ -99,8 +99,10 @@ class Planner {
       : written_(k), k_(k), barriers_(std::move(prefix)), rows_(rows) {}
   // tiles: a nest that is one product (two parallel loops, a sum) gets the
   // register and shared-memory tiles of the single-statement `tiles` sketch
-  Planner& with_tiles() {
+  // vector: the tiles of sgemm_vec's shape (vectors along x)
+  Planner& with_tiles(bool vector = false) {
     tiles_ = true;
+    vector_tiles_ = vector;
     return *this;
   }
 
@@ -119,6 +121,8 @@ class Planner {
     for (auto& nest : nests_) {
       if (nest.parallel.empty()) continue;
       if (std::string t = tiles_ ? product_tiles(nest) : ""; !t.empty()) {
+        if (size_t end = t.find('\n'); t.rfind("assume ", 0) == 0 && text.find(t.substr(0, end + 1)) != std::string::npos)
+          t.erase(0, end + 1);  // (two products of one size assume it once)
         text += t;
         tiled_ = true;
         continue;
@@ -152,7 +156,10 @@ class Planner {
   // The tiles of a nest that is one product, c[y, x] (+)= sum(r, a[y, r] b[r, x])
   // with y and x its two parallel loops: blocks of y by x tiles, each thread
   // an ilp strip of both (register tiles), r in tiles, the factors' tiles
-  // optionally in shared memory; "" for any other nest.
+  // optionally in shared memory; "" for any other nest. With vector_tiles_:
+  // the tiles of sgemm_vec's shape, vectors of 16 bytes along x (x's extent
+  // assumed a multiple of the vector), every factor's tile in shared memory
+  // (vector copies, cp.async and a second buffer each a choice).
   std::string product_tiles(const Nest& nest) const {
     std::string r;
     const Instruction* one = one_reduction(nest, 2, r);
@@ -162,12 +169,14 @@ class Planner {
     if (!std::count(nest.parallel.begin(), nest.parallel.end(), x)) return "";
     for (auto& n : nest.parallel)
       if (n != x) y = n;
-    std::map<std::string, std::string> sweep_of = {{y, y + "_inner_outer," + y + "_inner_inner"},
-                                                   {x, x + "_inner_outer," + x + "_inner_inner"}, {r, r + "_inner"}};
-    std::string fetches;
+    int64_t width = vector_tiles_ ? vector_width_along(insn) : 1;
+    if (vector_tiles_ && width == 1) return "";
+    std::map<std::string, std::string> sweep_of = {{y, y + "_inner_outer," + y + "_inner_inner"}, {r, r + "_inner"}};
+    sweep_of[x] = width > 1 ? x + "_inner_outer_outer," + x + "_inner_outer_inner," + x + "_inner_inner" : x + "_inner_outer," + x + "_inner_inner";
+    std::string fetches, buffers;
     std::set<std::string> seen;
     for_each_subscript(insn.rhs, [&](const Subscript& s) {
-      if (!written_.find_argument(s.name) || written_.is_written(s.name) || !seen.insert(s.name).second) return;
+      if (!fetchable(s.name, nest) || !seen.insert(s.name).second) return;
       std::string sweep;
       bool over_r = false;
       for (auto& e : s.indices) {
@@ -176,10 +185,53 @@ class Planner {
         sweep += (sweep.empty() ? "" : ",") + sweep_of[v->name];
         over_r |= v->name == r;
       }
-      if (over_r) fetches += "optional add_prefetch " + s.name + " sweep_inames=" + sweep + " temporary_name=" + s.name + "_tile_" + y + "_" + x +
-                             " temporary_address_space=local default_tag=l.auto\n";
+      if (!over_r) return;
+      std::string temp = s.name + "_tile_" + y + "_" + x;
+      std::string line = "add_prefetch " + s.name + " sweep_inames=" + sweep + " temporary_name=" + temp +
+                         " temporary_address_space=local default_tag=l.auto";
+      if (width == 1) {
+        fetches += "optional " + line + "\n";
+        return;
+      }
+      // (a tile whose rows run along r is read down its columns by a warp: a vector of padding may spread those reads over the banks)
+      auto last = s.indices.back().as<Var>();
+      fetches += line + " vector_width=choice(1|*" + std::to_string(width) + ") async_copy=choice(false|*true)" +
+                 (last->name == r ? " padding=choice(0|*" + std::to_string(width) + ")" : "") + "\n";
+      buffers += "optional double_buffer " + temp + " " + r + "_outer\n";
     });
-    return product_tile_lines(y, x, r, "32|64", "32|64|128", "8|16") + fetches;
+    if (width == 1) return product_tile_lines(y, x, r, "32|64", "32|64|128", "8|16") + fetches;
+    return "assume " + extent_of_last_axis(insn) + " mod " + std::to_string(width) + " = 0\n" + product_vector_tile_lines(y, x, r, width) +
+           fetches + buffers + "optional split_iname " + r + "_inner 4 inner_tag=unr outer_tag=unr\n";
+  }
+
+  // Whether a factor's tiles may be copied to shared memory: an array
+  // argument or global temporary that no instruction of the nest writes
+  // (each nest is a launch of its own: another nest's writes come before).
+  bool fetchable(const std::string& array, const Nest& nest) const {
+    const Temporary* t = written_.find_temporary(array);
+    if (!written_.find_argument(array) && !(t && t->space == AddressSpace::Global)) return false;
+    return std::none_of(nest.insns.begin(), nest.insns.end(), [&](int i) { return written_.instructions[size_t(i)].assignee_name() == array; });
+  }
+
+  // The vector of 16 bytes along the last axis of insn's written array, in
+  // elements (4 floats, 2 doubles), where its extent is a parameter
+  // expression; 1 (none) otherwise.
+  int64_t vector_width_along(const Instruction& insn) const {
+    const Temporary* t = written_.find_temporary(insn.assignee_name());
+    const Argument* a = written_.find_argument(insn.assignee_name());
+    Type dtype = a ? a->dtype : t ? t->dtype : Type{};
+    if (!dtype.known() || dtype.bytes() < 4 || extent_of_last_axis(insn).empty()) return 1;
+    return 16 / dtype.bytes();
+  }
+
+  // The extent of the last axis of insn's written array as text ("" where it
+  // is not an expression of parameters).
+  std::string extent_of_last_axis(const Instruction& insn) const {
+    const Temporary* t = written_.find_temporary(insn.assignee_name());
+    const Argument* a = written_.find_argument(insn.assignee_name());
+    const std::vector<Expr>* shape = a ? &a->shape : t ? &t->shape : nullptr;
+    if (!shape || shape->empty() || constant_int(shape->back())) return "";
+    return simplify(shape->back()).str();
   }
 
   // The instruction of a nest that is one instruction over `loops` parallel
@@ -428,6 +480,7 @@ class Planner {
   std::vector<std::string> refusals_;
   bool rows_ = false;
   bool tiles_ = false;
+  bool vector_tiles_ = false;
 
  public:
   bool tiled_ = false;  // plan() gave some nest tiles
@@ -512,6 +565,11 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
   Planner tiles(r, lines);
   if (auto t = tiles.with_tiles().plan(out.empty() ? why : &unused); t && tiles.tiled_) {
     t->name = "nests, tiles";
+    out.push_back(*t);
+  }
+  Planner vector_tiles(r, lines);
+  if (auto t = vector_tiles.with_tiles(true).plan(&unused); t && vector_tiles.tiled_) {
+    t->name = "nests, tiles + vec";
     out.push_back(*t);
   }
   return out;

@@ -28,6 +28,12 @@ inline std::string strided_across(const Subscript& s, const std::string& x) {
 std::string product_tile_lines(const std::string& y, const std::string& x, const std::string& r, const std::string& y_blocks,
                                const std::string& x_blocks, const std::string& r_tiles);
 
+// The same with vectors of `width` elements along x (the hand-written
+// sgemm_vec's shape): y by x blocks of 64|128, each thread 8|16 rows apart on
+// l.1 (ilp) and vectors along x on l.0 (ilp), r in tiles of 16|32. The
+// caller adds the assumption that x's extent is a multiple of width.
+std::string product_vector_tile_lines(const std::string& y, const std::string& x, const std::string& r, int64_t width);
+
 // Parallelism from dependences for whole programs (tuner/nests.cpp): each
 // loop nest a launch, the loops Loom's legality checks accept on blocks and
 // threads mapped there, sequential loops around parallel nests on the host

@@ -75,6 +75,7 @@ Space Space::parse(const std::string& text, const std::string& filename) {
   s.name = "user";
   std::istringstream in(text);
   std::string raw;
+  std::vector<int> starred;  // per choice point: the value marked '*', or -1
   for (int line_no = 1; std::getline(in, raw); ++line_no) {
     std::string line = raw.substr(0, raw.find('#'));
     if (trim(line).empty()) continue;
@@ -97,6 +98,12 @@ Space Space::parse(const std::string& text, const std::string& filename) {
       for (size_t b = 0;;) {
         size_t bar = inner.find('|', b);
         std::string v = trim(inner.substr(b, bar == std::string::npos ? std::string::npos : bar - b));
+        if (!v.empty() && v[0] == '*') {  // the sketch's start takes this value
+          if (starred.size() <= s.choices.size()) starred.resize(s.choices.size() + 1, -1);
+          if (starred[s.choices.size()] >= 0) throw ParseError(loc, "two values of choice(" + inner + ") are marked with '*'");
+          starred[s.choices.size()] = int(values.size());
+          v = trim(v.substr(1));
+        }
         if (v.empty()) throw ParseError(loc, "an empty value in choice(" + inner + ") (values are separated by '|')");
         values.push_back(v);
         if (bar == std::string::npos) break;
@@ -116,6 +123,12 @@ Space Space::parse(const std::string& text, const std::string& filename) {
     check_transformation(name, SourceLoc{filename, line_no, int(lead) + 1});
     s.lines.push_back(trim(out));
     s.line_switch.push_back(switch_point);
+  }
+  // values marked '*' make the sketch's start (the first value where none is marked)
+  if (!starred.empty()) {
+    starred.resize(s.choices.size(), -1);
+    for (auto& v : starred) v = std::max(v, 0);
+    s.starts.push_back(starred);
   }
   return checked(Space({s}), filename);
 }

@@ -488,3 +488,30 @@ BARRIER
   EXPECT_EQ(g.launches[1].block, (std::array<int64_t, 3>{16, 8, 1}));
   check_transformed(plain, t, {{{"n", 37}, {"m", 45}, {"l", 19}}, {{"n", 64}, {"m", 64}, {"l", 16}}});
 }
+
+// A global temporary that an earlier launch writes may be prefetched by a
+// later one (chained products: d = tmp c after tmp = a b); one the same
+// launch writes is refused, naming the writer.
+TEST(GlobalBarriers, AGlobalTemporaryWrittenByAnEarlierLaunchMayBePrefetched) {
+  const char* text = R"(kernel chained
+domains:
+  {[i, j, k]: 0 <= i < n and 0 <= j < n and 0 <= k < n}
+  {[i2, l, j2]: 0 <= i2 < n and 0 <= l < n and 0 <= j2 < n}
+arguments:
+  n: int32, a: float32[n, n], b: float32[n, n], c: float32[n, n], d: float32[n, n]
+temporaries:
+  tmp: float32[n, n] global
+instructions:
+  tmp[i, j] = sum(k, a[i, k] * b[k, j])  {id=first}
+BARRIER
+  d[i2, l] = sum(j2, tmp[i2, j2] * c[j2, l])  {id=second}
+)";
+  const std::string tiles =
+      "split_iname i 16 outer_tag=g.1 inner_tag=l.1\nsplit_iname j 16 outer_tag=g.0 inner_tag=l.0\n"
+      "split_iname i2 16 outer_tag=g.1 inner_tag=l.1\nsplit_iname l 16 outer_tag=g.0 inner_tag=l.0\nsplit_iname j2 8\n";
+  auto [plain, t] = plain_and_transformed(text, tiles + "add_prefetch tmp sweep_inames=i2_inner,j2_inner\n");
+  EXPECT_TRUE(t.find_temporary("tmp_fetch"));
+  check_transformed(plain, t, {{{"n", 37}}, {{"n", 32}}});
+  std::string e = error_of([&] { apply_transforms(with_line(text, ""), parse_transform_script(tiles + "add_prefetch tmp sweep_inames=i2_inner,j2_inner\n")); });
+  EXPECT_NE(e.find("array 'tmp' is written by 'first' in the launch that reads it"), std::string::npos) << e;
+}

@@ -786,6 +786,49 @@ TEST(AutoSpace, ProductsAmongNestsGetTiles) {
   }
 }
 
+// Products among nests with vectors along x (issue 49: two chained fp32
+// products at 0.13x two cuBLAS calls, PolyBench's gemm in float64 at 0.12x
+// torch): "nests, tiles + vec" gives each product sgemm_vec's tiles, the
+// intermediate `tmp` (a global temporary another launch writes) staged in
+// shared memory too, and starts at sgemm_vec's shape (the values marked
+// '*'). Its start runs right on the CPU target (a size no tile divides);
+// the float64 product vectorizes by 2.
+TEST(AutoSpace, ChainedProductsGetVectorTilesStartingAtSgemmVecsShape) {
+  LoopKernel chained = parse_kernel_file(loom::testing::source_dir() + "/bench/as_written/chained_products.loom").kernel;
+  tune::Space space = tune::auto_space(chained, "cpu");
+  int vec = -1;
+  for (size_t i = 0; i < space.sketches().size(); ++i)
+    if (space.sketches()[i].name == "nests, tiles + vec") vec = int(i);
+  ASSERT_GE(vec, 0) << space.str();
+  const tune::Sketch& sk = space.sketches()[size_t(vec)];
+  ASSERT_EQ(sk.starts.size(), 1u);
+  tune::Configuration start{vec, sk.starts[0]};
+  std::string script = space.script(start);
+  EXPECT_NE(script.find("add_prefetch tmp sweep_inames=i2_inner_outer,i2_inner_inner,j2_inner"), std::string::npos) << script;
+  EXPECT_NE(script.find("split_iname l 128 outer_tag=g.0"), std::string::npos) << script;
+  EXPECT_NE(script.find("vector_width=4 async_copy=true padding=4"), std::string::npos) << script;
+  EXPECT_EQ(loom::testing::count_of(script, "assume n mod 4 = 0"), 1u) << script;
+  LoopKernel t = apply_transforms(chained, space.steps(start));
+  EXPECT_EQ(loom::testing::compare_kernels(chained, t, {{"n", 36}}), "") << script;
+
+  KernelFile gemm = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/gemm.loom");
+  std::string g = tune::auto_space(gemm.kernel, "cpu").str();
+  EXPECT_NE(g.find("assume nj mod 2 = 0"), std::string::npos) << g;
+  EXPECT_NE(g.find("split_iname j2_inner 2 inner_tag=vec"), std::string::npos) << g;
+}
+
+// A value marked '*' in a space's choice(...) is the sketch's start (the
+// first value where a choice point has none marked); two marks are an error.
+TEST(Space, StarredValuesMakeTheSketchsStart) {
+  tune::Space s = tune::Space::parse("split_iname i choice(16|*32|64)\noptional tag_inames i_inner:l.0\nsplit_iname i_outer choice(2|*4)\n");
+  ASSERT_EQ(s.sketches()[0].starts.size(), 1u);
+  EXPECT_EQ(s.sketches()[0].starts[0], (std::vector<int>{1, 0, 1}));
+  EXPECT_EQ(s.sketches()[0].choices[0].values, (std::vector<std::string>{"16", "32", "64"}));
+  EXPECT_TRUE(tune::Space::parse("split_iname i choice(16|32)\n").sketches()[0].starts.empty());
+  std::string e = loom::testing::error_of([] { tune::Space::parse("split_iname i choice(*16|*32)\n"); });
+  EXPECT_NE(e.find("two values of choice(*16|*32) are marked with '*'"), std::string::npos) << e;
+}
+
 // Reads across the threads with a stride go through shared memory (issue 49:
 // a transpose at 44% of a device copy; atax's rows read by one thread
 // each): a transpose gets "map + staged", atax's distributed nests an
