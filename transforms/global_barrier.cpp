@@ -77,7 +77,11 @@ LoopKernel add_global_barrier(const LoopKernel& k, const std::string& before, co
   std::vector<std::string> loops = name_list(within);
   std::string bar_id = id.empty() ? transforms::unique_instruction_id(k, "gbarrier") : id;
   LoopKernel r = with_barrier(k, what, before, loops, bar_id);
-  if (r.original) {
+  // (within loops the kernel as written lacks, a wavefront's time: the
+  // kernel as written keeps its one launch, and the program is checked as
+  // a whole, check_program_order)
+  bool written_has_loops = r.original && std::all_of(loops.begin(), loops.end(), [&](auto& n) { return r.original->has_iname(n); });
+  if (written_has_loops) {
     try {
       r.original = std::make_shared<const LoopKernel>(with_barrier(*r.original, what, before, loops, bar_id));
     } catch (const TransformError& e) {

@@ -45,6 +45,7 @@ const TransformRegistry& transform_registry() {
     register_global_barrier_transforms(t);
     register_distribute_transforms(t);
     register_accumulation_transforms(t);
+    register_affine_map_transforms(t);
     return t;
   }();
   return r;

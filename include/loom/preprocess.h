@@ -97,6 +97,11 @@ struct LaunchProgram {
   std::vector<Argument> global_temporaries;
   std::vector<HostStep> steps;  // launches and host loops, in order (a kernel of one launch: {launch 0})
   bool has_host_loops() const;
+  std::set<std::string> host_loops() const;  // the inames of every host loop
+  // The launches answer to no launches of the kernel as written (host loops
+  // it does not have: a wavefront's time); their order is checked on the
+  // whole program instead (check_program_order, schedule.h).
+  bool checked_as_a_whole = false;
 };
 // Any kernel without global barriers and global temporaries: {k}. KernelError
 // for a global barrier under a condition or inside an unrolled, ILP or vector

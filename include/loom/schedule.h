@@ -60,4 +60,13 @@ void check_local_barriers(const LoopKernel& k, const Linearization& L);
 // the same final write; KernelError with a witness otherwise.
 void check_reorderings(const LoopKernel& k, const Linearization& L);
 
+// The order check of a program whose launches answer to no launches of the
+// kernel as written (LaunchProgram::checked_as_a_whole): k (with its global
+// barriers) run as one sequential program — its host loops around each
+// launch's instances, in any order within a launch, which the races and
+// cross-block checks of each launch make equivalent — must have the
+// dataflow of the kernel as written (check_reorderings on that program).
+// host_loops: the loops that run on the host (outside every launch's).
+void check_program_order(const LoopKernel& k, const std::set<std::string>& host_loops);
+
 }  // namespace loom

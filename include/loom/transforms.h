@@ -95,6 +95,11 @@ LoopKernel add_global_barrier(const LoopKernel& k, const std::string& before, co
 // their own; refused where it would reverse two accesses of one element;
 // applied to the kernel as written too.
 LoopKernel distribute_loops(const LoopKernel& k, const std::string& inames, const std::string& after);
+// New inames defined by affine equations in old ones, which they replace
+// (loopy's affine_map_inames): "w = 4*t + 2*i + j" skews j into a
+// wavefront's time. The new inames' loops go outermost.
+LoopKernel affine_map_inames(const LoopKernel& k, const std::vector<std::string>& old_inames, const std::vector<std::string>& new_inames,
+                             const std::string& equations);
 // An accumulation written as a loop read as a reduction over that loop
 // (transforms/accumulation.cpp): x = x + f inside loops `inames` (default:
 // the loops holding it alone that x and its conditions do not name) becomes
@@ -418,5 +423,6 @@ void register_rfactor_transforms(TransformRegistry& r);
 void register_global_barrier_transforms(TransformRegistry& r);
 void register_distribute_transforms(TransformRegistry& r);
 void register_accumulation_transforms(TransformRegistry& r);
+void register_affine_map_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -68,6 +68,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   // (where an auto temporary lives decides whether the kernel is several launches)
   LaunchProgram program = split_global_barriers(resolve_address_spaces(k));
   if (program.launches.size() > 1 || !program.global_temporaries.empty() || program.has_host_loops()) {
+    if (program.checked_as_a_whole) check_program_order(resolve_address_spaces(k), program.host_loops());
     GeneratedKernel g;
     g.kernel = k;
     g.target = target;

@@ -214,7 +214,8 @@ LoopKernel launch_of(const LoopKernel& k, const Section& sec, const std::map<std
   // bounds proof of a loop whose bounds use them needs them)
   if (!sec.host.empty()) {
     isl::set values = islu::dims_to_params(islu::iteration_domain(k, sec.host), sec.host);
-    isl_set* assumed = isl_set_params(values.release());
+    // (their hull: a host loop with holes runs its hole values too, as empty launches)
+    isl_set* assumed = isl_set_from_basic_set(isl_set_polyhedral_hull(isl_set_params(values.release())));
     if (k.assumptions.defined()) assumed = isl_set_intersect_params(assumed, islu::to_isl(k.assumptions).release());
     sk.assumptions = Domain(assumed);
   }
@@ -231,6 +232,31 @@ LoopKernel launch_of(const LoopKernel& k, const Section& sec, const std::map<std
   return sk;
 }
 
+// Where a host loop's domain is empty (tsteps = 0) the loop must not run:
+// its bounds, simplified where the domain has points, usually cross there by
+// themselves (0 .. tsteps - 1); where they do not (a wavefront's 3 .. 3 n +
+// 4 tsteps - 10 at tsteps = 0), they become [0, -1] there. (Inside outer host
+// loops, only their iterations count.)
+void bound_where_empty(const LoopKernel& k, const std::vector<std::string>& path, const isl::pw_aff& lo, const isl::pw_aff& hi,
+                       const isl::set& params, HostStep& loop) {
+  isl::set anywhere = isl::manage(isl_set_universe(isl_set_get_space(params.get())));
+  if (path.size() > 1) {
+    std::vector<std::string> outer(path.begin(), path.end() - 1);
+    isl_set* o = islu::dims_to_params(islu::iteration_domain(k, outer), outer).release();
+    o = isl_set_align_params(isl_set_params(o), isl_set_get_space(anywhere.get()));
+    anywhere = isl::manage(isl_set_intersect_params(anywhere.release(), o));
+  }
+  isl::set none = anywhere.subtract(params);
+  isl::set runs = islu::condition_set(make_binary(BinOp::Le, loop.lower, loop.upper), anywhere.space());
+  if (!runs.is_null() && runs.intersect(none).is_empty()) return;
+  auto constant_on_none = [&](int v) {
+    return isl_pw_aff_alloc(none.copy(), isl_aff_val_on_domain(isl_local_space_from_space(isl_set_get_space(none.get())),
+                                                                 isl_val_int_from_si(isl_context(), v)));
+  };
+  loop.lower = islu::expr_from_pw_aff(isl::manage(isl_pw_aff_union_add(lo.copy(), constant_on_none(0))), anywhere, k.options.index_dtype);
+  loop.upper = islu::expr_from_pw_aff(isl::manage(isl_pw_aff_union_add(hi.copy(), constant_on_none(-1))), anywhere, k.options.index_dtype);
+}
+
 // A host loop's first and last value, in the parameters and the outer host
 // loops' inames; refused unless its domain is an interval (no stride).
 void host_loop_bounds(const LoopKernel& k, const std::vector<std::string>& path, HostStep& loop) {
@@ -241,10 +267,46 @@ void host_loop_bounds(const LoopKernel& k, const std::vector<std::string>& path,
   loop.upper = islu::expr_from_pw_aff(hi, params, k.options.index_dtype);
   Expr t = make_var(loop.iname);
   isl::set box = islu::condition_set(make_binary(BinOp::And, make_binary(BinOp::Le, loop.lower, t), make_binary(BinOp::Le, t, loop.upper)), dom.space());
+  // A value in a hole (a wavefront's time, affine_map_inames) runs launches
+  // that do nothing where every instruction inside lies in loops of the
+  // launch whose domains are empty there: the host values where the
+  // domains of its launch loops have points lie in the host loop's domain
+  // (an empty grid is not launched). An instruction in the host loops alone
+  // would run there.
+  bool holes_empty = std::all_of(k.instructions.begin(), k.instructions.end(), [&](const Instruction& insn) {
+    if (insn.kind != Instruction::Assign || !insn.within_inames.count(loop.iname)) return true;
+    std::vector<std::string> over = path;
+    for (auto& n : insn.within_inames)
+      if (std::find(path.begin(), path.end(), n) == path.end()) over.push_back(n);
+    if (over.size() == path.size()) return false;
+    isl_set* s = nullptr;
+    for (auto& d : k.domains) {
+      auto names = d.inames();
+      if (!std::any_of(names.begin(), names.end(), [&](auto& n) { return std::find(over.begin() + long(path.size()), over.end(), n) != over.end(); }))
+        continue;
+      isl_set* x = islu::arrange_dims(islu::to_isl(d), over).release();
+      if (s) {
+        s = isl_set_align_params(s, isl_set_get_space(x));
+        x = isl_set_align_params(x, isl_set_get_space(s));
+        s = isl_set_intersect(s, x);
+      } else {
+        s = x;
+      }
+    }
+    isl::set values = islu::dims_to_params(islu::arrange_dims(isl::manage(s), path), std::vector<std::string>(path.begin(), path.end() - 1));
+    isl_set* a = isl_set_align_params(values.release(), isl_set_get_space(dom.get()));
+    isl_set* b = isl_set_align_params(dom.copy(), isl_set_get_space(a));
+    isl_bool inside = isl_set_is_subset(a, b);
+    isl_set_free(a);
+    isl_set_free(b);
+    return inside == isl_bool_true;
+  });
+  if (holes_empty) return bound_where_empty(k, path, lo, hi, params, loop);
   if (box.is_null() || !box.intersect_params(params).is_equal(dom))
     throw KernelError("kernel '" + k.name + "': loop '" + loop.iname + "' runs on the host around global barriers, and its domain" +
                       " is not an interval from " + loop.lower.str() + " to " + loop.upper.str() +
                       " (a stride or a hole); split it, or give it a domain of consecutive values");
+  bound_where_empty(k, path, lo, hi, params, loop);
 }
 
 // The host steps of sections [begin, end) inside `depth` host loops (each
@@ -381,6 +443,12 @@ void collect_host_loops(const std::vector<HostStep>& steps, std::set<std::string
 
 }  // namespace
 
+std::set<std::string> LaunchProgram::host_loops() const {
+  std::set<std::string> out;
+  collect_host_loops(steps, out);
+  return out;
+}
+
 bool LaunchProgram::has_host_loops() const {
   return std::any_of(steps.begin(), steps.end(), [](const HostStep& s) { return s.kind == HostStep::Loop; });
 }
@@ -411,6 +479,31 @@ void for_each_launch(const std::vector<HostStep>& steps, const std::map<std::str
   }
 }
 
+namespace {
+
+// Whether an iname other than a host loop's runs in instructions of two
+// launches (a hardware loop distributed around a barrier, loopy's
+// rotate_v2): such a program is not the sequential program its kernel text
+// reads as, so it is checked launch by launch only.
+bool shares_loops_across_launches(const LoopKernel& k, const std::set<std::string>& host) {
+  std::map<std::string, int> launch_of;
+  int launch = 0;
+  for (auto& insn : k.instructions) {
+    if (insn.kind == Instruction::GlobalBarrier) {
+      ++launch;
+      continue;
+    }
+    for (auto& n : insn.within_inames) {
+      if (host.count(n)) continue;
+      auto [it, fresh] = launch_of.insert({n, launch});
+      if (!fresh && it->second != launch) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 LaunchProgram split_global_barriers(const LoopKernel& k) {
   if (!needs_launches(k)) {
     LaunchProgram one;
@@ -427,14 +520,28 @@ LaunchProgram split_global_barriers(const LoopKernel& k) {
     // the launch it was in), in the same host loops
     std::set<std::string> host;
     collect_host_loops(program.steps, host);
+    // launches of their own (a wavefront's host loop) are checked as one program
+    auto as_a_whole = [&] {
+      if (shares_loops_across_launches(k, host)) return false;
+      for (auto& l : program.launches) l.original = nullptr;
+      program.checked_as_a_whole = true;
+      return true;
+    };
     LaunchProgram written;
     if (needs_launches(*k.original)) {
-      written = split(*k.original, nullptr, &host);
+      try {
+        written = split(*k.original, nullptr, &host);
+      } catch (const KernelError&) {
+        if (as_a_whole()) return program;
+        throw;
+      }
     } else {
       written.launches.push_back(*k.original);
       written.steps.push_back(HostStep::launch_step(0));
-      if (!host.empty())
+      if (!host.empty()) {
+        if (as_a_whole()) return program;
         throw KernelError("kernel '" + k.name + "' runs loops on the host around global barriers, but the kernel as written has no global barrier");
+      }
     }
     std::vector<std::vector<std::string>> paths = host_paths(program.steps, program.launches.size());
     std::vector<std::vector<std::string>> written_paths = host_paths(written.steps, written.launches.size());
@@ -456,6 +563,7 @@ LaunchProgram split_global_barriers(const LoopKernel& k) {
       answered.insert(w);
       program.launches[l].original = std::make_shared<const LoopKernel>(written.launches[size_t(w)]);
     }
+    if ((!paired || answered.size() != written.launches.size()) && as_a_whole()) return program;
     if (!paired || answered.size() != written.launches.size())
       throw KernelError("kernel '" + k.name + "' runs as " + host_steps_text(program.steps) + ", but as written it ran as " +
                         host_steps_text(written.steps) + "; transformations may not add or remove global barriers (rfactor's own excepted)");
