@@ -99,6 +99,13 @@ class Planner {
       : written_(k), k_(k), barriers_(std::move(prefix)), rows_(rows) {}
   // tiles: a nest that is one product (two parallel loops, a sum) gets the
   // register and shared-memory tiles of the single-statement `tiles` sketch
+  // one loop of each nest on blocks and threads, the others sequential in
+  // each thread: a wavefront's (isl's bounds of a second skewed loop on
+  // blocks took minutes to compute)
+  Planner& with_one_parallel_loop() {
+    one_loop_ = true;
+    return *this;
+  }
   // vector: the tiles of sgemm_vec's shape (vectors along x)
   Planner& with_tiles(bool vector = false) {
     tiles_ = true;
@@ -136,12 +143,12 @@ class Planner {
       std::string x = nest.parallel.back(), y;
       if (std::count(nest.parallel.begin(), nest.parallel.end(), nest.written_last)) x = nest.written_last;
       for (auto& n : nest.parallel)
-        if (n != x) y = n;
+        if (n != x && !one_loop_) y = n;
       text += "split_iname " + x + " choice(32|64|128|256) outer_tag=g.0 inner_tag=l.0\n";
       // (y's loop left whole inside each thread ran heat-3d 100x slower: y is always split, 1 meaning all on blocks)
       if (!y.empty()) text += "split_iname " + y + " choice(1|2|4) outer_tag=g.1 inner_tag=l.1\n";  // (at most 256 x 4 threads)
       for (auto& z : nest.parallel)  // a third parallel loop on g.2 (a 3-d stencil's planes)
-        if (z != x && z != y) {
+        if (z != x && z != y && !one_loop_) {
           text += "optional tag_inames " + z + ":g.2\n";
           break;
         }
@@ -481,8 +488,14 @@ class Planner {
   bool rows_ = false;
   bool tiles_ = false;
   bool vector_tiles_ = false;
+  bool one_loop_ = false;
 
  public:
+  size_t parallel_loops() const {  // (after plan())
+    size_t n = 0;
+    for (auto& nest : nests_) n += nest.parallel.size();
+    return n;
+  }
   bool tiled_ = false;  // plan() gave some nest tiles
   bool rowed_ = false;  // ... or its rows summed across threads
 };
@@ -532,6 +545,73 @@ LoopKernel distributed(const LoopKernel& k, std::string& lines) {
 
 }  // namespace
 
+// Where no loop is parallel (a Gauss-Seidel sweep, nussinov's table): the
+// first top-level chain of loops each holding the next alone (t, i, j) gets
+// its innermost loop replaced by a wavefront's time, w = j + c_i i + c_t t
+// (affine_map_inames, coefficients 1, 2 or 4, smallest first), and the
+// nests are planned again: w outermost, sequential on the host, the loops
+// inside it parallel where every dependence goes from a smaller w. Of the
+// skews that plan, the one that leaves the most loops parallel; one of them
+// goes on blocks and threads.
+std::optional<Sketch> wavefront(const LoopKernel& k) {
+  std::vector<Node> top = tree_of(k);
+  const Node* chain_top = nullptr;
+  for (auto& n : top)
+    if (n.insn < 0) {
+      chain_top = &n;
+      break;
+    }
+  if (!chain_top) return std::nullopt;
+  std::vector<std::string> chain{chain_top->iname};
+  // (the chain's last loop may hold several children: nussinov's j, its statements and the k loop)
+  for (const Node* c = chain_top; c->children.size() == 1 && c->children[0].insn < 0;) {
+    c = &c->children[0];
+    chain.push_back(c->iname);
+  }
+  if (chain.size() < 2 || chain.size() > 3) return std::nullopt;
+  std::string inner = chain.back(), w = inner + "_wave";
+  while (k.has_iname(w) || k.find_argument(w) || k.find_temporary(w)) w += "_";
+  std::vector<std::vector<int>> candidates;
+  const int values[] = {1, 2, 4};
+  if (chain.size() == 2)
+    for (int a : values) candidates.push_back({a});
+  else
+    for (int a : values)
+      for (int b : values) candidates.push_back({a, b});
+  std::optional<Sketch> best;
+  size_t best_parallel = 0;
+  std::stable_sort(candidates.begin(), candidates.end(), [](auto& x, auto& y) {
+    int sx = 0, sy = 0;
+    for (int v : x) sx += v;
+    for (int v : y) sy += v;
+    return sx < sy;
+  });
+  for (auto& c : candidates) {
+    std::string eq = w + " = " + inner;
+    for (size_t l = 0; l < c.size(); ++l) eq += " + " + std::to_string(c[l]) + "*" + chain[l];
+    std::string line = "affine_map_inames " + inner + " " + w + " \"" + eq + "\"\n";
+    LoopKernel skewed;
+    try {
+      skewed = apply_transforms(k, parse_transform_script(line));
+    } catch (const Error&) {
+      continue;
+    }
+    std::string unused;
+    Planner planner(skewed, line);
+    if (auto s = planner.plan(&unused)) {
+      // the skew that leaves the most loops parallel (w = 4 t + 2 i + j: t
+      // and i; w = 4 t + i + j: t only), the smallest coefficients among
+      // those; one of them on blocks and threads
+      if (!best || planner.parallel_loops() > best_parallel) {
+        best_parallel = planner.parallel_loops();
+        best = Planner(skewed, line).with_one_parallel_loop().plan(&unused);
+      }
+    }
+  }
+  if (best) best->name = "nests, wavefront";
+  return best;
+}
+
 std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
   std::vector<Sketch> out;
   if (auto s = Planner(k).plan(why)) out.push_back(*s);
@@ -571,6 +651,11 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
   if (auto t = vector_tiles.with_tiles(true).plan(&unused); t && vector_tiles.tiled_) {
     t->name = "nests, tiles + vec";
     out.push_back(*t);
+  }
+  if (out.empty()) {
+    std::string reason = why ? *why : "";
+    if (auto s = wavefront(k)) return {*s};
+    if (why) *why = reason + "; nor does a wavefront (a skew of its loops) make one parallel";
   }
   return out;
 }

@@ -683,12 +683,14 @@ def test_numpy(name):
 # and threads as the nests sketch tries them): name -> why.
 _REDUCTION = ("a reduction written as an accumulation into one element (A[i, j] = A[i, j] - ...): the loops carry it, "
               "and the automatic space does not split such a loop across threads yet")
-_SKEW = "every loop carries a dependence; skewing (a wavefront) is not in the automatic space yet"
+# (seidel_2d and nussinov, where every loop carries a dependence as written,
+# run as wavefronts: "nests, wavefront")
 TUNE_REFUSED = {
-    "cholesky": _REDUCTION,
+    "cholesky": _REDUCTION + "; its rows depend on all earlier rows and a row's elements on each other, so no skew "
+                "of the one loop that holds every statement helps",
     "floyd_warshall": "within one k the row and column k are read by the other rows and written by their own "
-                      "(with unchanged values, which isl's dataflow cannot know): no loop is parallel",
-    "seidel_2d": _SKEW, "nussinov": _SKEW,
+                      "(with unchanged values, which isl's dataflow cannot know): no loop is parallel, and no wavefront of "
+                      "k, i, j makes one parallel",
 }
 
 
