@@ -869,6 +869,7 @@ PYBIND11_MODULE(_loom, m) {
       if (opts.contains("seed_logs")) o.seed_logs = opts["seed_logs"].cast<std::vector<std::string>>();
       if (opts.contains("time_limit")) o.time_limit_seconds = opts["time_limit"].cast<double>();
       if (opts.contains("references")) o.references = opts["references"].cast<bool>();
+      if (opts.contains("settle")) o.settle = opts["settle"].cast<bool>();
       if (opts.contains("rtol")) o.rtol = opts["rtol"].cast<std::map<std::string, double>>();
       if (opts.contains("atol")) o.atol = opts["atol"].cast<std::map<std::string, double>>();
       if (opts.contains("check_inputs")) o.check_inputs = opts["check_inputs"].cast<std::map<std::string, std::string>>();
@@ -990,6 +991,8 @@ PYBIND11_MODULE(_loom, m) {
       d["as_written"] = r.as_written ? py::object(trial_dict(*r.as_written)) : py::none();
       d["skipped"] = r.skipped;
       d["restricted"] = r.restricted;
+      d["refused"] = r.refused;
+      d["settled"] = r.settled;
       d["seeded"] = r.seeded;
       d["seconds"] = r.seconds;
       d["space"] = space.str();

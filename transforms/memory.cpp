@@ -40,6 +40,10 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   if ((!arg || arg->kind != Argument::Array) && !global) refuse(k, what, "'" + array + "' is not an array argument or a global temporary");
   const Type dtype = arg ? arg->dtype : global->dtype;
   const std::vector<Expr>& shape = arg ? arg->shape : global->shape;
+  bool launches = std::any_of(k.instructions.begin(), k.instructions.end(), [](auto& i) { return i.kind == Instruction::GlobalBarrier; });
+  if (k.is_written(array) && !launches)
+    refuse(k, what, "array '" + array + "' is written by the kernel; only arrays it only reads (or that an earlier launch writes, " +
+                        "behind a global barrier) can be prefetched");
   transforms::FootprintRequest rq;
   rq.what = what;
   rq.name = array;

@@ -12,6 +12,7 @@ namespace loom::tune {
 void measure_references(const LoopKernel& k, const Options& options, Result& result) {
   Options o = options;
   o.references = false;
+  o.settle = false;
   o.log.clear();
   o.resume = false;
   o.seed_logs.clear();

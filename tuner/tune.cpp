@@ -403,6 +403,13 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   // next is transformed, generated and compiled (its configurations chosen
   // from what was measured so far).
   int issued = 0;
+  // Configurations the checks refuse before anything runs (illegal: a
+  // reordering, a race, a block too large) are no trials: they are recorded
+  // (and logged, so a resumed run skips them) but leave the budget to a
+  // configuration that runs — up to refusals_free of them, after which they
+  // count, so a space of mostly refused configurations still ends.
+  int counted = 0;  // trials that count against the budget
+  const int refusals_free = std::max(64, 4 * total);
   // doubled: set to whether the batch is a doubled one (the feature model is ready)
   // the time budget: no batch is taken, and no trial sent to a worker, once it is spent
   auto out_of_time = [&] { return o.time_limit_seconds > 0 && std::chrono::duration<double>(Clock::now() - start).count() >= o.time_limit_seconds; };
@@ -459,7 +466,13 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       }
       if (!o.log.empty()) append_log(o.log, t);
       result.trials.push_back(t);
-      if (o.progress) o.progress(t, best_so_far, int(result.trials.size()), shown_total);
+      if (t.status == "illegal" && result.refused < refusals_free) {
+        ++result.refused;
+        --issued;
+      } else {
+        ++counted;
+      }
+      if (o.progress) o.progress(t, best_so_far, counted, shown_total);
     };
     for (size_t i = 0; i < batch.size(); ++i) {
       Trial& t = trials[i];
@@ -490,7 +503,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
         t.error = screened[i].error;
         t.generate_seconds = screened[i].generate_seconds;
         t.variant_hash = screened[i].hash;
-        if (doubled && result.trials.size() + following.size() >= size_t(total)) {
+        if (doubled && size_t(counted) + following.size() >= size_t(total)) {
           ++result.unmeasured;  // (a doubled batch's refusals past the budget are not trials)
           --issued;
         } else {
@@ -504,7 +517,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     // A doubled batch (the feature model is ready): measure the 8 it predicts
     // fastest (those it cannot predict stay in), fewer where the budget ends
     // (this batch's refusals are trials too, and the next batch is issued).
-    size_t keep = std::min<size_t>(8, size_t(std::max<long>(0, long(total) - long(result.trials.size()) - long(following.size()))));
+    size_t keep = std::min<size_t>(8, size_t(std::max<long>(0, long(total) - long(counted) - long(following.size()))));
     if (doubled && to_measure.size() > keep) {
       std::vector<std::pair<double, size_t>> ranked;
       for (size_t i : to_measure) ranked.push_back({features.predict(trials[i].features).value_or(-1e300), i});
@@ -526,6 +539,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
         trials[to_measure.at(j)] = batch_trials.at(j);
         record(to_measure[j]);
       });
+      if (following.empty()) issue(following, following_doubled);  // (the budget this batch's refusals left)
       batch = std::move(following);
       doubled = following_doubled;
       continue;
@@ -565,6 +579,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
         record(i);
       }
     }
+    if (following.empty()) issue(following, following_doubled);  // (the budget this batch's refusals left)
     batch = std::move(following);
     doubled = following_doubled;
   }
@@ -584,6 +599,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   // references, where asked for, are then the answer.
   bool cut = o.time_limit_seconds > 0 && result.seconds >= o.time_limit_seconds;
   if (!result.best && !(cut && o.references)) throw none_ran();
+  if (o.settle && !cut) settle_close_winners(k, o, result);
   if (o.references) {
     measure_references(k, o, result);
     result.seconds = std::chrono::duration<double>(Clock::now() - start).count();

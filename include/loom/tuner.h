@@ -215,6 +215,9 @@ struct Options {
   // besides the space (tuner/references.cpp): the winner is never slower.
   bool references = false;
   std::string own_schedule;
+  // A winner whose runner-up's range of times reaches into its own is
+  // measured again against it (settle_close_winners) before it is named.
+  bool settle = false;
   // The user's restrictions on a space (Kernel Tuner's `restrictions`,
   // Triton's `prune_configs_by`): given a configuration's values by choice
   // point name (and "sketch": its sketch's name), false leaves it out before
@@ -273,6 +276,10 @@ struct Result {
   int seeded = 0;                    // configurations measured first because they were fastest elsewhere
   int unmeasured = 0;                // screened, but predicted slow by the feature model
   int restricted = 0;                // configurations the user's restrictions left out (never generated)
+  int refused = 0;                   // in trials, refused by the checks before running: not counted against the budget
+  // Where the runner-up's range of times reached into the winner's, what
+  // re-measuring both found (settle_close_winners); "" otherwise.
+  std::string settled;
   double seconds = 0;
 };
 
@@ -301,6 +308,12 @@ class FeatureModel {
 // Measures the references of Options::references into result (as_written,
 // own_schedule) and makes the faster of them the best where it beats it.
 void measure_references(const LoopKernel& k, const Options& options, Result& result);
+
+// Where the runner-up's fastest run was faster than the winner's slowest (the
+// two within the noise), measures both again `rounds` times in fresh workers
+// and makes the one with the lower median the best (tuner/noise.cpp);
+// Result::settled says what it found.
+void settle_close_winners(const LoopKernel& k, const Options& options, Result& result, int rounds = 3);
 
 // The measuring worker's program (see Options::worker_command): reads its
 // setup (the kernel as JSON, the options) and then trials from in_fd,

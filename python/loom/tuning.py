@@ -86,7 +86,8 @@ class TuneResult:
     best (its trial), trials (this run's, as dicts: key, script, status, error,
     median_seconds, ...), resumed (the log's trials of this space the run reused
     instead of running them again), skipped (how many), seeded (measured first as
-    the fastest elsewhere), seconds, space (its text). table() and plot() show
+    the fastest elsewhere), refused (how many of trials the checks refused before
+    running: they do not count against trials=), seconds, space (its text). table() and plot() show
     the log's reused trials with this run's, as `best` is over both."""
 
     def __init__(self, base, d):
@@ -94,6 +95,8 @@ class TuneResult:
         self.trials = d["trials"]
         self.resumed = d.get("resumed", [])
         self.restricted = d.get("restricted", 0)
+        self.refused = d.get("refused", 0)  # trials the checks refused before running: not counted against trials=
+        self.settled = d.get("settled", "")  # what re-measuring a winner within the runner-up's noise found
         self.skipped = d["skipped"]
         self.seeded = d.get("seeded", 0)
         self.seconds = d["seconds"]
@@ -131,7 +134,7 @@ def _progress_printer(total_hint):
         if tqdm is not None:
             if state["bar"] is None:
                 state["bar"] = tqdm(total=total, unit="trial", desc="tuning")
-            state["bar"].update(1)
+            state["bar"].update(done - state["bar"].n)  # (a refused configuration is no trial: done stays)
             state["bar"].set_postfix(best=best_text, failed=state["failed"])
             if done == total:
                 state["bar"].close()
@@ -214,7 +217,7 @@ def _check_tune_arguments(parameters, trials, trial_timeout, target, min_time):
 def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None, resume=True, target="auto",
          arch=None, check_parameters=None, min_time=0.05, trial_timeout=60.0, compile_timeout=30.0, workers=0, gpus=0, configs=None, progress=True,
          backend="local", ray_address=None, actors=None, feature_model=False, seed_logs=(), time_limit=None,
-         rtol=None, atol=None, check_inputs=None, restrictions=(), references=True):
+         rtol=None, atol=None, check_inputs=None, restrictions=(), references=True, settle=True):
     """Search for the fastest schedule that computes what the kernel as written does.
 
     space: a TuningSpace (transformations given lp.Choice values); a kernel (the
@@ -246,6 +249,9 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
     generated (Kernel Tuner's restrictions); left out, it is no trial.
     references: measure the kernel as written too (trial 0, outside the log and the
     trial count; TuneResult.as_written), and return it where no configuration is faster.
+    settle: where the runner-up's fastest run was faster than the winner's slowest,
+    measure both again, three rounds, and keep the lower median (TuneResult.settled
+    says what was found; "" when the winner was clear).
     Returns a TuneResult (its .kernel is the winner)."""
     _check_tune_arguments(parameters, trials, trial_timeout, target, min_time)
     # (steps that only declare, as assumptions and dtypes do, leave a kernel as written)
@@ -291,6 +297,7 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
         "seed_logs": [str(seed_logs)] if isinstance(seed_logs, (str, os.PathLike)) else [str(p) for p in seed_logs],
         "time_limit": float(time_limit or 0),
         "references": bool(references),
+        "settle": bool(settle),
         "rtol": _tolerances(rtol, "rtol"), "atol": _tolerances(atol, "atol"),
         "check_inputs": _check_input_files(check_inputs, check_parameters),
         "restrictions": [restrictions] if callable(restrictions) else list(restrictions),

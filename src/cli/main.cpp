@@ -442,6 +442,7 @@ int run_tune(const Options& o) {
   to.seed = o.seed;
   to.log = o.log;
   to.resume = o.resume;
+  to.settle = o.settle;
   to.seed_logs = o.seed_logs;
   to.arch = o.arch;
   to.trial_timeout_seconds = o.trial_timeout;
@@ -474,7 +475,9 @@ int run_tune(const Options& o) {
       std::snprintf(b, sizeof b, "%.4f ms (%.4f-%.4f)", t.median_seconds * 1e3, t.min_seconds * 1e3, t.max_seconds * 1e3);
       return std::string(b);
     }() : t.status + ": " + shortened(t.error, 300);
-    std::printf("[%d/%d] %-12s %s%s\n", done, total, t.key.c_str(), what.c_str(),
+    // (a configuration the checks refused is no trial: it takes no place in the count)
+    std::string place = t.status == "illegal" ? "[refused]" : "[" + std::to_string(done) + "/" + std::to_string(total) + "]";
+    std::printf("%s %-12s %s%s\n", place.c_str(), t.key.c_str(), what.c_str(),
                 best && best->key == t.key && t.status == "ok" ? "  (best so far)" : "");
     if (verbose) {  // where the trial's time went, and what its check found
       std::printf("           generate %.3f s, compile %.3f s", t.generate_seconds, t.compile_seconds);
@@ -497,8 +500,12 @@ int run_tune(const Options& o) {
   std::sort(ok.begin(), ok.end(), [](auto& a, auto& b) { return a.median_seconds < b.median_seconds; });
   std::map<std::string, int> count;
   for (auto& t : r.trials) ++count[t.status];
-  std::printf("\n%zu trials in %.1f s", r.trials.size(), r.seconds);
-  for (auto& [s, n] : count) std::printf(", %d %s", n, s.c_str());
+  std::printf("\n%zu trials in %.1f s", r.trials.size() - size_t(r.refused), r.seconds);
+  for (auto& [s, n] : count)
+    if (s != "illegal") std::printf(", %d %s", n, s.c_str());
+  if (count.count("illegal"))
+    std::printf(", %d illegal%s", count["illegal"],
+                r.refused ? (" (" + std::to_string(r.refused) + " refused by the checks before running, not counted)").c_str() : "");
   if (r.skipped) std::printf(", %d already in the log", r.skipped);
   if (r.seeded) std::printf(", %d seeded by the fastest measured elsewhere", r.seeded);
   if (r.unmeasured) std::printf(", %d more screened and left unmeasured by the feature model", r.unmeasured);
@@ -515,6 +522,7 @@ int run_tune(const Options& o) {
     else
       std::printf("%s: %s (%s)\n", what, t->status.c_str(), shortened(t->error, 200).c_str());
   };
+  if (!r.settled.empty()) std::printf("%s\n", r.settled.c_str());
   reference("the kernel as written (trial 0)", r.as_written);
   reference("the file's own transforms (trial 1)", r.own_schedule);
   if (r.best->key == "as written")

@@ -36,6 +36,7 @@ struct Options {
   int trials = 64;
   uint64_t seed = 1;
   bool resume = true;
+  bool settle = true;  // re-measure a winner within the runner-up's noise (--no-settle: off)
   std::vector<std::string> seed_logs;  // tune --seed-log
   std::string kernel, device;          // best --kernel / --device: which trials of a log
   bool feature_model = false;  // tune: evolution ranks screened candidates by their kernel features

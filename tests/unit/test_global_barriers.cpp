@@ -491,7 +491,7 @@ BARRIER
 
 // A global temporary that an earlier launch writes may be prefetched by a
 // later one (chained products: d = tmp c after tmp = a b); one the same
-// launch writes is refused, naming the writer.
+// launch writes is refused, naming the writer where the kernel has launches.
 TEST(GlobalBarriers, AGlobalTemporaryWrittenByAnEarlierLaunchMayBePrefetched) {
   const char* text = R"(kernel chained
 domains:
@@ -513,5 +513,11 @@ BARRIER
   EXPECT_TRUE(t.find_temporary("tmp_fetch"));
   check_transformed(plain, t, {{{"n", 37}}, {{"n", 32}}});
   std::string e = error_of([&] { apply_transforms(with_line(text, ""), parse_transform_script(tiles + "add_prefetch tmp sweep_inames=i2_inner,j2_inner\n")); });
-  EXPECT_NE(e.find("array 'tmp' is written by 'first' in the launch that reads it"), std::string::npos) << e;
+  EXPECT_NE(e.find("array 'tmp' is written by the kernel; only arrays it only reads (or that an earlier launch writes"), std::string::npos) << e;
+  // with a global barrier elsewhere, the writer in the readers' launch is named
+  std::string two = std::string(text);
+  two.replace(two.find("BARRIER"), 7, "  ... gbarrier  {id=gb}\n  d[0, 0] = 0  {id=zero}\n  ... gbarrier  {id=gb2}");
+  LoopKernel same = kernel_of(two.substr(0, two.find("  d[i2, l] = sum")) + "  tmp[0, 0] = 1  {id=again}\n" + two.substr(two.find("  d[i2, l] = sum")));
+  e = error_of([&] { apply_transforms(same, parse_transform_script(tiles + "add_prefetch tmp sweep_inames=i2_inner,j2_inner\n")); });
+  EXPECT_NE(e.find("array 'tmp' is written by 'again' in the launch that reads it"), std::string::npos) << e;
 }
