@@ -33,16 +33,7 @@ void settle_close_winners(const LoopKernel& k, const Options& options, Result& r
   if (ok.empty()) return;
   const Trial& runner_up = **std::min_element(ok.begin(), ok.end(), [](auto* a, auto* b) { return a->median_seconds < b->median_seconds; });
   if (!overlap(*result.best, runner_up)) return;
-  Options o = options;
-  o.references = false;
-  o.settle = false;
-  o.log.clear();
-  o.resume = false;
-  o.seed_logs.clear();
-  o.strategy = "exhaustive";
-  o.restrict = nullptr;
-  o.progress = nullptr;
-  o.time_limit_seconds = 0;
+  Options o = measuring_again(options);
   o.trials = 2;
   const Trial contenders[2] = {*result.best, runner_up};
   std::vector<double> medians[2];

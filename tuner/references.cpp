@@ -9,7 +9,7 @@
 
 namespace loom::tune {
 
-void measure_references(const LoopKernel& k, const Options& options, Result& result) {
+Options measuring_again(const Options& options) {
   Options o = options;
   o.references = false;
   o.settle = false;
@@ -20,6 +20,11 @@ void measure_references(const LoopKernel& k, const Options& options, Result& res
   o.restrict = nullptr;
   o.progress = nullptr;
   o.time_limit_seconds = 0;
+  return o;
+}
+
+void measure_references(const LoopKernel& k, const Options& options, Result& result) {
+  Options o = measuring_again(options);
   std::vector<std::string> scripts{""};
   if (!options.own_schedule.empty()) scripts.push_back(options.own_schedule);
   o.trials = int(scripts.size());

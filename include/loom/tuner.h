@@ -305,6 +305,12 @@ class FeatureModel {
   mutable bool fitted_ = false;
 };
 
+// Options for measuring a few given scripts again inside a run (the
+// references, settle_close_winners): every one of them, exhaustively, no
+// log, no resume, no seeds, restrictions, progress, time limit, references
+// or settling of their own.
+Options measuring_again(const Options& options);
+
 // Measures the references of Options::references into result (as_written,
 // own_schedule) and makes the faster of them the best where it beats it.
 void measure_references(const LoopKernel& k, const Options& options, Result& result);
