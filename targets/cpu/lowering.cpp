@@ -199,7 +199,10 @@ class Lowering {
   }
 
   // ---- control flow helpers ----
-  void loop(const std::function<Value*()>& cond, const std::function<void()>& body, const std::function<void()>& step) {
+  // keep_rolled: LLVM may not unroll it (a GPU schedule's unrolled or ILP
+  // loop, which codegen kept as a loop on the CPU: see generate.cpp)
+  void loop(const std::function<Value*()>& cond, const std::function<void()>& body, const std::function<void()>& step,
+            bool keep_rolled = false) {
     auto* head = llvm::BasicBlock::Create(ctx_, "loop", fn_);
     auto* bodyb = llvm::BasicBlock::Create(ctx_, "body", fn_);
     auto* exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
@@ -209,7 +212,13 @@ class Lowering {
     b_.SetInsertPoint(bodyb);
     body();
     step();
-    b_.CreateBr(head);
+    auto* back = b_.CreateBr(head);
+    if (keep_rolled) {
+      llvm::MDNode* disable = llvm::MDNode::get(ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.disable"));
+      llvm::MDNode* self = llvm::MDNode::getDistinct(ctx_, {nullptr, disable});
+      self->replaceOperandWith(0, self);
+      back->setMetadata(llvm::LLVMContext::MD_loop, self);
+    }
     b_.SetInsertPoint(exit);
   }
 
@@ -446,11 +455,13 @@ class Lowering {
         }
         ensure_loop_var(s->var);
         store_var(s->var, expr(s->init));
+        InameTag::Kind kind = k_.has_iname(s->var) ? k_.tag_of(s->var).kind : InameTag::Seq;
         loop([&] { return expr(s->cond); }, [&] { stmt(s->children[0]); },
              [&] {
                store_var(s->var, b_.CreateAdd(load_var(s->var), llvm::ConstantInt::get(index_type(), uint64_t(s->step)), "",
                                               false, k_.options.index_dtype.is_signed_int()));
-             });
+             },
+             kind == InameTag::Unroll || kind == InameTag::Ilp || kind == InameTag::MatrixK);
         return;
       }
       case Stmt::If:
