@@ -21,7 +21,9 @@
 #include "loom/parser.h"
 #include "loom/tuner.h"
 #include "loom/variants.h"
+#include "cost_models.h"
 #include "measure.h"
+#include "search.h"
 
 namespace loom::tune {
 
@@ -80,42 +82,6 @@ std::vector<Configuration> seeds_from(std::vector<Trial> elsewhere, const Space&
   return seeds;
 }
 
-// The cost model of the evolution strategy: the measured log-times of this
-// run's valid trials, and a prediction for an unmeasured configuration of
-// the same sketch from its nearest measured neighbours (distance: how far
-// apart the picks are, each choice point scaled to [0, 1]). Invalid trials
-// count as slow, so their neighbourhood is avoided.
-class NeighbourModel {
- public:
-  explicit NeighbourModel(const Space& s) : space_(s) {}
-  void add(const Configuration& c, double seconds) { seen_.push_back({c, std::log(seconds)}); }
-  double predict(const Configuration& c) const {
-    const Sketch& s = space_.sketches()[size_t(c.sketch)];
-    std::vector<std::pair<double, double>> near;  // (distance, log-time)
-    for (auto& [m, y] : seen_) {
-      if (m.sketch != c.sketch) continue;
-      double d = 0;
-      for (size_t p = 0; p < c.picks.size(); ++p) {
-        double n = double(std::max<size_t>(1, s.choices[p].values.size() - 1));
-        d += std::fabs(double(c.picks[p] - m.picks[p])) / n;
-      }
-      near.push_back({d, y});
-    }
-    if (near.empty()) return 0;  // unknown sketch: neutral
-    std::sort(near.begin(), near.end());
-    double num = 0, den = 0;
-    for (size_t i = 0; i < std::min<size_t>(4, near.size()); ++i) {
-      double w = 1 / (near[i].first + 0.05);
-      num += w * near[i].second;
-      den += w;
-    }
-    return num / den;
-  }
-
- private:
-  const Space& space_;
-  std::vector<std::pair<Configuration, double>> seen_;
-};
 
 // Now, in UTC, as ISO 8601 (a record's timestamp).
 std::string utc_now() {
@@ -127,102 +93,12 @@ std::string utc_now() {
   return buf;
 }
 
-// A configuration's values by choice point name, and its sketch's name
-// under "sketch": what the user's restrictions are asked about.
-std::map<std::string, std::string> choice_values(const Space& space, const Configuration& c) {
-  const Sketch& s = space.sketches().at(size_t(c.sketch));
-  std::map<std::string, std::string> v{{"sketch", s.name}};
-  for (size_t i = 0; i < s.choices.size() && i < c.picks.size(); ++i) v[s.choices[i].name] = s.choices[i].values.at(size_t(c.picks[i]));
-  return v;
-}
 
 // Loom's version, for the records (the build's project version).
 std::string loom_version() { return LOOM_VERSION; }
 
 }  // namespace
 
-void FeatureModel::add(const std::map<std::string, double>& features, double seconds) {
-  if (features.empty() || !(seconds > 0)) return;
-  samples_.push_back({features, std::log(seconds)});
-  fitted_ = false;
-}
-
-std::vector<double> FeatureModel::row(const std::map<std::string, double>& f) const {
-  std::vector<double> x(names_.size() + 1, 0);
-  x[0] = 1;  // (the intercept)
-  for (size_t i = 0; i < names_.size(); ++i) {
-    auto it = f.find(names_[i]);
-    x[i + 1] = it == f.end() ? 0 : std::log1p(std::max(0.0, it->second));
-  }
-  return x;
-}
-
-void FeatureModel::fit() const {
-  std::set<std::string> names;
-  for (auto& [f, y] : samples_)
-    for (auto& [n, v] : f) names.insert(n);
-  names_.assign(names.begin(), names.end());
-  size_t d = names_.size() + 1;  // (and an intercept)
-  // (X'X + lambda I) w = X'y, by Gaussian elimination with partial pivoting
-  std::vector<std::vector<double>> a(d, std::vector<double>(d + 1, 0));
-  for (auto& [f, y] : samples_) {
-    auto x = row(f);
-    for (size_t i = 0; i < d; ++i) {
-      for (size_t j = 0; j < d; ++j) a[i][j] += x[i] * x[j];
-      a[i][d] += x[i] * y;
-    }
-  }
-  for (size_t i = 1; i < d; ++i) a[i][i] += 0.1;  // ridge: features that do not vary say nothing
-  for (size_t c = 0; c < d; ++c) {
-    size_t p = c;
-    for (size_t r = c + 1; r < d; ++r)
-      if (std::fabs(a[r][c]) > std::fabs(a[p][c])) p = r;
-    std::swap(a[c], a[p]);
-    if (std::fabs(a[c][c]) < 1e-12) continue;
-    for (size_t r = 0; r < d; ++r) {
-      if (r == c) continue;
-      double m = a[r][c] / a[c][c];
-      for (size_t j = c; j <= d; ++j) a[r][j] -= m * a[c][j];
-    }
-  }
-  weights_.assign(d, 0);
-  for (size_t i = 0; i < d; ++i) weights_[i] = std::fabs(a[i][i]) < 1e-12 ? 0 : a[i][d] / a[i][i];
-  fitted_ = true;
-}
-
-std::optional<double> FeatureModel::predict(const std::map<std::string, double>& features) const {
-  if (!ready() || features.empty()) return std::nullopt;
-  if (!fitted_) fit();
-  std::vector<double> x = row(features);
-  return std::inner_product(x.begin(), x.end(), weights_.begin(), 0.0);
-}
-
-double occupancy(const TargetInfo& t, int64_t threads, int registers, int64_t shared_bytes, std::string* limit) {
-  if (threads <= 0) return 0;
-  int64_t warps = (threads + t.warp_size - 1) / t.warp_size, rounded = warps * t.warp_size;
-  auto why = [&](const std::string& s) {
-    if (limit) *limit = s;
-  };
-  int64_t blocks = std::min<int64_t>(32, t.max_threads_per_sm / rounded);  // (32 resident blocks per SM on sm_80-sm_90)
-  why(std::to_string(threads) + " threads per block");
-  if (registers > 0) {
-    int64_t per_block = int64_t((registers + 7) / 8 * 8) * rounded;  // (allocated per warp in units of 8 per thread)
-    int64_t by_registers = t.registers_per_sm / per_block;
-    if (by_registers < blocks) {
-      blocks = by_registers;
-      why(std::to_string(registers) + " registers x " + std::to_string(threads) + " threads = " + std::to_string(int64_t(registers) * threads) +
-          " per block, of the SM's " + std::to_string(t.registers_per_sm));
-    }
-  }
-  if (shared_bytes > 0) {
-    int64_t by_shared = (t.max_shared_bytes + 1024) / (shared_bytes + 1024);  // (1 KiB reserved per block)
-    if (by_shared < blocks) {
-      blocks = by_shared;
-      why(std::to_string(shared_bytes) + " bytes of shared memory per block, of the SM's " + std::to_string(t.max_shared_bytes + 1024));
-    }
-  }
-  return double(std::max<int64_t>(0, blocks) * rounded) / double(t.max_threads_per_sm);
-}
 
 Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   auto start = Clock::now();
@@ -276,109 +152,19 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
       if (this_kernel(t)) elsewhere.push_back(t);
   }
 
-  std::mt19937_64 rng(o.seed);
   std::string strategy = o.strategy;
   if (strategy == "auto") strategy = space.size() <= double(o.trials) ? "exhaustive" : "evolution";
   if (strategy != "exhaustive" && strategy != "random" && strategy != "evolution")
     throw Error("tuning: no strategy '" + strategy + "' (exhaustive, random, evolution or auto)");
 
-  std::vector<Configuration> order;  // exhaustive: the whole list, in order
-  if (strategy == "exhaustive") order = space.all();
-  size_t next_in_order = 0;
-  std::set<std::string> picked;      // keys tried or skipped in this run
-  NeighbourModel model(space);
-  FeatureModel features;
-  std::vector<std::pair<double, Configuration>> valid;  // (median, configuration), this run
-
-  auto fresh = [&](const Configuration& c) { return !picked.count(c.key()); };
   // measured first (random, evolution): the fastest elsewhere, then the rules' guesses
-  std::vector<Configuration> starts;
+  std::vector<Configuration> seeds;
   if (strategy != "exhaustive") {
-    starts = seeds_from(elsewhere, space, done, std::min<size_t>(8, std::max(1, o.trials / 4)));
-    result.seeded = int(starts.size());
+    seeds = seeds_from(elsewhere, space, done, std::min<size_t>(8, std::max(1, o.trials / 4)));
+    result.seeded = int(seeds.size());
   }
-  for (auto& c : space.starts()) starts.push_back(c);
-  std::reverse(starts.begin(), starts.end());
-  std::vector<int> unvisited;  // evolution's first draws: each sketch once, in a random order
-  for (size_t s = 0; s < space.sketches().size(); ++s) unvisited.push_back(int(s));
-  std::shuffle(unvisited.begin(), unvisited.end(), rng);
-  // The next batch of configurations nobody has tried.
-  auto next_batch = [&](size_t want) {
-    std::vector<Configuration> batch;
-    auto take = [&](const Configuration& c) {
-      picked.insert(c.key());
-      if (done.count(space.script(c))) {
-        ++result.skipped;
-        return;
-      }
-      if (o.restrict && !o.restrict(choice_values(space, c))) {
-        ++result.restricted;
-        return;
-      }
-      batch.push_back(c);
-    };
-    if (strategy == "exhaustive") {
-      while (batch.size() < want && next_in_order < order.size()) take(order[next_in_order++]);
-      return batch;
-    }
-    // evolution: random until this many; with a trial for each sketch,
-    // every sketch is drawn once first (unvisited), so a sketch the few
-    // random draws of a short run would miss (the one tensor-core sketch of
-    // twelve, 16 trials) is measured
-    size_t warm = std::max<size_t>(8, size_t(o.trials) / 4);
-    bool covers = size_t(o.trials) >= space.sketches().size();
-    if (covers) warm = std::max(warm, space.sketches().size());
-    for (int attempts = 0; batch.size() < want && attempts < 200 * int(want); ++attempts) {
-      if (double(picked.size()) >= space.size()) break;
-      if (!starts.empty()) {
-        Configuration c = starts.back();
-        starts.pop_back();
-        if (fresh(c)) take(c);
-        continue;
-      }
-      if (strategy == "random" || valid.size() < 2 || result.trials.size() < warm) {
-        bool cover = strategy == "evolution" && !unvisited.empty() && covers;
-        Configuration c = cover ? space.random_in(unvisited.back(), rng) : space.random(rng);
-        if (cover) unvisited.pop_back();
-        if (fresh(c)) take(c);
-        continue;
-      }
-      // evolution: mutants of the best few, the most promising by the model;
-      // one parent in four is the best of some sketch instead, so a sketch
-      // whose first random draws were poor is still refined (a short run's
-      // few random trials decide little about a sketch)
-      std::sort(valid.begin(), valid.end(), [](auto& a, auto& b) { return a.first < b.first; });
-      size_t parents = std::min<size_t>(valid.size(), 4);
-      std::vector<size_t> sketch_bests;  // indexes into valid, the first of each sketch
-      std::set<int> seen_sketches;
-      for (size_t v = 0; v < valid.size(); ++v)
-        if (seen_sketches.insert(valid[v].second.sketch).second) sketch_bests.push_back(v);
-      std::vector<std::pair<double, Configuration>> candidates;
-      // (the model ranks the mutants together, so a sketch's best is
-      // mutated alone: among the others' mutants its would never rank first)
-      bool from_sketch = sketch_bests.size() > 1 && std::uniform_int_distribution<int>(0, 3)(rng) == 0;
-      size_t sketch_parent = from_sketch ? sketch_bests[std::uniform_int_distribution<size_t>(0, sketch_bests.size() - 1)(rng)] : 0;
-      for (int m = 0; m < 24; ++m) {
-        size_t parent = from_sketch ? sketch_parent : std::uniform_int_distribution<size_t>(0, parents - 1)(rng);
-        Configuration c = valid[parent].second;
-        int steps = 1 + int(std::uniform_int_distribution<int>(0, 2)(rng) == 0);
-        for (int s = 0; s < steps; ++s) c = space.mutate(c, rng);
-        if (fresh(c)) candidates.push_back({model.predict(c), c});
-      }
-      if (candidates.empty()) {  // a neighbourhood worn out: explore
-        Configuration c = space.random(rng);
-        if (fresh(c)) take(c);
-        continue;
-      }
-      std::sort(candidates.begin(), candidates.end(), [](auto& a, auto& b) { return a.first < b.first; });
-      take(candidates.front().second);
-      if (std::uniform_int_distribution<int>(0, 3)(rng) == 0) {  // one in four also random, as evolution keeps diversity
-        Configuration c = space.random(rng);
-        if (fresh(c) && batch.size() < want) take(c);
-      }
-    }
-    return batch;
-  };
+  Search search(space, o, strategy, seeds, done);
+  FeatureModel features;
 
   VariantOptions vo;
   vo.workers = o.compile_workers;
@@ -392,10 +178,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   // what the progress reports as the run's length: the trials it will measure
   // (a space smaller than the budget, less what the log already holds, is measured whole)
   int shown_total = total;
-  if (strategy == "exhaustive")
-    shown_total = int(std::min<size_t>(size_t(total), size_t(std::count_if(order.begin(), order.end(), [&](const Configuration& c) {
-                                                         return !done.count(space.script(c));
-                                                       }))));
+  if (strategy == "exhaustive") shown_total = int(std::min<size_t>(size_t(total), search.untried()));
   std::optional<Trial> best_so_far = best(earlier);
   for (auto& t : earlier)  // (the log's trials of this space that the run reuses: reported with this run's)
     if (space.from_key(t.key) && space.script(*space.from_key(t.key)) == t.script) result.resumed.push_back(t);
@@ -418,7 +201,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     if (out_of_time()) want = 0;
     doubled = strategy == "evolution" && o.feature_model && features.ready() && want > 0;
     if (doubled) want *= 2;  // (half is measured: below)
-    std::vector<Configuration> b = want ? next_batch(want) : std::vector<Configuration>{};
+    std::vector<Configuration> b = want ? search.next_batch(want, result.trials.size()) : std::vector<Configuration>{};
     issued += int(b.size());
     return b;
   };
@@ -456,13 +239,10 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     std::vector<size_t> to_measure;
     auto record = [&](size_t i) {
       Trial& t = trials[i];
+      search.measured(batch[i], t.status == "ok" ? std::optional<double>(t.median_seconds) : std::nullopt);
       if (t.status == "ok") {
-        valid.push_back({t.median_seconds, batch[i]});
-        model.add(batch[i], t.median_seconds);
         features.add(t.features, t.median_seconds);
         if (!best_so_far || t.median_seconds < best_so_far->median_seconds) best_so_far = t;
-      } else if (!valid.empty()) {
-        model.add(batch[i], std::max_element(valid.begin(), valid.end(), [](auto& a, auto& b) { return a.first < b.first; })->first * 4);
       }
       if (!o.log.empty()) append_log(o.log, t);
       result.trials.push_back(t);
@@ -584,6 +364,8 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     doubled = following_doubled;
   }
   result.best = best_so_far;
+  result.skipped = search.skipped();
+  result.restricted = search.restricted();
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   auto none_ran = [&] {
     std::string why;

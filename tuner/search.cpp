@@ -1,0 +1,120 @@
+// The search strategies (search.h).
+#include "search.h"
+
+#include <algorithm>
+
+namespace loom::tune {
+
+namespace {
+
+// A configuration's values by choice point name, and its sketch's name
+// under "sketch": what the user's restrictions are asked about.
+std::map<std::string, std::string> choice_values(const Space& space, const Configuration& c) {
+  const Sketch& s = space.sketches().at(size_t(c.sketch));
+  std::map<std::string, std::string> v{{"sketch", s.name}};
+  for (size_t i = 0; i < s.choices.size() && i < c.picks.size(); ++i) v[s.choices[i].name] = s.choices[i].values.at(size_t(c.picks[i]));
+  return v;
+}
+
+}  // namespace
+
+Search::Search(const Space& space, const Options& o, std::string strategy, std::vector<Configuration> seeds, const std::set<std::string>& done)
+    : space_(space), o_(o), strategy_(std::move(strategy)), done_(done), rng_(o.seed), model_(space), starts_(std::move(seeds)) {
+  if (strategy_ == "exhaustive") order_ = space.all();
+  for (auto& c : space.starts()) starts_.push_back(c);
+  std::reverse(starts_.begin(), starts_.end());
+  for (size_t s = 0; s < space.sketches().size(); ++s) unvisited_.push_back(int(s));
+  std::shuffle(unvisited_.begin(), unvisited_.end(), rng_);
+}
+
+size_t Search::untried() const {
+  return size_t(std::count_if(order_.begin(), order_.end(), [&](const Configuration& c) { return !done_.count(space_.script(c)); }));
+}
+
+void Search::measured(const Configuration& c, std::optional<double> seconds) {
+  if (seconds) {
+    valid_.push_back({*seconds, c});
+    model_.add(c, *seconds);
+  } else if (!valid_.empty()) {  // (as slow as four times the slowest valid one: its neighbourhood is avoided)
+    model_.add(c, std::max_element(valid_.begin(), valid_.end(), [](auto& a, auto& b) { return a.first < b.first; })->first * 4);
+  }
+}
+
+std::vector<Configuration> Search::next_batch(size_t want, size_t measured) {
+  std::vector<Configuration> batch;
+  auto take = [&](const Configuration& c) {
+    picked_.insert(c.key());
+    if (done_.count(space_.script(c))) {
+      ++skipped_;
+      return;
+    }
+    if (o_.restrict && !o_.restrict(choice_values(space_, c))) {
+      ++restricted_;
+      return;
+    }
+    batch.push_back(c);
+  };
+  if (strategy_ == "exhaustive") {
+    while (batch.size() < want && next_in_order_ < order_.size()) take(order_[next_in_order_++]);
+    return batch;
+  }
+  // evolution: random until this many; with a trial for each sketch,
+  // every sketch is drawn once first (unvisited), so a sketch the few
+  // random draws of a short run would miss (the one tensor-core sketch of
+  // twelve, 16 trials) is measured
+  size_t warm = std::max<size_t>(8, size_t(o_.trials) / 4);
+  bool covers = size_t(o_.trials) >= space_.sketches().size();
+  if (covers) warm = std::max(warm, space_.sketches().size());
+  for (int attempts = 0; batch.size() < want && attempts < 200 * int(want); ++attempts) {
+    if (double(picked_.size()) >= space_.size()) break;
+    if (!starts_.empty()) {
+      Configuration c = starts_.back();
+      starts_.pop_back();
+      if (fresh(c)) take(c);
+      continue;
+    }
+    if (strategy_ == "random" || valid_.size() < 2 || measured < warm) {
+      bool cover = strategy_ == "evolution" && !unvisited_.empty() && covers;
+      Configuration c = cover ? space_.random_in(unvisited_.back(), rng_) : space_.random(rng_);
+      if (cover) unvisited_.pop_back();
+      if (fresh(c)) take(c);
+      continue;
+    }
+    // evolution: mutants of the best few, the most promising by the model;
+    // one parent in four is the best of some sketch instead, so a sketch
+    // whose first random draws were poor is still refined (a short run's
+    // few random trials decide little about a sketch)
+    std::sort(valid_.begin(), valid_.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    size_t parents = std::min<size_t>(valid_.size(), 4);
+    std::vector<size_t> sketch_bests;  // indexes into valid, the first of each sketch
+    std::set<int> seen_sketches;
+    for (size_t v = 0; v < valid_.size(); ++v)
+      if (seen_sketches.insert(valid_[v].second.sketch).second) sketch_bests.push_back(v);
+    std::vector<std::pair<double, Configuration>> candidates;
+    // (the model ranks the mutants together, so a sketch's best is
+    // mutated alone: among the others' mutants its would never rank first)
+    bool from_sketch = sketch_bests.size() > 1 && std::uniform_int_distribution<int>(0, 3)(rng_) == 0;
+    size_t sketch_parent = from_sketch ? sketch_bests[std::uniform_int_distribution<size_t>(0, sketch_bests.size() - 1)(rng_)] : 0;
+    for (int m = 0; m < 24; ++m) {
+      size_t parent = from_sketch ? sketch_parent : std::uniform_int_distribution<size_t>(0, parents - 1)(rng_);
+      Configuration c = valid_[parent].second;
+      int steps = 1 + int(std::uniform_int_distribution<int>(0, 2)(rng_) == 0);
+      for (int s = 0; s < steps; ++s) c = space_.mutate(c, rng_);
+      if (fresh(c)) candidates.push_back({model_.predict(c), c});
+    }
+    if (candidates.empty()) {  // a neighbourhood worn out: explore
+      Configuration c = space_.random(rng_);
+      if (fresh(c)) take(c);
+      continue;
+    }
+    std::sort(candidates.begin(), candidates.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    take(candidates.front().second);
+    if (std::uniform_int_distribution<int>(0, 3)(rng_) == 0) {  // one in four also random, as evolution keeps diversity
+      Configuration c = space_.random(rng_);
+      if (fresh(c) && batch.size() < want) take(c);
+    }
+  }
+  return batch;
+}
+
+}  // namespace loom::tune

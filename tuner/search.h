@@ -1,0 +1,55 @@
+// The search strategies of the tuner (tuner/search.cpp): which
+// configurations of a space to try next. exhaustive takes them in order;
+// random draws them (each sketch uniformly, then each choice point); evolution
+// draws at random until it has a few measurements (each sketch once first),
+// then mutates the fastest few and measures the mutant the cost model
+// (NeighbourModel) ranks first, one draw in four at random. Every strategy
+// measures the starts first: the fastest trials measured elsewhere (seeds),
+// then the sketches' own starts. A configuration the log already holds is
+// skipped, one the user's restrictions leave out is never generated; neither
+// is a trial.
+#pragma once
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cost_models.h"
+#include "loom/tuner.h"
+
+namespace loom::tune {
+
+class Search {
+ public:
+  // strategy: exhaustive, random or evolution (resolved); seeds: measured
+  // first; done: the scripts the log already holds
+  Search(const Space& space, const Options& o, std::string strategy, std::vector<Configuration> seeds, const std::set<std::string>& done);
+  // Up to `want` configurations nobody has tried; measured: the trials so far.
+  std::vector<Configuration> next_batch(size_t want, size_t measured);
+  // What a configuration measured: its median, or nothing (it failed or was refused).
+  void measured(const Configuration& c, std::optional<double> seconds);
+  // exhaustive: the configurations of the space the log does not hold
+  size_t untried() const;
+  int skipped() const { return skipped_; }        // already in the log
+  int restricted() const { return restricted_; }  // left out by the user's restrictions
+
+ private:
+  bool fresh(const Configuration& c) const { return !picked_.count(c.key()); }
+
+  const Space& space_;
+  const Options& o_;
+  std::string strategy_;
+  const std::set<std::string>& done_;
+  std::mt19937_64 rng_;
+  std::vector<Configuration> order_;  // exhaustive: the whole list, in order
+  size_t next_in_order_ = 0;
+  std::set<std::string> picked_;      // keys tried or skipped in this run
+  NeighbourModel model_;
+  std::vector<std::pair<double, Configuration>> valid_;  // (median, configuration), this run
+  std::vector<Configuration> starts_;  // measured first (a stack: the next at the back)
+  std::vector<int> unvisited_;         // evolution's first draws: each sketch once, in a random order
+  int skipped_ = 0, restricted_ = 0;
+};
+
+}  // namespace loom::tune
