@@ -95,6 +95,15 @@ Space Space::parse(const std::string& text, const std::string& filename) {
       if (close == std::string::npos) throw ParseError(loc, "choice( without its closing ')'");
       std::vector<std::string> values;
       std::string inner = line.substr(at + 7, close - at - 7);
+      // choice(16|32 as bx): the choice point's name (what restrictions use)
+      std::string given;
+      if (size_t as = inner.rfind(" as "); as != std::string::npos) {
+        given = trim(inner.substr(as + 4));
+        inner = inner.substr(0, as);
+        bool ident = !given.empty() && (std::isalpha(static_cast<unsigned char>(given[0])) || given[0] == '_');
+        for (char ch : given) ident &= std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+        if (!ident) throw ParseError(loc, "'" + given + "' after 'as' is not a name (letters, digits, _)");
+      }
       for (size_t b = 0;;) {
         size_t bar = inner.find('|', b);
         std::string v = trim(inner.substr(b, bar == std::string::npos ? std::string::npos : bar - b));
@@ -113,7 +122,7 @@ Space Space::parse(const std::string& text, const std::string& filename) {
       std::string before = line.substr(0, at);
       size_t word = before.find_last_of(" \t");
       std::string what = before.substr(word == std::string::npos ? 0 : word + 1);
-      std::string name = head + (what.empty() ? " argument " + std::to_string(std::count(before.begin(), before.end(), ' ')) : " " + what);
+      std::string name = !given.empty() ? given : head + (what.empty() ? " argument " + std::to_string(std::count(before.begin(), before.end(), ' ')) : " " + what);
       out += line.substr(pos, at - pos) + placeholder(s.choices.size());
       s.choices.push_back({name, values});
       pos = close + 1;
@@ -193,6 +202,11 @@ Space Space::from_json(const std::string& text, const std::string& filename) {
         const auto& values = v["choice"];
         if (!values.is_array() || values.empty()) throw Error(filename + ": " + where + "/" + key + "/choice: expected a non-empty list");
         ChoicePoint c{name + " " + key, {}};
+        if (v.contains("name")) {  // (what restrictions call it, as `choice(a|b as NAME)` in text)
+          if (!v["name"].is_string() || v["name"].get<std::string>().empty() || v["name"].get<std::string>().find(' ') != std::string::npos)
+            throw Error(filename + ": " + where + "/" + key + "/name: expected a name without spaces");
+          c.name = v["name"].get<std::string>();
+        }
         for (size_t j = 0; j < values.size(); ++j) c.values.push_back(value_text(values[j], p, where + "/" + key + "/choice/" + std::to_string(j)));
         line += " " + key + "=" + placeholder(s.choices.size());
         s.choices.push_back(c);
@@ -350,6 +364,7 @@ std::string Space::str() const {
       for (size_t p = 0; p < s.choices.size(); ++p) {
         std::string all;
         for (auto& v : s.choices[p].values) all += (all.empty() ? "" : "|") + v;
+        if (s.choices[p].name.find(' ') == std::string::npos) all += " as " + s.choices[p].name;  // (a name given with `as`)
         for (size_t at; (at = line.find(placeholder(p))) != std::string::npos;) line.replace(at, placeholder(p).size(), "choice(" + all + ")");
       }
       out += "  " + std::string(s.line_switch[l] >= 0 ? "optional " : "") + line + "\n";

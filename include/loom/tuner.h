@@ -305,6 +305,12 @@ class FeatureModel {
   mutable bool fitted_ = false;
 };
 
+// The user's restrictions written as expressions over a space's named
+// choice points (`choice(16|32|64 as bx)`; `bx * by <= 256`): false for a
+// configuration one of them rules out (Options::restrict). Error for an
+// expression that does not parse or names no choice point.
+std::function<bool(const std::map<std::string, std::string>&)> restriction_of(const Space& space, const std::vector<std::string>& texts);
+
 // Options for measuring a few given scripts again inside a run (the
 // references, settle_close_winners): every one of them, exhaustively, no
 // log, no resume, no seeds, restrictions, progress, time limit, references

@@ -468,6 +468,7 @@ int run_tune(const Options& o) {
     std::string s = read_text_file(o.space);
     space = is_json_path(o.space, s) ? tune::Space::from_json(s, o.space) : tune::Space::parse(s, o.space);
   }
+  if (!o.restrictions.empty()) to.restrict = tune::restriction_of(space, o.restrictions);
   std::printf("tuning '%s': %s", file.kernel.name.c_str(), space.str().c_str());
   to.progress = [verbose = o.verbose](const tune::Trial& t, const std::optional<tune::Trial>& best, int done, int total) {
     std::string what = t.status == "ok" ? [&] {
@@ -507,6 +508,7 @@ int run_tune(const Options& o) {
     std::printf(", %d illegal%s", count["illegal"],
                 r.refused ? (" (" + std::to_string(r.refused) + " refused by the checks before running, not counted)").c_str() : "");
   if (r.skipped) std::printf(", %d already in the log", r.skipped);
+  if (r.restricted) std::printf(", %d left out by --restrict", r.restricted);
   if (r.seeded) std::printf(", %d seeded by the fastest measured elsewhere", r.seeded);
   if (r.unmeasured) std::printf(", %d more screened and left unmeasured by the feature model", r.unmeasured);
   std::printf("\nfastest (%s, %s):\n", to.target.c_str(), r.best->device.c_str());

@@ -74,6 +74,8 @@ const CommandHelp kCommands[] = {
      "  --seed N                 the search's seed (default 1): a run is repeatable\n"
      "  --log LOG                append every trial to LOG (JSON lines) and skip those it holds\n"
      "  --no-resume              try every configuration again, even those in the log\n"
+     "  --restrict EXPR          leave out configurations where EXPR, over the space's named choice\n"
+     "                           points (choice(16|32 as bx)), is false: 'bx * by <= 256' (repeatable)\n"
      "  --no-settle              name the fastest trial as measured, even where the runner-up's\n"
      "                           times overlap its own (default: both measured again, 3 rounds)\n"
      "  --seed-log LOG           measure first the fastest trials of this kernel in LOG (another card's,\n"
@@ -208,6 +210,7 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--no-resume") o.resume = false;
     else if (a == "--no-settle") o.settle = false;
     else if (a == "--seed-log" && o.command == "tune") o.seed_logs.push_back(value());
+    else if (a == "--restrict" && o.command == "tune") o.restrictions.push_back(value());
     else if (a == "--kernel" && o.command == "best") o.kernel = value();
     else if ((a == "--rtol" || a == "--atol") && o.command == "tune") {
       std::string v = value(), name;

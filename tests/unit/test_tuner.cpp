@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "loom/cuda.h"
 #include "loom/parser.h"
@@ -896,6 +897,38 @@ TEST(AutoSpace, KernelsWithoutParallelLoopsRunAsWavefronts) {
     EXPECT_NE(space.str().find(skew), std::string::npos) << space.str();
     for (auto& c : space.all()) EXPECT_EQ(loom::testing::compare_kernels(k, apply_transforms(k, space.steps(c)), sizes), "") << space.script(c);
   }
+}
+
+// Restrictions as expressions over named choice points (issue 50: user
+// restrictions from the command line, Kernel Tuner's `restrictions`):
+// `choice(... as bx)` names a choice point, str() keeps the name, and
+// restriction_of leaves out, before anything is generated, what an
+// expression rules out; an unknown name or a bad expression is an error.
+TEST(Space, RestrictionsOverNamedChoicePointsLeaveConfigurationsOut) {
+  tune::Space space = tune::Space::parse("split_iname j choice(4|8|16 as tx) inner_tag=l.0\n"
+                                         "split_iname i choice(1|2|4 as ty) outer_tag=g.0 inner_tag=l.1\n"
+                                         "optional split_iname j_outer 2 inner_tag=unr\n");
+  EXPECT_EQ(space.sketches()[0].choices[0].name, "tx");
+  EXPECT_NE(space.str().find("choice(4|8|16 as tx)"), std::string::npos) << space.str();
+  std::string lines;  // (str()'s lines read back: the names survive)
+  std::istringstream in(space.str());
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("  ", 0) == 0) lines += line.substr(2) + "\n";
+  EXPECT_EQ(tune::Space::parse(lines).sketches()[0].choices[1].name, "ty") << lines;
+  auto o = small_run();
+  o.trials = 18;
+  o.settle = false;
+  o.restrict = tune::restriction_of(space, {"tx * ty <= 16", "tx >= 8"});
+  auto r = tune::tune(row_sums(), space, o);
+  EXPECT_EQ(r.restricted, 18 - 6);  // (tx, ty) in {(8,1), (8,2), (16,1)}, with and without the unrolled step
+  EXPECT_EQ(r.trials.size(), 6u);
+  for (auto& t : r.trials) EXPECT_EQ(t.script.find("split_iname j 4 "), std::string::npos) << t.script;
+  std::string e = loom::testing::error_of([&] { tune::restriction_of(space, {"tz < 4"}); });
+  EXPECT_NE(e.find("no choice point is named 'tz' (name one with choice(a|b as NAME); this space names tx, ty)"), std::string::npos) << e;
+  e = loom::testing::error_of([&] { tune::restriction_of(space, {"tx <"}); });
+  EXPECT_NE(e.find("restriction 'tx <'"), std::string::npos) << e;
+  e = loom::testing::error_of([] { tune::Space::parse("split_iname i choice(4|8 as 2x)\n"); });
+  EXPECT_NE(e.find("'2x' after 'as' is not a name"), std::string::npos) << e;
 }
 
 // A value marked '*' in a space's choice(...) is the sketch's start (the
