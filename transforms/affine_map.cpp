@@ -33,21 +33,6 @@ using transforms::refuse;
 
 namespace {
 
-// Replaces inames by expressions (reductions over them are refused before).
-class Substitution : public ExprMutator {
- public:
-  explicit Substitution(const std::map<std::string, Expr>& with) : with_(with) {}
-
- protected:
-  Expr mutate_var(const Var& v, const Expr& self) override {
-    auto it = with_.find(v.name);
-    return it == with_.end() ? self : it->second;
-  }
-
- private:
-  const std::map<std::string, Expr>& with_;
-};
-
 std::string join(const std::vector<std::string>& names) {
   std::string s;
   for (auto& n : names) s += (s.empty() ? "" : ", ") + n;
@@ -219,16 +204,17 @@ LoopKernel affine_map_inames(const LoopKernel& k, const std::vector<std::string>
   int first = *doms.begin();
   for (auto it = doms.rbegin(); it != doms.rend(); ++it) domains.erase(domains.begin() + *it);
   domains.insert(domains.begin() + first, islu::from_isl(islu::arrange_dims(image, order)));
-  Substitution sub(old_of);
+  // (reductions over an old iname were refused above: a plain substitution)
+  auto sub = [&](const Expr& e) { return substitute(e, old_of); };
   for (auto& insn : r.instructions.edit()) {
-    if (insn.lhs.defined()) insn.lhs = sub.mutate(insn.lhs);
-    if (insn.rhs.defined()) insn.rhs = sub.mutate(insn.rhs);
-    for (auto& p : insn.predicates) p = sub.mutate(p);
-    transforms::update_origin(insn, [&](const Expr& e) { return Substitution(old_of).mutate(e); });
+    if (insn.lhs.defined()) insn.lhs = sub(insn.lhs);
+    if (insn.rhs.defined()) insn.rhs = sub(insn.rhs);
+    for (auto& p : insn.predicates) p = sub(p);
+    transforms::update_origin(insn, sub);
     for (size_t i = 0; i < old_inames.size(); ++i)
       if (insn.within_inames.erase(old_inames[i])) insn.within_inames.insert(new_inames[i]);
   }
-  transforms::rewrite_rule_bodies(r, old, [&](const Expr& e) { return Substitution(old_of).mutate(e); });
+  transforms::rewrite_rule_bodies(r, old, sub);
   for (auto& prio : r.loop_priority.edit())
     for (auto& n : prio)
       if (auto it = std::find(old_inames.begin(), old_inames.end(), n); it != old_inames.end()) n = new_inames[size_t(it - old_inames.begin())];

@@ -597,14 +597,15 @@ std::optional<Sketch> wavefront(const LoopKernel& k) {
       continue;
     }
     std::string unused;
+    // (the nests still record every parallel loop; only the text puts one on blocks)
     Planner planner(skewed, line);
-    if (auto s = planner.plan(&unused)) {
+    if (auto s = planner.with_one_parallel_loop().plan(&unused)) {
       // the skew that leaves the most loops parallel (w = 4 t + 2 i + j: t
       // and i; w = 4 t + i + j: t only), the smallest coefficients among
       // those; one of them on blocks and threads
       if (!best || planner.parallel_loops() > best_parallel) {
         best_parallel = planner.parallel_loops();
-        best = Planner(skewed, line).with_one_parallel_loop().plan(&unused);
+        best = s;
       }
     }
   }
