@@ -383,6 +383,25 @@ def tf32_wgmma(dev):
         del A, W, C
 
 
+def f64_gemms(dev):
+    """float64 GEMM rows on the FP64 tensor cores (mma.sync m8n8k4), against cuBLAS's DGEMM."""
+    if ONLY and "gemm_f64" not in ONLY:
+        return
+    # 4096^3, and PolyBench's gemm at its LARGE size (1000 x 1100 x 1200: partial tiles)
+    for (M, N, K) in ((4096, 4096, 4096), (1000, 1100, 1200), (2000, 2300, 2600)):
+        A = torch.randn(M, K, device=dev, dtype=torch.float64)
+        B = torch.randn(K, N, device=dev, dtype=torch.float64)
+        C = torch.empty(M, N, device=dev, dtype=torch.float64)
+        k = loom_kernel("gemm_f64")
+        C.fill_(float("nan"))
+        k(a=A, b=B, c=C)
+        ok = check(C, A @ B, rtol=1e-9, atol=1e-9)
+        cublas = median_ms(lambda: torch.mm(A, B, out=C))
+        flops = 2 * M * N * K
+        row(f"gemm fp64 {M}x{N}x{K}", "gemm_f64", median_ms(lambda: k(a=A, b=B, c=C)), {"cuBLAS DGEMM (torch.mm)": cublas},
+            flops=flops, ceiling=flops / cublas / 1e9, ok=ok)
+        del A, B, C
+
 
 def main():
     dev = "cuda"
@@ -405,6 +424,10 @@ def main():
     if "--tf32" in sys.argv:  # only the TF32 rows on the warpgroup (sm_90a)
         del a, b, out
         tf32_wgmma(dev)
+        return
+    if "--f64" in sys.argv:  # only the float64 GEMM rows (the FP64 tensor cores)
+        del a, b, out
+        f64_gemms(dev)
         return
     if "--bf16" in sys.argv or "--wgmma" in sys.argv:  # only the bfloat16 GEMM rows (tensor cores; --wgmma: sm_90a's)
         del a, b, out
@@ -489,6 +512,7 @@ def main():
         del A, B, C
 
     bf16_gemms(dev)
+    f64_gemms(dev)
 
     # TF32 GEMM (float32 operands rounded to TF32, asked for in the kernel)
     size = 4096

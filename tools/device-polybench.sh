@@ -39,4 +39,4 @@ for n in "${names[@]}"; do
   echo "$out" | grep -E "^[0-9]+ trials in|^the kernel as written|^best|^loom: error|^  [0-9]+:[0-9.]* \(" | cut -c1-400
   echo "$out" | sed -n '/^best: [0-9]/,$p' | tail -n +2
 done 2>&1 | tee "$OUT/polybench.log"
-[ "${SIZES:-}" = large ] && python3 bench/polybench_torch.py 2>&1 | tee "$OUT/polybench_torch.log"
+[ "${SIZES:-}" = large ] && env -u LD_LIBRARY_PATH python3 -u bench/polybench_torch.py 2>&1 | tee "$OUT/polybench_torch.log"

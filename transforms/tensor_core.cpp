@@ -1,6 +1,8 @@
 // tensor_core: a product reduction's (m, n, k) inames run as one warp-level
 // matrix instruction (mma.sync m16n8k16 on sm_80 and later: float16 or
-// bfloat16 operands, float32 accumulation). The user splits the product down
+// bfloat16 operands, float32 accumulation; float64 on the FP64 tensor cores,
+// what cuBLAS's DGEMM runs: m8n8k4 from sm_80, m16n8k4/k8/k16 on sm_90).
+// The user splits the product down
 // to a 16 x 8 x 16 tile and names its three inames; this tags them mma.m,
 // mma.n and mma.k. The warp is then one logical thread of the kernel: it
 // runs the tile's loops, its accumulator is private to it (one value per
@@ -8,7 +10,8 @@
 // warp's 32 lanes in the instruction's fragment layout
 // (codegen/warp_matrices.cpp) and issues the instruction on CUDA; the CPU
 // target and the interpreter run the same lane code with plain arithmetic
-// (products of 16-bit values are exact in float32).
+// (products of 16-bit values are exact in float32; float64 sums may round
+// differently from the instruction's fused steps in the last bits).
 //
 // Checked here: the shape, each iname's extent (exactly the shape's, from
 // 0), that one instruction sums float32(x) * float32(y) over k with x over
@@ -78,6 +81,13 @@ bool sums_tf32(const LoopKernel& typed, const std::string& kk) {
   return false;
 }
 
+// Whether typed sums a float64 product over k: the FP64 tensor cores' m8n8k4.
+bool sums_float64(const LoopKernel& typed, const std::string& kk) {
+  for (auto [insn, mul] : products_over(typed, kk))
+    if ((mul->type.known() ? mul->type : promote(mul->a.type(), mul->b.type())) == types::float64) return true;
+  return false;
+}
+
 }  // namespace
 
 // N of a warpgroup shape m64nNk16 (or m64nNk8, TF32's), 0 for another shape
@@ -95,16 +105,27 @@ LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::str
                        bool tf32) {
   LoopKernel typed = infer_types(expand_substitutions(k));  // (the operands' types decide)
   if (!tf32 && k.has_iname(kk)) tf32 = sums_tf32(typed, kk);
-  const std::string shape = shape_given.empty() ? (tf32 ? "m16n8k8" : "m16n8k16") : shape_given;
+  const bool f64 = !tf32 && k.has_iname(kk) && sums_float64(typed, kk);
+  const std::string shape = shape_given.empty() ? (tf32 ? "m16n8k8" : f64 ? "m8n8k4" : "m16n8k16") : shape_given;
   const std::string what = "tensor_core(" + m + ", " + n + ", " + kk + ", " + shape + (tf32 ? ", tf32" : "") + ")";
   const int warpgroup_n = warpgroup_shape_n(shape);
-  if (shape != "m16n8k16" && shape != "m16n8k8" && !warpgroup_n)
-    refuse(k, what, "unknown shape '" + shape + "' (known: m16n8k16, m16n8k8 with tf32=true, m64nNk16 with N = 8, 16, ..., 256, m64nNk8 with tf32=true)");
+  // float64: m8n8k4 (sm_80 and later) and Hopper's m16n8k4, m16n8k8, m16n8k16 (sm_90)
+  static const std::map<std::string, std::pair<int64_t, int64_t>> f64_shapes = {{"m8n8k4", {8, 4}}, {"m16n8k4", {16, 4}}, {"m16n8k8", {16, 8}},
+                                                                                 {"m16n8k16", {16, 16}}};
+  if (f64 && !f64_shapes.count(shape))
+    refuse(k, what, "the sum over '" + kk + "' multiplies float64 values, which the FP64 tensor cores run as m8n8k4 (the default; sm_80 and later) "
+                    "or m16n8k4, m16n8k8, m16n8k16 (sm_90)");
+  if (!f64 && (shape == "m8n8k4" || shape == "m16n8k4"))
+    refuse(k, what, shape + " multiplies float64 values, and the sum over '" + kk + "' does not");
+  if (!f64 && shape != "m16n8k16" && shape != "m16n8k8" && !warpgroup_n)
+    refuse(k, what, "unknown shape '" + shape + "' (known: m16n8k16, m16n8k8 with tf32=true, m8n8k4 and m16n8k4/k8/k16 for float64, m64nNk16 with N = 8, "
+                    "16, ..., 256, m64nNk8 with tf32=true)");
   const bool k8 = shape.compare(shape.size() - 2, 2, "k8") == 0;  // (m16n8k8, m64nNk8: the known shapes ending so)
-  if (tf32 != k8)
+  if (!f64 && tf32 != k8)
     refuse(k, what, tf32 ? std::string("TF32 runs as m16n8k8 (a warp) or m64nNk8 (a warpgroup)")
                          : shape + " is a TF32 shape: pass tf32=true to run float32 operands as TF32");
-  const int64_t extent[3] = {warpgroup_n ? 64 : 16, warpgroup_n ? warpgroup_n : 8, tf32 ? 8 : 16};
+  int64_t extent[3] = {warpgroup_n ? 64 : 16, warpgroup_n ? warpgroup_n : 8, tf32 ? 8 : 16};
+  if (f64) extent[0] = f64_shapes.at(shape).first, extent[2] = f64_shapes.at(shape).second;
   const std::string names[3] = {m, n, kk};
   for (int d = 0; d < 3; ++d) {
     const std::string& x = names[d];
@@ -161,7 +182,9 @@ LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::str
       if (r->op != ReduceOp::Sum) refuse(k, what, "instruction '" + insn.id + "' reduces over '" + kk + "' with another operation than sum");
       std::string why;
       if (!matrix_product(r->body, m, n, why)) refuse(k, what, "instruction '" + insn.id + "': " + why);
-      if (r->type.known() && !(r->type == types::float32)) refuse(k, what, "instruction '" + insn.id + "' sums in " + r->type.name() + "; the instruction accumulates in float32");
+      const Type accumulates = f64 ? types::float64 : types::float32;
+      if (r->type.known() && !(r->type == accumulates))
+        refuse(k, what, "instruction '" + insn.id + "' sums in " + r->type.name() + "; the instruction accumulates in " + accumulates.name());
       ++products;
     }
   }
@@ -177,7 +200,7 @@ LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::str
 
 namespace {
 std::vector<std::string> shapes() {
-  std::vector<std::string> r = {"", "m16n8k16", "m16n8k8"};
+  std::vector<std::string> r = {"", "m16n8k16", "m16n8k8", "m8n8k4", "m16n8k4"};
   for (int n = 8; n <= 256; n += 8) r.push_back("m64n" + std::to_string(n) + "k16");
   for (int n = 8; n <= 256; n += 8) r.push_back("m64n" + std::to_string(n) + "k8");
   return r;
@@ -187,13 +210,13 @@ std::vector<std::string> shapes() {
 void register_tensor_core_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"tensor_core",
-           "Run a product's 16x8x16 tile on the tensor cores (mma.sync, float16/bfloat16 operands, float32 accumulation), or a "
-           "64xNx16 tile on a warpgroup (wgmma, sm_90a): tags its m, n and k inames mma.m, mma.n, mma.k; the warp (warpgroup) "
+           "Run a product's 16x8x16 tile on the tensor cores (mma.sync, float16/bfloat16 operands, float32 accumulation; 8x8x4 "
+           "for float64 operands and accumulation, m8n8k4, or m16n8k4/k8/k16 on sm_90), or a 64xNx16 tile on a warpgroup (wgmma, sm_90a): tags its m, n and k inames mma.m, mma.n, mma.k; the warp (warpgroup) "
            "becomes one logical thread and its 32 (128) lanes share the tile.",
-           {P{"m", P::String, true, "the tile's row iname (extent 16)"}.of(P::Type::Iname),
+           {P{"m", P::String, true, "the tile's row iname (extent 16; 8 for float64's m8n8k4)"}.of(P::Type::Iname),
             P{"n", P::String, true, "the tile's column iname (extent 8)"}.of(P::Type::Iname),
-            P{"k", P::String, true, "the sum's iname of the tile (extent 16; 8 for TF32)"}.of(P::Type::Iname),
-            P{"shape", P::String, false, "the instruction's shape (default: m16n8k16, or m16n8k8 with tf32; m64nNk16: wgmma on sm_90a, a warpgroup of 4 warps, operands in shared memory; m64nNk8: the same with tf32)"}.one_of(shapes()).otherwise(""),
+            P{"k", P::String, true, "the sum's iname of the tile (extent 16; 8 for TF32; the shape's for float64)"}.of(P::Type::Iname),
+            P{"shape", P::String, false, "the instruction's shape (default: m16n8k16, m16n8k8 with tf32, m8n8k4 for float64 (m16n8k4, m16n8k8, m16n8k16 on sm_90); m64nNk16: wgmma on sm_90a, a warpgroup of 4 warps, operands in shared memory; m64nNk8: the same with tf32)"}.one_of(shapes()).otherwise(""),
             P{"tf32", P::String, false, "run float32 operands as TF32 (10-bit mantissa): the sum's factors become round_tf32(x) * round_tf32(y) (trunc_tf32 on a warpgroup, m64nNk8)"}.of(P::Type::Bool).otherwise("false")},
            [](const LoopKernel& k, const TransformArgs& a) {
              return tensor_core(k, a.str("m"), a.str("n"), a.str("k"), a.has("shape") ? a.str("shape") : "", a.flag("tf32", false));

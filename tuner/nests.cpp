@@ -22,7 +22,8 @@
 // then with its loops distributed (distribute_loops), then with its
 // accumulations read as sums (accumulation_to_reduction): one-sum nests
 // along rows summed across l.0 ("nests, rows"), products in the tiles
-// sketch's tiles ("nests, tiles").
+// sketch's tiles ("nests, tiles"), float64 products on the FP64 tensor
+// cores ("nests, tensor cores").
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -112,6 +113,12 @@ class Planner {
     vector_tiles_ = vector;
     return *this;
   }
+  // tensor cores: float64 products on the FP64 tensor cores (tensor_core_tiles)
+  Planner& with_tensor_cores() {
+    tiles_ = true;
+    tensor_cores_ = true;
+    return *this;
+  }
 
   std::optional<Sketch> plan(std::string* why) {
     std::vector<std::string> order = written_.all_inames();
@@ -176,6 +183,7 @@ class Planner {
     if (!std::count(nest.parallel.begin(), nest.parallel.end(), x)) return "";
     for (auto& n : nest.parallel)
       if (n != x) y = n;
+    if (tensor_cores_) return tensor_core_tiles(nest, insn, y, x, r);
     int64_t width = vector_tiles_ ? vector_width_along(insn) : 1;
     if (vector_tiles_ && width == 1) return "";
     std::map<std::string, std::string> sweep_of = {{y, y + "_inner_outer," + y + "_inner_inner"}, {r, r + "_inner"}};
@@ -209,6 +217,69 @@ class Planner {
     if (width == 1) return product_tile_lines(y, x, r, "32|64", "32|64|128", "8|16") + fetches;
     return "assume " + extent_of_last_axis(insn) + " mod " + std::to_string(width) + " = 0\n" + product_vector_tile_lines(y, x, r, width) +
            fetches + buffers + "optional split_iname " + r + "_inner 4 inner_tag=unr outer_tag=unr\n";
+  }
+
+  // The FP64 tensor cores' tiles of a float64 product c[y, x] (+)= sum(r,
+  // a b) (gemm_f64.loom's schedule: Hopper's m16n8k16, 64x64 tiles of c a
+  // block of 2x2 warps, 32x32 a warp, r in tiles of 16; 0.83x cuBLAS's
+  // DGEMM at 4096^3 on an H200): each factor read once, over r, copied to
+  // shared memory as double2 vectors (its last axis's extent assumed even;
+  // zero-filled where the tiles leave the arrays) with cp.async and a
+  // second buffer, rows padded by 4 against the fragment loads' bank
+  // conflicts. "" where c or a factor is not float64.
+  std::string tensor_core_tiles(const Nest& nest, const Instruction& insn, const std::string& y, const std::string& x, const std::string& r) const {
+    auto float64 = [&](const std::string& name) {
+      const Argument* a = written_.find_argument(name);
+      const Temporary* t = written_.find_temporary(name);
+      return (a && a->dtype == types::float64) || (t && t->dtype == types::float64);
+    };
+    if (!float64(insn.assignee_name())) return "";
+    const std::map<std::string, std::pair<std::string, int>> tile_of = {  // a loop's inames in the tile and its extent there
+        {y, {y + "_inner_outer," + y + "_inner_inner_outer," + y + "_inner_inner_inner", 64}},
+        {x, {x + "_inner_outer," + x + "_inner_inner_outer," + x + "_inner_inner_inner", 64}},
+        {r, {r + "_inner", 16}}};
+    std::string text = "split_iname " + y + " 64 outer_tag=g.1\nsplit_iname " + x + " 64 outer_tag=g.0\n" + "split_iname " + y +
+                       "_inner 32 outer_tag=l.1\nsplit_iname " + y + "_inner_inner 16 outer_tag=ilp\n" + "split_iname " + x +
+                       "_inner 32 outer_tag=l.2\nsplit_iname " + x + "_inner_inner 8 outer_tag=ilp\n" + "split_iname " + r + " 16\n" +
+                       "tensor_core " + y + "_inner_inner_inner " + x + "_inner_inner_inner " + r + "_inner shape=m16n8k16\n" +
+                       // (the tile's loops directly inside one another, r's tiles around the register tile)
+                       "prioritize_loops " + r + "_outer," + y + "_inner_inner_outer," + x + "_inner_inner_outer," + y + "_inner_inner_inner," + x +
+                       "_inner_inner_inner," + r + "_inner\n";
+    std::string assumptions;
+    std::map<std::string, int> reads;
+    bool all_float64 = true;
+    for_each_subscript(insn.rhs, [&](const Subscript& s) {
+      ++reads[s.name];
+      all_float64 &= float64(s.name);
+    });
+    if (!all_float64) return "";
+    for (auto& [name, count] : reads) {
+      if (count != 1 || !fetchable(name, nest)) continue;  // (read directly: the fragments' loads are guarded)
+      const Subscript* sub = nullptr;
+      for_each_subscript(insn.rhs, [&](const Subscript& s) { sub = s.name == name ? &s : sub; });
+      auto first = sub->indices.size() == 2 ? sub->indices[0].as<Var>() : nullptr, last = sub->indices.size() == 2 ? sub->indices[1].as<Var>() : nullptr;
+      if (!first || !last || !tile_of.count(first->name) || !tile_of.count(last->name) || (first->name != r && last->name != r)) continue;
+      const Argument* arg = written_.find_argument(name);
+      const Temporary* temp = written_.find_temporary(name);
+      Expr extent = simplify(arg ? arg->shape.back() : temp->shape.back());
+      if (auto c = constant_int(extent); c && *c % 2 != 0) continue;  // (double2 copies along the last axis)
+      if (!constant_int(extent)) assumptions += (assumptions.empty() ? "assume " : " and ") + extent.str() + " mod 2 = 0";
+      const std::string t = name + "_tc_" + y + "_" + x, tr = t + "_r", tc = t + "_c";
+      const int vectors = tile_of.at(last->name).second / 2;
+      text += "add_prefetch " + name + " sweep_inames=" + tile_of.at(first->name).first + "," + tile_of.at(last->name).first + " temporary_name=" + t +
+              " temporary_address_space=local dim_arg_names=" + tr + "," + tc + " padding=4 default_tag=for fill_value=0\n" + "split_iname " + tc +
+              " 2 inner_tag=vec\n";
+      // (the 32 lanes along the rows' vectors, the 2x2 warps over the rows)
+      if (vectors >= 32) {
+        text += "split_iname " + tc + "_outer 32 inner_tag=l.0\nsplit_iname " + tr + " 2 inner_tag=l.1\nsplit_iname " + tr + "_outer 2 inner_tag=l.2\n";
+      } else {
+        text += "split_iname " + tr + " " + std::to_string(32 / vectors) + "\njoin_inames " + tr + "_inner," + tc + "_outer new_iname=" + t +
+                "_lane\ntag_inames " + t + "_lane:l.0\nsplit_iname " + tr + "_outer 2 inner_tag=l.1\nsplit_iname " + tr +
+                "_outer_outer 2 inner_tag=l.2\n";
+      }
+      text += "double_buffer " + t + " " + r + "_outer stages=choice(*2|3)\n";  // (the start: two copies, as gemm_f64.loom)
+    }
+    return (assumptions.empty() ? "" : assumptions + "\n") + text;
   }
 
   // Whether a factor's tiles may be copied to shared memory: an array
@@ -488,6 +559,7 @@ class Planner {
   bool rows_ = false;
   bool tiles_ = false;
   bool vector_tiles_ = false;
+  bool tensor_cores_ = false;
   bool one_loop_ = false;
 
  public:
@@ -646,6 +718,12 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
   Planner tiles(r, lines);
   if (auto t = tiles.with_tiles().plan(out.empty() ? why : &unused); t && tiles.tiled_) {
     t->name = "nests, tiles";
+    out.push_back(*t);
+  }
+  // float64 products on the FP64 tensor cores (PolyBench's gemm, 2mm, 3mm)
+  Planner tensor_tiles(r, lines);
+  if (auto t = tensor_tiles.with_tensor_cores().plan(&unused); t && tensor_tiles.tiled_) {
+    t->name = "nests, tensor cores";
     out.push_back(*t);
   }
   Planner vector_tiles(r, lines);

@@ -87,7 +87,7 @@ namespace loom {
 // writes them so); a and b are then the calls.
 struct MatrixProduct {
   Expr a, b;
-  Type input;  // float16, bfloat16, or float32 for TF32
+  Type input;  // float16, bfloat16, float32 for TF32, or float64 (m8n8k4: float64 accumulation)
   bool tf32 = false;
   bool tf32_truncated = false;  // TF32 by trunc_tf32 (toward zero, wgmma's), not round_tf32
 };

@@ -11,6 +11,22 @@ namespace {
 
 bool is_16bit_float(Type t) { return t.lanes == 1 && (t.kind == ScalarKind::Float16 || t.kind == ScalarKind::BFloat16); }
 
+bool mentions(const Expr& e, const std::string& v) {
+  std::set<std::string> vars;
+  collect_free_vars(e, vars);
+  return vars.count(v) > 0;
+}
+
+// Orders the factors (x, y) as A (over m, not n) and B (over n, not m).
+bool sides(Expr& x, Expr& y, const Expr& summand, const std::string& m, const std::string& n, std::string& why) {
+  if (mentions(x, n) || mentions(y, m)) std::swap(x, y);
+  if (!mentions(x, m) || mentions(x, n) || !mentions(y, n) || mentions(y, m)) {
+    why = "in " + summand.str() + " one factor must depend on '" + m + "' and not on '" + n + "', the other on '" + n + "' and not on '" + m + "'";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::string& m, const std::string& n, std::string& why) {
@@ -21,9 +37,19 @@ std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::stri
   }
   // (before types are inferred, the product's type is its factors')
   Type t = mul->type.known() ? mul->type : promote(mul->a.type(), mul->b.type());
+  if (t == types::float64) {  // (m8n8k4: float64 factors as they are, each any expression of its own side)
+    Expr x = mul->a, y = mul->b;
+    if (!(x.type() == types::float64) || !(y.type() == types::float64)) {
+      why = "the factors of " + summand.str() + " must both be float64 values (the FP64 tensor cores multiply float64 by float64)";
+      return std::nullopt;
+    }
+    if (!sides(x, y, summand, m, n, why)) return std::nullopt;
+    return MatrixProduct{x, y, types::float64, false, false};
+  }
   if (!(t == types::float32)) {
     why = "the product " + summand.str() + " is computed in " + t.name() +
-          "; the tensor core multiplies exactly and accumulates in float32: write float32(x) * float32(y) with x, y float16 or bfloat16";
+          "; the tensor core multiplies exactly and accumulates in float32 (write float32(x) * float32(y) with x, y float16 or bfloat16), "
+          "or multiplies and accumulates float64 (m8n8k4)";
     return std::nullopt;
   }
   auto tf32 = [](const Expr& f) {
@@ -54,16 +80,7 @@ std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::stri
     why = "the factors of " + summand.str() + " have different types (" + x.type().name() + ", " + y.type().name() + ")";
     return std::nullopt;
   }
-  auto mentions = [](const Expr& e, const std::string& v) {
-    std::set<std::string> vars;
-    collect_free_vars(e, vars);
-    return vars.count(v) > 0;
-  };
-  if (mentions(x, n) || mentions(y, m)) std::swap(x, y);
-  if (!mentions(x, m) || mentions(x, n) || !mentions(y, n) || mentions(y, m)) {
-    why = "in " + summand.str() + " one factor must depend on '" + m + "' and not on '" + n + "', the other on '" + n + "' and not on '" + m + "'";
-    return std::nullopt;
-  }
+  if (!sides(x, y, summand, m, n, why)) return std::nullopt;
   return MatrixProduct{x, y, x.type(), tf32(x), tf32(x) && x.as<Call>()->name == "trunc_tf32"};
 }
 

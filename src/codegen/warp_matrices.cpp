@@ -5,7 +5,7 @@
 // the mma.sync fragment layout gives it (m16n8k16: m = lane / 4 + 8 * (e / 2),
 // n = 2 * (lane mod 4) + e mod 2), the loops' bounds turned into guards. A
 // private temporary indexed by [.., m, .., n, ..] in the tile (an
-// accumulator) keeps those four elements: [.., e, ..]. The CPU target and
+// accumulator) keeps those four (two) elements: [.., e, ..]. The CPU target and
 // the interpreter run exactly this code. On CUDA the product's (m, n, k)
 // nest is also recognised and wrapped in a WarpMatrix block the printer
 // emits as one mma.sync, loading each lane's operand fragments through the
@@ -115,8 +115,9 @@ class Lowering {
       if (!r || r->first != 0) fail("the tile's iname '" + name + "' does not run from 0 over a constant extent");
       int64_t extent = r->second + 1;
       if (t.kind == InameTag::MatrixM) {
-        if (!first && (extent == 64) != warpgroup_) fail("the kernel mixes warp tiles (16 rows) and warpgroup tiles (64 rows)");
+        if (!first && extent != tile_m_) fail("the kernel mixes tiles of " + std::to_string(tile_m_) + " and " + std::to_string(extent) + " rows");
         warpgroup_ = extent == 64;
+        tile_m_ = int(extent);
         first = false;
       } else if (tile_n_seen_ && extent != tile_n_) {
         fail("its tiles have different widths (" + std::to_string(tile_n_) + " and " + std::to_string(extent) + ")");
@@ -125,7 +126,6 @@ class Lowering {
         tile_n_seen_ = true;
       }
     }
-    tile_m_ = warpgroup_ ? 64 : 16;
     lanes_ = warpgroup_ ? 128 : 32;
     elements_ = tile_m_ * tile_n_ / lanes_;
   }
@@ -153,8 +153,9 @@ class Lowering {
   Expr num(int64_t v) const { return make_int(v, it_); }
   Expr bin(BinOp op, Expr a, Expr b) const { return make_binary(op, std::move(a), std::move(b), it_); }
   // the fragment layout of m16n8k16's accumulator (and A's rows, B's
-  // columns); a warpgroup's m64nNk16 accumulator repeats it: warp w of the
-  // four holds rows 16w.., and element e of a lane is in columns 8 (e / 4)..
+  // columns); m8n8k4's (float64) is its top half, elements 0 and 1; a
+  // warpgroup's m64nNk16 accumulator repeats it: warp w of the four holds
+  // rows 16w.., and element e of a lane is in columns 8 (e / 4)..
   Expr row_of(int e) const {
     if (!warpgroup_) return simplify(bin(BinOp::Add, bin(BinOp::FloorDiv, lane(), num(4)), num(8 * (e / 2))));
     Expr warp = bin(BinOp::Mul, bin(BinOp::FloorDiv, lane(), num(32)), num(16));
@@ -273,17 +274,23 @@ class Lowering {
     std::string why;
     auto p = matrix_product(summand, mf.var, nf.var, why);
     if (!p) fail("the update of instruction '" + at->insn_id + "': " + why);
-    if (!(at->lhs.type() == types::float32))
-      fail("the update of instruction '" + at->insn_id + "' accumulates in " + at->lhs.type().name() + "; the instruction accumulates in float32");
+    const bool f64 = p->input == types::float64;
+    const Type accumulates = f64 ? types::float64 : types::float32;
+    if (!(at->lhs.type() == accumulates))
+      fail("the update of instruction '" + at->insn_id + "' accumulates in " + at->lhs.type().name() + "; the instruction accumulates in " +
+           accumulates.name());
     auto w = std::make_shared<WarpMatrix>();
-    const int kk = p->tf32 ? 8 : 16;
+    auto k_range = islu::constant_range(k_, kf.var);  // (float64's k: the shape's, 4, 8 or 16)
+    const int kk = p->tf32 ? 8 : f64 && k_range ? int(k_range->second + 1) : 16;
     const std::string shape = "m" + std::to_string(tile_m_) + "n" + std::to_string(tile_n_) + "k" + std::to_string(kk);
     const MatrixInstruction* mi = g_.target.find_matrix_instruction(tile_m_, tile_n_, kk, p->input);
     if (!mi)
       fail("architecture " + g_.target.arch + " has no " + shape + " matrix instruction for " + (p->tf32 ? "tf32" : p->input.name()) +
-           (warpgroup_ ? " (wgmma needs sm_90a: --arch sm_90a)" : " (mma.sync needs sm_80 or later)"));
-    const std::string types = p->tf32 ? "tf32.tf32" : p->input.kind == ScalarKind::BFloat16 ? "bf16.bf16" : "f16.f16";
-    w->instruction = warpgroup_ ? "wgmma.mma_async.sync.aligned." + shape + ".f32." + types : "mma.sync.aligned." + shape + ".row.col.f32." + types + ".f32";
+           (warpgroup_ ? " (wgmma needs sm_90a: --arch sm_90a)" : f64 && tile_m_ == 16 ? " (float64's m16n8k4/k8/k16 need sm_90)" : " (mma.sync needs sm_80 or later)"));
+    const std::string types = p->tf32 ? "tf32.tf32" : f64 ? "f64.f64" : p->input.kind == ScalarKind::BFloat16 ? "bf16.bf16" : "f16.f16";
+    const std::string acc = f64 ? "f64" : "f32";
+    w->instruction = warpgroup_ ? "wgmma.mma_async.sync.aligned." + shape + ".f32." + types
+                                : "mma.sync.aligned." + shape + ".row.col." + acc + "." + types + "." + acc;
     w->warpgroup = warpgroup_;
     w->m = tile_m_;
     w->n = tile_n_;

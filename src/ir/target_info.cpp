@@ -20,6 +20,9 @@ std::vector<MatrixInstruction> mma_sync(int cc) {
   r.back().a = r.back().b = Type(ScalarKind::Float16);
   r.push_back({"mma.sync.m16n8k16.bf16", 16, 8, 16, Type(ScalarKind::BFloat16), Type(ScalarKind::BFloat16), types::float32});
   r.push_back({"mma.sync.m16n8k8.tf32", 16, 8, 8, types::float32, types::float32, types::float32});
+  r.push_back({"mma.sync.m8n8k4.f64", 8, 8, 4, types::float64, types::float64, types::float64});  // (DMMA, the FP64 tensor cores)
+  if (cc >= 90)  // (Hopper's larger float64 shapes, PTX 7.8)
+    for (int k : {4, 8, 16}) r.push_back({"mma.sync.m16n8k" + std::to_string(k) + ".f64", 16, 8, k, types::float64, types::float64, types::float64});
   r.push_back({"mma.sync.m16n8k32.s8", 16, 8, 32, Type(ScalarKind::Int8), Type(ScalarKind::Int8), types::int32});
   return r;
 }

@@ -260,6 +260,34 @@ __device__ __forceinline__ void loom_mma_m16n8k8_tf32(float &d0, float &d1, floa
                : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 )"},
+    {"loom_mma_m8n8k4_f64", R"(// A warp's D = A B + D on the FP64 tensor cores: m8n8k4, float64 operands and accumulator (sm_80+)
+// (not volatile: it reads registers only, so loads may be shared and moved across it)
+__device__ __forceinline__ void loom_mma_m8n8k4_f64(double &d0, double &d1, double a, double b) {
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n" : "+d"(d0), "+d"(d1) : "d"(a), "d"(b));
+}
+)"},
+    {"loom_mma_m16n8k4_f64", R"(// m16n8k4 on the FP64 tensor cores (sm_90)
+__device__ __forceinline__ void loom_mma_m16n8k4_f64(double &d0, double &d1, double &d2, double &d3, double a0, double a1, double b0) {
+  asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+      : "+d"(d0), "+d"(d1), "+d"(d2), "+d"(d3) : "d"(a0), "d"(a1), "d"(b0));
+}
+)"},
+    {"loom_mma_m16n8k8_f64", R"(// m16n8k8 on the FP64 tensor cores (sm_90)
+__device__ __forceinline__ void loom_mma_m16n8k8_f64(double &d0, double &d1, double &d2, double &d3, double a0, double a1, double a2,
+                                                     double a3, double b0, double b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+d"(d0), "+d"(d1), "+d"(d2), "+d"(d3) : "d"(a0), "d"(a1), "d"(a2), "d"(a3), "d"(b0), "d"(b1));
+}
+)"},
+    {"loom_mma_m16n8k16_f64", R"(// m16n8k16 on the FP64 tensor cores (sm_90)
+__device__ __forceinline__ void loom_mma_m16n8k16_f64(double &d0, double &d1, double &d2, double &d3, double a0, double a1, double a2,
+                                                      double a3, double a4, double a5, double a6, double a7, double b0, double b1,
+                                                      double b2, double b3) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+      : "+d"(d0), "+d"(d1), "+d"(d2), "+d"(d3)
+      : "d"(a0), "d"(a1), "d"(a2), "d"(a3), "d"(a4), "d"(a5), "d"(a6), "d"(a7), "d"(b0), "d"(b1), "d"(b2), "d"(b3));
+}
+)"},
     {"loom_ipow", R"(template <class T> __device__ __forceinline__ T loom_ipow(T a, T b) {
   T r = 1;
   for (; b > 0; b >>= 1, a *= a)
@@ -745,10 +773,44 @@ class Printer {
   void preload_fragments(std::ostream& os, const StmtPtr& s, int ind) {
     if (s->kind == Stmt::Block && s->matrix) {
       std::vector<std::string> a, b;
+      if (s->matrix->input == types::float64) return (void)f64_fragments(os, *s->matrix, ind, true);
       ldmatrix_fragments(os, *s->matrix, ind, a, b);
       return;
     }
     for (auto& c : s->children) preload_fragments(os, c, ind);
+  }
+
+  // A lane's A and B values of a float64 instruction (g = lane / 4, t =
+  // lane mod 4): m8n8k4: A (g, t), B (t, g); m16n8kK: A r of K / 2 at
+  // (g + 8 (r mod 2), t + 4 (r / 2)), B r of K / 4 at (t + 4 r, g), TF32's
+  // layout. Each is loaded once in a straight run of instructions (a register
+  // tile's products share their rows' and columns' values). `preload`: only
+  // values read unguarded from a tile in shared memory (loads that stay
+  // inside the tile, hoisted above a branch); "" for the others.
+  std::pair<std::vector<std::string>, std::vector<std::string>> f64_fragments(std::ostream& os, const WarpMatrix& w, int ind, bool preload) {
+    std::string pad(ind * 2, ' ');
+    Type it = k_.options.index_dtype;
+    auto num = [&](int64_t v) { return make_int(v, it); };
+    auto bin = [&](BinOp op, Expr x, Expr y) { return simplify(make_binary(op, std::move(x), std::move(y), it)); };
+    Expr lane = make_var(w.lane, it);
+    Expr g = bin(BinOp::FloorDiv, lane, num(4)), t = bin(BinOp::Mod, lane, num(4));
+    auto kept = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) -> std::string {
+      auto sub = value.as<Subscript>();
+      const Temporary* tile = sub ? k_.find_temporary(sub->name) : nullptr;
+      if (preload && (valid.defined() || !tile || tile->space != AddressSpace::Local)) return "";
+      std::string v = expr(simplify(substitute(value, at)), 0);
+      if (valid.defined()) v = "(" + expr(simplify(substitute(valid, at)), 0) + " ? " + v + " : 0.0)";
+      auto found = fragment_cache_.find("f64 " + v);
+      if (found != fragment_cache_.end()) return found->second;
+      std::string name = "loom_frag" + std::to_string(fragment_count_++);
+      os << pad << "double const " << name << " = " << v << ";\n";
+      return fragment_cache_["f64 " + v] = name;
+    };
+    std::vector<std::string> a, b;
+    for (int r = 0; r < (w.m == 8 ? 1 : w.k / 2); ++r)
+      a.push_back(kept(w.a, w.a_valid, {{w.m_var, bin(BinOp::Add, g, num(8 * (r % 2)))}, {w.k_var, bin(BinOp::Add, t, num(4 * (r / 2)))}}));
+    for (int r = 0; r < w.k / 4; ++r) b.push_back(kept(w.b, w.b_valid, {{w.k_var, bin(BinOp::Add, t, num(4 * r))}, {w.n_var, g}}));
+    return {a, b};
   }
 
   // The fragments of w's operands that ldmatrix can load (an operand read
@@ -765,7 +827,7 @@ class Printer {
     Expr lane = make_var(w.lane, it);
     auto ldmatrix_row = [&](const Expr& value, const Expr& valid, const std::string& contiguous) -> Expr {
       auto sub = value.as<Subscript>();
-      if (w.tf32) return Expr();  // (32-bit elements: loaded one by one)
+      if (w.input.bytes() != 2) return Expr();  // (TF32's and float64's elements: loaded one by one)
       const Temporary* t = sub ? k_.find_temporary(sub->name) : nullptr;
       if (valid.defined() || !t || t->space != AddressSpace::Local) return Expr();
       int once = 0;
@@ -810,12 +872,20 @@ class Printer {
     auto bin = [&](BinOp op, Expr a, Expr b) { return make_binary(op, std::move(a), std::move(b), it); };
     Expr lane = make_var(w.lane, it);
     Expr group = bin(BinOp::FloorDiv, lane, num(4)), pair = bin(BinOp::Mul, bin(BinOp::Mod, lane, num(4)), num(2));
-    std::string zero = w.tf32 ? "0.0f" : round_to(w.input, "0.0f");
+    std::string zero = w.input == types::float64 ? "0.0" : w.tf32 ? "0.0f" : round_to(w.input, "0.0f");
     auto element = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) {
       std::string v = expr(simplify(substitute(value, at)), 0);
       if (!valid.defined()) return v;
       return "(" + expr(simplify(substitute(valid, at)), 0) + " ? " + v + " : " + zero + ")";
     };
+    if (w.input == types::float64) {  // D (g (+ 8), 2 t + e) += A B
+      auto [fa, fb] = f64_fragments(os, w, ind, false);
+      os << pad << "loom_mma_m" << w.m << "n8k" << w.k << "_f64(";  // (mma.sync.aligned.mMn8kK.row.col.f64.f64.f64.f64)
+      for (int e = 0; e < w.m * 8 / 32; ++e) os << expr(simplify(substitute(w.accumulator, {{w.element, num(e)}})), 0) << ", ";
+      for (auto& f : fa) os << f << ", ";
+      for (size_t r = 0; r < fb.size(); ++r) os << fb[r] << (r + 1 < fb.size() ? ", " : ");\n");
+      return;
+    }
     std::vector<std::string> a, b;
     ldmatrix_fragments(os, w, ind, a, b);
     if (w.tf32) {  // m16n8k8: A (g + 8 (r mod 2), t + 4 (r / 2)), B (k t + 4 r, n g); one 32-bit value a register

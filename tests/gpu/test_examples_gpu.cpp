@@ -8,9 +8,10 @@ using loom::testing::gpu_vs_reference;
 
 class GpuExample : public ::testing::TestWithParam<std::string> {};
 
-// (wgmma is sm_90a's alone: such an example runs on compute capability 9.0 only)
-#define REQUIRE_ARCH_FOR_EXAMPLE(name) \
-  if ((name).find("wgmma") != std::string::npos && cuda::device().arch() != "sm_90a") GTEST_SKIP() << (name) << " needs sm_90a"
+// (wgmma is sm_90a's alone, float64's m16n8k16 sm_90's: such an example runs on compute capability 9.0 only)
+#define REQUIRE_ARCH_FOR_EXAMPLE(name)                                                                                            \
+  if (((name).find("wgmma") != std::string::npos || (name).find("f64") != std::string::npos) && cuda::device().arch() != "sm_90a") \
+  GTEST_SKIP() << (name) << " needs sm_90a"
 
 TEST_P(GpuExample, MatchesReferenceAtAwkwardSizes) {
   REQUIRE_GPU();

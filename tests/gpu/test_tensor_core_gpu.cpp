@@ -1,4 +1,4 @@
-// Tensor cores on the GPU: float16 and TF32 products (the bfloat16 ones are
+// Tensor cores on the GPU: float16, TF32 and float64 products (the bfloat16 ones are
 // examples, run by test_examples_gpu.cpp) against the interpreter of the
 // kernel as written, at sizes with partial tiles; an epilogue on the lanes.
 #include <cstring>
@@ -95,4 +95,23 @@ TEST(GpuTensorCore, WgmmaTf32DropsTheLowBitsAsTruncTf32Says) {
   EXPECT_EQ(wrong, 0) << "c[0] = " << arrays.at("c").get(0) << " (64: toward zero; 64.0625: to nearest)";
   for (auto& q : std::vector<std::map<std::string, int64_t>>{{{"n", 128}, {"m", 256}, {"l", 32}}, {{"n", 384}, {"m", 512}, {"l", 416}}})
     EXPECT_EQ(gpu_vs_reference(f.kernel, t, q), "") << q.at("n");
+}
+
+TEST(GpuTensorCore, Float64OnTheFp64TensorCores) {
+  // PolyBench's accumulation c += alpha a b, one warp an 8x8 tile read from
+  // global memory (every fragment element guarded at the partial tiles);
+  // gemm_f64.loom (tiles in shared memory) runs with the examples
+  REQUIRE_GPU();
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = c[i, j] + sum(k, alpha * a[i, k] * b[k, j])",
+                             {"a: float64[n, l], b: float64[l, m], c: float64[n, m], alpha: float64"}, "dgemm");
+  LoopKernel t = apply_transforms(k, parse_transform_script("split_iname i 8 outer_tag=g.1\nsplit_iname j 8 outer_tag=g.0\nsplit_iname k 4\n"
+                                                            "tensor_core i_inner j_inner k_inner\n"));
+  for (auto& p : kSizes) EXPECT_EQ(gpu_vs_reference(k, t, p), "") << p.at("n");
+  if (cuda::device().arch().rfind("sm_90", 0) != 0) return;
+  for (int kk : {4, 8, 16}) {  // (Hopper's m16n8kK)
+    LoopKernel h = apply_transforms(k, parse_transform_script("split_iname i 16 outer_tag=g.1\nsplit_iname j 8 outer_tag=g.0\nsplit_iname k " +
+                                                              std::to_string(kk) + "\ntensor_core i_inner j_inner k_inner shape=m16n8k" +
+                                                              std::to_string(kk) + "\n"));
+    for (auto& p : kSizes) EXPECT_EQ(gpu_vs_reference(k, h, p), "") << kk << " " << p.at("n");
+  }
 }

@@ -261,3 +261,68 @@ TEST(TensorCore, TilesBeyondTheSharedMemoryAreRefused) {
   std::string e = error_of([&] { generate(scheduled(product(), script)); });
   EXPECT_NE(e.find("bytes of local (shared) memory per block; at most 232448 bytes on sm_90"), std::string::npos) << e;
 }
+
+TEST(TensorCore, Float64ProductsRunOnTheFp64TensorCores) {
+  // m8n8k4 (DMMA): float64 factors of any expression on their own side
+  // (PolyBench's alpha * A[i, k] * B[k, j]), float64 accumulators, two
+  // elements a lane; 2 x 2 warps of 16 x 16 (2 x 2 tiles each), the tiles in
+  // shared memory, partial tiles guarded
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = c[i, j] + sum(k, alpha * a[i, k] * b[k, j])",
+                             {"a: float64[n, l], b: float64[l, m], c: float64[n, m], alpha: float64"}, "dgemm");
+  const std::string script =
+      "split_iname i 32 outer_tag=g.1\nsplit_iname j 32 outer_tag=g.0\n"
+      "split_iname i_inner 16 outer_tag=l.1\nsplit_iname i_inner_inner 8 outer_tag=ilp\n"
+      "split_iname j_inner 16 outer_tag=l.2\nsplit_iname j_inner_inner 8 outer_tag=ilp\n"
+      "split_iname k 8\nsplit_iname k_inner 4 outer_tag=unr\n"
+      "tensor_core i_inner_inner_inner j_inner_inner_inner k_inner_inner\n"
+      "add_prefetch a i_inner_outer,i_inner_inner_outer,i_inner_inner_inner,k_inner_outer,k_inner_inner dim_arg_names=ar,ak padding=4 default_tag=for\n"
+      "join_inames ar,ak new_iname=ax\nsplit_iname ax 32 inner_tag=l.0\nsplit_iname ax_outer 2 inner_tag=l.1\nsplit_iname ax_outer_outer 2 inner_tag=l.2\n"
+      "add_prefetch b k_inner_outer,k_inner_inner,j_inner_outer,j_inner_inner_outer,j_inner_inner_inner dim_arg_names=bk,bc padding=4 default_tag=for\n"
+      "tag_inames bc:l.0\nsplit_iname bk 2 inner_tag=l.1\nsplit_iname bk_outer 2 inner_tag=l.2\n";
+  LoopKernel t = scheduled(k, script);
+  EXPECT_EQ(t.tag_of("i_inner_inner_inner").str(), "mma.m");
+  check_transformed(k, t, kSizes);
+  EXPECT_EQ(interpreted_vs_reference(k, t, kSizes[1]), "");
+  GeneratedKernel g = generate(t);
+  EXPECT_EQ(g.threads_per_block(), 32 * 2 * 2);
+  std::string cuda = cuda::print_source(g);
+  EXPECT_NE(cuda.find("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {"), std::string::npos) << cuda;
+  // each A and B fragment loaded once per k step, shared by the products of its row or column of tiles
+  EXPECT_NE(cuda.find("double const loom_frag"), std::string::npos) << cuda;
+  EXPECT_GE(count_of(cuda, "loom_mma_m8n8k4_f64(acc_"), 8u) << cuda;  // (2 x 2 tiles, two k steps: at least the partial tile's)
+  EXPECT_NE(cuda.find("double acc_"), std::string::npos) << cuda;
+  // the tile's shape is float64's, and float64 is not m16n8k16's
+  auto refusal = [&](const std::string& s) { return error_of([&] { scheduled(k, s); }); };
+  EXPECT_NE(refusal("split_iname i 16\nsplit_iname j 8\nsplit_iname k 16\ntensor_core i_inner j_inner k_inner\n").find("must run over 0..7"),
+            std::string::npos);
+  EXPECT_NE(refusal("split_iname i 64\nsplit_iname j 8\nsplit_iname k 16\ntensor_core i_inner j_inner k_inner shape=m64n8k16\n")
+                .find("the FP64 tensor cores run as m8n8k4"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { scheduled(product(), "split_iname i 8\nsplit_iname j 8\nsplit_iname k 4\ntensor_core i_inner j_inner k_inner shape=m8n8k4\n"); })
+                .find("m8n8k4 multiplies float64 values"),
+            std::string::npos);
+  // float32 accumulation of float64 products is another sum than the instruction's
+  LoopKernel mixed = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, float32(a[i, k] * b[k, j]))",
+                                 {"a: float64[n, l], b: float64[l, m], c: float32[n, m]"}, "mixed");
+  EXPECT_FALSE(error_of([&] { scheduled(mixed, "split_iname i 8\nsplit_iname j 8\nsplit_iname k 4\ntensor_core i_inner j_inner k_inner shape=m8n8k4\n"); })
+                   .empty());
+}
+
+TEST(TensorCore, HoppersLargerFloat64Shapes) {
+  // m16n8k4, m16n8k8 and m16n8k16 (sm_90): A's K / 2 values a lane and B's
+  // K / 4 in TF32's layout, four accumulator elements; sm_80 has m8n8k4 only
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < m and 0 <= k < l}"}, "c[i, j] = sum(k, a[i, k] * b[k, j])",
+                             {"a: float64[n, l], b: float64[l, m], c: float64[n, m]"}, "dgemm");
+  for (int kk : {4, 8, 16}) {
+    const std::string shape = "m16n8k" + std::to_string(kk);
+    LoopKernel t = scheduled(k, "split_iname i 32 outer_tag=g.1\nsplit_iname j 16 outer_tag=g.0\nsplit_iname i_inner 16 outer_tag=ilp\n"
+                                "split_iname j_inner 8 outer_tag=ilp\nsplit_iname k " + std::to_string(kk) +
+                                    "\ntensor_core i_inner_inner j_inner_inner k_inner shape=" + shape + "\n");
+    check_transformed(k, t, kSizes);
+    std::string cuda = cuda::print_source(generate(t, TargetInfo::cuda("sm_90a")));
+    EXPECT_EQ(count_of(cuda, "loom_mma_" + shape + "_f64(acc_"), 4u) << cuda;  // (2 x 2 tiles)
+    EXPECT_NE(cuda.find("mma.sync.aligned." + shape + ".row.col.f64.f64.f64.f64 {%0,%1,%2,%3}"), std::string::npos) << cuda;
+    std::string old = error_of([&] { generate(t, TargetInfo::cuda("sm_80")); });
+    EXPECT_NE(old.find("no " + shape + " matrix instruction for float64 (float64's m16n8k4/k8/k16 need sm_90)"), std::string::npos) << old;
+  }
+}

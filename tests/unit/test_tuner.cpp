@@ -882,6 +882,35 @@ TEST(AutoSpace, ChainedProductsGetVectorTilesStartingAtSgemmVecsShape) {
   EXPECT_NE(g.find("split_iname j2_inner 2 inner_tag=vec"), std::string::npos) << g;
 }
 
+// float64 products among nests on the FP64 tensor cores (issue 49: PolyBench's
+// gemm, 2mm and 3mm at 0.26x-0.32x torch float64 on the FP64 pipes):
+// "nests, tensor cores" gives each product gemm_f64.loom's tiles (Hopper's
+// m16n8k16, the factors' tiles in shared memory, zero-filled, two copies at
+// its start). Its start runs right on the CPU target (the lane code) at
+// sizes no tile divides, and prints as the instruction for sm_90.
+TEST(AutoSpace, Float64ProductsAmongNestsGetTheFp64TensorCores) {
+  KernelFile mm = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/2mm.loom");
+  tune::Space space = tune::auto_space(mm.kernel, "cuda");
+  int tc = -1;
+  for (size_t i = 0; i < space.sketches().size(); ++i)
+    if (space.sketches()[i].name == "nests, tensor cores") tc = int(i);
+  ASSERT_GE(tc, 0) << space.str();
+  const tune::Sketch& sk = space.sketches()[size_t(tc)];
+  ASSERT_EQ(sk.starts.size(), 1u);
+  tune::Configuration start{tc, sk.starts[0]};
+  std::string script = space.script(start);
+  EXPECT_EQ(loom::testing::count_of(script, "shape=m16n8k16"), 2u) << script;  // (both products)
+  EXPECT_NE(script.find("add_prefetch tmp sweep_inames="), std::string::npos) << script;  // (the first product's result, another launch's)
+  EXPECT_EQ(loom::testing::count_of(script, "stages=2"), 4u) << script;
+  LoopKernel t = apply_transforms(mm.kernel, space.steps(start));
+  EXPECT_EQ(loom::testing::compare_kernels(mm.kernel, t, {{"ni", 37}, {"nj", 18}, {"nk", 22}, {"nl", 70}}), "") << script;
+  std::string cuda = cuda::print_source(generate(t, TargetInfo::cuda("sm_90a")));
+  EXPECT_NE(cuda.find("loom_mma_m16n8k16_f64(acc_"), std::string::npos);
+  // a float32 product gets no such sketch (TF32 would change its results)
+  LoopKernel chained = parse_kernel_file(loom::testing::source_dir() + "/bench/as_written/chained_products.loom").kernel;
+  EXPECT_EQ(tune::auto_space(chained, "cuda").str().find("nests, tensor cores"), std::string::npos);
+}
+
 // Where every loop carries a dependence as written (issue 49: seidel-2d and
 // nussinov were refused), the automatic space is a wavefront: the innermost
 // loop of the chain replaced by w = j + 4 t + 2 i (nussinov: j + ir), w on
