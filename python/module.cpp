@@ -24,6 +24,7 @@
 #include "loom/transforms.h"
 #include "loom/tuner.h"
 #include "loom/variants.h"
+#include "../src/cli/cli.h"
 #ifdef LOOM_HAS_CPU_TARGET
 #include "loom/cpu.h"
 #endif
@@ -896,6 +897,35 @@ PYBIND11_MODULE(_loom, m) {
       o.worker_command = opts["worker_command"].cast<std::vector<std::string>>();
       return o;
     };
+    // read_options' inverse, for a backend's measuring actors (`loom tune --ray`:
+    // the command line's options; restrictions stay with the driver)
+    auto options_dict = [](const tune::Options& o) {
+      py::dict d;
+      d["target"] = o.target;
+      d["strategy"] = o.strategy;
+      d["trials"] = o.trials;
+      d["seed"] = o.seed;
+      d["log"] = o.log;
+      d["resume"] = o.resume;
+      d["arch"] = o.arch;
+      d["parameters"] = o.parameters;
+      d["check_parameters"] = o.check_parameters;
+      d["min_time"] = o.min_time_seconds;
+      d["trial_timeout"] = o.trial_timeout_seconds;
+      d["compile_timeout"] = o.compile_timeout_seconds;
+      d["workers"] = o.compile_workers;
+      d["gpus"] = o.gpus;
+      d["feature_model"] = o.feature_model;
+      d["seed_logs"] = o.seed_logs;
+      d["time_limit"] = o.time_limit_seconds;
+      d["references"] = o.references;
+      d["settle"] = o.settle;
+      d["rtol"] = o.rtol;
+      d["atol"] = o.atol;
+      d["check_inputs"] = o.check_inputs;
+      d["worker_command"] = o.worker_command;
+      return d;
+    };
     auto trial_from = [](tune::Trial& t, const py::dict& d) {  // a backend's result for a trial (trial_dict's form)
       tune::Trial m;
       m.status = d["status"].cast<std::string>();
@@ -918,6 +948,42 @@ PYBIND11_MODULE(_loom, m) {
       }
       t.adopt(m);
     };
+    // Screening and measuring through a backend object (loom/ray_backend.py's
+    // RayBackend: target, arch, device, max_shared_bytes, screen, measure).
+    auto install_backend = [trial_from](tune::Options& o, py::object given) {
+      // (the hooks' copies may be dropped with the GIL released: the object is held where dropping it takes the GIL)
+      std::shared_ptr<py::object> held(new py::object(given), [](py::object* p) {
+        py::gil_scoped_acquire gil;
+        delete p;
+      });
+      const py::object& backend = *held;
+      o.target = backend.attr("target").cast<std::string>();
+      o.arch = backend.attr("arch").cast<std::string>();
+      o.device = backend.attr("device").cast<std::string>();
+      o.max_shared_bytes = backend.attr("max_shared_bytes").cast<int>();
+      o.screen = [held](const std::vector<std::string>& scripts) {
+        py::gil_scoped_acquire hold;
+        std::vector<tune::ScreenResult> out;
+        for (auto item : held->attr("screen")(scripts)) {
+          py::dict d = item.cast<py::dict>();
+          out.push_back({d["ok"].cast<bool>(), d.contains("stopped") && d["stopped"].cast<bool>(), d["error"].cast<std::string>(),
+                         d["hash"].cast<uint64_t>(), d["generate_seconds"].cast<double>(), d["compile_seconds"].cast<double>(),
+                         d.contains("registers") ? d["registers"].cast<int>() : -1, d.contains("threads") ? d["threads"].cast<int64_t>() : 0,
+                         d.contains("shared_bytes") ? d["shared_bytes"].cast<int64_t>() : 0,
+                         d.contains("features") ? d["features"].cast<std::map<std::string, double>>() : std::map<std::string, double>{}});
+        }
+        return out;
+      };
+      o.measure = [held, trial_from](std::vector<tune::Trial>& trials, const std::function<void(size_t)>& finished) {
+        py::gil_scoped_acquire hold;
+        py::list scripts;
+        for (auto& t : trials) scripts.append(t.script);
+        held->attr("measure")(scripts, py::cpp_function([&](size_t i, const py::dict& d) {
+                                  trial_from(trials.at(i), d);
+                                  finished(i);
+                                }));
+      };
+    };
     py::class_<tune::Measurer>(m, "Measurer")
         .def(py::init([read_options](const LoopKernel& k, const py::dict& opts) { return new tune::Measurer(k, read_options(opts)); }))
         .def("info", [](tune::Measurer& w) {
@@ -937,37 +1003,11 @@ PYBIND11_MODULE(_loom, m) {
           }
           return trial_dict(t);
         });
-    m.def("tune", [trial_dict, make_space, read_options, trial_from](const LoopKernel& k, const std::string& kind, const std::vector<std::string>& texts,
+    m.def("tune", [trial_dict, make_space, read_options, install_backend](const LoopKernel& k, const std::string& kind, const std::vector<std::string>& texts,
                                                                    const py::dict& opts, py::object progress) {
       tune::Options o = read_options(opts);
       py::object backend = opts.contains("backend") ? py::object(opts["backend"]) : py::none();
-      if (!backend.is_none()) {  // screening and measuring elsewhere (loom/ray_backend.py)
-        o.target = backend.attr("target").cast<std::string>();
-        o.arch = backend.attr("arch").cast<std::string>();
-        o.device = backend.attr("device").cast<std::string>();
-        o.max_shared_bytes = backend.attr("max_shared_bytes").cast<int>();
-        o.screen = [backend](const std::vector<std::string>& scripts) {
-          py::gil_scoped_acquire hold;
-          std::vector<tune::ScreenResult> out;
-          for (auto item : backend.attr("screen")(scripts)) {
-            py::dict d = item.cast<py::dict>();
-            out.push_back({d["ok"].cast<bool>(), d.contains("stopped") && d["stopped"].cast<bool>(), d["error"].cast<std::string>(),
-                           d["hash"].cast<uint64_t>(), d["generate_seconds"].cast<double>(), d["compile_seconds"].cast<double>(),
-                           d.contains("registers") ? d["registers"].cast<int>() : -1, d.contains("threads") ? d["threads"].cast<int64_t>() : 0,
-                           d.contains("shared_bytes") ? d["shared_bytes"].cast<int64_t>() : 0});
-          }
-          return out;
-        };
-        o.measure = [backend, trial_from](std::vector<tune::Trial>& trials, const std::function<void(size_t)>& finished) {
-          py::gil_scoped_acquire hold;
-          py::list scripts;
-          for (auto& t : trials) scripts.append(t.script);
-          backend.attr("measure")(scripts, py::cpp_function([&](size_t i, const py::dict& d) {
-                                    trial_from(trials.at(i), d);
-                                    finished(i);
-                                  }));
-        };
-      }
+      if (!backend.is_none()) install_backend(o, backend);  // screening and measuring elsewhere (loom/ray_backend.py)
       tune::Space space = make_space(k, kind, texts, o.target, o.parameters);
       // after each trial: Ctrl-C stops the run (every finished trial is in the log), then the progress report
       o.progress = [&](const tune::Trial& t, const std::optional<tune::Trial>& best, int done, int total) {
@@ -998,6 +1038,24 @@ PYBIND11_MODULE(_loom, m) {
       d["space"] = space.str();
       return d;
     });
+    // The command line (src/cli): `loom tune --ray ADDRESS` continues here,
+    // where Ray is; the tuner screens and measures on the cluster.
+    m.def("cli_main", [options_dict, install_backend](const std::vector<std::string>& args) {
+      std::vector<std::string> held = args;
+      std::vector<char*> argv;
+      for (auto& a : held) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      auto ray = [&](tune::Options& o, const LoopKernel& k, const std::string& address) {
+        py::gil_scoped_acquire hold;
+        o.worker_command = {py::module_::import("sys").attr("executable").cast<std::string>(), "-c",
+                            "import sys; from loom import _loom; sys.exit(_loom.tune_worker())"};
+        py::dict opts = options_dict(o);
+        opts["ray_address"] = address == "auto" ? py::object(py::str("auto")) : py::object(py::str(address));
+        install_backend(o, py::module_::import("loom.ray_backend").attr("backend_of_json")(kernel_to_json(k), opts));
+      };
+      py::gil_scoped_release release;
+      return cli::cli_main(int(held.size()), argv.data(), ray);
+    });
     m.def("tune_worker", [] {  // the measuring worker's program (lp.tune runs python3 -c ... as one)
       py::gil_scoped_release release;
       return tune::worker_main(3, 4);
@@ -1025,6 +1083,7 @@ PYBIND11_MODULE(_loom, m) {
         d["threads"] = r.threads;
         d["generate_seconds"] = r.generate_seconds;
         d["compile_seconds"] = r.compile_seconds;
+        d["features"] = r.features;
         out.append(d);
       }
       return out;
@@ -1038,18 +1097,23 @@ PYBIND11_MODULE(_loom, m) {
       }
       return to_dicts(r);
     });
-    m.def("compile_variants_of_scripts", [to_dicts](const LoopKernel& k, const std::vector<std::string>& scripts, int workers, bool compile,
-                                                    const std::string& arch) {
-      std::vector<std::vector<TransformStep>> steps;
-      for (size_t i = 0; i < scripts.size(); ++i) steps.push_back(parse_transform_script(scripts[i], "<script " + std::to_string(i) + ">"));
-      VariantOptions o{workers, compile, arch};
-      std::vector<VariantResult> r;
-      {
-        py::gil_scoped_release release;
-        r = compile_variants(k, steps, o);
-      }
-      return to_dicts(r);
-    });
+    m.def(
+        "compile_variants_of_scripts",
+        [to_dicts](const LoopKernel& k, const std::vector<std::string>& scripts, int workers, bool compile, const std::string& arch,
+                   const std::map<std::string, int64_t>& feature_parameters) {
+          std::vector<std::vector<TransformStep>> steps;
+          for (size_t i = 0; i < scripts.size(); ++i) steps.push_back(parse_transform_script(scripts[i], "<script " + std::to_string(i) + ">"));
+          VariantOptions o{workers, compile, arch};
+          o.feature_parameters = feature_parameters;  // (each variant's kernel features at these sizes: the tuner's feature model)
+          std::vector<VariantResult> r;
+          {
+            py::gil_scoped_release release;
+            r = compile_variants(k, steps, o);
+          }
+          return to_dicts(r);
+        },
+        py::arg("kernel"), py::arg("scripts"), py::arg("workers"), py::arg("compile"), py::arg("arch"),
+        py::arg("feature_parameters") = std::map<std::string, int64_t>{});
   }
   m.def("fuse_kernels", [](const std::vector<LoopKernel>& ks, const std::vector<std::string>& suffixes,
                            const std::vector<std::tuple<std::string, int, int>>& flow) {

@@ -1,5 +1,5 @@
-// The `loom` command line tool (`loom --help`; options and help texts in
-// options.cpp):
+// The `loom` command line tool's commands (`loom --help`; options and help
+// texts in options.cpp; the program's main() in loom_main.cpp):
 //   loom show FILE       print a stage (CUDA C by default; --emit STAGE)
 //   loom compile FILE    compile with NVRTC (or LLVM), report registers/spills/shared memory
 //   loom run FILE        run on random or .npy inputs, check against the
@@ -32,6 +32,7 @@
 #include "loom/statistics.h"
 #include "loom/transforms.h"
 #include "loom/tuner.h"
+#include "cli.h"
 #include "options.h"
 
 using namespace loom;
@@ -430,7 +431,7 @@ std::string shortened(const std::string& m, size_t n) {
 
 // loom tune: the kernel as written (the file's transforms: left out), the
 // space (auto or a file), one line per trial, the best five at the end.
-int run_tune(const Options& o) {
+int run_tune(const Options& o, const cli::RayHook& ray) {
   std::string text = read_text_file(o.file);
   KernelFile file = is_json_path(o.file, text) ? kernel_file_from_json(text, o.file) : parse_kernel_text(text, o.file);
   tune::Options to;
@@ -469,7 +470,11 @@ int run_tune(const Options& o) {
     space = is_json_path(o.space, s) ? tune::Space::from_json(s, o.space) : tune::Space::parse(s, o.space);
   }
   if (!o.restrictions.empty()) to.restrict = tune::restriction_of(space, o.restrictions);
-  std::printf("tuning '%s': %s", file.kernel.name.c_str(), space.str().c_str());
+  if (!o.ray.empty()) {
+    if (!ray) throw Error("--ray: this program cannot reach a Ray cluster");
+    ray(to, file.kernel, o.ray);
+  }
+  std::printf("tuning '%s'%s: %s", file.kernel.name.c_str(), o.ray.empty() ? "" : (" on the Ray cluster at " + o.ray).c_str(), space.str().c_str());
   to.progress = [verbose = o.verbose](const tune::Trial& t, const std::optional<tune::Trial>& best, int done, int total) {
     std::string what = t.status == "ok" ? [&] {
       char b[96];
@@ -548,9 +553,9 @@ int run_stats(const Options& o) {
   return 0;
 }
 
-int run(const Options& o) {
+int run(const Options& o, const cli::RayHook& ray) {
   if (o.command == "transforms") return list_transforms(o);
-  if (o.command == "tune") return run_tune(o);
+  if (o.command == "tune") return run_tune(o, ray);
   if (o.command == "best") {
     tune::LogFilter f{o.kernel, o.params, o.target, o.device};
     std::string picked;
@@ -577,12 +582,10 @@ int run(const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  // the tuner's measuring worker (loom tune runs this program again as one)
-  if (argc == 2 && std::string(argv[1]) == "tune-worker") return tune::worker_main(3, 4);
+int loom::cli::cli_main(int argc, char** argv, const RayHook& ray) {
   Options o = loom::cli::parse_args(argc, argv);
   try {
-    return run(o);
+    return run(o, ray);
   } catch (const std::exception& e) {
     std::cerr << "loom: error: " << e.what() << "\n";
     return 1;

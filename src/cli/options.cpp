@@ -92,6 +92,9 @@ const CommandHelp kCommands[] = {
      "  --check-size NAME=V      the check's size of a parameter (default: small, no tile multiple)\n"
      "  -v                       each trial's generation, compile and run times, and the check's error\n"
      "  --gpus N                 measuring workers, one per GPU (default: every visible GPU)\n"
+     "  --ray ADDRESS            screen on a Ray cluster's CPUs and measure on its GPUs (one actor a GPU;\n"
+     "                           `auto`: the cluster this machine belongs to). Runs through Loom's Python\n"
+     "                           package (python3, or LOOM_PYTHON), which needs Ray: pip install 'loom[ray]'\n"
      "The file's own transforms: are not applied: the tuner starts from the kernel as written.\n",
      "loom tune examples/row_sums.loom --target cpu -D n=4096 -D m=1000 --trials 40 --log rows.jsonl"},
     {"best", "print the fastest valid trial of a tuning log (its script, replayable with --transform)",
@@ -211,6 +214,7 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--no-settle") o.settle = false;
     else if (a == "--seed-log" && o.command == "tune") o.seed_logs.push_back(value());
     else if (a == "--restrict" && o.command == "tune") o.restrictions.push_back(value());
+    else if (a == "--ray" && o.command == "tune") o.ray = value();
     else if (a == "--kernel" && o.command == "best") o.kernel = value();
     else if ((a == "--rtol" || a == "--atol") && o.command == "tune") {
       std::string v = value(), name;

@@ -39,6 +39,7 @@ struct Options {
   bool settle = true;  // re-measure a winner within the runner-up's noise (--no-settle: off)
   std::vector<std::string> seed_logs;  // tune --seed-log
   std::vector<std::string> restrictions;  // tune --restrict
+  std::string ray;                        // tune --ray ADDRESS: the Ray cluster to tune on
   std::string kernel, device;          // best --kernel / --device: which trials of a log
   bool feature_model = false;  // tune: evolution ranks screened candidates by their kernel features
   double trial_timeout = 60;

@@ -126,6 +126,8 @@ if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1;
   expect "tune a user space" 0 'illegal: kernel .row_sums.: 2048 threads' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=301 -D m=77 --log "$tmp/rows.jsonl"
   printf 'split_iname i choice(16|32|64 as threads) outer_tag=g.0 inner_tag=l.0\n' >"$tmp/named.space"
   expect "tune --restrict leaves configurations out" 0 '2 left out by --restrict' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/named.space" -D n=301 -D m=77 --restrict 'threads >= 64' --no-settle
+  expect "tune --ray needs a python" 1 "--ray: cannot run /nonexistent/python" -- env LOOM_PYTHON=/nonexistent/python "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --ray 127.0.0.1:1
+  expect "tune --ray needs Loom's Python package" 1 "cannot import Loom's Python package" -- env -u PYTHONPATH LOOM_PYTHON=python3 "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --ray 127.0.0.1:1
   expect "tune --restrict names a choice point" 1 "no choice point is named 'blocks'" -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/named.space" -D n=301 -D m=77 --restrict 'blocks < 4'
   expect "tune resumes from its log" 0 '3 already in the log' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=301 -D m=77 --log "$tmp/rows.jsonl"
   expect "trials at other sizes seed a run" 0 '1 seeded by the fastest measured elsewhere' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/rows.space" -D n=401 -D m=77 --strategy random --trials 2 --log "$tmp/rows.jsonl"
