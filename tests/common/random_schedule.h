@@ -5,8 +5,10 @@
 // copies, zero fills and the sums over their tiles rounded up) and the
 // other memory transformations (precompute, buffer_array, privatize,
 // double_buffer, tma_copy, assignment_to_subst, expand_subst), the blocks' launch
-// order (group_blocks), reductions in two launches (rfactor), and a product's tile
-// on the tensor cores (tensor_core);
+// order (group_blocks), reductions in two launches (rfactor), a product's tile
+// on the tensor cores (tensor_core), and the whole-program steps of the nests
+// sketches (accumulation_to_reduction, distribute_loops, add_global_barrier,
+// affine_map_inames skews and shifts);
 // `log` is the applied steps as a transformation script (one per line), so a
 // failing case replays (and shrinks) through apply_transforms. steps a transform refuses are skipped. Used by the CPU and GPU
 // random-schedule tests; `log` records what was applied.
@@ -17,6 +19,7 @@
 #include <string>
 
 #include "loom/isl_util.h"
+#include "loom/parser.h"
 #include "loom/transforms.h"
 
 namespace loom::testing {
@@ -77,10 +80,27 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
       if (t.tag_of(n).kind == InameTag::Seq) free.push_back(n);
     if (free.empty()) break;
     const std::string& n = free[size_t(pick(int(free.size())))];
-    int what = pick(14);
+    int what = pick(15);
     if (what == 10) what = 9;  // prefetches need a split before them: give them two chances
     try {
-      if (what <= 1) {
+      if (what == 14) {  // the whole-program steps the nests sketches take, through the registry as scripts
+        const std::string& id = t.instructions[size_t(pick(int(t.instructions.size())))].id;
+        const std::string& other = free[size_t(pick(int(free.size())))];
+        std::string line;
+        switch (pick(4)) {
+          case 0: line = "accumulation_to_reduction id:" + id; break;
+          case 1: line = "distribute_loops " + n + " after=id:" + id; break;
+          case 2: line = "add_global_barrier " + id + " id=random_barrier_" + std::to_string(s); break;
+          default:  // a skew (or a shift) of one loop by another's index, loopy's affine_map_inames
+            line = "affine_map_inames " + n + " " + n + "_w \"" + n + "_w = " + n + (other != n ? " + " + other : " + 3") + "\"";
+        }
+        try {
+          t = apply_transforms(t, parse_transform_script(line + "\n"));
+          log += line + "\n";
+        } catch (const Error&) {
+          // refused (not an accumulation, a dependence the distribution or the barrier would break, ...)
+        }
+      } else if (what <= 1) {
         int64_t f = std::vector<int64_t>{2, 3, 4, 8, 16, 32}[size_t(pick(6))];
         SplitOptions o;
         static const char* tags[] = {"for", "g.0", "g.1", "l.0", "l.1", "unr", "ilp"};
