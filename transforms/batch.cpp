@@ -128,7 +128,8 @@ void register_batch_transforms(TransformRegistry& reg) {
            [](const LoopKernel& k, const TransformArgs& a) {
              return to_batched(k, a.str("nbatches"), transforms::name_list(a.has("batch_varying_args") ? a.str("batch_varying_args") : ""),
                                a.has("batch_iname_prefix") ? a.str("batch_iname_prefix") : "ibatch", a.flag("sequential", false));
-           }});
+           },
+           /*changes_interface=*/true});
 }
 
 }  // namespace loom

@@ -59,7 +59,8 @@ void register_dtype_transforms(TransformRegistry& reg) {
                m[entry.substr(0, eq)] = entry.substr(eq + 1);
              }
              return add_dtypes(k, m);
-           }});
+           },
+           /*changes_interface=*/true});
 }
 
 }  // namespace loom

@@ -409,7 +409,8 @@ void register_layout_transforms(TransformRegistry& reg) {
            [](const LoopKernel& k, const TransformArgs& a) {
              return split_array_axis(k, a.str("array_names"), int(a.integer("axis_nr")), a.integer("count"),
                                      a.has("order") ? a.str("order") : "C");
-           }});
+           },
+           /*changes_interface=*/true});
 }
 
 }  // namespace loom

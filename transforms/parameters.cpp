@@ -133,7 +133,8 @@ void register_parameter_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"assume", "Add constraints on the parameters ('n >= 1 and n mod 16 = 0').",
            {TransformParam{"constraints", TransformParam::Text, true, "isl constraints on parameters"}.of(TransformParam::Type::Constraints)},
-           [](const LoopKernel& k, const TransformArgs& a) { return assume(k, a.str("constraints")); }});
+           [](const LoopKernel& k, const TransformArgs& a) { return assume(k, a.str("constraints")); },
+           /*changes_interface=*/true});
   reg.add({"set_index_dtype",
            "The integer type of inames, parameters and index arithmetic: int32 (default) or int64 (arrays of more than 2^31 - 1 "
            "elements; loopy's index_dtype).",
@@ -171,7 +172,8 @@ void register_parameter_transforms(TransformRegistry& reg) {
                }
              }
              return fix_parameters(k, v);
-           }});
+           },
+           /*changes_interface=*/true});
 }
 
 }  // namespace loom

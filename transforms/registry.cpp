@@ -182,8 +182,7 @@ LoopKernel apply_transforms(const LoopKernel& k, const std::vector<TransformStep
 LoopKernel reference_kernel(const LoopKernel& as_written, const std::vector<TransformStep>& steps, const LoopKernel& transformed) {
   std::vector<TransformStep> declarations;
   for (auto& s : steps)
-    if (s.name == "assume" || s.name == "fix_parameters" || s.name == "add_dtypes" || s.name == "split_array_axis" ||
-        s.name == "to_batched")  // (steps that change the computation's interface: the reference changes with them)
+    if (const TransformInfo* info = transform_registry().find(s.name); info && info->changes_interface)  // (the reference changes with them)
       declarations.push_back(s);
   LoopKernel r = as_written;
   for (auto& s : declarations) {

@@ -206,7 +206,7 @@ std::string transform_schema_json() {
       j["help"] = p.help;
       params.push_back(j);
     }
-    all.push_back({{"name", t.name}, {"doc", t.doc}, {"parameters", params}});
+    all.push_back({{"name", t.name}, {"doc", t.doc}, {"parameters", params}, {"changes_interface", t.changes_interface}});
   }
   nlohmann::ordered_json doc;
   doc["format"] = "loom-transform-schema";

@@ -371,6 +371,10 @@ struct TransformInfo {
   std::string doc;
   std::vector<TransformParam> params;
   std::function<LoopKernel(const LoopKernel&, const TransformArgs&)> apply;
+  // Whether it changes the computation's interface (its parameters' values,
+  // its arguments' dtypes or shapes), so the reference the tuner and `loom run`
+  // check against takes it too (reference_kernel); scheduling steps do not.
+  bool changes_interface = false;
 };
 
 class TransformRegistry {

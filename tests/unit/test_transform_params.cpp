@@ -86,4 +86,10 @@ TEST(TransformParams, TheSchemaListsEveryDeclaration) {
   for (auto& t : transform_registry().all()) EXPECT_NE(s.find("\"name\": \"" + t.name + "\""), std::string::npos) << t.name;
   EXPECT_NE(s.find("\"search\": \"powers of two up to the extent of iname\""), std::string::npos);
   EXPECT_NE(s.find("\"default\": \"l.auto\""), std::string::npos);
+  // the steps the reference takes too (reference_kernel): those that change the computation's interface
+  std::set<std::string> interface;
+  for (auto& t : transform_registry().all())
+    if (t.changes_interface) interface.insert(t.name);
+  EXPECT_EQ(interface, (std::set<std::string>{"add_dtypes", "assume", "fix_parameters", "split_array_axis", "to_batched"}));
+  EXPECT_NE(s.find("\"changes_interface\": true"), std::string::npos);
 }
