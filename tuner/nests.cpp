@@ -228,11 +228,7 @@ class Planner {
   // second buffer, rows padded by 4 against the fragment loads' bank
   // conflicts. "" where c or a factor is not float64.
   std::string tensor_core_tiles(const Nest& nest, const Instruction& insn, const std::string& y, const std::string& x, const std::string& r) const {
-    auto float64 = [&](const std::string& name) {
-      const Argument* a = written_.find_argument(name);
-      const Temporary* t = written_.find_temporary(name);
-      return (a && a->dtype == types::float64) || (t && t->dtype == types::float64);
-    };
+    auto float64 = [&](const std::string& name) { return dtype_of(name) == types::float64; };
     if (!float64(insn.assignee_name())) return "";
     const std::map<std::string, std::pair<std::string, int>> tile_of = {  // a loop's inames in the tile and its extent there
         {y, {y + "_inner_outer," + y + "_inner_inner_outer," + y + "_inner_inner_inner", 64}},
@@ -259,9 +255,9 @@ class Planner {
       for_each_subscript(insn.rhs, [&](const Subscript& s) { sub = s.name == name ? &s : sub; });
       auto first = sub->indices.size() == 2 ? sub->indices[0].as<Var>() : nullptr, last = sub->indices.size() == 2 ? sub->indices[1].as<Var>() : nullptr;
       if (!first || !last || !tile_of.count(first->name) || !tile_of.count(last->name) || (first->name != r && last->name != r)) continue;
-      const Argument* arg = written_.find_argument(name);
-      const Temporary* temp = written_.find_temporary(name);
-      Expr extent = simplify(arg ? arg->shape.back() : temp->shape.back());
+      const std::vector<Expr>* shape = shape_of(name);
+      if (!shape || shape->empty()) continue;
+      Expr extent = simplify(shape->back());
       if (auto c = constant_int(extent); c && *c % 2 != 0) continue;  // (double2 copies along the last axis)
       if (!constant_int(extent)) assumptions += (assumptions.empty() ? "assume " : " and ") + extent.str() + " mod 2 = 0";
       const std::string t = name + "_tc_" + y + "_" + x, tr = t + "_r", tc = t + "_c";
@@ -295,9 +291,7 @@ class Planner {
   // elements (4 floats, 2 doubles), where its extent is a parameter
   // expression; 1 (none) otherwise.
   int64_t vector_width_along(const Instruction& insn) const {
-    const Temporary* t = written_.find_temporary(insn.assignee_name());
-    const Argument* a = written_.find_argument(insn.assignee_name());
-    Type dtype = a ? a->dtype : t ? t->dtype : Type{};
+    Type dtype = dtype_of(insn.assignee_name());
     if (!dtype.known() || dtype.bytes() < 4 || extent_of_last_axis(insn).empty()) return 1;
     return 16 / dtype.bytes();
   }
@@ -305,11 +299,21 @@ class Planner {
   // The extent of the last axis of insn's written array as text ("" where it
   // is not an expression of parameters).
   std::string extent_of_last_axis(const Instruction& insn) const {
-    const Temporary* t = written_.find_temporary(insn.assignee_name());
-    const Argument* a = written_.find_argument(insn.assignee_name());
-    const std::vector<Expr>* shape = a ? &a->shape : t ? &t->shape : nullptr;
+    const std::vector<Expr>* shape = shape_of(insn.assignee_name());
     if (!shape || shape->empty() || constant_int(shape->back())) return "";
     return simplify(shape->back()).str();
+  }
+
+  // An array argument's or temporary's dtype (unknown for neither) and shape (null).
+  Type dtype_of(const std::string& array) const {
+    const Argument* a = written_.find_argument(array);
+    const Temporary* t = written_.find_temporary(array);
+    return a ? a->dtype : t ? t->dtype : Type{};
+  }
+  const std::vector<Expr>* shape_of(const std::string& array) const {
+    const Argument* a = written_.find_argument(array);
+    const Temporary* t = written_.find_temporary(array);
+    return a ? &a->shape : t ? &t->shape : nullptr;
   }
 
   // The instruction of a nest that is one instruction over `loops` parallel

@@ -66,6 +66,9 @@ struct GeneratedKernel {
   std::vector<HardwareIname> hardware_inames;
   std::array<Expr, 3> grid;               // blocks per axis, in the parameters (1 when unused)
   std::array<int64_t, 3> block{1, 1, 1};  // threads per axis (constant)
+  // The loops a target keeps rolled that the schedule would unroll (the CPU
+  // target: unr, ilp and the tensor-core tile's k loops; generate.cpp).
+  std::set<std::string> rolled_loops;
   // Bytes each array argument's address must be a multiple of: the vector
   // width of its vector accesses (`vec` inames); checked at launch.
   std::map<std::string, int64_t> argument_alignment;

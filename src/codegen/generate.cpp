@@ -69,13 +69,17 @@ namespace {
 // one straight-line function of thousands of statements spent seconds in
 // instruction selection and register allocation (sgemm_any: 8.6 s to
 // compile, 0.24 s with its loops kept). Vector loops stay as they are
-// (float4 accesses).
-void keep_unrolled_loops(const LoopKernel& k, std::vector<ScheduleItem>& items) {
+// (float4 accesses), and so does a tensor-core tile's k loop in the lane
+// code. `rolled` collects them.
+void keep_unrolled_loops(const LoopKernel& k, std::vector<ScheduleItem>& items, std::set<std::string>& rolled) {
   for (auto& it : items) {
     if (it.kind != ScheduleItem::Loop) continue;
     InameTag::Kind kind = k.tag_of(it.name).kind;
-    if (kind == InameTag::Unroll || kind == InameTag::Ilp) it.unroll = false;
-    keep_unrolled_loops(k, it.body);
+    if (kind == InameTag::Unroll || kind == InameTag::Ilp || kind == InameTag::MatrixK) {
+      it.unroll = false;
+      rolled.insert(it.name);
+    }
+    keep_unrolled_loops(k, it.body, rolled);
   }
 }
 
@@ -117,7 +121,7 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   g.kernel = preprocess(k, target, true, &g.unproven_accesses);
   st.preprocess = lap(t);
   g.linearization = linearize(g.kernel);
-  if (target.kind == TargetInfo::Cpu) keep_unrolled_loops(g.kernel, g.linearization.items);
+  if (target.kind == TargetInfo::Cpu) keep_unrolled_loops(g.kernel, g.linearization.items, g.rolled_loops);
   // (placement ends only when no conflicting pair lacks a barrier: what
   // check_local_barriers would ask again)
   g.kernel = place_local_barriers(g.kernel, g.linearization);

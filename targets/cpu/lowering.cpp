@@ -455,13 +455,12 @@ class Lowering {
         }
         ensure_loop_var(s->var);
         store_var(s->var, expr(s->init));
-        InameTag::Kind kind = k_.has_iname(s->var) ? k_.tag_of(s->var).kind : InameTag::Seq;
         loop([&] { return expr(s->cond); }, [&] { stmt(s->children[0]); },
              [&] {
                store_var(s->var, b_.CreateAdd(load_var(s->var), llvm::ConstantInt::get(index_type(), uint64_t(s->step)), "",
                                               false, k_.options.index_dtype.is_signed_int()));
              },
-             kind == InameTag::Unroll || kind == InameTag::Ilp || kind == InameTag::MatrixK);
+             g_.rolled_loops.count(s->var) > 0);
         return;
       }
       case Stmt::If:
