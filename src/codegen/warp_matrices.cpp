@@ -238,6 +238,8 @@ class Lowering {
       Expr row = row_of(e), col = col_of(e);
       std::vector<Expr> valid = loop_bounds(mf, tile_m_, row);
       for (auto& c : loop_bounds(nf, tile_n_, col)) valid.push_back(c);
+      // (a triangular tile's bounds name the other loop: that too is the element's row or column)
+      for (auto& c : valid) c = simplify(substitute(c, {{mf.var, row}, {nf.var, col}}));
       StmtPtr b = map_exprs(body, [&](const Expr& x) { return fragments(x, mf.var, nf.var, num(e)); });
       b = substitute_stmt(b, {{mf.var, row}, {nf.var, col}});
       copies.push_back(valid.empty() ? b : make_if(conjunction(valid), b));
@@ -305,6 +307,11 @@ class Lowering {
     w->a = p->a;
     w->b = p->b;
     std::vector<Expr> va = loop_bounds(mf, tile_m_, make_var(mf.var, it_)), vb = loop_bounds(nf, tile_n_, make_var(nf.var, it_));
+    for (auto* side : {&va, &vb})
+      for (auto& c : *side)
+        if (mentions_var(c, mf.var) && mentions_var(c, nf.var))
+          fail("the bound " + c.str() + " of the tile's loops in instruction '" + at->insn_id +
+               "' ties its rows to its columns (a triangular domain): one instruction computes whole tiles; tile a rectangular part");
     for (auto& c : loop_bounds(kf, kk, make_var(kf.var, it_))) {
       va.push_back(c);
       vb.push_back(c);

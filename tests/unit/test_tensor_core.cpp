@@ -326,3 +326,17 @@ TEST(TensorCore, HoppersLargerFloat64Shapes) {
     EXPECT_NE(old.find("no " + shape + " matrix instruction for float64 (float64's m16n8k4/k8/k16 need sm_90)"), std::string::npos) << old;
   }
 }
+
+TEST(TensorCore, TriangularTilesGuardEachElementAndAreNoInstruction) {
+  // c[i, j] for j <= i (PolyBench's syrk): a tile on the diagonal is part
+  // inside the domain. The lane code guards each element by its own row and
+  // column (it once kept the row loop's variable in the column's bound and
+  // computed wrong); one mma.sync computes whole tiles, so CUDA refuses it
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j <= i and 0 <= k < l}"}, "c[i, j] = sum(k, float32(a[i, k]) * float32(b[k, j]))",
+                             {"a: bfloat16[n, l], b: bfloat16[l, n], c: float32[n, n]"}, "lower");
+  LoopKernel t = scheduled(k, kWarpTiles);  // (register tiles: ilp loops around the tile's)
+  for (auto sizes : std::vector<std::map<std::string, int64_t>>{{{"n", 37}, {"l", 21}}, {{"n", 5}, {"l", 7}}, {{"n", 64}, {"l", 32}}})
+    EXPECT_EQ(loom::testing::compare_kernels(k, t, sizes), "") << sizes.at("n");
+  std::string e = error_of([&] { generate(t, TargetInfo::cuda("sm_90a")); });
+  EXPECT_NE(e.find("ties its rows to its columns (a triangular domain)"), std::string::npos) << e;
+}
