@@ -1050,7 +1050,7 @@ PYBIND11_MODULE(_loom, m) {
         o.worker_command = {py::module_::import("sys").attr("executable").cast<std::string>(), "-c",
                             "import sys; from loom import _loom; sys.exit(_loom.tune_worker())"};
         py::dict opts = options_dict(o);
-        opts["ray_address"] = address == "auto" ? py::object(py::str("auto")) : py::object(py::str(address));
+        opts["ray_address"] = address;  // (`auto`: Ray's own word for the cluster this machine belongs to)
         install_backend(o, py::module_::import("loom.ray_backend").attr("backend_of_json")(kernel_to_json(k), opts));
       };
       py::gil_scoped_release release;

@@ -242,17 +242,16 @@ class Planner {
                        "prioritize_loops " + r + "_outer," + y + "_inner_inner_outer," + x + "_inner_inner_outer," + y + "_inner_inner_inner," + x +
                        "_inner_inner_inner," + r + "_inner\n";
     std::string assumptions;
-    std::map<std::string, int> reads;
+    std::map<std::string, std::pair<int, const Subscript*>> reads;  // array -> how often it is read, and one of its reads
     bool all_float64 = true;
     for_each_subscript(insn.rhs, [&](const Subscript& s) {
-      ++reads[s.name];
+      reads[s.name] = {reads[s.name].first + 1, &s};
       all_float64 &= float64(s.name);
     });
     if (!all_float64) return "";
-    for (auto& [name, count] : reads) {
+    for (auto& [name, read] : reads) {
+      auto [count, sub] = read;
       if (count != 1 || !fetchable(name, nest)) continue;  // (read directly: the fragments' loads are guarded)
-      const Subscript* sub = nullptr;
-      for_each_subscript(insn.rhs, [&](const Subscript& s) { sub = s.name == name ? &s : sub; });
       auto first = sub->indices.size() == 2 ? sub->indices[0].as<Var>() : nullptr, last = sub->indices.size() == 2 ? sub->indices[1].as<Var>() : nullptr;
       if (!first || !last || !tile_of.count(first->name) || !tile_of.count(last->name) || (first->name != r && last->name != r)) continue;
       const std::vector<Expr>* shape = shape_of(name);

@@ -772,34 +772,50 @@ class Printer {
   }
   void preload_fragments(std::ostream& os, const StmtPtr& s, int ind) {
     if (s->kind == Stmt::Block && s->matrix) {
-      std::vector<std::string> a, b;
       if (s->matrix->input == types::float64) return (void)f64_fragments(os, *s->matrix, ind, true);
+      std::vector<std::string> a, b;
       ldmatrix_fragments(os, *s->matrix, ind, a, b);
       return;
     }
     for (auto& c : s->children) preload_fragments(os, c, ind);
   }
 
-  // A lane's A and B values of a float64 instruction (g = lane / 4, t =
-  // lane mod 4): m8n8k4: A (g, t), B (t, g); m16n8kK: A r of K / 2 at
-  // (g + 8 (r mod 2), t + 4 (r / 2)), B r of K / 4 at (t + 4 r, g), TF32's
-  // layout. Each is loaded once in a straight run of instructions (a register
-  // tile's products share their rows' and columns' values). `preload`: only
-  // values read unguarded from a tile in shared memory (loads that stay
-  // inside the tile, hoisted above a branch); "" for the others.
+  // An operand's value at a lane's element `at`, `zero` where `valid` fails there.
+  std::string guarded(const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at, const std::string& zero) {
+    std::string v = expr(simplify(substitute(value, at)), 0);
+    if (!valid.defined()) return v;
+    return "(" + expr(simplify(substitute(valid, at)), 0) + " ? " + v + " : " + zero + ")";
+  }
+
+  // The element of a lane's value r in TF32's layout (m16n8k8; float64's
+  // m16n8kK too; m8n8k4's is r = 0), g = lane / 4, t = lane mod 4:
+  // A (g + 8 (r mod 2), t + 4 (r / 2)), B (t + 4 r, g).
+  std::map<std::string, Expr> k_major_a(const WarpMatrix& w, int r) const {
+    Type it = k_.options.index_dtype;
+    Expr lane = make_var(w.lane, it);
+    auto at = [&](int64_t d, BinOp op, int64_t plus) {
+      return simplify(make_binary(BinOp::Add, make_binary(op, lane, make_int(d, it), it), make_int(plus, it), it));
+    };
+    return {{w.m_var, at(4, BinOp::FloorDiv, 8 * (r % 2))}, {w.k_var, at(4, BinOp::Mod, 4 * (r / 2))}};
+  }
+  std::map<std::string, Expr> k_major_b(const WarpMatrix& w, int r) const {
+    std::map<std::string, Expr> a = k_major_a(w, 2 * r);  // (A's k at 2 r is t + 4 r, its m at an even r is g)
+    return {{w.k_var, a.at(w.k_var)}, {w.n_var, a.at(w.m_var)}};
+  }
+
+  // A lane's A and B values of a float64 instruction: m8n8k4 one each, m16n8kK
+  // K / 2 and K / 4, in TF32's layout. Each is loaded once in a straight run
+  // of instructions (a register tile's products share their rows' and
+  // columns' values). `preload`: only values read unguarded from a tile in
+  // shared memory (loads that stay inside the tile, hoisted above a branch);
+  // "" for the others.
   std::pair<std::vector<std::string>, std::vector<std::string>> f64_fragments(std::ostream& os, const WarpMatrix& w, int ind, bool preload) {
     std::string pad(ind * 2, ' ');
-    Type it = k_.options.index_dtype;
-    auto num = [&](int64_t v) { return make_int(v, it); };
-    auto bin = [&](BinOp op, Expr x, Expr y) { return simplify(make_binary(op, std::move(x), std::move(y), it)); };
-    Expr lane = make_var(w.lane, it);
-    Expr g = bin(BinOp::FloorDiv, lane, num(4)), t = bin(BinOp::Mod, lane, num(4));
     auto kept = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) -> std::string {
       auto sub = value.as<Subscript>();
       const Temporary* tile = sub ? k_.find_temporary(sub->name) : nullptr;
       if (preload && (valid.defined() || !tile || tile->space != AddressSpace::Local)) return "";
-      std::string v = expr(simplify(substitute(value, at)), 0);
-      if (valid.defined()) v = "(" + expr(simplify(substitute(valid, at)), 0) + " ? " + v + " : 0.0)";
+      std::string v = guarded(value, valid, at, "0.0");
       auto found = fragment_cache_.find("f64 " + v);
       if (found != fragment_cache_.end()) return found->second;
       std::string name = "loom_frag" + std::to_string(fragment_count_++);
@@ -807,9 +823,8 @@ class Printer {
       return fragment_cache_["f64 " + v] = name;
     };
     std::vector<std::string> a, b;
-    for (int r = 0; r < (w.m == 8 ? 1 : w.k / 2); ++r)
-      a.push_back(kept(w.a, w.a_valid, {{w.m_var, bin(BinOp::Add, g, num(8 * (r % 2)))}, {w.k_var, bin(BinOp::Add, t, num(4 * (r / 2)))}}));
-    for (int r = 0; r < w.k / 4; ++r) b.push_back(kept(w.b, w.b_valid, {{w.k_var, bin(BinOp::Add, t, num(4 * r))}, {w.n_var, g}}));
+    for (int r = 0; r < (w.m == 8 ? 1 : w.k / 2); ++r) a.push_back(kept(w.a, w.a_valid, k_major_a(w, r)));
+    for (int r = 0; r < w.k / 4; ++r) b.push_back(kept(w.b, w.b_valid, k_major_b(w, r)));
     return {a, b};
   }
 
@@ -871,13 +886,6 @@ class Printer {
     auto num = [&](int64_t v) { return make_int(v, it); };
     auto bin = [&](BinOp op, Expr a, Expr b) { return make_binary(op, std::move(a), std::move(b), it); };
     Expr lane = make_var(w.lane, it);
-    Expr group = bin(BinOp::FloorDiv, lane, num(4)), pair = bin(BinOp::Mul, bin(BinOp::Mod, lane, num(4)), num(2));
-    std::string zero = w.input == types::float64 ? "0.0" : w.tf32 ? "0.0f" : round_to(w.input, "0.0f");
-    auto element = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) {
-      std::string v = expr(simplify(substitute(value, at)), 0);
-      if (!valid.defined()) return v;
-      return "(" + expr(simplify(substitute(valid, at)), 0) + " ? " + v + " : " + zero + ")";
-    };
     if (w.input == types::float64) {  // D (g (+ 8), 2 t + e) += A B
       auto [fa, fb] = f64_fragments(os, w, ind, false);
       os << pad << "loom_mma_m" << w.m << "n8k" << w.k << "_f64(";  // (mma.sync.aligned.mMn8kK.row.col.f64.f64.f64.f64)
@@ -886,18 +894,14 @@ class Printer {
       for (size_t r = 0; r < fb.size(); ++r) os << fb[r] << (r + 1 < fb.size() ? ", " : ");\n");
       return;
     }
+    Expr group = bin(BinOp::FloorDiv, lane, num(4)), pair = bin(BinOp::Mul, bin(BinOp::Mod, lane, num(4)), num(2));
+    std::string zero = w.tf32 ? "0.0f" : round_to(w.input, "0.0f");
+    auto element = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) { return guarded(value, valid, at, zero); };
     std::vector<std::string> a, b;
     ldmatrix_fragments(os, w, ind, a, b);
-    if (w.tf32) {  // m16n8k8: A (g + 8 (r mod 2), t + 4 (r / 2)), B (k t + 4 r, n g); one 32-bit value a register
-      auto bits = [&](const Expr& value, const Expr& valid, const std::map<std::string, Expr>& at) {
-        return "__float_as_uint(" + element(value, valid, at) + ")";
-      };
-      Expr t = bin(BinOp::Mod, lane, num(4));
-      for (int r = 0; r < 4; ++r)
-        a.push_back(bits(w.a, w.a_valid, {{w.m_var, simplify(bin(BinOp::Add, group, num(8 * (r % 2))))},
-                                          {w.k_var, simplify(bin(BinOp::Add, t, num(4 * (r / 2))))}}));
-      for (int r = 0; r < 2; ++r)
-        b.push_back(bits(w.b, w.b_valid, {{w.k_var, simplify(bin(BinOp::Add, t, num(4 * r)))}, {w.n_var, group}}));
+    if (w.tf32) {  // m16n8k8 (k_major_a, k_major_b); one 32-bit value a register
+      for (int r = 0; r < 4; ++r) a.push_back("__float_as_uint(" + element(w.a, w.a_valid, k_major_a(w, r)) + ")");
+      for (int r = 0; r < 2; ++r) b.push_back("__float_as_uint(" + element(w.b, w.b_valid, k_major_b(w, r)) + ")");
     }
     std::vector<std::string> av, bv;  // element by element
     for (int r = 0; r < 8 && a.empty(); ++r) {
