@@ -282,8 +282,9 @@ class Lowering {
       fail("the update of instruction '" + at->insn_id + "' accumulates in " + at->lhs.type().name() + "; the instruction accumulates in " +
            accumulates.name());
     auto w = std::make_shared<WarpMatrix>();
-    auto k_range = islu::constant_range(k_, kf.var);  // (float64's k: the shape's, 4, 8 or 16)
-    const int kk = p->tf32 ? 8 : f64 && k_range ? int(k_range->second + 1) : 16;
+    auto k_range = islu::constant_range(k_, kf.var);  // (the shape's k: tensor_core checked the loop's extent against it)
+    if (!k_range || k_range->first != 0) fail("the tile's iname '" + kf.var + "' does not run from 0 over a constant extent");
+    const int kk = int(k_range->second + 1);
     const std::string shape = "m" + std::to_string(tile_m_) + "n" + std::to_string(tile_n_) + "k" + std::to_string(kk);
     const MatrixInstruction* mi = g_.target.find_matrix_instruction(tile_m_, tile_n_, kk, p->input);
     if (!mi)
