@@ -257,8 +257,109 @@ std::pair<int64_t, int64_t> constant_bounds(const LoopKernel& k, const std::stri
 
 }  // namespace
 
-LoopKernel rename_iname(const LoopKernel& k, const std::string& from, const std::string& to) {
+namespace {
+
+// The iteration set of an instruction's loops (and sums), each named as after the renaming.
+isl::set instances_of(const LoopKernel& k, const Instruction& insn, const std::string& from, const std::string& to) {
+  std::set<std::string> names = insn.within_inames;
+  if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, names);
+  std::vector<std::string> inames;
+  for (auto& n : k.all_inames())
+    if (names.count(n)) inames.push_back(n);
+  isl_set* s = islu::iteration_domain(k, inames).release();
+  s = rename_dim(s, from, to);
+  s = isl_set_intersect_params(s, isl_set_align_params(islu::assumptions_of(k).release(), isl_set_get_space(s)));
+  return isl::manage(s);
+}
+
+// rename_iname onto an existing iname (loopy's existing_ok=True): the two
+// loops become one. Each keeps the instances it had: the joined range is the
+// union of both (one interval), and the instructions of either may not gain
+// an instance from it (an inner loop that is empty where the other range
+// reaches further, as the steps of a right-looking factorization are: the
+// update of step k has no rows left at the last k). That is what the tuner's
+// per-statement schedules need (tuner/steps.cpp): statements whose loops
+// were mapped apart share their outermost loop again.
+LoopKernel join_into_iname(const LoopKernel& k, const std::string& from, const std::string& to, const std::string& what) {
+  require_inames(k, what, {from, to});
+  if (from == to) return k;
+  if (k.tag_of(from) != k.tag_of(to))
+    refuse(k, what, "'" + from + "' is tagged '" + k.tag_of(from).str() + "' and '" + to + "' '" + k.tag_of(to).str() + "'");
+  if (k.slabs->count(from) || k.slabs->count(to)) refuse(k, what, "an iname with slabs cannot join another");
+  for (auto& insn : k.instructions) {
+    std::set<std::string> reduced;
+    if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, reduced);
+    for (auto& n : {from, to})
+      if (reduced.count(n)) refuse(k, what, "iname '" + n + "' is reduced over in '" + insn.id + "'");
+    if (insn.within_inames.count(from) && insn.within_inames.count(to))
+      refuse(k, what, "instruction '" + insn.id + "' runs in both loops");
+  }
+  int df = k.domain_of(from), dt = k.domain_of(to);
+  if (df == dt) refuse(k, what, "'" + from + "' and '" + to + "' are dimensions of one domain (their values are related)");
+  for (int d : {df, dt}) {
+    std::vector<std::string> dims = k.domains[size_t(d)].inames();
+    const std::string& n = d == df ? from : to;
+    if (dims.front() != n) refuse(k, what, "'" + n + "' is not the outermost iname of its domain (" + dims.front() + " is)");
+    for (auto& p : k.domains[size_t(d)].params())
+      if (k.has_iname(p)) refuse(k, what, "the range of '" + n + "' depends on iname '" + p + "'");
+  }
+  // the joined range: both ranges' union, one interval
+  isl_set* range_f = rename_dim(islu::arrange_dims(islu::to_isl(k.domains[size_t(df)]), {from}).release(), from, to);
+  isl_set* range_t = islu::arrange_dims(islu::to_isl(k.domains[size_t(dt)]), {to}).release();
+  range_t = isl_set_align_params(range_t, isl_set_get_space(range_f));
+  range_f = isl_set_align_params(range_f, isl_set_get_space(range_t));
+  isl_set* range = isl_set_coalesce(isl_set_union(range_f, range_t));
+  if (isl_set_n_basic_set(range) != 1) {
+    isl_set_free(range);
+    refuse(k, what, "the union of the ranges of '" + from + "' and '" + to + "' is not one interval");
+  }
+  // each domain without its first dimension, which becomes the parameter `to`
+  auto rest_of = [&](int d, const std::string& n) -> std::optional<Domain> {
+    std::vector<std::string> dims = k.domains[size_t(d)].inames();
+    if (dims.size() == 1) return std::nullopt;
+    isl_set* s = islu::dims_to_params(islu::to_isl(k.domains[size_t(d)]), {n}).release();
+    return Domain(rename_dim(s, n, to));
+  };
+  std::vector<Domain> domains;
+  for (size_t d = 0; d < k.domains.size(); ++d) {
+    if (int(d) == std::min(df, dt)) domains.push_back(Domain(range));
+    if (int(d) == df || int(d) == dt) {
+      if (auto rest = rest_of(int(d), int(d) == df ? from : to)) domains.push_back(*rest);
+    } else {
+      domains.push_back(Domain(rename_dim(k.domains[d].copy(), from, to)));
+    }
+  }
+  LoopKernel r = k;
+  r.domains.edit() = domains;
+  for (auto& insn : r.instructions.edit()) rename_in_instruction(insn, from, to);
+  InameRenamer rn(from, to);
+  transforms::rewrite_rule_bodies(r, {from}, [&](const Expr& e) { return rn.mutate(e); });
+  r.iname_tags.edit().erase(from);
+  for (auto& prio : r.loop_priority.edit()) std::replace(prio.begin(), prio.end(), from, to);
+  for (auto& [tn, tv] : r.temporaries.edit())
+    if (tv.double_buffered_in == from) tv.double_buffered_in = to;
+  // no instruction gains (or loses) an instance
+  for (size_t i = 0; i < k.instructions.size(); ++i) {
+    const Instruction& before = k.instructions[i];
+    if (!before.within_inames.count(from) && !before.within_inames.count(to)) continue;
+    isl::set was = instances_of(k, before, from, to), is = instances_of(r, r.instructions[i], from, to);
+    isl_set* a = isl_set_align_params(was.copy(), isl_set_get_space(is.get()));
+    isl_set* b = isl_set_align_params(is.copy(), isl_set_get_space(a));
+    isl_bool same = isl_set_is_equal(a, b);
+    isl_set_free(a);
+    isl_set_free(b);
+    if (same != isl_bool_true)
+      refuse(k, what, "instruction '" + before.id + "' would run " + (same == isl_bool_false ? "other" : "unproven") +
+                          " iterations in the joined range of '" + to + "' (its other loops are not empty where the ranges differ)");
+  }
+  return r;
+}
+
+}  // namespace
+
+LoopKernel rename_iname(const LoopKernel& k, const std::string& from, const std::string& to, bool existing_ok) {
   const std::string what = "rename_iname('" + from + "', '" + to + "')";
+  if (existing_ok && k.has_iname(to)) return join_into_iname(k, from, to, what);
   require_inames(k, what, {from});
   check_fresh(k, what, to);
   LoopKernel r = k;
@@ -405,7 +506,8 @@ LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, cons
       if (around && around->count(n) && std::find(copied.begin(), copied.end(), n) == copied.end()) kept.push_back(n);
     isl::set s = islu::arrange_dims(islu::dims_to_params(islu::to_isl(k.domains[size_t(d)]), kept), copied);
     isl_set* c = s.release();
-    for (size_t i : which) c = rename_dim(c, names[i], copies[i]);
+    // (a copied iname's bounds that use another copied iname use its copy)
+    for (size_t i = 0; i < names.size(); ++i) c = rename_dim(c, names[i], copies[i]);
     r.domains.edit().push_back(Domain(c));
   }
   // Domains that depend on a duplicated iname (`{[k]: i <= k < n}`): the
@@ -416,6 +518,9 @@ LoopKernel duplicate_inames(const LoopKernel& k, const std::string& inames, cons
     const std::string& old = names[i];
     for (size_t d = 0; d < k.domains.size(); ++d) {
       if (!k.domains[d].has_param(old)) continue;
+      auto inames_of_d = k.domains[d].inames();
+      if (std::all_of(inames_of_d.begin(), inames_of_d.end(), [&](auto& n) { return std::count(names.begin(), names.end(), n) > 0; }))
+        continue;  // (copied too: the copies' domain uses the copy)
       std::string user_in, user_out;
       for (auto& insn : k.instructions) {
         bool uses_domain = false;
@@ -823,9 +928,17 @@ void register_iname_transforms(TransformRegistry& reg) {
              return split_iname(k, a.str("iname"), a.integer("inner_length"), o);
            }});
   using P = TransformParam;
-  reg.add({"rename_iname", "Rename an iname everywhere.",
-           {TransformParam{"iname", TransformParam::String, true, "the iname"}.of(TransformParam::Type::Iname), TransformParam{"new_iname", TransformParam::String, true, "its new name"}.of(TransformParam::Type::Name)},
-           [](const LoopKernel& k, const TransformArgs& a) { return rename_iname(k, a.str("iname"), a.str("new_iname")); }});
+  reg.add({"rename_iname",
+           "Rename an iname everywhere; with existing_ok, onto an existing iname, joining the two loops (each instruction keeping its "
+           "iterations).",
+           {TransformParam{"iname", TransformParam::String, true, "the iname"}.of(TransformParam::Type::Iname),
+            TransformParam{"new_iname", TransformParam::String, true, "its new name"}.of(TransformParam::Type::Name),
+            TransformParam{"existing_ok", TransformParam::String, false, "new_iname may exist: the two loops become one"}
+                .of(TransformParam::Type::Bool)
+                .otherwise("false")},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             return rename_iname(k, a.str("iname"), a.str("new_iname"), a.flag("existing_ok", false));
+           }});
   reg.add({"untag_inames", "Remove the tags of inames ('i, j'): they become sequential loops.",
            {TransformParam{"inames", TransformParam::TagMap, true, "comma-separated inames"}.of(TransformParam::Type::Inames)},
            [](const LoopKernel& k, const TransformArgs& a) { return untag_inames(k, a.str("inames")); }});

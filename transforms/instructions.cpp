@@ -1,7 +1,8 @@
 // Instruction transformations: add_dependency, add_barrier, add_nosync,
-// set_instruction_priority, tag_instructions, remove_instructions. Each
-// selects instructions with a match expression (loom/match.h) and refuses a
-// match that selects nothing, so a typo never passes silently.
+// set_instruction_priority, tag_instructions, remove_instructions,
+// reorder_instructions. Each selects instructions with a match expression
+// (loom/match.h) or by id and refuses a match that selects nothing, so a
+// typo never passes silently.
 #include <algorithm>
 
 #include "loom/match.h"
@@ -86,6 +87,30 @@ LoopKernel tag_instructions(const LoopKernel& k, const std::string& tag, const s
   return r;
 }
 
+// The listed instructions take the places in the list they hold, in the
+// order given; the others stay where they are. The list's order is the
+// kernel's program order (add_dependencies orders by it), so this changes
+// which instruction runs first where they share a loop; check_reorderings
+// refuses an order that changes a value read.
+LoopKernel reorder_instructions(const LoopKernel& k, const std::vector<std::string>& ids) {
+  std::string list;
+  for (auto& id : ids) list += (list.empty() ? "" : ", ") + id;
+  const std::string what = "reorder_instructions('" + list + "')";
+  std::vector<size_t> places;
+  for (auto& id : ids) {
+    size_t at = 0;
+    while (at < k.instructions.size() && k.instructions[at].id != id) ++at;
+    if (at == k.instructions.size()) refuse(k, what, "no instruction '" + id + "'");
+    if (std::count(places.begin(), places.end(), at)) refuse(k, what, "instruction '" + id + "' is listed twice");
+    places.push_back(at);
+  }
+  std::vector<size_t> sorted = places;
+  std::sort(sorted.begin(), sorted.end());
+  LoopKernel r = k;
+  for (size_t i = 0; i < places.size(); ++i) r.instructions.edit()[sorted[i]] = k.instructions[places[i]];
+  return r;
+}
+
 LoopKernel remove_instructions(const LoopKernel& k, const std::string& match) {
   const std::string what = "remove_instructions('" + match + "')";
   LoopKernel r = k;
@@ -136,6 +161,11 @@ void register_instruction_transforms(TransformRegistry& reg) {
   reg.add({"tag_instructions", "Add a tag to the matching instructions.",
            {TransformParam{"tag", TransformParam::String, true, "the tag"}.of(TransformParam::Type::Name), TransformParam{"match", TransformParam::String, true, "instructions"}.of(TransformParam::Type::Match)},
            [](const LoopKernel& k, const TransformArgs& a) { return tag_instructions(k, a.str("tag"), a.str("match")); }});
+  reg.add({"reorder_instructions",
+           "Put the listed instructions in this order, in the places they hold ('s4, s2, s1'); the legality check refuses an order "
+           "that changes what an instruction reads.",
+           {TransformParam{"ids", TransformParam::String, true, "instruction ids, in their new order"}.of(TransformParam::Type::Names)},
+           [](const LoopKernel& k, const TransformArgs& a) { return reorder_instructions(k, transforms::name_list(a.str("ids"))); }});
   reg.add({"remove_instructions", "Remove the matching instructions; their dependents inherit their dependencies.",
            {TransformParam{"match", TransformParam::String, true, "instructions"}.of(TransformParam::Type::Match)},
            [](const LoopKernel& k, const TransformArgs& a) { return remove_instructions(k, a.str("match")); }});

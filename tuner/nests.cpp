@@ -734,6 +734,15 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
     t->name = "nests, tiles + vec";
     out.push_back(*t);
   }
+  // one sequential step around parallel loops, from isl's scheduler (a
+  // right-looking Cholesky or LU from PolyBench's left-looking text)
+  if (auto steps = isl_rescheduled(k)) {
+    Planner stepped(steps->kernel, steps->lines);
+    if (auto s = stepped.plan(&unused); s && stepped.parallel_loops() > 0) {
+      s->name = "nests, isl schedule";
+      out.push_back(*s);
+    }
+  }
   if (out.empty()) {
     std::string reason = why ? *why : "";
     if (auto s = wavefront(k)) return {*s};

@@ -43,4 +43,14 @@ std::string product_vector_tile_lines(const std::string& y, const std::string& x
 // dependence.
 std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why);
 
+// The kernel after per-statement schedules from isl's scheduler
+// (tuner/isl_schedule.cpp): each statement's loops mapped so that one
+// sequential step holds them all, the steps that did it in `lines`; nothing
+// where isl's schedule has no such step or the steps are refused.
+struct IslSchedule {
+  LoopKernel kernel;
+  std::string lines;
+};
+std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k);
+
 }  // namespace loom::tune

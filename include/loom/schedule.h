@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <isl/cpp.h>
+
+#include <optional>
+
 #include "loom/kernel.h"
 
 namespace loom {
@@ -68,5 +72,17 @@ void check_reorderings(const LoopKernel& k, const Linearization& L);
 // dataflow of the kernel as written (check_reorderings on that program).
 // host_loops: the loops that run on the host (outside every launch's).
 void check_program_order(const LoopKernel& k, const std::set<std::string>& host_loops);
+
+// The instances of the kernel as written (one tuple per instruction, named
+// by its id, dimensions `keys`: its loops) and the dependences between them
+// (flow, anti, output: each instance from every earlier one touching the
+// same element), for isl's scheduler. Nothing where isl cannot follow an
+// access or exceeds its work bound.
+struct KernelDependences {
+  isl::union_set instances;
+  isl::union_map deps;
+  std::map<std::string, std::vector<std::string>> keys;
+};
+std::optional<KernelDependences> dependences_as_written(const LoopKernel& written);
 
 }  // namespace loom

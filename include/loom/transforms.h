@@ -40,7 +40,8 @@ LoopKernel split_iname(const LoopKernel& k, const std::string& iname, int64_t in
 LoopKernel tag_inames(const LoopKernel& k, const std::map<std::string, std::string>& tags);
 LoopKernel tag_inames(const LoopKernel& k, const std::string& spec);
 
-LoopKernel rename_iname(const LoopKernel& k, const std::string& iname, const std::string& new_iname);
+// existing_ok: new_iname may exist; the two loops become one (their ranges' union, each instruction keeping its iterations).
+LoopKernel rename_iname(const LoopKernel& k, const std::string& iname, const std::string& new_iname, bool existing_ok = false);
 LoopKernel untag_inames(const LoopKernel& k, const std::string& inames);      // "i, j"
 LoopKernel prioritize_loops(const LoopKernel& k, const std::string& inames);  // "i, j, k", outermost first
 LoopKernel remove_unused_inames(const LoopKernel& k);
@@ -110,6 +111,8 @@ LoopKernel add_nosync(const LoopKernel& k, const std::string& source, const std:
 LoopKernel set_instruction_priority(const LoopKernel& k, const std::string& match, int priority);
 LoopKernel tag_instructions(const LoopKernel& k, const std::string& tag, const std::string& match);
 LoopKernel remove_instructions(const LoopKernel& k, const std::string& match);
+// The listed instructions, in this order, in the places of the list they hold.
+LoopKernel reorder_instructions(const LoopKernel& k, const std::vector<std::string>& ids);
 
 // ---- memory (transforms/memory.cpp) ----
 struct PrefetchOptions {

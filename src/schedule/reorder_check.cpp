@@ -552,4 +552,70 @@ void check_reorderings(const LoopKernel& k, const Linearization& L) {
                     "): " + detail + ". Keep the order of the loop that carries the dependence (loop priorities, no split part outside it)");
 }
 
+// The kernel as written's instances and memory-based dependences (flow,
+// anti and output), each instance from the one before it that touches the
+// same element, on the same tuples and time as check_reorderings: what isl's
+// scheduler takes to find an order of its own (tuner/isl_schedule.cpp).
+std::optional<KernelDependences> dependences_as_written(const LoopKernel& written) {
+  std::set<std::string> candidates = dependence_candidates(written);
+  for (auto& [n, t] : written.temporaries)
+    if (t.space == AddressSpace::Local) candidates.erase(n);
+  LoopKernel ref = preprocess(written);
+  Linearization order = linearize(ref);
+  SideBuilder builder(ref, order, candidates);
+  Side side = builder.build();
+  if (!side.unknown_arrays.empty()) return std::nullopt;  // (accesses isl cannot follow)
+  isl_union_map *reads = nullptr, *writes = nullptr, *schedule = nullptr;
+  auto add = [](isl_union_map*& u, isl_map* m) {
+    isl_union_map* x = isl_union_map_from_map(m);
+    u = u ? isl_union_map_union(u, x) : x;
+  };
+  KernelDependences out;
+  isl_union_set* instances = nullptr;
+  for (auto& [tuple, time] : side.time) {
+    add(schedule, time.copy());
+    isl_union_set* d = isl_union_set_from_set(isl_map_domain(time.copy()));
+    instances = instances ? isl_union_set_union(instances, d) : d;
+    out.keys[tuple] = side.keys[tuple];
+  }
+  if (!instances) return std::nullopt;
+  for (auto& a : side.accesses) add(a.write ? writes : reads, a.map.copy());
+  isl_union_map* none = isl_union_map_empty(isl_union_set_get_space(instances));
+  if (!reads) reads = isl_union_map_copy(none);
+  if (!writes) writes = isl_union_map_copy(none);
+  // sink <- source, each a may-source (every write and read of the element)
+  auto deps = [&](isl_union_map* sink, isl_union_map* source) {
+    isl_union_access_info* info = isl_union_access_info_from_sink(isl_union_map_copy(sink));
+    info = isl_union_access_info_set_may_source(info, isl_union_map_copy(source));
+    info = isl_union_access_info_set_schedule_map(info, isl_union_map_copy(schedule));
+    isl_union_flow* flow = isl_union_access_info_compute_flow(info);
+    if (!flow) return static_cast<isl_union_map*>(nullptr);
+    isl_union_map* d = isl_union_flow_get_may_dependence(flow);
+    isl_union_flow_free(flow);
+    return d;
+  };
+  isl_ctx* ctx = isl_context();
+  isl_ctx_reset_operations(ctx);
+  isl_ctx_set_max_operations(ctx, kDataflowOperations);
+  isl_union_map* flow = deps(reads, writes);
+  isl_union_map* anti = deps(writes, reads);
+  isl_union_map* output = deps(writes, writes);
+  isl_ctx_set_max_operations(ctx, 0);
+  isl_union_map_free(reads);
+  isl_union_map_free(writes);
+  isl_union_map_free(schedule);
+  isl_union_map_free(none);
+  if (!flow || !anti || !output) {
+    isl_ctx_reset_error(ctx);
+    isl_union_map_free(flow);
+    isl_union_map_free(anti);
+    isl_union_map_free(output);
+    isl_union_set_free(instances);
+    return std::nullopt;
+  }
+  out.instances = isl::manage(instances);
+  out.deps = isl::manage(isl_union_map_union(isl_union_map_union(flow, anti), output));
+  return out;
+}
+
 }  // namespace loom

@@ -158,23 +158,52 @@ class Lowering {
         temp_arrays_[n] = Slot{p, nullptr, t.dtype, size, per_thread};
       }
     }
-    // the blocks of this call
+    // the blocks of this call: the first block's coordinates once, then
+    // stepped (x fastest) from block to block. (A division by the grid's
+    // runtime sizes in every block let LLVM 19's loop vectorizer hoist a
+    // udiv by its own, wrong, rewriting of a size out of a stride-versioned
+    // branch: a division by zero in a right-looking Cholesky's update.)
     Value* grid_x = b_.CreateSExt(expr(g_.grid[0]), b_.getInt64Ty());
     Value* grid_y = b_.CreateSExt(expr(g_.grid[1]), b_.getInt64Ty());
     llvm::AllocaInst* blk = entry_alloca(b_.getInt64Ty(), 1, "block");
+    llvm::AllocaInst* coord[3] = {entry_alloca(b_.getInt64Ty(), 1, "block_x"), entry_alloca(b_.getInt64Ty(), 1, "block_y"),
+                                  entry_alloca(b_.getInt64Ty(), 1, "block_z")};
     b_.CreateStore(first, blk);
+    {
+      // (called with first < end only, so the grid's sizes are positive)
+      auto* start = llvm::BasicBlock::Create(ctx_, "blocks", fn_);
+      auto* none = llvm::BasicBlock::Create(ctx_, "no_blocks", fn_);
+      b_.CreateCondBr(b_.CreateICmpSLT(first, end), start, none);
+      b_.SetInsertPoint(none);
+      b_.CreateRetVoid();
+      b_.SetInsertPoint(start);
+      Value* rest = b_.CreateUDiv(first, grid_x);
+      b_.CreateStore(b_.CreateURem(first, grid_x), coord[0]);
+      b_.CreateStore(b_.CreateURem(rest, grid_y), coord[1]);
+      b_.CreateStore(b_.CreateUDiv(rest, grid_y), coord[2]);
+    }
     loop(
         [&] { return b_.CreateICmpSLT(b_.CreateLoad(b_.getInt64Ty(), blk), end); },
         [&] {
-          Value* id = b_.CreateLoad(b_.getInt64Ty(), blk);
-          Value* gxy = b_.CreateMul(grid_x, grid_y);
-          Value* idx[3] = {b_.CreateURem(id, grid_x), b_.CreateURem(b_.CreateUDiv(id, grid_x), grid_y), b_.CreateUDiv(id, gxy)};
           for (auto& h : g_.hardware_inames)
-            if (h.tag.kind == InameTag::Group)
-              store_var(h.name, b_.CreateAdd(expr(h.lower), b_.CreateTrunc(idx[h.tag.axis], index_type())));
+            if (h.tag.kind == InameTag::Group) {
+              Value* c = b_.CreateLoad(b_.getInt64Ty(), coord[h.tag.axis]);
+              store_var(h.name, b_.CreateAdd(expr(h.lower), b_.CreateTrunc(c, index_type())));
+            }
           block_body(g_.body);
         },
-        [&] { b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), blk), b_.getInt64(1)), blk); });
+        [&] {
+          b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), blk), b_.getInt64(1)), blk);
+          // x + 1, carried into y and z
+          Value* x = b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), coord[0]), b_.getInt64(1));
+          Value* wrap_x = b_.CreateICmpEQ(x, grid_x);
+          Value* y = b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), coord[1]), b_.CreateZExt(wrap_x, b_.getInt64Ty()));
+          Value* wrap_y = b_.CreateICmpEQ(y, grid_y);
+          Value* z = b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), coord[2]), b_.CreateZExt(wrap_y, b_.getInt64Ty()));
+          b_.CreateStore(b_.CreateSelect(wrap_x, b_.getInt64(0), x), coord[0]);
+          b_.CreateStore(b_.CreateSelect(wrap_y, b_.getInt64(0), y), coord[1]);
+          b_.CreateStore(z, coord[2]);
+        });
     b_.CreateRetVoid();
   }
 

@@ -681,16 +681,14 @@ def test_numpy(name):
 
 # Kernels the automatic space refuses (no loop Loom's checks accept on blocks
 # and threads as the nests sketch tries them): name -> why.
-_REDUCTION = ("a reduction written as an accumulation into one element (A[i, j] = A[i, j] - ...): the loops carry it, "
-              "and the automatic space does not split such a loop across threads yet")
 # (seidel_2d and nussinov, where every loop carries a dependence as written,
-# run as wavefronts: "nests, wavefront")
+# run as wavefronts: "nests, wavefront"; cholesky and lu right-looking, from
+# isl's scheduler: "nests, isl schedule")
 TUNE_REFUSED = {
-    "cholesky": _REDUCTION + "; its rows depend on all earlier rows and a row's elements on each other, so no skew "
-                "of the one loop that holds every statement helps",
     "floyd_warshall": "within one k the row and column k are read by the other rows and written by their own "
-                      "(with unchanged values, which isl's dataflow cannot know): no loop is parallel, and no wavefront of "
-                      "k, i, j makes one parallel",
+                      "(with unchanged values, which isl's dataflow cannot know): no loop is parallel; isl's scheduler "
+                      "finds only a wavefront of i + j under k (2n launches a step), and the five phases of each k "
+                      "(an index-set split around row and column k) are not in the automatic space",
 }
 
 
