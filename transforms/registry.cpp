@@ -46,6 +46,7 @@ const TransformRegistry& transform_registry() {
     register_distribute_transforms(t);
     register_accumulation_transforms(t);
     register_affine_map_transforms(t);
+    register_index_set_transforms(t);
     return t;
   }();
   return r;

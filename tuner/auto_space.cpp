@@ -361,8 +361,8 @@ Space auto_space(const LoopKernel& k, const std::string& target, const std::map<
   // threads: every sketch below would be refused, trial after trial
   if (nests.empty() && reduction.empty())
     throw Error("auto_space: kernel '" + k.name + "': no loop of it runs in parallel (" + why_not + "); write a space (choice(...)) for it");
-  // a wavefront: nothing runs in parallel as written, so no sketch below would
-  if (nests.size() == 1 && nests[0].name == "nests, wavefront") return Space(nests);
+  // a wavefront or an index-set split: nothing runs in parallel as written, so no sketch below would
+  if (nests.size() == 1 && (nests[0].name == "nests, wavefront" || nests[0].name == "nests, index-set split")) return Space(nests);
   if (statements == 1) nests.clear();  // (one nest: the sketches below map it, with more choices)
   if (!parallel->count(x)) x = *parallel->begin();
   if (y == x || !parallel->count(y)) y.clear();

@@ -103,7 +103,7 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
-std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k) {
+std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_only) {
   // (a sum's iterations are instances of their own, which the steps below
   // cannot map: kernels written with sums are the other sketches' business)
   for (auto& insn : k.instructions) {
@@ -212,7 +212,16 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k) {
     for (auto& insn : k.instructions) {
       const std::vector<std::string>& keys = d->keys.at(insn.id);
       const std::vector<isl::pw_aff>& dims = dims_of.at(insn.id);
-      if (dims.size() != keys.size()) return std::nullopt;  // (not a map of its loops one to one)
+      if (dims.size() > keys.size()) return std::nullopt;
+      // a loop of one iteration (a piece at a point) leaves fewer dimensions
+      // than loops: the loops no dimension names come after, one to one on
+      // the instances where the schedule is (affine_map_inames checks)
+      std::vector<std::string> texts;
+      for (auto& dim : dims) texts.push_back(affine_text(dim.copy(), keys));
+      std::vector<size_t> extra;
+      for (size_t key = 0; key < keys.size() && dims.size() + extra.size() < keys.size(); ++key)
+        if (!std::count(texts.begin(), texts.end(), keys[key])) extra.push_back(key);
+      if (dims.size() + extra.size() != keys.size()) return std::nullopt;
       std::string outermost;  // (its loop as written)
       for (auto& n : k.all_inames())
         if (outermost.empty() && insn.within_inames.count(n)) outermost = n;
@@ -224,11 +233,12 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k) {
         while (taken(cur, c)) c += "_";
         copies.push_back(c);
       }
-      for (size_t i = 0; i < dims.size(); ++i) {
+      for (size_t i = 0; i < keys.size(); ++i) {
         std::string n = i == 0 ? step + "_" + insn.id : insn.id + "_" + std::to_string(i);
         while (taken(cur, n)) n += "_";
         mapped.push_back(n);
-        equations += (equations.empty() ? "" : ", ") + n + " = " + affine_text(dims[i].copy(), copies);
+        std::string value = i < dims.size() ? affine_text(dims[i].copy(), copies) : copies[extra[i - dims.size()]];
+        equations += (equations.empty() ? "" : ", ") + n + " = " + value;
       }
       std::string lines = "duplicate_inames \"" + joined(keys) + "\" within=id:" + insn.id + " new_inames=\"" + joined(copies) + "\"\n" +
                           "affine_map_inames \"" + joined(copies) + "\" \"" + joined(mapped) + "\" \"" + equations + "\"\n" +
@@ -242,7 +252,7 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k) {
   } catch (const Error&) {
     return std::nullopt;  // (a step refused: not this kernel's shape)
   }
-  if (!reordered) return std::nullopt;  // the step is the loop as written: nothing new
+  if (!reordered && new_step_only) return std::nullopt;  // the step is the loop as written: nothing new
   out.kernel = cur;
   return out;
 }

@@ -107,6 +107,12 @@ class Planner {
     one_loop_ = true;
     return *this;
   }
+  // a second parallel loop whole on g.1 (one row of threads): split by 2 or 4,
+  // the index-set split's nine pieces took isl's dataflow past its bound
+  Planner& with_second_loop_on_blocks() {
+    second_on_blocks_ = true;
+    return *this;
+  }
   // vector: the tiles of sgemm_vec's shape (vectors along x)
   Planner& with_tiles(bool vector = false) {
     tiles_ = true;
@@ -153,7 +159,8 @@ class Planner {
         if (n != x && !one_loop_) y = n;
       text += "split_iname " + x + " choice(32|64|128|256) outer_tag=g.0 inner_tag=l.0\n";
       // (y's loop left whole inside each thread ran heat-3d 100x slower: y is always split, 1 meaning all on blocks)
-      if (!y.empty()) text += "split_iname " + y + " choice(1|2|4) outer_tag=g.1 inner_tag=l.1\n";  // (at most 256 x 4 threads)
+      if (!y.empty() && second_on_blocks_) text += "tag_inames " + y + ":g.1\n";
+      else if (!y.empty()) text += "split_iname " + y + " choice(1|2|4) outer_tag=g.1 inner_tag=l.1\n";  // (at most 256 x 4 threads)
       for (auto& z : nest.parallel)  // a third parallel loop on g.2 (a 3-d stencil's planes)
         if (z != x && z != y && !one_loop_) {
           text += "optional tag_inames " + z + ":g.2\n";
@@ -564,6 +571,7 @@ class Planner {
   bool vector_tiles_ = false;
   bool tensor_cores_ = false;
   bool one_loop_ = false;
+  bool second_on_blocks_ = false;
 
  public:
   size_t parallel_loops() const {  // (after plan())
@@ -688,6 +696,39 @@ std::optional<Sketch> wavefront(const LoopKernel& k) {
   return best;
 }
 
+// Where no loop is parallel and no wavefront helps (floyd-warshall: row and
+// column k are read by the other rows of step k and written in it): the
+// inner loops of the first chain split around its outermost loop
+// (split_index_set: before, at and after row k, column k), and the pieces
+// scheduled by isl (isl_rescheduled): within each step, phases of pieces
+// in an order the dependences allow, each parallel.
+std::optional<Sketch> index_set_split(const LoopKernel& k) {
+  std::vector<Node> top = tree_of(k);
+  if (top.size() != 1 || top[0].insn >= 0) return std::nullopt;
+  std::vector<std::string> chain{top[0].iname};
+  for (const Node* c = &top[0]; c->children.size() == 1 && c->children[0].insn < 0;) {
+    c = &c->children[0];
+    chain.push_back(c->iname);
+  }
+  if (chain.size() < 2 || chain.size() > 3) return std::nullopt;
+  std::string lines;
+  for (size_t l = 1; l < chain.size(); ++l) lines += "split_index_set " + chain[l] + " " + chain[0] + "\n";
+  LoopKernel split;
+  try {
+    split = apply_transforms(k, parse_transform_script(lines));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  auto steps = isl_rescheduled(split, false);
+  if (!steps) return std::nullopt;
+  std::string unused;
+  Planner planner(steps->kernel, lines + steps->lines);
+  auto s = planner.with_second_loop_on_blocks().plan(&unused);
+  if (!s || planner.parallel_loops() == 0) return std::nullopt;
+  s->name = "nests, index-set split";
+  return s;
+}
+
 std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
   std::vector<Sketch> out;
   if (auto s = Planner(k).plan(why)) out.push_back(*s);
@@ -746,7 +787,8 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
   if (out.empty()) {
     std::string reason = why ? *why : "";
     if (auto s = wavefront(k)) return {*s};
-    if (why) *why = reason + "; nor does a wavefront (a skew of its loops) make one parallel";
+    if (auto s = index_set_split(k)) return {*s};
+    if (why) *why = reason + "; nor does a wavefront (a skew of its loops) or an index-set split around its outermost loop make one parallel";
   }
   return out;
 }

@@ -46,11 +46,12 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why);
 // The kernel after per-statement schedules from isl's scheduler
 // (tuner/isl_schedule.cpp): each statement's loops mapped so that one
 // sequential step holds them all, the steps that did it in `lines`; nothing
-// where isl's schedule has no such step or the steps are refused.
+// where isl's schedule has no such step or the steps are refused, or (with
+// new_step_only) where the step is each statement's outermost loop already.
 struct IslSchedule {
   LoopKernel kernel;
   std::string lines;
 };
-std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k);
+std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_only = true);
 
 }  // namespace loom::tune

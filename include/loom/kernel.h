@@ -83,6 +83,11 @@ struct Instruction {
   // Whose work the instances do: this instruction's id, or (a common
   // subexpression computed just before its user) the user's id.
   std::string origin_of;
+  // This instruction does part of origin_of's instances, and other parts do
+  // the rest (split_index_set's pieces): its instances are origin_of's
+  // where it runs, at its own times (a common subexpression runs at its
+  // user's).
+  bool origin_part = false;
 
   // "a" for a[i] = ..., "acc" for acc = ..., "" otherwise (the name lives in
   // the left-hand side's node: no copy, since lookups ask it in loops)

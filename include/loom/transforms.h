@@ -101,6 +101,10 @@ LoopKernel distribute_loops(const LoopKernel& k, const std::string& inames, cons
 // wavefront's time. The new inames' loops go outermost.
 LoopKernel affine_map_inames(const LoopKernel& k, const std::vector<std::string>& old_inames, const std::vector<std::string>& new_inames,
                              const std::string& equations);
+// Index-set splitting (transforms/index_set.cpp): each instruction matching
+// `within` that runs in `iname` becomes three pieces, where iname < at,
+// iname = at and iname > at, each in its own copy of the iname.
+LoopKernel split_index_set(const LoopKernel& k, const std::string& iname, const std::string& at, const std::string& within = "");
 // An accumulation written as a loop read as a reduction over that loop
 // (transforms/accumulation.cpp): x = x + f inside loops `inames` (default:
 // the loops holding it alone that x and its conditions do not name) becomes
@@ -431,5 +435,6 @@ void register_global_barrier_transforms(TransformRegistry& r);
 void register_distribute_transforms(TransformRegistry& r);
 void register_accumulation_transforms(TransformRegistry& r);
 void register_affine_map_transforms(TransformRegistry& r);
+void register_index_set_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -36,7 +36,7 @@ void write_key(std::ostream& os, const LoopKernel& k) {
   for (auto& a : k.arguments) os << "argument " << a.name << " " << a.kind << a.shape_inferred << a.dtype_inferred << "\n";
   for (auto& [n, t] : k.temporaries) os << "temporary " << n << " " << t.zero_fill_of << " " << t.double_buffered_in << " " << t.swizzle_bytes << " " << t.double_buffer_ahead << (t.bulk_copy ? " bulk" : "") << "\n";
   for (auto& insn : k.instructions) {
-    os << "instruction " << insn.id << " " << insn.inames_given << " " << insn.origin_of;
+    os << "instruction " << insn.id << " " << insn.inames_given << " " << insn.origin_of << (insn.origin_part ? " part" : "");
     if (insn.origin)
       for (auto& [n, e] : *insn.origin) os << " " << n << "=" << (e.defined() ? e.str() : "<none>");
     os << "\n";

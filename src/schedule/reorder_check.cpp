@@ -181,9 +181,12 @@ class SideBuilder {
         m = isl::manage(isl_map_apply_domain(m.release(), to_origin.copy()));
         s.accesses.push_back({a.name, tuple, a.write, may, m});
       }
-      if (insn.origin_of.empty()) {
+      if (insn.origin_of.empty() || insn.origin_part) {  // (a piece's times join the other pieces')
         isl::map t = time_map(insn, space);
-        s.time[tuple] = isl::manage(isl_map_apply_domain(t.release(), to_origin.copy()));
+        isl::map on_origin = isl::manage(isl_map_apply_domain(t.release(), to_origin.copy()));
+        auto known_time = s.time.find(tuple);
+        if (known_time == s.time.end()) s.time[tuple] = on_origin;
+        else known_time->second = isl::manage(isl_map_union(known_time->second.release(), on_origin.release()));
       }
     }
     return s;
@@ -556,7 +559,17 @@ void check_reorderings(const LoopKernel& k, const Linearization& L) {
 // anti and output), each instance from the one before it that touches the
 // same element, on the same tuples and time as check_reorderings: what isl's
 // scheduler takes to find an order of its own (tuner/isl_schedule.cpp).
-std::optional<KernelDependences> dependences_as_written(const LoopKernel& written) {
+std::optional<KernelDependences> dependences_as_written(const LoopKernel& k) {
+  // (each instruction its own statement over its own loops: a transformed
+  // kernel's pieces are statements of their own here)
+  LoopKernel written = k;
+  for (auto& insn : written.instructions.edit()) {
+    std::map<std::string, Expr> own;
+    for (auto& n : insn.within_inames) own[n] = make_var(n);
+    insn.origin = own;
+    insn.origin_of.clear();
+    insn.origin_part = false;
+  }
   std::set<std::string> candidates = dependence_candidates(written);
   for (auto& [n, t] : written.temporaries)
     if (t.space == AddressSpace::Local) candidates.erase(n);

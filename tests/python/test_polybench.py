@@ -683,13 +683,9 @@ def test_numpy(name):
 # and threads as the nests sketch tries them): name -> why.
 # (seidel_2d and nussinov, where every loop carries a dependence as written,
 # run as wavefronts: "nests, wavefront"; cholesky and lu right-looking, from
-# isl's scheduler: "nests, isl schedule")
-TUNE_REFUSED = {
-    "floyd_warshall": "within one k the row and column k are read by the other rows and written by their own "
-                      "(with unchanged values, which isl's dataflow cannot know): no loop is parallel; isl's scheduler "
-                      "finds only a wavefront of i + j under k (2n launches a step), and the five phases of each k "
-                      "(an index-set split around row and column k) are not in the automatic space",
-}
+# isl's scheduler: "nests, isl schedule"; floyd-warshall in five phases of
+# each k, split around row and column k: "nests, index-set split")
+TUNE_REFUSED = {}
 
 
 @needs_cpu

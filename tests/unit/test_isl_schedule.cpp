@@ -9,6 +9,8 @@
 // order the dependences forbid is refused with the pair it reverses.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "loom/codegen.h"
 #include "loom/parser.h"
 #include "loom/preprocess.h"
@@ -41,6 +43,20 @@ std::string compare_factorizations(const LoopKernel& ref, const LoopKernel& t, i
   loom::testing::run_on_host(t, loom::testing::args_of(t, actual, params));
   for (int64_t i = 0; i < n * n; ++i)
     if (std::isnan(expected.at("A").get(i))) return "NaN in the reference at " + std::to_string(i);
+  return loom::testing::compare_written(ref, expected, actual);
+}
+
+// Path lengths 0..99 (random int32 values include negative cycles, whose
+// sums overflow: undefined in C and on the CPU target, where two orders of
+// the same dataflow may then differ). "" when path matches.
+std::string compare_paths(const LoopKernel& ref, const LoopKernel& t, int64_t n) {
+  std::map<std::string, int64_t> params{{"n", n}};
+  auto expected = make_host_arrays(ref, params, 5);
+  HostArray& p = expected.at("path");
+  for (int64_t i = 0; i < n * n; ++i) p.set(i, double((i * 7919 + 13) % 100));
+  auto actual = expected;
+  loom::testing::run_on_host(ref, loom::testing::args_of(ref, expected, params));
+  loom::testing::run_on_host(t, loom::testing::args_of(t, actual, params));
   return loom::testing::compare_written(ref, expected, actual);
 }
 
@@ -162,4 +178,50 @@ TEST(ReorderInstructions, TheListTakesItsPlacesAndTheCheckJudgesIt) {
   EXPECT_NE(error_of([&] { generate(wrong); }).find("reorder"), std::string::npos);
   EXPECT_NE(error_of([&] { transformed(k, "reorder_instructions \"s, nosuch\"\n"); }).find("no instruction 'nosuch'"), std::string::npos);
   EXPECT_NE(error_of([&] { transformed(k, "reorder_instructions \"s, s\"\n"); }).find("listed twice"), std::string::npos);
+}
+
+// floyd-warshall: no loop is parallel as written (row and column k are read
+// by the other rows of step k and written in it). Split around k, its nine
+// pieces are ordered by isl in phases of each k, each piece's loops
+// parallel; by hand first, then from the automatic space.
+TEST(IndexSetSplit, FloydWarshallRunsInPhasesOfEachStep) {
+  LoopKernel k = polybench("floyd_warshall");
+  LoopKernel split = transformed(k, "split_index_set i k\nsplit_index_set j k\n");
+  ASSERT_EQ(split.instructions.size(), 9u);
+  EXPECT_EQ(split.instructions[0].id, "insn_0_lt_lt");
+  EXPECT_TRUE(split.instructions[4].origin_part);
+  EXPECT_EQ(split.instructions[4].origin_of, "insn_0");
+  for (int64_t n : {1, 2, 5, 30}) EXPECT_EQ(compare_paths(k, split, n), "") << "n = " << n;
+  // the pieces after k's row and column first: refused, the pair named
+  LoopKernel wrong = transformed(split, "reorder_instructions \"insn_0_gt_gt, insn_0_lt_lt\"\n");
+  std::string e = error_of([&] { generate(wrong); });
+  EXPECT_NE(e.find("reorder dependent iterations"), std::string::npos) << e;
+
+  tune::Space space = tune::auto_space(k, "cuda");
+  int index = -1;
+  const tune::Sketch* sk = sketch_named(space, "nests, index-set split", &index);
+  ASSERT_NE(sk, nullptr) << space.str();
+  std::mt19937_64 rng(7);
+  for (int draw = 0; draw < 2; ++draw) {
+    tune::Configuration c = draw == 0 ? tune::Configuration{index, std::vector<int>(sk->choices.size(), 0)} : space.random_in(index, rng);
+    LoopKernel t = apply_transforms(k, space.steps(c));
+    for (int64_t n : {3, 37}) EXPECT_EQ(compare_paths(k, t, n), "") << "n = " << n << "\n" << space.script(c);
+    GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90a"));
+    EXPECT_GE(g.launches.size(), 5u);
+    EXPECT_NE(host_steps_text(g.host_steps).find("for step in"), std::string::npos) << host_steps_text(g.host_steps);
+  }
+}
+
+TEST(IndexSetSplit, RefusalsNameTheInameAndTheReason) {
+  LoopKernel k = polybench("floyd_warshall");
+  auto refused = [&](const LoopKernel& kernel, const std::string& script, const std::string& part) {
+    std::string e = error_of([&] { transformed(kernel, script); });
+    EXPECT_NE(e.find(part), std::string::npos) << e;
+  };
+  refused(k, "split_index_set nosuch k\n", "no iname 'nosuch'");
+  refused(k, "split_index_set i \"k * k\"\n", "'k * k' is not an affine expression");
+  refused(k, "split_index_set i k within=id:nosuch\n", "no instruction matching");
+  LoopKernel square = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < n}"}, "c[i, j] = 1", {"c: float64[n, n]", "..."}, "sq");
+  refused(square, "split_index_set i 3\n", "shares its domain with other inames");
+  refused(polybench("cholesky"), "split_index_set i 3\n", "the bounds of 'j' use 'i'");
 }
