@@ -27,7 +27,21 @@ declare -A LARGE=(
   [heat_3d]="tsteps=500 n=120" [jacobi_1d]="tsteps=500 n=2000" [jacobi_2d]="tsteps=500 n=1300" [lu]="n=2000" [ludcmp]="n=2000"
   [mvt]="n=2000" [nussinov]="n=2500" [seidel_2d]="tsteps=500 n=2000" [symm]="m=1000 n=1200" [syr2k]="m=1000 n=1200"
   [syrk]="m=1000 n=1200" [trisolv]="n=2000" [trmm]="m=1000 n=1200")
-declare -A CHECK=([lu]="--atol 1e-6" [ludcmp]="--atol 1e-6" [gramschmidt]="--check-size m=67 --check-size n=60")
+# check inputs where random ones make the kernel ill-posed: nonnegative path
+# lengths (random ones have negative cycles, whose sums overflow int32:
+# undefined behaviour, so two right orders may differ), an SPD matrix for
+# Cholesky (random ones take square roots of negatives)
+CHECKS=$(mktemp -d)
+env -u LD_LIBRARY_PATH python3 - "$CHECKS" <<'PY'
+import sys, numpy as np
+rng = np.random.default_rng(0)
+np.save(sys.argv[1] + "/floyd_path.npy", rng.integers(0, 100, (67, 67)).astype(np.int32))
+a = rng.uniform(-1, 1, (67, 67))
+np.save(sys.argv[1] + "/cholesky_A.npy", (a + a.T) / 2 + 68 * np.eye(67))
+PY
+declare -A CHECK=([lu]="--atol 1e-6" [ludcmp]="--atol 1e-6" [gramschmidt]="--check-size m=67 --check-size n=60"
+  [floyd_warshall]="--check-input path=$CHECKS/floyd_path.npy --check-size n=67"
+  [cholesky]="--check-input A=$CHECKS/cholesky_A.npy --check-size n=67")
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=($(ls examples/polybench/*.loom | xargs -n1 basename | sed 's/\.loom$//'))
 for n in "${names[@]}"; do
