@@ -43,7 +43,8 @@ namespace loom {
 // Temporaries declared without an address space (auto) become private, local
 // or global by loopy's rule (src/preprocess/address_spaces.cpp).
 LoopKernel resolve_address_spaces(const LoopKernel& k);
-LoopKernel realize_reductions(const LoopKernel& k);
+// (a reduction across at most target.warp_size lanes of l.0 uses warp shuffles)
+LoopKernel realize_reductions(const LoopKernel& k, const TargetInfo& target = TargetInfo::generic_cuda());
 LoopKernel privatize_ilp(const LoopKernel& k);
 LoopKernel eliminate_common_subexpressions(const LoopKernel& k);
 LoopKernel order_data_bounds(const LoopKernel& k);

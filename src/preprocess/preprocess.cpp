@@ -7,7 +7,7 @@ LoopKernel preprocess(const LoopKernel& k, const TargetInfo& target, bool common
   LoopKernel r = expand_substitutions(k);
   r = resolve_address_spaces(r);
   r = infer_types(r);
-  r = realize_reductions(r);
+  r = realize_reductions(r, target);
   r = privatize_ilp(r);
   if (common_subexpressions) r = eliminate_common_subexpressions(r);
   r = order_data_bounds(r);

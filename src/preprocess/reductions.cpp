@@ -78,8 +78,8 @@ struct Partial {
 
 class Realizer : public ExprMutator {
  public:
-  Realizer(LoopKernel& k, const Instruction& insn, std::vector<Instruction>& out)
-      : k_(k), insn_(insn), out_(out), scope_(insn.within_inames) {}
+  Realizer(LoopKernel& k, const Instruction& insn, std::vector<Instruction>& out, int warp_size)
+      : k_(k), insn_(insn), out_(out), scope_(insn.within_inames), warp_size_(warp_size) {}
   std::set<std::string> final_updates;  // what the rewritten instruction must wait for
   std::vector<std::string> parallel_inames;  // thread inames reduced over in parallel
   bool in_sequential_loop = false;
@@ -362,12 +362,12 @@ class Realizer : public ExprMutator {
   }
 
   // Warp shuffles instead of a shared-memory tree: the reduction iname is
-  // the block's whole x axis (l.0 from 0, a power of two of at most 32
-  // threads), so each group of `extent` lanes is aligned in a warp and is
+  // the block's whole x axis (l.0 from 0, a power of two of at most the
+  // target's warp size), so each group of `extent` lanes is aligned in a warp and is
   // one row of the block: a guard on another axis is the same for all its
   // lanes, and the shuffles name the group's lanes only (cuda_printer).
   bool warp_eligible(const std::string& p, int64_t plo, int64_t extent, ReduceOp op) {
-    if (is_arg_reduction(op) || plo != 0 || extent > 32 || (extent & (extent - 1)) != 0) return false;
+    if (is_arg_reduction(op) || plo != 0 || extent > warp_size_ || (extent & (extent - 1)) != 0) return false;
     if (!(k_.tag_of(p) == InameTag{InameTag::Local, 0})) return false;
     for (auto& n : k_.all_inames()) {
       InameTag t = k_.tag_of(n);
@@ -446,6 +446,7 @@ class Realizer : public ExprMutator {
   const Instruction& insn_;
   std::vector<Instruction>& out_;
   std::set<std::string> scope_;
+  int warp_size_ = 32;  // (TargetInfo::warp_size: the most lanes a shuffle group spans)
 };
 
 // The lower bound of an iname of constant range.
@@ -476,7 +477,7 @@ bool same_arg_reduction(const Instruction& a, const Instruction& b) {
 
 }  // namespace
 
-LoopKernel realize_reductions(const LoopKernel& k) {
+LoopKernel realize_reductions(const LoopKernel& k, const TargetInfo& target) {
   LoopKernel r = k;
   std::vector<Instruction> out;
   SharedArgReduction prev;
@@ -495,7 +496,7 @@ LoopKernel realize_reductions(const LoopKernel& k) {
       continue;
     }
     prev = {};
-    Realizer rz(r, insn, out);
+    Realizer rz(r, insn, out, target.warp_size);
     Instruction copy = insn;
     copy.rhs = rz.mutate(insn.rhs);
     for (auto& p : copy.predicates) p = rz.mutate(p);

@@ -72,6 +72,14 @@ TEST(ParallelReduction, AWarpWideReductionUsesShufflesNotBarriers) {
   LoopKernel k16 = tag_inames(split_iname(f.kernel, "j", 16, {std::nullopt, InameTag{InameTag::Local, 0}}), "i:g.0");
   EXPECT_NE(cuda::print_source(generate(k16)).find("loom_warp_sum(acc_out, 16, 65535u)"), std::string::npos);
   check(f.kernel, k16, {{{"n", 5}, {"m", 40}}});
+  // the group's most lanes are the target's warp size (issue 52): a target
+  // of 16-lane warps sums the 32 lanes through shared memory instead
+  TargetInfo narrow = TargetInfo::generic_cuda();
+  narrow.warp_size = 16;
+  std::string tree = cuda::print_source(generate(t, narrow));
+  EXPECT_EQ(tree.find("loom_warp_sum("), std::string::npos) << tree;
+  EXPECT_NE(tree.find("__syncthreads"), std::string::npos) << tree;
+  EXPECT_NE(cuda::print_source(generate(k16, narrow)).find("loom_warp_sum(acc_out, 16, 65535u)"), std::string::npos);
 }
 
 // A warp reduction under the instruction's condition, read from memory at
