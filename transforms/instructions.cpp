@@ -1,10 +1,11 @@
 // Instruction transformations: add_dependency, add_barrier, add_nosync,
 // set_instruction_priority, tag_instructions, remove_instructions,
-// reorder_instructions. Each selects instructions with a match expression
+// reorder_instructions, run_on_first_thread. Each selects instructions with a match expression
 // (loom/match.h) or by id and refuses a match that selects nothing, so a
 // typo never passes silently.
 #include <algorithm>
 
+#include "loom/isl_util.h"
 #include "loom/match.h"
 #include "common.h"
 #include "loom/transforms.h"
@@ -111,6 +112,38 @@ LoopKernel reorder_instructions(const LoopKernel& k, const std::vector<std::stri
   return r;
 }
 
+// An instruction outside every loop on a thread axis runs on every thread
+// along it, and a write there races (the checks refuse it). Where the block
+// holds a sequential loop whose sums run across its threads (trisolv's rows:
+// x[i] = b[i], then the sum over j < i on l.0, then the division), the other
+// statements of the loop belong on one thread: each matching instruction
+// gets an iname of the axis' range, tagged with it, and runs where it is at
+// its first value (as a sum's result is stored by its first lane).
+LoopKernel run_on_first_thread(const LoopKernel& k, const std::string& match, const std::string& axis) {
+  const std::string what = "run_on_first_thread('" + match + "', '" + axis + "')";
+  auto tag = InameTag::parse(axis);
+  if (!tag || tag->kind != InameTag::Local) refuse(k, what, "'" + axis + "' is not a thread axis (l.0, l.1, l.2)");
+  int64_t extent = 0;
+  for (auto& n : k.all_inames()) {
+    if (k.tag_of(n) != *tag) continue;
+    auto range = islu::constant_range(k, n);
+    if (!range) refuse(k, what, "iname '" + n + "' on " + axis + " has no constant range");
+    extent = std::max(extent, range->second + 1);
+  }
+  if (extent == 0) refuse(k, what, "no iname runs on " + axis);
+  LoopKernel r = k;
+  std::string lane = transforms::unique_name(r, "first_" + std::string(1, axis[0]) + std::to_string(tag->axis));
+  r.domains.edit().push_back(Domain::parse("{[" + lane + "]: 0 <= " + lane + " < " + std::to_string(extent) + "}"));
+  r.iname_tags.edit()[lane] = *tag;
+  for (auto* insn : select(r, what, match)) {
+    for (auto& n : insn->within_inames)
+      if (r.tag_of(n) == *tag) refuse(k, what, "instruction '" + insn->id + "' already runs within '" + n + "' on " + axis);
+    insn->within_inames.insert(lane);
+    insn->predicates.push_back(make_binary(BinOp::Eq, make_var(lane, r.options.index_dtype), make_int(0, r.options.index_dtype), types::boolean));
+  }
+  return r;
+}
+
 LoopKernel remove_instructions(const LoopKernel& k, const std::string& match) {
   const std::string what = "remove_instructions('" + match + "')";
   LoopKernel r = k;
@@ -166,6 +199,12 @@ void register_instruction_transforms(TransformRegistry& reg) {
            "that changes what an instruction reads.",
            {TransformParam{"ids", TransformParam::String, true, "instruction ids, in their new order"}.of(TransformParam::Type::Names)},
            [](const LoopKernel& k, const TransformArgs& a) { return reorder_instructions(k, transforms::name_list(a.str("ids"))); }});
+  reg.add({"run_on_first_thread",
+           "The matching instructions run on the first thread along a thread axis only (a statement beside sums across the block's "
+           "threads, in a sequential loop they share).",
+           {TransformParam{"match", TransformParam::String, true, "instructions"}.of(TransformParam::Type::Match),
+            TransformParam{"axis", TransformParam::String, false, "the thread axis (default l.0)"}.of(TransformParam::Type::Tag).otherwise("l.0")},
+           [](const LoopKernel& k, const TransformArgs& a) { return run_on_first_thread(k, a.str("match"), a.str_or("axis", "l.0")); }});
   reg.add({"remove_instructions", "Remove the matching instructions; their dependents inherit their dependencies.",
            {TransformParam{"match", TransformParam::String, true, "instructions"}.of(TransformParam::Type::Match)},
            [](const LoopKernel& k, const TransformArgs& a) { return remove_instructions(k, a.str("match")); }});

@@ -696,6 +696,55 @@ std::optional<Sketch> wavefront(const LoopKernel& k) {
   return best;
 }
 
+// One block for the whole kernel, where its only parallelism is sums inside
+// a sequential loop (trisolv's rows, durbin's steps): each sum across the
+// block's threads (l.0, W of them), every other statement that writes memory
+// on the first thread (run_on_first_thread; a private value on every
+// thread, each its own copy), the loops in order inside the block; the
+// barrier placement orders the first thread's writes before the others'
+// reads. Nothing where the kernel has no sum or the checks refuse the plan.
+std::optional<Sketch> one_block(const LoopKernel& r, const std::string& prefix) {
+  std::set<std::string> sums;
+  for (auto& insn : r.instructions) {
+    if (insn.kind != Instruction::Assign || !insn.rhs.defined()) continue;
+    std::set<std::string> own;
+    collect_reduction_inames(insn.rhs, own);
+    // (a sum inside two sequential loops, trmm's B[i, j] over k, would be a
+    // block-wide sum for each of i x j: far slower than the nests' plans)
+    if (!own.empty() && insn.within_inames.size() > 1) return std::nullopt;
+    sums.insert(own.begin(), own.end());
+  }
+  if (sums.empty()) return std::nullopt;
+  std::string splits;
+  for (auto& n : sums) splits += "split_iname " + n + " W inner_tag=l.0\n";
+  auto with_width = [](std::string text, const std::string& w) {
+    for (size_t at = text.find(" W "); at != std::string::npos; at = text.find(" W ", at + 1)) text.replace(at + 1, 1, w);
+    return text;
+  };
+  try {
+    LoopKernel split = apply_transforms(r, parse_transform_script(with_width(splits, "32")));
+    std::string others;
+    for (auto& insn : split.instructions) {
+      if (insn.kind != Instruction::Assign) continue;
+      std::set<std::string> names = insn.within_inames;
+      if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, names);
+      bool threads = false;
+      for (auto& n : names) threads |= split.tag_of(n) == InameTag{InameTag::Local, 0};
+      // (a private value each thread computes for itself, durbin's alpha and beta: every thread, no race)
+      const Temporary* t = split.find_temporary(insn.assignee_name());
+      bool private_value = t && t->space != AddressSpace::Global && t->space != AddressSpace::Local;
+      if (!threads && !private_value) others += std::string(others.empty() ? "" : " or ") + "id:" + insn.id;
+    }
+    if (!others.empty()) splits += "run_on_first_thread \"" + others + "\"\n";
+    generate(apply_transforms(r, parse_transform_script(with_width(splits, "32"))));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  Sketch s = Space::parse(prefix + with_width(splits, "choice(64|128|*256|512)"), "<auto space: nests, one block>").sketches().front();
+  s.name = "nests, one block";
+  return s;
+}
+
 // Where no loop is parallel and no wavefront helps (floyd-warshall: row and
 // column k are read by the other rows of step k and written in it): the
 // inner loops of the first chain split around its outermost loop
@@ -758,6 +807,8 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
     s->name = "nests, rows";
     out.push_back(*s);
   }
+  // one block around the sums of a sequential loop (trisolv, durbin), where no nest sums rows or multiplies tiles
+  bool rowed = rows.rowed_;
   // products among the nests in register and shared-memory tiles (gemm, 2mm, 3mm, chained products)
   Planner tiles(r, lines);
   if (auto t = tiles.with_tiles().plan(out.empty() ? why : &unused); t && tiles.tiled_) {
@@ -775,6 +826,8 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
     t->name = "nests, tiles + vec";
     out.push_back(*t);
   }
+  if (!rowed && !tiles.tiled_ && !vector_tiles.tiled_)
+    if (auto b = one_block(r, lines)) out.push_back(*b);
   // one sequential step around parallel loops, from isl's scheduler (a
   // right-looking Cholesky or LU from PolyBench's left-looking text)
   if (auto steps = isl_rescheduled(k)) {

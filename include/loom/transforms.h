@@ -115,6 +115,8 @@ LoopKernel add_nosync(const LoopKernel& k, const std::string& source, const std:
 LoopKernel set_instruction_priority(const LoopKernel& k, const std::string& match, int priority);
 LoopKernel tag_instructions(const LoopKernel& k, const std::string& tag, const std::string& match);
 LoopKernel remove_instructions(const LoopKernel& k, const std::string& match);
+// The matching instructions on the first thread along a thread axis only ("l.0").
+LoopKernel run_on_first_thread(const LoopKernel& k, const std::string& match, const std::string& axis = "l.0");
 // The listed instructions, in this order, in the places of the list they hold.
 LoopKernel reorder_instructions(const LoopKernel& k, const std::vector<std::string>& ids);
 
