@@ -812,7 +812,7 @@ PYBIND11_MODULE(_loom, m) {
       d["key"] = t.key;
       d["sketch"] = t.sketch;
       d["script"] = t.script;
-      d["status"] = t.status;
+      d["status"] = tune::to_string(t.status);
       d["error"] = t.error;
       d["kernel_hash"] = t.kernel_hash;
       d["kernel"] = t.kernel_name;
@@ -928,7 +928,7 @@ PYBIND11_MODULE(_loom, m) {
     };
     auto trial_from = [](tune::Trial& t, const py::dict& d) {  // a backend's result for a trial (trial_dict's form)
       tune::Trial m;
-      m.status = d["status"].cast<std::string>();
+      m.status = tune::trial_status_named(d["status"].cast<std::string>());
       m.error = d["error"].cast<std::string>();
       m.variant_hash = d["variant_hash"].cast<uint64_t>();
       m.device = d["device"].cast<std::string>();

@@ -369,12 +369,12 @@ std::string injected_fault(const std::string& script) {
 // One trial, in the worker: its status, figures and error, as a log line.
 std::string measure(const LoopKernel& as_written, const std::string& script, const Options& o) {
   Trial t;
-  t.status = "ok";
+  t.status = TrialStatus::Ok;
   std::string fault = injected_fault(script);
   if (fault == "crash") std::raise(SIGSEGV);
   if (fault == "hang")
     for (;;) pause();
-  auto fail = [&](const std::string& status, const std::string& why) {
+  auto fail = [&](TrialStatus status, const std::string& why) {
     t.status = status;
     t.error = why;
   };
@@ -395,10 +395,10 @@ std::string measure(const LoopKernel& as_written, const std::string& script, con
       if (sized) check_index_width(g, o.parameters);
       if (o.target == "cuda" && sized) cuda::check_grid(k.name, launch_dims(g, o.parameters));
     } catch (const Error& e) {
-      fail("illegal", e.what());
+      fail(TrialStatus::Illegal, e.what());
     }
     t.generate_seconds = since(t0);
-    if (t.status == "ok") {
+    if (t.status == TrialStatus::Ok) {
       t.variant_hash = structural_hash(k);
       std::unique_ptr<Runner> runner = make_runner(std::move(g), o, t);
       // the check: the kernel as written (with the script's declarations)
@@ -419,18 +419,18 @@ std::string measure(const LoopKernel& as_written, const std::string& script, con
         if (a.kind != Argument::Array || !k.is_written(a.name)) continue;
         Comparison c = compare(want.at(a.name), got.at(a.name), tolerance(o.rtol, a.name), tolerance(o.atol, a.name));
         t.check_error = std::max(t.check_error, c.max_abs_error);
-        if (!c.ok && t.status == "ok") {
+        if (!c.ok && t.status == TrialStatus::Ok) {
           t.check = "failed";
-          fail("wrong", "'" + a.name + "' differs from the kernel as written at " + sizes + ": " + c.str());
+          fail(TrialStatus::Wrong, "'" + a.name + "' differs from the kernel as written at " + sizes + ": " + c.str());
         }
       }
-      if (t.status == "ok") {
+      if (t.status == TrialStatus::Ok) {
         if (!assumptions_hold(k, o.parameters)) throw Error("the timed sizes break the schedule's assumptions");
         runner->time(k, timing_sets(k, o.parameters), o.parameters, o, t);
       }
     }
   } catch (const std::exception& e) {
-    if (t.status == "ok") fail("failed", e.what());
+    if (t.status == TrialStatus::Ok) fail(TrialStatus::Failed, e.what());
   }
   return t.to_json();  // (the log's form: the tuner reads it back with Trial::from_json)
 }
@@ -588,13 +588,13 @@ double MeasureWorker::seconds_left() const {
 
 void MeasureWorker::finish(Trial& t, bool sent) {
   busy_ = false;
-  auto fail = [&](const std::string& status, const std::string& why) {
+  auto fail = [&](TrialStatus status, const std::string& why) {
     t.status = status;
     t.error = why;
   };
   if (!sent) {
     stop();
-    return fail("crashed", "the measuring worker had exited");
+    return fail(TrialStatus::Crashed, "the measuring worker had exited");
   }
   pollfd p{from_, POLLIN, 0};
   int ready = poll(&p, 1, std::max(0, int(seconds_left() * 1000)));
@@ -603,7 +603,7 @@ void MeasureWorker::finish(Trial& t, bool sent) {
     stop();
     char buf[96];
     std::snprintf(buf, sizeof buf, "no result within %.0f s: the worker was killed", options_.trial_timeout_seconds);
-    return fail("failed", buf);
+    return fail(TrialStatus::Failed, buf);
   }
   if (!receive_message(from_, reply)) {  // the worker died on this trial
     ::close(to_);
@@ -612,7 +612,7 @@ void MeasureWorker::finish(Trial& t, bool sent) {
     waitpid(pid_, &status, 0);
     pid_ = -1;
     ++restarts_;
-    return fail("crashed", WIFSIGNALED(status) ? "the measuring worker died of " + signal_name(WTERMSIG(status))
+    return fail(TrialStatus::Crashed, WIFSIGNALED(status) ? "the measuring worker died of " + signal_name(WTERMSIG(status))
                                                : "the measuring worker exited with status " + std::to_string(WEXITSTATUS(status)));
   }
   t.adopt(Trial::from_json(reply));

@@ -29,7 +29,7 @@ void settle_close_winners(const LoopKernel& k, const Options& options, Result& r
   std::vector<const Trial*> ok;
   for (auto* set : {&result.trials, &result.resumed})
     for (auto& t : *set)
-      if (t.status == "ok" && t.script != result.best->script) ok.push_back(&t);
+      if (t.status == TrialStatus::Ok && t.script != result.best->script) ok.push_back(&t);
   if (ok.empty()) return;
   const Trial& runner_up = **std::min_element(ok.begin(), ok.end(), [](auto* a, auto* b) { return a->median_seconds < b->median_seconds; });
   if (!overlap(*result.best, runner_up)) return;
@@ -47,7 +47,7 @@ void settle_close_winners(const LoopKernel& k, const Options& options, Result& r
       return;  // (a contender that no longer runs: the first measurement stands)
     }
     for (auto& t : again) {
-      if (t.status != "ok") return;
+      if (t.status != TrialStatus::Ok) return;
       // (the key's sketch is the script's place in `scripts`)
       int first = round % 2, place = std::stoi(t.key);
       medians[place == 0 ? first : 1 - first].push_back(t.median_seconds);

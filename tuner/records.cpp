@@ -29,12 +29,29 @@ std::string hash_text(uint64_t h) {
 
 }  // namespace
 
+const char* to_string(TrialStatus s) {
+  switch (s) {
+    case TrialStatus::Ok: return "ok";
+    case TrialStatus::Illegal: return "illegal";
+    case TrialStatus::Wrong: return "wrong";
+    case TrialStatus::Crashed: return "crashed";
+    case TrialStatus::Failed: return "failed";
+  }
+  return "failed";
+}
+
+TrialStatus trial_status_named(const std::string& name) {
+  for (TrialStatus s : {TrialStatus::Ok, TrialStatus::Illegal, TrialStatus::Wrong, TrialStatus::Crashed, TrialStatus::Failed})
+    if (name == to_string(s)) return s;
+  throw Error("tuning log: unknown trial status '" + name + "' (ok, illegal, wrong, crashed or failed)");
+}
+
 std::string Trial::to_json() const {
   nlohmann::json j;
   j["key"] = key;
   if (!sketch.empty()) j["sketch"] = sketch;
   j["script"] = script;
-  j["status"] = status;
+  j["status"] = to_string(status);
   if (!error.empty()) j["error"] = error;
   j["kernel_hash"] = hash_text(kernel_hash);
   if (!kernel_name.empty()) j["kernel"] = kernel_name;
@@ -47,7 +64,7 @@ std::string Trial::to_json() const {
   j["shared_bytes"] = shared_bytes;
   if (occupancy >= 0) j["occupancy"] = occupancy;
   if (!features.empty()) j["features"] = features;
-  if (status == "ok") {
+  if (status == TrialStatus::Ok) {
     j["median_seconds"] = median_seconds;
     j["min_seconds"] = min_seconds;
     j["max_seconds"] = max_seconds;
@@ -73,7 +90,7 @@ Trial Trial::from_json(const std::string& line) {
   t.key = j.at("key").get<std::string>();
   t.script = j.at("script").get<std::string>();
   t.sketch = j.value("sketch", "");
-  t.status = j.at("status").get<std::string>();
+  t.status = trial_status_named(j.at("status").get<std::string>());
   t.error = j.value("error", "");
   t.kernel_hash = std::stoull(j.at("kernel_hash").get<std::string>(), nullptr, 16);
   t.kernel_name = j.value("kernel", "");
@@ -155,7 +172,7 @@ void append_log(const std::string& path, const Trial& t) {
 std::optional<Trial> best(const std::vector<Trial>& trials, uint64_t kernel_hash, const std::string& target) {
   std::optional<Trial> b;
   for (auto& t : trials) {
-    if (t.status != "ok" || (kernel_hash && t.kernel_hash != kernel_hash) || (!target.empty() && t.target != target)) continue;
+    if (t.status != TrialStatus::Ok || (kernel_hash && t.kernel_hash != kernel_hash) || (!target.empty() && t.target != target)) continue;
     if (!b || t.median_seconds < b->median_seconds) b = t;
   }
   return b;
@@ -209,7 +226,7 @@ Trial best_in_log(const std::string& path, const LogFilter& filter, std::string*
   const Trial* b = nullptr;
   int valid = 0;
   for (auto* t : ts) {
-    if (t->status != "ok") continue;
+    if (t->status != TrialStatus::Ok) continue;
     ++valid;
     if (!b || t->median_seconds < b->median_seconds) b = t;
   }

@@ -41,7 +41,7 @@ void measure_references(const LoopKernel& k, const Options& options, Result& res
     named.key = written ? "as written" : "own schedule";
     named.sketch = named.key;
     (written ? result.as_written : result.own_schedule) = named;
-    if (t.status == "ok" && (!result.best || t.median_seconds < result.best->median_seconds)) result.best = named;
+    if (t.status == TrialStatus::Ok && (!result.best || t.median_seconds < result.best->median_seconds)) result.best = named;
   }
 }
 

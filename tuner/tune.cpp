@@ -63,7 +63,7 @@ std::optional<Configuration> place(const Space& space, const Trial& t) {
 std::vector<Configuration> seeds_from(std::vector<Trial> elsewhere, const Space& space, const std::set<std::string>& done, size_t most) {
   std::map<std::string, std::vector<Trial>> groups;
   for (auto& t : elsewhere)
-    if (t.status == "ok") groups[device_model(t.device) + "|" + t.parameters].push_back(t);
+    if (t.status == TrialStatus::Ok) groups[device_model(t.device) + "|" + t.parameters].push_back(t);
   for (auto& [_, g] : groups) std::stable_sort(g.begin(), g.end(), [](auto& a, auto& b) { return a.median_seconds < b.median_seconds; });
   std::vector<Configuration> seeds;
   std::set<std::string> taken = done;
@@ -239,14 +239,14 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     std::vector<size_t> to_measure;
     auto record = [&](size_t i) {
       Trial& t = trials[i];
-      search.measured(batch[i], t.status == "ok" ? std::optional<double>(t.median_seconds) : std::nullopt);
-      if (t.status == "ok") {
+      search.measured(batch[i], t.status == TrialStatus::Ok ? std::optional<double>(t.median_seconds) : std::nullopt);
+      if (t.status == TrialStatus::Ok) {
         features.add(t.features, t.median_seconds);
         if (!best_so_far || t.median_seconds < best_so_far->median_seconds) best_so_far = t;
       }
       if (!o.log.empty()) append_log(o.log, t);
       result.trials.push_back(t);
-      if (t.status == "illegal" && result.refused < refusals_free) {
+      if (t.status == TrialStatus::Illegal && result.refused < refusals_free) {
         ++result.refused;
         --issued;
       } else {
@@ -279,7 +279,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
         }
       }
       if (!screened[i].ok) {
-        t.status = screened[i].stopped ? "failed" : "illegal";
+        t.status = screened[i].stopped ? TrialStatus::Failed : TrialStatus::Illegal;
         t.error = screened[i].error;
         t.generate_seconds = screened[i].generate_seconds;
         t.variant_hash = screened[i].hash;
@@ -371,7 +371,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     std::string why;
     int shown = 0;
     for (auto& t : result.trials)
-      if (shown++ < 3) why += "\n  " + t.key + " (" + t.status + "): " + t.error;
+      if (shown++ < 3) why += "\n  " + t.key + " (" + to_string(t.status) + "): " + t.error;
     return NoValidConfiguration("tuning kernel '" + k.name + "': no configuration of the space ran correctly (" + std::to_string(result.trials.size()) +
                                     " tried" + (result.skipped ? ", " + std::to_string(result.skipped) + " already in the log" : "") + ")" + why,
                                 result.trials);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <ostream>
 #include <memory>
 #include <optional>
 #include <random>
@@ -101,11 +102,20 @@ Space auto_space(const LoopKernel& k, const std::string& target = "cuda", const 
 
 // ---- trials and their log ---------------------------------------------------
 
+// What became of a trial: measured (Ok); refused by the checks before it ran
+// (Illegal); ran but computed other results than the kernel as written
+// (Wrong); its worker died (Crashed); or it failed otherwise: a time-out, a
+// compile or launch error (Failed). Logs and Python name it in lowercase.
+enum class TrialStatus : uint8_t { Ok, Illegal, Wrong, Crashed, Failed };
+const char* to_string(TrialStatus s);
+TrialStatus trial_status_named(const std::string& name);  // Error for an unknown name
+inline std::ostream& operator<<(std::ostream& os, TrialStatus s) { return os << to_string(s); }
+
 struct Trial {
   std::string key;                   // Configuration::key
   std::string sketch;                // its sketch's name ("map", "rows + vec", "user", ...)
   std::string script;                // the transformation script (text)
-  std::string status;                // ok | illegal | wrong | crashed | failed
+  TrialStatus status = TrialStatus::Failed;  // (Failed until a worker says otherwise)
   std::string error;                 // why, for every status but ok
   uint64_t kernel_hash = 0;          // of the kernel as written
   std::string kernel_name;           // its name ("" in logs written before it was recorded)

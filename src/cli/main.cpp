@@ -476,15 +476,15 @@ int run_tune(const Options& o, const cli::RayHook& ray) {
   }
   std::printf("tuning '%s'%s: %s", file.kernel.name.c_str(), o.ray.empty() ? "" : (" on the Ray cluster at " + o.ray).c_str(), space.str().c_str());
   to.progress = [verbose = o.verbose](const tune::Trial& t, const std::optional<tune::Trial>& best, int done, int total) {
-    std::string what = t.status == "ok" ? [&] {
+    std::string what = t.status == tune::TrialStatus::Ok ? [&] {
       char b[96];
       std::snprintf(b, sizeof b, "%.4f ms (%.4f-%.4f)", t.median_seconds * 1e3, t.min_seconds * 1e3, t.max_seconds * 1e3);
       return std::string(b);
-    }() : t.status + ": " + shortened(t.error, 300);
+    }() : std::string(to_string(t.status)) + ": " + shortened(t.error, 300);
     // (a configuration the checks refused is no trial: it takes no place in the count)
-    std::string place = t.status == "illegal" ? "[refused]" : "[" + std::to_string(done) + "/" + std::to_string(total) + "]";
+    std::string place = t.status == tune::TrialStatus::Illegal ? "[refused]" : "[" + std::to_string(done) + "/" + std::to_string(total) + "]";
     std::printf("%s %-12s %s%s\n", place.c_str(), t.key.c_str(), what.c_str(),
-                best && best->key == t.key && t.status == "ok" ? "  (best so far)" : "");
+                best && best->key == t.key && t.status == tune::TrialStatus::Ok ? "  (best so far)" : "");
     if (verbose) {  // where the trial's time went, and what its check found
       std::printf("           generate %.3f s, compile %.3f s", t.generate_seconds, t.compile_seconds);
       if (t.reps) std::printf(", %d runs", t.reps);
@@ -502,10 +502,10 @@ int run_tune(const Options& o, const cli::RayHook& ray) {
   std::vector<tune::Trial> ok;  // (this run's and the log's it reused: "best" is over both)
   for (auto* set : {&r.trials, &r.resumed})
     for (auto& t : *set)
-      if (t.status == "ok") ok.push_back(t);
+      if (t.status == tune::TrialStatus::Ok) ok.push_back(t);
   std::sort(ok.begin(), ok.end(), [](auto& a, auto& b) { return a.median_seconds < b.median_seconds; });
   std::map<std::string, int> count;
-  for (auto& t : r.trials) ++count[t.status];
+  for (auto& t : r.trials) ++count[to_string(t.status)];
   std::printf("\n%zu trials in %.1f s", r.trials.size() - size_t(r.refused), r.seconds);
   for (auto& [s, n] : count)
     if (s != "illegal") std::printf(", %d %s", n, s.c_str());
@@ -524,10 +524,10 @@ int run_tune(const Options& o, const cli::RayHook& ray) {
     std::printf("  %10.4f ms  %s%s\n", ok[i].median_seconds * 1e3, ok[i].key.c_str(), from_log(ok[i]) ? "  (from the log)" : "");
   auto reference = [&](const char* what, const std::optional<tune::Trial>& t) {
     if (!t) return;
-    if (t->status == "ok")
+    if (t->status == tune::TrialStatus::Ok)
       std::printf("%s: %.4f ms; the best is %.2fx faster\n", what, t->median_seconds * 1e3, t->median_seconds / r.best->median_seconds);
     else
-      std::printf("%s: %s (%s)\n", what, t->status.c_str(), shortened(t->error, 200).c_str());
+      std::printf("%s: %s (%s)\n", what, to_string(t->status), shortened(t->error, 200).c_str());
   };
   if (!r.settled.empty()) std::printf("%s\n", r.settled.c_str());
   reference("the kernel as written (trial 0)", r.as_written);

@@ -120,7 +120,7 @@ TEST(Tune, RefusedConfigurationsDoNotCountAgainstTheTrials) {
     o.strategy = strategy;
     auto r = tune::tune(k, space, o);
     int ok = 0, illegal = 0;
-    for (auto& t : r.trials) (t.status == "ok" ? ok : illegal) += t.status == "ok" || t.status == "illegal";
+    for (auto& t : r.trials) (t.status == tune::TrialStatus::Ok ? ok : illegal) += t.status == tune::TrialStatus::Ok || t.status == tune::TrialStatus::Illegal;
     EXPECT_EQ(ok, 5) << strategy;
     EXPECT_EQ(illegal, r.refused) << strategy;
     EXPECT_EQ(r.trials.size(), 5u + size_t(r.refused)) << strategy;
@@ -149,7 +149,7 @@ TEST(Tune, AWinnerWithinTheNoiseIsSettledByMeasuringAgain) {
         double median = t.script.find(" 32 ") != std::string::npos ? (again ? 1.2 : 1.0)
                         : t.script.find(" 64 ") != std::string::npos ? (again ? 0.9 : (close ? 1.05 : 1.5))
                                                                      : 3.0;
-        t.status = "ok";
+        t.status = tune::TrialStatus::Ok;
         t.median_seconds = median * 1e-3;
         t.min_seconds = (median - 0.1) * 1e-3;
         t.max_seconds = (median + 0.15) * 1e-3;
@@ -179,12 +179,12 @@ TEST(Tune, ExhaustiveRunPrunesIllegalCandidatesAndTheLogReplays) {
   ASSERT_EQ(r.trials.size(), 6u);
   int illegal = 0;
   for (auto& t : r.trials) {
-    if (t.status == "illegal") {
+    if (t.status == tune::TrialStatus::Illegal) {
       ++illegal;
       EXPECT_NE(t.error.find("2048 threads per block"), std::string::npos) << t.error;
       EXPECT_EQ(t.script.find("split_iname j 64"), 0u);
     } else {
-      EXPECT_EQ(t.status, "ok") << t.key << ": " << t.error;
+      EXPECT_EQ(t.status, tune::TrialStatus::Ok) << t.key << ": " << t.error;
       EXPECT_GT(t.median_seconds, 0);
       // the kernel features of the variant at the timed sizes (300 x 77 floats read once)
       EXPECT_EQ(t.features["global_load_bytes"], 4.0 * 300 * 77) << t.key;
@@ -197,7 +197,7 @@ TEST(Tune, ExhaustiveRunPrunesIllegalCandidatesAndTheLogReplays) {
   auto logged = tune::read_log(log);
   ASSERT_EQ(logged.size(), 6u);
   for (auto& t : logged)
-    if (t.status == "ok") {
+    if (t.status == tune::TrialStatus::Ok) {
       EXPECT_EQ(structural_hash(apply_transforms(k, parse_transform_script(t.script))), t.variant_hash) << t.key;
       EXPECT_EQ(t.features["global_load_bytes"], 4.0 * 300 * 77) << t.key;  // (kept in the log)
     }
@@ -258,7 +258,7 @@ TEST(Tune, AnotherCardsTrialsSeedTheRunInsteadOfResumingIt) {
   move_log_to_another_card(log, "Another Card (GPU 1)");
   std::vector<tune::Trial> fastest;  // the other card's trials, fastest first
   for (auto& t : tune::read_log(log))
-    if (t.status == "ok") fastest.push_back(t);
+    if (t.status == tune::TrialStatus::Ok) fastest.push_back(t);
   std::sort(fastest.begin(), fastest.end(), [](auto& a, auto& b) { return a.median_seconds < b.median_seconds; });
   ASSERT_GE(fastest.size(), 2u);
   std::string other = temp_log("other_card_seed");  // (the other card's trials alone, for seed_logs below)
@@ -340,7 +340,7 @@ TEST(Tune, APlantedWrongResultNeverWins) {
   auto space = tune::Space::parse("split_iname i choice(32|64) outer_tag=g.0 inner_tag=l.0\n");
   auto r = tune::tune(k, space, small_run());
   ASSERT_EQ(r.trials.size(), 2u);
-  EXPECT_EQ(r.trials[1].status, "wrong");
+  EXPECT_EQ(r.trials[1].status, tune::TrialStatus::Wrong);
   EXPECT_NE(r.trials[1].error.find("'out' differs from the kernel as written"), std::string::npos) << r.trials[1].error;
   EXPECT_EQ(r.best->key, "0:0");
 }
@@ -362,8 +362,8 @@ TEST(Tune, TheCheckInterpretsSmallSizesAndCompilesTheKernelAsWrittenForLargeOnes
   FaultInjection plant("split_iname i 64=wrong");
   r = tune::tune(k, space, large);
   ASSERT_EQ(r.trials.size(), 2u);
-  EXPECT_EQ(r.trials[0].status, "ok") << r.trials[0].error;
-  EXPECT_EQ(r.trials[1].status, "wrong");
+  EXPECT_EQ(r.trials[0].status, tune::TrialStatus::Ok) << r.trials[0].error;
+  EXPECT_EQ(r.trials[1].status, tune::TrialStatus::Wrong);
   for (auto& t : r.trials) {
     EXPECT_EQ(t.check_against, "the kernel as written compiled for cpu") << t.to_json();
     EXPECT_EQ(t.check_sizes, "m=1003 n=2001");
@@ -378,20 +378,20 @@ TEST(Tune, ACrashingOrHangingWorkerIsReplacedAndTheRunGoesOn) {
     FaultInjection crash("split_iname i 32 =crash");
     auto r = tune::tune(k, space, small_run());
     ASSERT_EQ(r.trials.size(), 4u);
-    EXPECT_EQ(r.trials[1].status, "crashed");
+    EXPECT_EQ(r.trials[1].status, tune::TrialStatus::Crashed);
     // (under AddressSanitizer its handler reports the SIGSEGV and aborts: signal 6)
     EXPECT_NE(r.trials[1].error.find(loom::testing::kSanitized ? "signal 6" : "signal 11"), std::string::npos) << r.trials[1].error;
-    EXPECT_EQ(r.trials[2].status, "ok") << r.trials[2].error;  // a fresh worker
-    EXPECT_EQ(r.trials[3].status, "ok");
+    EXPECT_EQ(r.trials[2].status, tune::TrialStatus::Ok) << r.trials[2].error;  // a fresh worker
+    EXPECT_EQ(r.trials[3].status, tune::TrialStatus::Ok);
   }
   {
     FaultInjection hang("split_iname i 64 =hang");
     auto o = small_run();
     o.trial_timeout_seconds = 1;
     auto r = tune::tune(k, space, o);
-    EXPECT_EQ(r.trials[2].status, "failed");
+    EXPECT_EQ(r.trials[2].status, tune::TrialStatus::Failed);
     EXPECT_NE(r.trials[2].error.find("no result within 1 s"), std::string::npos) << r.trials[2].error;
-    EXPECT_EQ(r.trials[3].status, "ok") << r.trials[3].error;
+    EXPECT_EQ(r.trials[3].status, tune::TrialStatus::Ok) << r.trials[3].error;
   }
 }
 
@@ -456,10 +456,10 @@ TEST(Tune, OffsetsBeyond32BitIndicesAtTheTimedSizesAreIllegalNotFailed) {
   ASSERT_EQ(r.trials.size(), 2u);
   for (auto& t : r.trials) {
     if (t.script.find("split_iname i 1024") == 0) {
-      EXPECT_EQ(t.status, "illegal") << t.error;
+      EXPECT_EQ(t.status, tune::TrialStatus::Illegal) << t.error;
       EXPECT_NE(t.error.find("set_index_dtype int64"), std::string::npos) << t.error;
     } else {
-      EXPECT_EQ(t.status, "ok") << t.error;
+      EXPECT_EQ(t.status, tune::TrialStatus::Ok) << t.error;
     }
   }
 }
@@ -505,9 +505,9 @@ TEST(AutoSpace, SketchesFitTheKernelsShapeAndItsBestIsCorrect) {
   std::set<int> ok_sketches;
   for (size_t i = 0; i < r.trials.size(); ++i) {
     const auto& t = r.trials[i];
-    EXPECT_TRUE(t.status == "ok" || t.status == "illegal") << t.key << " " << t.status << ": " << t.error;
-    if (t.status == "illegal") EXPECT_FALSE(t.error.empty());
-    if (t.status == "ok") ok_sketches.insert(sketch_of[std::stoul(t.key.substr(0, t.key.find(':')))]);
+    EXPECT_TRUE(t.status == tune::TrialStatus::Ok || t.status == tune::TrialStatus::Illegal) << t.key << " " << t.status << ": " << t.error;
+    if (t.status == tune::TrialStatus::Illegal) EXPECT_FALSE(t.error.empty());
+    if (t.status == tune::TrialStatus::Ok) ok_sketches.insert(sketch_of[std::stoul(t.key.substr(0, t.key.find(':')))]);
   }
   EXPECT_GE(ok_sketches.size(), 5u);
 }
@@ -536,7 +536,7 @@ TEST(AutoSpace, Bfloat16ProductsGetTensorCoreSketchesThatRunRight) {
     o.strategy = "exhaustive";
     auto r = tune::tune(k, tune::Space::from_scripts(scripts), o);
     ASSERT_EQ(r.trials.size(), scripts.size());
-    for (auto& t : r.trials) EXPECT_EQ(t.status, "ok") << t.key << ": " << t.error;
+    for (auto& t : r.trials) EXPECT_EQ(t.status, tune::TrialStatus::Ok) << t.key << ": " << t.error;
   }
 }
 
@@ -559,7 +559,7 @@ void expect_each_runs_right(const LoopKernel& k, const std::vector<std::string>&
   o.strategy = "exhaustive";
   auto r = tune::tune(k, tune::Space::from_scripts(scripts), o);
   ASSERT_EQ(r.trials.size(), scripts.size());
-  for (auto& t : r.trials) EXPECT_EQ(t.status, "ok") << t.key << ": " << t.error;
+  for (auto& t : r.trials) EXPECT_EQ(t.status, tune::TrialStatus::Ok) << t.key << ": " << t.error;
 }
 }  // namespace
 
@@ -695,8 +695,8 @@ TEST(AutoSpace, SmallConstantAxesGetSketchesThatRunRight) {
     std::set<int> ok;
     for (size_t i = 0; i < r.trials.size(); ++i) {
       const auto& t = r.trials[i];
-      EXPECT_TRUE(t.status == "ok" || (t.status == "illegal" && !t.error.empty())) << t.key << " " << t.status << ": " << t.error;
-      if (t.status == "ok") ok.insert(sketch_of[std::stoul(t.key.substr(0, t.key.find(':')))]);
+      EXPECT_TRUE(t.status == tune::TrialStatus::Ok || (t.status == tune::TrialStatus::Illegal && !t.error.empty())) << t.key << " " << t.status << ": " << t.error;
+      if (t.status == tune::TrialStatus::Ok) ok.insert(sketch_of[std::stoul(t.key.substr(0, t.key.find(':')))]);
     }
     EXPECT_EQ(ok.size(), 2u) << k.name;
   }
@@ -1143,7 +1143,7 @@ TEST(AutoSpace, RowSumsStartWhereAHandScheduleWould) {
   auto r = tune::tune(row_sums(), s, o);
   ASSERT_FALSE(r.trials.empty());
   EXPECT_EQ(r.trials[0].script, s.script(s.starts()[0]));
-  EXPECT_EQ(r.trials[0].status, "ok") << r.trials[0].error;
+  EXPECT_EQ(r.trials[0].status, tune::TrialStatus::Ok) << r.trials[0].error;
 }
 
 // A whole array reduced to one value gets only the across-blocks sketches
@@ -1175,7 +1175,7 @@ TEST(AutoSpace, ReductionsAcrossBlocksForAWholeArrayOrFewLongRows) {
   auto r = tune::tune(total, tune::auto_space(total, "cpu", o.parameters), o);
   ASSERT_EQ(r.trials.size(), 4u);
   for (auto& t : r.trials) {
-    EXPECT_EQ(t.status, "ok") << t.script << t.error;
+    EXPECT_EQ(t.status, tune::TrialStatus::Ok) << t.script << t.error;
     EXPECT_NE(t.script.find("rfactor"), std::string::npos);
   }
 }
