@@ -146,6 +146,13 @@ if "$LOOM" compile "$SRC/examples/vector_add.loom" --target cpu >/dev/null 2>&1;
   printf 'split_iname i choice(32|) outer_tag=g.0\n' >"$tmp/bad.space"
   expect "a bad space names line and column" 1 'bad.space:1:15: an empty value' -- "$LOOM" tune "$SRC/examples/row_sums.loom" --target cpu --space "$tmp/bad.space"
 fi
+# whole programs' steps from a script file (issue 49): floyd-warshall split around k, a refusal with its line:col
+printf 'split_index_set i k\nsplit_index_set j k\n' >"$tmp/split.t"
+expect "split_index_set from a script" 0 'id=insn_0_gt_gt' -- "$LOOM" show "$SRC/examples/polybench/floyd_warshall.loom" --emit kernel -t "$tmp/split.t"
+printf 'split_index_set i k\nreorder_instructions "insn_0_gt, insn_0_lt"\n' >"$tmp/order.t"
+expect "an illegal instruction order is refused" 1 'reorder dependent iterations' -- "$LOOM" show "$SRC/examples/polybench/floyd_warshall.loom" -t "$tmp/order.t"
+printf 'rename_iname i j existing_ok=true\n' >"$tmp/join.t"
+expect "a join of related loops names the reason" 1 "join.t:1:1: rename_iname\('i', 'j'\) on kernel 'floyd_warshall': instruction 'insn_0' runs in both loops" -- "$LOOM" show "$SRC/examples/polybench/floyd_warshall.loom" -t "$tmp/join.t"
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
