@@ -197,8 +197,16 @@ class Planner {
     sweep_of[x] = width > 1 ? x + "_inner_outer_outer," + x + "_inner_outer_inner," + x + "_inner_inner" : x + "_inner_outer," + x + "_inner_inner";
     std::string fetches, buffers;
     std::set<std::string> seen;
+    // (an array read at two places, syrk's A[i, k] and A[j, k], has no one
+    // footprint: add_prefetch refuses it, so its reads stay in global memory)
+    std::map<std::string, std::set<std::string>> reads_of;
     for_each_subscript(insn.rhs, [&](const Subscript& s) {
-      if (!fetchable(s.name, nest) || !seen.insert(s.name).second) return;
+      std::string at;
+      for (auto& e : s.indices) at += e.str() + ",";
+      reads_of[s.name].insert(at);
+    });
+    for_each_subscript(insn.rhs, [&](const Subscript& s) {
+      if (!fetchable(s.name, nest) || reads_of[s.name].size() > 1 || !seen.insert(s.name).second) return;
       std::string sweep;
       bool over_r = false;
       for (auto& e : s.indices) {

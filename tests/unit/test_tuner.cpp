@@ -1179,3 +1179,24 @@ TEST(AutoSpace, ReductionsAcrossBlocksForAWholeArrayOrFewLongRows) {
     EXPECT_NE(t.script.find("rfactor"), std::string::npos);
   }
 }
+
+// syrk's product reads A twice (A[i, k] and A[j, k]): no one footprint, so
+// the tiles sketches leave A's reads in global memory instead of a prefetch
+// add_prefetch refuses (every configuration of them was illegal before).
+TEST(AutoSpace, AProductReadingOneArrayTwiceKeepsItsReadsInGlobalMemory) {
+  LoopKernel k = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/syrk.loom").kernel;
+  tune::Space space = tune::auto_space(k, "cuda");
+  int seen = 0;
+  for (size_t i = 0; i < space.sketches().size(); ++i) {
+    const std::string& name = space.sketches()[i].name;
+    if (name != "nests, tiles" && name != "nests, tiles + vec") continue;
+    ++seen;
+    tune::Configuration first{int(i), std::vector<int>(space.sketches()[i].choices.size(), 0)};
+    std::string script = space.script(first);
+    EXPECT_EQ(script.find("add_prefetch A"), std::string::npos) << script;
+    LoopKernel t = apply_transforms(k, space.steps(first));
+    EXPECT_EQ(loom::testing::compare_kernels(k, t, {{"n", 38}, {"m", 22}}), "") << script;
+    EXPECT_NO_THROW(generate(t, TargetInfo::cuda("sm_90a"))) << script;
+  }
+  EXPECT_EQ(seen, 2) << space.str();
+}
