@@ -53,7 +53,7 @@ void refuse(const LoopKernel& k, const std::string& what, const std::string& why
 
 std::string unique_name(const LoopKernel& k, const std::string& base) {
   std::string n = base;
-  for (int i = 0; k.has_iname(n) || k.find_argument(n) || k.find_temporary(n) || k.substitutions.count(n); ++i) {
+  for (int i = 0; k.name_taken(n); ++i) {
     // bounded: a name that always looks taken (a character isl cuts it at) must not loop forever
     if (i == 10000) refuse(k, "a fresh name", "no free name of the form '" + base + "_N'");
     n = base + "_" + std::to_string(i);

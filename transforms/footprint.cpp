@@ -298,7 +298,7 @@ StorageLoops add_storage_loops(LoopKernel& r, const LoopKernel& k, const Footpri
                                       : std::string("a range that depends on the parameters")) +
                                ", but storage axis " + std::to_string(a) + " needs [0, " + std::to_string(fp.extent[a] - 1) + "]");
       loops.reused.insert(n);
-    } else if (r.has_iname(n) || r.find_argument(n) || r.find_temporary(n) || r.substitutions.count(n)) {
+    } else if (r.name_taken(n)) {
       refuse(k, rq.what, "iname '" + n + "' is already taken");
     }
     loops.inames.push_back(n);

@@ -30,8 +30,7 @@ std::pair<std::string, std::string> split_names(const LoopKernel& k, const std::
   std::string outer = o.outer_iname.empty() ? unique_iname(k, iname + "_outer") : o.outer_iname;
   std::string inner = o.inner_iname.empty() ? unique_iname(k, iname + "_inner") : o.inner_iname;
   for (auto& n : {outer, inner})
-    if (k.has_iname(n) || k.find_argument(n) || k.find_temporary(n) || k.substitutions.count(n))
-      refuse(k, what, "the name '" + n + "' is already used");
+    if (k.name_taken(n)) refuse(k, what, "the name '" + n + "' is already used");
   if (outer == inner) refuse(k, what, "outer and inner inames must differ");
   return {outer, inner};
 }
@@ -244,8 +243,7 @@ isl_set* rename_dim(isl_set* s, const std::string& from, const std::string& to) 
 }
 
 void check_fresh(const LoopKernel& k, const std::string& what, const std::string& n) {
-  if (k.has_iname(n) || k.find_argument(n) || k.find_temporary(n) || k.substitutions.count(n))
-    refuse(k, what, "the name '" + n + "' is already used");
+  if (k.name_taken(n)) refuse(k, what, "the name '" + n + "' is already used");
 }
 
 // Constant [min, max] of an iname over all parameter values.

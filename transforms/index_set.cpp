@@ -69,16 +69,21 @@ LoopKernel split_index_set(const LoopKernel& k, const std::string& iname, const 
   auto& domains = r.domains.edit();
   size_t place = size_t(k.domain_of(iname)) + 1;
   std::vector<std::string> around_list(around.begin(), around.end());
-  Expr point;
-  {
-    // the point as an expression, and inside the iname's range wherever the split instructions run
-    std::string text = "[" + params + "] -> { [" + iname + "] : " + iname + " = " + at + " }";
-    isl_set* eq = isl_set_read_from_str(isl_context(), text.c_str());
-    if (!eq) {
+  // {[v] : v RELATION at} over the parameters and the loops around
+  auto relation_set = [&](const std::string& v, const std::string& relation) {
+    std::string text = "[" + params + "] -> { [" + v + "] : " + v + " " + relation + " " + at + " }";
+    isl_set* set = isl_set_read_from_str(isl_context(), text.c_str());
+    if (!set) {
       isl_ctx_reset_error(isl_context());
       refuse(k, what, "'" + at + "' is not an affine expression of the parameters and the loops around every instruction split (isl reads: " +
                           text + ")");
     }
+    return set;
+  };
+  Expr point;
+  {
+    // the point as an expression, and inside the iname's range wherever the split instructions run
+    isl_set* eq = relation_set(iname, "=");
     isl_pw_aff* pa = isl_set_dim_max(isl_set_copy(eq), 0);
     isl_set* context = isl_set_universe(isl_space_params(isl_pw_aff_get_space(pa)));
     point = islu::expr_from_pw_aff(isl::manage(pa), isl::manage(context), k.options.index_dtype);
@@ -108,13 +113,7 @@ LoopKernel split_index_set(const LoopKernel& k, const std::string& iname, const 
       }
       std::string copy = transforms::unique_name(r, iname + "_" + piece.suffix);
       copies_of[n].push_back(copy);
-      std::string text = "[" + params + "] -> { [" + copy + "] : " + copy + " " + piece.relation + " " + at + " }";
-      isl_set* cond = isl_set_read_from_str(isl_context(), text.c_str());
-      if (!cond) {
-        isl_ctx_reset_error(isl_context());
-        refuse(k, what, "'" + at + "' is not an affine expression of the parameters and the loops around every instruction split (isl reads: " +
-                            text + ")");
-      }
+      isl_set* cond = relation_set(copy, piece.relation);
       isl_set* s = isl_set_set_dim_id(islu::to_isl(dom).release(), isl_dim_set, 0, isl_id_alloc(isl_context(), copy.c_str(), nullptr));
       s = isl_set_align_params(s, isl_set_get_space(cond));
       cond = isl_set_align_params(cond, isl_set_get_space(s));

@@ -165,7 +165,7 @@ LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, co
   const std::string what = "rename_temporary('" + old_name + "', '" + new_name + "')";
   if (!k.find_temporary(old_name)) refuse(k, what, "no temporary '" + old_name + "'");
   if (new_name.empty()) refuse(k, what, "give the new name");
-  if (k.has_iname(new_name) || k.find_argument(new_name) || k.find_temporary(new_name) || k.substitutions.count(new_name))
+  if (k.name_taken(new_name))
     refuse(k, what, "the name '" + new_name + "' is already taken");
   for (char c : new_name)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) refuse(k, what, "'" + new_name + "' is not a name");

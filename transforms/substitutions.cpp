@@ -171,7 +171,7 @@ bool calls_rule(const Expr& e, const std::string& rule) {
 LoopKernel extract_subst(const LoopKernel& k, const std::string& subst_name, const std::string& pattern, const std::string& parameters) {
   const std::string what = "extract_subst('" + subst_name + "', '" + pattern + "')";
   if (subst_name.empty()) refuse(k, what, "give the new rule's name");
-  if (k.substitutions.count(subst_name) || k.has_iname(subst_name) || k.find_argument(subst_name) || k.find_temporary(subst_name))
+  if (k.name_taken(subst_name))
     refuse(k, what, "the name '" + subst_name + "' is already taken");
   Expr p;
   try {

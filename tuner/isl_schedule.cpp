@@ -114,7 +114,7 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_on
   }
   std::optional<KernelDependences> d;
   try {
-    d = dependences_as_written(k);
+    d = dependences_of(k);
   } catch (const Error&) {
     return std::nullopt;
   }
@@ -200,11 +200,8 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_on
 
   // the steps: each statement's loops copied and mapped to its schedule, the
   // first dimension joined into one step loop
-  auto taken = [&](const LoopKernel& cur, const std::string& n) {
-    return cur.has_iname(n) || cur.find_argument(n) || cur.find_temporary(n) || cur.substitutions.count(n);
-  };
   std::string step = "step";
-  while (taken(k, step)) step += "_";
+  while (k.name_taken(step)) step += "_";
   IslSchedule out;
   LoopKernel cur = k;
   bool reordered = false;
@@ -225,17 +222,17 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_on
       std::string outermost;  // (its loop as written)
       for (auto& n : k.all_inames())
         if (outermost.empty() && insn.within_inames.count(n)) outermost = n;
-      reordered |= affine_text(dims.front().copy(), keys) != outermost;
+      reordered |= texts.front() != outermost;
       std::vector<std::string> copies, mapped;
       std::string equations;
       for (auto& key : keys) {
         std::string c = key + "_" + insn.id;
-        while (taken(cur, c)) c += "_";
+        while (cur.name_taken(c)) c += "_";
         copies.push_back(c);
       }
       for (size_t i = 0; i < keys.size(); ++i) {
         std::string n = i == 0 ? step + "_" + insn.id : insn.id + "_" + std::to_string(i);
-        while (taken(cur, n)) n += "_";
+        while (cur.name_taken(n)) n += "_";
         mapped.push_back(n);
         std::string value = i < dims.size() ? affine_text(dims[i].copy(), copies) : copies[extra[i - dims.size()]];
         equations += (equations.empty() ? "" : ", ") + n + " = " + value;

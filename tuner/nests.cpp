@@ -723,32 +723,29 @@ std::optional<Sketch> one_block(const LoopKernel& r, const std::string& prefix) 
     sums.insert(own.begin(), own.end());
   }
   if (sums.empty()) return std::nullopt;
-  std::string splits;
-  for (auto& n : sums) splits += "split_iname " + n + " W inner_tag=l.0\n";
-  auto with_width = [](std::string text, const std::string& w) {
-    for (size_t at = text.find(" W "); at != std::string::npos; at = text.find(" W ", at + 1)) text.replace(at + 1, 1, w);
+  // what writes memory outside the sums runs on the first thread (a private
+  // value each thread computes for itself, durbin's alpha and beta: on every thread, no race)
+  std::string others;
+  for (auto& insn : r.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    std::set<std::string> own;
+    if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, own);
+    const Temporary* t = r.find_temporary(insn.assignee_name());
+    bool private_value = t && t->space != AddressSpace::Global && t->space != AddressSpace::Local;
+    if (own.empty() && !private_value) others += std::string(others.empty() ? "" : " or ") + "id:" + insn.id;
+  }
+  auto script = [&](const std::string& width) {
+    std::string text;
+    for (auto& n : sums) text += "split_iname " + n + " " + width + " inner_tag=l.0\n";
+    if (!others.empty()) text += "run_on_first_thread \"" + others + "\"\n";
     return text;
   };
   try {
-    LoopKernel split = apply_transforms(r, parse_transform_script(with_width(splits, "32")));
-    std::string others;
-    for (auto& insn : split.instructions) {
-      if (insn.kind != Instruction::Assign) continue;
-      std::set<std::string> names = insn.within_inames;
-      if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, names);
-      bool threads = false;
-      for (auto& n : names) threads |= split.tag_of(n) == InameTag{InameTag::Local, 0};
-      // (a private value each thread computes for itself, durbin's alpha and beta: every thread, no race)
-      const Temporary* t = split.find_temporary(insn.assignee_name());
-      bool private_value = t && t->space != AddressSpace::Global && t->space != AddressSpace::Local;
-      if (!threads && !private_value) others += std::string(others.empty() ? "" : " or ") + "id:" + insn.id;
-    }
-    if (!others.empty()) splits += "run_on_first_thread \"" + others + "\"\n";
-    generate(apply_transforms(r, parse_transform_script(with_width(splits, "32"))));
+    generate(apply_transforms(r, parse_transform_script(script("32"))));
   } catch (const Error&) {
     return std::nullopt;
   }
-  Sketch s = Space::parse(prefix + with_width(splits, "choice(64|128|*256|512)"), "<auto space: nests, one block>").sketches().front();
+  Sketch s = Space::parse(prefix + script("choice(64|128|*256|512)"), "<auto space: nests, one block>").sketches().front();
   s.name = "nests, one block";
   return s;
 }

@@ -275,6 +275,8 @@ class LoopKernel {
 
   std::vector<std::string> all_inames() const;  // in domain order
   bool has_iname(const std::string& iname) const;
+  // Whether n names an iname, an argument, a temporary or a rule (a fresh name is none of them).
+  bool name_taken(const std::string& n) const;
   // Index of the domain whose set dimensions include iname; -1 if none.
   int domain_of(const std::string& iname) const;
   // The element offset of an access to an array argument or temporary:

@@ -73,7 +73,7 @@ void check_reorderings(const LoopKernel& k, const Linearization& L);
 // host_loops: the loops that run on the host (outside every launch's).
 void check_program_order(const LoopKernel& k, const std::set<std::string>& host_loops);
 
-// The instances of the kernel as written (one tuple per instruction, named
+// The instances of a kernel as it stands (one tuple per instruction, named
 // by its id, dimensions `keys`: its loops) and the dependences between them
 // (flow, anti, output: each instance from every earlier one touching the
 // same element), for isl's scheduler. Nothing where isl cannot follow an
@@ -83,6 +83,6 @@ struct KernelDependences {
   isl::union_map deps;
   std::map<std::string, std::vector<std::string>> keys;
 };
-std::optional<KernelDependences> dependences_as_written(const LoopKernel& written);
+std::optional<KernelDependences> dependences_of(const LoopKernel& k);
 
 }  // namespace loom

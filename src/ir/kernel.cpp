@@ -315,6 +315,10 @@ std::vector<std::string> LoopKernel::all_inames() const {
 
 bool LoopKernel::has_iname(const std::string& iname) const { return domain_of(iname) >= 0; }
 
+bool LoopKernel::name_taken(const std::string& n) const {
+  return has_iname(n) || find_argument(n) || find_temporary(n) || substitutions.count(n);
+}
+
 int LoopKernel::domain_of(const std::string& iname) const {
   if (domains.size() <= 8) {  // cheaper than the index
     for (size_t i = 0; i < domains.size(); ++i)

@@ -555,11 +555,11 @@ void check_reorderings(const LoopKernel& k, const Linearization& L) {
                     "): " + detail + ". Keep the order of the loop that carries the dependence (loop priorities, no split part outside it)");
 }
 
-// The kernel as written's instances and memory-based dependences (flow,
-// anti and output), each instance from the one before it that touches the
+// A kernel's instances, as it stands, and their memory-based dependences
+// (flow, anti and output), each instance from the one before it that touches the
 // same element, on the same tuples and time as check_reorderings: what isl's
 // scheduler takes to find an order of its own (tuner/isl_schedule.cpp).
-std::optional<KernelDependences> dependences_as_written(const LoopKernel& k) {
+std::optional<KernelDependences> dependences_of(const LoopKernel& k) {
   // (each instruction its own statement over its own loops: a transformed
   // kernel's pieces are statements of their own here)
   LoopKernel written = k;
