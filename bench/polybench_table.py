@@ -11,9 +11,10 @@ per sweep of a time loop) against the device copy measured in the same call.
 The larger fraction is the kernel's distance to its roofline. Where torch has
 the kernel, its time from the same call and the ratio.
 
-    python3 bench/polybench_table.py [--peak-tflops 67] [--loom build/loom] CALL_DIR ...
+    python3 bench/polybench_table.py [--peak-tflops 67] [--loom build/loom] [--latest] CALL_DIR ...
 (each CALL_DIR holding one call's polybench.log and polybench_torch.log; a
-kernel measured in several calls is listed once per call)
+kernel measured in several calls is listed once per call, or with --latest
+once, from the last call that measured it)
 """
 import argparse
 import os
@@ -103,7 +104,12 @@ def main():
     ap.add_argument("calls", nargs="+")
     ap.add_argument("--peak-tflops", type=float, default=67.0, help="FP64 peak (H200: 67 TFLOP/s on the tensor cores)")
     ap.add_argument("--loom", default="build/loom")
+    ap.add_argument("--latest", action="store_true", help="a kernel measured in several calls: only its last call's row")
     a = ap.parse_args()
+    last_call = {}
+    for call in a.calls:
+        for name in parse_polybench(os.path.join(call, "polybench.log")):
+            last_call[name] = call
     print("| kernel | sizes | as written | tuned | speedup | FP64 rate (of peak) | traffic rate (of the call's copy) | torch fp64 | tuned vs torch |")
     print("|---|---|---|---|---|---|---|---|---|")
     for call in a.calls:
@@ -111,6 +117,8 @@ def main():
         torch_path = os.path.join(call, "polybench_torch.log")
         torch, copy = parse_torch(torch_path) if os.path.exists(torch_path) else ({}, None)
         for name, r in kernels.items():
+            if a.latest and last_call[name] != call:
+                continue
             sizes = " ".join(f"{k}={v}" for k, v in r["sizes"].items())
             if "tuned" not in r:
                 print(f"| {name} | {sizes} | | {r.get('error', 'no result')} | | | | | |")

@@ -8,7 +8,7 @@
 # (issue 50's checks) get them: lu and ludcmp --atol 1e-6 (LU without
 # pivoting, FMA rounding), gramschmidt checked with m >= n.
 #   [SIZES=large] tools/device-polybench.sh TRIALS [NAME ...]   (no names: all 30)
-# Logs go to $OUT (tools/device-env.sh).
+# Logs go to $OUT (tools/device-env.sh); tune-full.log keeps each run's whole output.
 set -uo pipefail
 source "$(dirname "$0")/device-env.sh"
 TRIALS=${1:-16}
@@ -50,6 +50,7 @@ for n in "${names[@]}"; do
   [ "${SIZES:-}" = large ] && for d in ${LARGE[$n]}; do sizes="$sizes -D $d"; done
   out=$($L tune examples/polybench/$n.loom --target cuda --trials "$TRIALS" --trial-timeout ${TRIAL_TIMEOUT:-60} ${CHECK[$n]:-} $sizes 2>&1)
   echo "== $n (${SECONDS} s)${sizes}"
+  { echo "== $n"; echo "$out"; } >> "$OUT/tune-full.log"  # (every trial's line and reason)
   echo "$out" | grep -E "^[0-9]+ trials in|^the kernel as written|^best|^loom: error|^  [0-9]+:[0-9.]* \(" | cut -c1-400
   echo "$out" | sed -n '/^best: [0-9]/,$p' | tail -n +2
 done 2>&1 | tee "$OUT/polybench.log"

@@ -40,7 +40,7 @@ class UseFinder : public ExprVisitor {
 
  protected:
   void visit_subscript(const Subscript& n) override {
-    if (!rq_.rule && n.name == rq_.name) found.push_back({n.indices, scope_});
+    if (!rq_.rule && n.name == rq_.name && selected(rq_, n.indices)) found.push_back({n.indices, scope_});
     ExprVisitor::visit_subscript(n);
   }
   void visit_call(const Call& n) override {
@@ -62,6 +62,17 @@ class UseFinder : public ExprVisitor {
   std::set<std::string> scope_;
 };
 
+}  // namespace
+
+bool selected(const FootprintRequest& rq, const std::vector<Expr>& args) {
+  if (rq.only_using.empty()) return true;
+  std::set<std::string> vars;
+  for (auto& a : args) collect_free_vars(a, vars);
+  return vars.count(rq.only_using) > 0;
+}
+
+namespace {
+
 bool covers(const std::vector<std::string>& sweep, const std::set<std::string>& scope) {
   return std::all_of(sweep.begin(), sweep.end(), [&](auto& s) { return scope.count(s) != 0; });
 }
@@ -74,7 +85,7 @@ class UseRewriter : public ExprMutator {
 
  protected:
   Expr mutate_subscript(const Subscript& n, const Expr& self) override {
-    if (rq_.rule || n.name != rq_.name || !covers(rq_.sweep, scope_)) return ExprMutator::mutate_subscript(n, self);
+    if (rq_.rule || n.name != rq_.name || !covers(rq_.sweep, scope_) || !selected(rq_, n.indices)) return ExprMutator::mutate_subscript(n, self);
     return stored(n.indices, n.type);
   }
   Expr mutate_call(const Call& n, const Expr& self) override {
@@ -190,7 +201,9 @@ Footprint find_footprint(const LoopKernel& k, const FootprintRequest& rq) {
       fp.uses.push_back(u);
     }
   }
-  if (fp.uses.empty()) refuse(k, rq.what, "no " + what_uses(rq) + " run within all of the sweep inames");
+  if (fp.uses.empty())
+    refuse(k, rq.what, "no " + what_uses(rq) + (rq.only_using.empty() ? "" : " whose indices use '" + rq.only_using + "'") +
+                           " run within all of the sweep inames");
 
   // ---- positions that are not stored: one expression for all uses ----
   size_t npos = fp.uses[0].args.size();

@@ -28,7 +28,12 @@ struct FootprintRequest {
   std::optional<std::string> outer_inames;  // default: those the base depends on
   bool include_writes = false;              // left-hand sides count as uses (buffer_array)
   bool local = false;                       // the temporary is shared by a block's threads
+  // Only the accesses whose indices use this iname ("": all): one of an
+  // array's two reads (syrk's A[i, k] and A[j, k]) stored on its own.
+  std::string only_using;
 };
+// Whether a use's arguments or indices satisfy rq.only_using.
+bool selected(const FootprintRequest& rq, const std::vector<Expr>& args);
 
 // One use and the inames around it.
 struct FootprintUse {

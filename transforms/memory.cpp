@@ -50,6 +50,8 @@ LoopKernel add_prefetch(const LoopKernel& k, const std::string& array, const std
   rq.sweep = name_list(sweep_inames);
   for (size_t d = 0; d < shape.size(); ++d) rq.storage_axes.push_back(d);
   rq.outer_inames = o.fetch_outer_inames;
+  rq.only_using = o.accesses_using;
+  if (!o.accesses_using.empty() && !k.has_iname(o.accesses_using)) refuse(k, what, "accesses_using: no iname '" + o.accesses_using + "'");
   AddressSpace space = o.temporary_address_space;
   std::optional<transforms::Footprint> found;
   if (space == AddressSpace::Auto) {
@@ -198,7 +200,8 @@ void register_memory_transforms(TransformRegistry& reg) {
             TransformParam{"padding", TransformParam::Int, false, "Loom: elements added to each row of a local temporary (default: 1 when rows are a multiple of 128 bytes, the vector width for a vectorized fetch)"}.of(TransformParam::Type::Int).at_least(0),
             TransformParam{"vector_width", TransformParam::Int, false, "Loom: with l.auto, split the contiguous fetch iname by this and tag the inner part vec (4: float4 copies)"}.one_of({"1", "2", "4"}).otherwise("1").searched(TransformParam::Search::Choices),
             TransformParam{"async_copy", TransformParam::String, false, "Loom: true: copy with cp.async (sm_80+), so a thread's guarded loads are in flight together; false (default)"}.of(TransformParam::Type::Bool).otherwise("false").searched(TransformParam::Search::Bools),
-            TransformParam{"fill_value", TransformParam::String, false, "Loom: write this number (e.g. 0) where the box leaves the array, so the whole box is copied unguarded (round_up_reduction needs 0)"}.of(TransformParam::Type::Float)},
+            TransformParam{"fill_value", TransformParam::String, false, "Loom: write this number (e.g. 0) where the box leaves the array, so the whole box is copied unguarded (round_up_reduction needs 0)"}.of(TransformParam::Type::Float),
+            TransformParam{"accesses_using", TransformParam::String, false, "Loom: only the accesses whose indices use this iname (an array read at two places, syrk's A[i, k] and A[j, k]: a prefetch for each)"}.of(TransformParam::Type::Iname)},
            [](const LoopKernel& k, const TransformArgs& a) {
              PrefetchOptions o;
              o.temporary_name = a.str_or("temporary_name", "");
@@ -213,6 +216,7 @@ void register_memory_transforms(TransformRegistry& reg) {
              o.vector_width = a.integer("vector_width");
              o.async_copy = a.flag("async_copy", false /* declared: false */);
              if (a.has("fill_value")) o.fill_value = a.number("fill_value");
+             o.accesses_using = a.str_or("accesses_using", "");
              if (o.vector_width < 1 || o.padding < -1)
                throw TransformError("add_prefetch on kernel '" + k.name + "': vector_width must be >= 1 and padding >= 0");
              return add_prefetch(k, a.str("var_name"), a.str_or("sweep_inames", ""), o);

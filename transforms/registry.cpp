@@ -47,6 +47,8 @@ const TransformRegistry& transform_registry() {
     register_accumulation_transforms(t);
     register_affine_map_transforms(t);
     register_index_set_transforms(t);
+    register_initial_value_transforms(t);
+    register_expand_array_transforms(t);
     return t;
   }();
   return r;

@@ -148,7 +148,7 @@ LoopKernel rfactor(const LoopKernel& k, const std::string& kept_spec, const std:
   barrier.kind = Instruction::GlobalBarrier;
   barrier.id = transforms::unique_instruction_id(k, insn->id + "_gbarrier");
   barrier.depends_on = {first.id};
-  barrier.tags = {"rfactor"};  // (split_global_barriers: the kernel as written had no barrier here)
+  barrier.tags = {Instruction::kAddedBarrierTag};  // (split_global_barriers: the kernel as written had no barrier here)
   barrier.loc = insn->loc;
   Instruction second = *insn;
   second.rhs = make_reduce(red.op, copies, make_subscript(partial, final_index, red.type), red.type);

@@ -29,6 +29,7 @@
 #include <map>
 #include <set>
 
+#include "loom/analysis.h"
 #include "loom/codegen.h"
 #include "loom/parser.h"
 #include "loom/transforms.h"
@@ -131,7 +132,10 @@ class Planner {
     std::vector<int> all;
     for (size_t i = 0; i < written_.instructions.size(); ++i) {
       const Instruction& insn = written_.instructions[i];
-      if (insn.kind == Instruction::GlobalBarrier) return none(why, "the kernel has global barriers of its own");
+      // (a barrier around a stand-in's copy, read_initial_values's or expand_array's, keeps its place)
+      if (insn.kind == Instruction::GlobalBarrier && !insn.tags.count(Instruction::kAddedBarrierTag) &&
+          !insn.tags.count(Instruction::kStandInCopyTag))
+        return none(why, "the kernel has global barriers of its own");
       if (insn.kind == Instruction::Assign) all.push_back(int(i));
     }
     std::vector<Node> top = tree_of(written_, all, {}, order);
@@ -182,15 +186,21 @@ class Planner {
   // assumed a multiple of the vector), every factor's tile in shared memory
   // (vector copies, cp.async and a second buffer each a choice).
   std::string product_tiles(const Nest& nest) const {
-    std::string r;
+    std::string r, batch;
     const Instruction* one = one_reduction(nest, 2, r);
+    // (a third parallel loop, outermost, a batch of products on g.2: doitgen's r)
+    if (!one && (one = one_reduction(nest, 3, r))) batch = nest.parallel.front();
     if (!one) return "";
     const Instruction& insn = *one;
     std::string x = written_last_of(insn), y;
-    if (!std::count(nest.parallel.begin(), nest.parallel.end(), x)) return "";
+    if (!std::count(nest.parallel.begin(), nest.parallel.end(), x) || x == batch) return "";
     for (auto& n : nest.parallel)
-      if (n != x) y = n;
-    if (tensor_cores_) return tensor_core_tiles(nest, insn, y, x, r);
+      if (n != x && n != batch) y = n;
+    if (tensor_cores_) {
+      std::string t = tensor_core_tiles(nest, insn, y, x, r, batch);
+      return t.empty() || batch.empty() ? t : "tag_inames " + batch + ":g.2\n" + t;
+    }
+    std::string batched = batch.empty() ? "" : "tag_inames " + batch + ":g.2\n";
     int64_t width = vector_tiles_ ? vector_width_along(insn) : 1;
     if (vector_tiles_ && width == 1) return "";
     std::map<std::string, std::string> sweep_of = {{y, y + "_inner_outer," + y + "_inner_inner"}, {r, r + "_inner"}};
@@ -198,7 +208,7 @@ class Planner {
     std::string fetches, buffers;
     std::set<std::string> seen;
     // (an array read at two places, syrk's A[i, k] and A[j, k], has no one
-    // footprint: add_prefetch refuses it, so its reads stay in global memory)
+    // footprint: each read gets a tile of its own, accesses_using its loop)
     std::map<std::string, std::set<std::string>> reads_of;
     for_each_subscript(insn.rhs, [&](const Subscript& s) {
       std::string at;
@@ -206,19 +216,29 @@ class Planner {
       reads_of[s.name].insert(at);
     });
     for_each_subscript(insn.rhs, [&](const Subscript& s) {
-      if (!fetchable(s.name, nest) || reads_of[s.name].size() > 1 || !seen.insert(s.name).second) return;
-      std::string sweep;
+      std::string at;
+      for (auto& e : s.indices) at += e.str() + ",";
+      if (!fetchable(s.name, nest) || reads_of[s.name].size() > 2 || !seen.insert(s.name + "[" + at).second) return;
+      std::string sweep, side;  // side: y or x, the loop that tells this read from the array's other one
       bool over_r = false;
       for (auto& e : s.indices) {
         auto v = e.as<Var>();
+        if (v && v->name == batch) continue;  // (one index of the batch in each block)
         if (!v || !sweep_of.count(v->name)) return;
         sweep += (sweep.empty() ? "" : ",") + sweep_of[v->name];
         over_r |= v->name == r;
+        if (v->name == y || v->name == x) side = v->name;
       }
       if (!over_r) return;
-      std::string temp = s.name + "_tile_" + y + "_" + x;
+      std::string temp = s.name + "_tile_" + y + "_" + x, which;
+      if (reads_of[s.name].size() == 2) {
+        // read at two places (syrk's A[i, k] and A[j, k]): a tile of each, told apart by their loops
+        if (side.empty()) return;
+        temp += "_" + side;
+        which = " accesses_using=" + side + "_inner_inner";
+      }
       std::string line = "add_prefetch " + s.name + " sweep_inames=" + sweep + " temporary_name=" + temp +
-                         " temporary_address_space=local default_tag=l.auto";
+                         " temporary_address_space=local default_tag=l.auto" + which;
       if (width == 1) {
         fetches += "optional " + line + "\n";
         return;
@@ -229,8 +249,8 @@ class Planner {
                  (last->name == r ? " padding=choice(0|*" + std::to_string(width) + ")" : "") + "\n";
       buffers += "optional double_buffer " + temp + " " + r + "_outer\n";
     });
-    if (width == 1) return product_tile_lines(y, x, r, "32|64", "32|64|128", "8|16") + fetches;
-    return "assume " + extent_of_last_axis(insn) + " mod " + std::to_string(width) + " = 0\n" + product_vector_tile_lines(y, x, r, width) +
+    if (width == 1) return batched + product_tile_lines(y, x, r, "32|64", "32|64|128", "8|16") + fetches;
+    return "assume " + extent_of_last_axis(insn) + " mod " + std::to_string(width) + " = 0\n" + batched + product_vector_tile_lines(y, x, r, width) +
            fetches + buffers + "optional split_iname " + r + "_inner 4 inner_tag=unr outer_tag=unr\n";
   }
 
@@ -241,8 +261,10 @@ class Planner {
   // shared memory as double2 vectors (its last axis's extent assumed even;
   // zero-filled where the tiles leave the arrays) with cp.async and a
   // second buffer, rows padded by 4 against the fragment loads' bank
-  // conflicts. "" where c or a factor is not float64.
-  std::string tensor_core_tiles(const Nest& nest, const Instruction& insn, const std::string& y, const std::string& x, const std::string& r) const {
+  // conflicts. A batch's index (doitgen's r, on g.2) is an axis of extent 1
+  // of a factor's tile. "" where c or a factor is not float64.
+  std::string tensor_core_tiles(const Nest& nest, const Instruction& insn, const std::string& y, const std::string& x, const std::string& r,
+                                const std::string& batch) const {
     auto float64 = [&](const std::string& name) { return dtype_of(name) == types::float64; };
     if (!float64(insn.assignee_name())) return "";
     const std::map<std::string, std::pair<std::string, int>> tile_of = {  // a loop's inames in the tile and its extent there
@@ -267,7 +289,11 @@ class Planner {
     for (auto& [name, read] : reads) {
       auto [count, sub] = read;
       if (count != 1 || !fetchable(name, nest)) continue;  // (read directly: the fragments' loads are guarded)
-      auto first = sub->indices.size() == 2 ? sub->indices[0].as<Var>() : nullptr, last = sub->indices.size() == 2 ? sub->indices[1].as<Var>() : nullptr;
+      // (a batch's index first: one value in each block, an axis of extent 1 in the tile)
+      auto index = [&](size_t d) { return sub->indices[d].as<Var>(); };
+      const bool batched = !batch.empty() && sub->indices.size() == 3 && index(0) && index(0)->name == batch;
+      const size_t at = batched ? 1 : 0;
+      auto first = sub->indices.size() == at + 2 ? index(at) : nullptr, last = sub->indices.size() == at + 2 ? index(at + 1) : nullptr;
       if (!first || !last || !tile_of.count(first->name) || !tile_of.count(last->name) || (first->name != r && last->name != r)) continue;
       const std::vector<Expr>* shape = shape_of(name);
       if (!shape || shape->empty()) continue;
@@ -277,7 +303,7 @@ class Planner {
       const std::string t = name + "_tc_" + y + "_" + x, tr = t + "_r", tc = t + "_c";
       const int vectors = tile_of.at(last->name).second / 2;
       text += "add_prefetch " + name + " sweep_inames=" + tile_of.at(first->name).first + "," + tile_of.at(last->name).first + " temporary_name=" + t +
-              " temporary_address_space=local dim_arg_names=" + tr + "," + tc + " padding=4 default_tag=for fill_value=0\n" + "split_iname " + tc +
+              " temporary_address_space=local dim_arg_names=" + (batched ? t + "_b," : "") + tr + "," + tc + " padding=4 default_tag=for fill_value=0\n" + "split_iname " + tc +
               " 2 inner_tag=vec\n";
       // (the 32 lanes along the rows' vectors, the 2x2 warps over the rows)
       if (vectors >= 32) {
@@ -587,6 +613,21 @@ class Planner {
     for (auto& nest : nests_) n += nest.parallel.size();
     return n;
   }
+  // (after plan()) how parallel the plan leaves the kernel's own nests
+  // (not a stand-in's copies: read_initial_values's, expand_array's): the
+  // loops left on the host around launches (fewer is better), then the
+  // loops on blocks and threads (more is better)
+  std::pair<size_t, size_t> parallelism_of_the_kernel() const {
+    std::set<std::string> hosts;
+    size_t parallel = 0;
+    for (auto& nest : nests_)
+      if (std::any_of(nest.insns.begin(), nest.insns.end(),
+                      [&](int i) { return !written_.instructions[size_t(i)].tags.count(Instruction::kStandInCopyTag); })) {
+        parallel += nest.parallel.size();
+        hosts.insert(nest.hosts.begin(), nest.hosts.end());
+      }
+    return {hosts.size(), parallel};
+  }
   bool tiled_ = false;  // plan() gave some nest tiles
   bool rowed_ = false;  // ... or its rows summed across threads
 };
@@ -706,13 +747,16 @@ std::optional<Sketch> wavefront(const LoopKernel& k) {
 
 // One block for the whole kernel, where its only parallelism is sums inside
 // a sequential loop (trisolv's rows, durbin's steps): each sum across the
-// block's threads (l.0, W of them), every other statement that writes memory
-// on the first thread (run_on_first_thread; a private value on every
+// block's threads (l.0, W of them), a statement in a loop of its own inside
+// the sums' loop (durbin's updates of z and y) with that loop across the
+// threads where the checks allow it (a private array it writes, durbin's
+// z, then shared by the block), every other statement that writes
+// memory on the first thread (run_on_first_thread; a private value on every
 // thread, each its own copy), the loops in order inside the block; the
 // barrier placement orders the first thread's writes before the others'
 // reads. Nothing where the kernel has no sum or the checks refuse the plan.
 std::optional<Sketch> one_block(const LoopKernel& r, const std::string& prefix) {
-  std::set<std::string> sums;
+  std::set<std::string> sums, around;  // the sums' inames, and the loops around them
   for (auto& insn : r.instructions) {
     if (insn.kind != Instruction::Assign || !insn.rhs.defined()) continue;
     std::set<std::string> own;
@@ -721,10 +765,16 @@ std::optional<Sketch> one_block(const LoopKernel& r, const std::string& prefix) 
     // block-wide sum for each of i x j: far slower than the nests' plans)
     if (!own.empty() && insn.within_inames.size() > 1) return std::nullopt;
     sums.insert(own.begin(), own.end());
+    if (!own.empty()) around.insert(insn.within_inames.begin(), insn.within_inames.end());
   }
   if (sums.empty()) return std::nullopt;
-  // what writes memory outside the sums runs on the first thread (a private
-  // value each thread computes for itself, durbin's alpha and beta: on every thread, no race)
+  // what writes memory outside the sums: in a loop of its own inside the
+  // sums' loop (durbin's z[i] and y[i] updates), that loop across the
+  // threads where the checks allow it, else on the first thread (a private
+  // value each thread computes for itself, durbin's alpha and beta: on
+  // every thread, no race)
+  std::vector<std::pair<std::string, std::string>> spreadable;  // (instruction id, its own loop)
+  std::set<std::string> shared;  // private arrays those write, shared by the block once spread (durbin's z)
   std::string others;
   for (auto& insn : r.instructions) {
     if (insn.kind != Instruction::Assign) continue;
@@ -732,20 +782,45 @@ std::optional<Sketch> one_block(const LoopKernel& r, const std::string& prefix) 
     if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, own);
     const Temporary* t = r.find_temporary(insn.assignee_name());
     bool private_value = t && t->space != AddressSpace::Global && t->space != AddressSpace::Local;
-    if (own.empty() && !private_value) others += std::string(others.empty() ? "" : " or ") + "id:" + insn.id;
+    if (!own.empty()) continue;
+    std::vector<std::string> loops;
+    for (auto& n : insn.within_inames)
+      if (!around.count(n)) loops.push_back(n);
+    bool own_loop = loops.size() == 1 && !around.empty();
+    if (private_value && !(own_loop && !t->shape.empty())) continue;
+    if (own_loop) {
+      spreadable.push_back({insn.id, loops[0]});
+      if (private_value) shared.insert(t->name);
+    } else {
+      others += std::string(others.empty() ? "" : " or ") + "id:" + insn.id;
+    }
   }
-  auto script = [&](const std::string& width) {
-    std::string text;
+  auto script = [&](const std::string& width, bool spread) {
+    std::string text, first = others;
+    std::set<std::string> split;
+    if (spread)
+      for (auto& n : shared) text += "set_temporary_address_space " + n + " local\n";
     for (auto& n : sums) text += "split_iname " + n + " " + width + " inner_tag=l.0\n";
-    if (!others.empty()) text += "run_on_first_thread \"" + others + "\"\n";
+    for (auto& [id, loop] : spreadable) {
+      const Temporary* t = r.find_temporary(r.instruction(id).assignee_name());
+      if (spread && split.insert(loop).second) text += "split_iname " + loop + " " + width + " inner_tag=l.0\n";
+      // (unspread, a private array stays each thread's own: every thread computes it)
+      if (!spread && !(t && shared.count(t->name))) first += std::string(first.empty() ? "" : " or ") + "id:" + id;
+    }
+    if (!first.empty()) text += "run_on_first_thread \"" + first + "\"\n";
     return text;
   };
-  try {
-    generate(apply_transforms(r, parse_transform_script(script("32"))));
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-  Sketch s = Space::parse(prefix + script("choice(64|128|*256|512)"), "<auto space: nests, one block>").sketches().front();
+  auto legal = [&](bool spread) {
+    try {
+      generate(apply_transforms(r, parse_transform_script(script("32", spread))));
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  bool spread = !spreadable.empty() && legal(true);
+  if (!spread && !legal(false)) return std::nullopt;
+  Sketch s = Space::parse(prefix + script("choice(64|128|*256|512)", spread), "<auto space: nests, one block>").sketches().front();
   s.name = "nests, one block";
   return s;
 }
@@ -783,14 +858,72 @@ std::optional<Sketch> index_set_split(const LoopKernel& k) {
   return s;
 }
 
-std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
-  std::vector<Sketch> out;
-  if (auto s = Planner(k).plan(why)) out.push_back(*s);
-  // distribution as a choice: the nests of the kernel with its loops distributed
+// The reads of each array updated in place that see only its values from
+// before the kernel read a copy of it instead (read_initial_values: trmm's
+// B[k, j], k > i, no longer orders row i before row k); "" where no array
+// has such reads.
+std::string initial_copies(const LoopKernel& k, LoopKernel& out) {
   std::string lines;
+  out = k;
+  for (auto& a : k.arguments) {
+    if (a.kind != Argument::Array || !k.is_written(a.name) || !k.is_read(a.name)) continue;
+    std::string line = "read_initial_values " + a.name + "\n";
+    try {
+      out = apply_transforms(out, parse_transform_script(line));
+      lines += line;
+    } catch (const Error&) {
+      // (every read of it sees a value the kernel wrote)
+    }
+  }
+  return lines;
+}
+
+// Each array argument that the iterations of the loops around all its
+// accesses use as scratch space gets a copy per iteration (expand_array:
+// doitgen's sum, per r and q), over as many of those loops as allowed,
+// outermost first; "" where none does.
+std::string expansions(const LoopKernel& k, LoopKernel& out) {
+  std::string lines;
+  out = k;
+  for (auto& a : k.arguments) {
+    if (a.kind != Argument::Array || !k.is_written(a.name)) continue;
+    std::vector<std::string> common;  // the loops around every access, in domain order
+    bool first = true;
+    for (auto& insn : k.instructions) {
+      if (insn.kind != Instruction::Assign || (insn.assignee_name() != a.name && !insn.reads(a.name))) continue;
+      std::vector<std::string> mine;
+      for (auto& n : inames_in_order(k, insn))
+        if (first || std::count(common.begin(), common.end(), n)) mine.push_back(n);
+      common = mine;
+      first = false;
+    }
+    for (size_t n = common.size(); n > 0; --n) {
+      std::string loops;
+      for (size_t l = 0; l < n; ++l) loops += (l ? "," : "") + common[l];
+      std::string line = "expand_array " + a.name + " " + loops + "\n";
+      try {
+        out = apply_transforms(out, parse_transform_script(line));
+        lines += line;
+        break;
+      } catch (const Error&) {
+        // (a read gets a value from another iteration, or an iteration leaves an element unwritten)
+      }
+    }
+  }
+  return lines;
+}
+
+// The sketches of k after the steps `prefix` (nothing, or initial_copies's);
+// `whole`: with the plans that reorder the whole kernel (isl's schedule, a
+// wavefront, an index-set split).
+std::vector<Sketch> nests_sketches_after(const LoopKernel& k, const std::string& prefix, bool whole, std::string* why) {
+  std::vector<Sketch> out;
+  if (auto s = Planner(k, prefix).plan(why)) out.push_back(*s);
+  // distribution as a choice: the nests of the kernel with its loops distributed
+  std::string lines = prefix;
   LoopKernel d = distributed(k, lines);
   std::string unused;
-  if (!lines.empty())
+  if (lines != prefix)
     if (auto s = Planner(d, lines).plan(out.empty() ? why : &unused)) {
       s->name = "nests, distributed";
       out.push_back(*s);
@@ -833,6 +966,7 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
   }
   if (!rowed && !tiles.tiled_ && !vector_tiles.tiled_)
     if (auto b = one_block(r, lines)) out.push_back(*b);
+  if (!whole) return out;
   // one sequential step around parallel loops, from isl's scheduler (a
   // right-looking Cholesky or LU from PolyBench's left-looking text)
   if (auto steps = isl_rescheduled(k)) {
@@ -847,6 +981,33 @@ std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
     if (auto s = wavefront(k)) return {*s};
     if (auto s = index_set_split(k)) return {*s};
     if (why) *why = reason + "; nor does a wavefront (a skew of its loops) or an index-set split around its outermost loop make one parallel";
+  }
+  return out;
+}
+
+std::vector<Sketch> nests_sketches(const LoopKernel& k, std::string* why) {
+  std::vector<Sketch> out = nests_sketches_after(k, "", true, why);
+  // in-place updates reading copies of what they have not yet overwritten,
+  // and work arrays with a copy per iteration: each where that makes more
+  // loops of the kernel's own parallel (not only the copies')
+  std::string unused;
+  Planner as_written(k);
+  bool planned = as_written.plan(&unused).has_value();
+  auto [hosts, parallel] = as_written.parallelism_of_the_kernel();
+  const std::pair<std::string, std::function<std::string(const LoopKernel&, LoopKernel&)>> variants[] = {
+      {"initial copies", initial_copies}, {"expanded", expansions}};
+  for (auto& [name, variant] : variants) {
+    LoopKernel v;
+    std::string lines = variant(k, v);
+    if (lines.empty()) continue;
+    Planner plain(v, lines);
+    if (!plain.plan(&unused)) continue;
+    auto [h, p] = plain.parallelism_of_the_kernel();
+    if (p == 0 || (planned && (h > hosts || (h == hosts && p <= parallel)))) continue;
+    for (auto& s : nests_sketches_after(v, lines, false, out.empty() ? why : &unused)) {
+      s.name += ", " + name;
+      out.push_back(s);
+    }
   }
   return out;
 }

@@ -53,6 +53,14 @@ struct Instruction {
   // as several launches in order, split where these stand (top level only;
   // src/preprocess/global_barriers.cpp).
   enum Kind : uint8_t { Assign, Barrier, NoOp, GlobalBarrier };
+  // The tag of a global barrier a transformation adds where the kernel as
+  // written has none (rfactor's second launch, read_initial_values's copy):
+  // the launches on either side of it answer to one launch of the kernel as
+  // written (split_global_barriers).
+  static constexpr const char* kAddedBarrierTag = "added";
+  // The tag of the instructions that fill or copy back a stand-in (StandIn),
+  // and of the barrier before a copy back.
+  static constexpr const char* kStandInCopyTag = "stand_in_copy";
   Kind kind = Assign;
   std::string id;
   Expr lhs;  // Var or Subscript (Assign only)
@@ -104,6 +112,25 @@ struct Instruction {
   std::string str() const;            // one line in the kernel language
 };
 
+// A global temporary that stands for an array argument, whose accesses the
+// reorder check (src/schedule/reorder_check.cpp) reads as that array's:
+// InitialValues: a copy of it as it was before the kernel, made by a launch
+// before it (read_initial_values); its reads are the array's reads of values
+// from before the kernel. Expansion: a copy of it for each iteration of
+// some loops, their indices (from 0) its leading `leading_axes` axes
+// (expand_array, which expands the kernel as written too: its accesses are
+// compared as its own), and a launch after the kernel copies the last
+// iteration's back. The instructions that copy, and the barrier before the
+// copy back, are tagged Instruction::kStandInCopyTag.
+struct StandIn {
+  enum Kind : uint8_t { None, InitialValues, Expansion };
+  Kind kind = None;
+  std::string array;
+  int leading_axes = 0;
+  explicit operator bool() const { return kind != None; }
+  std::string str() const;  // "", "initial values of B", "expansion of sum over 2 loops"
+};
+
 struct Argument {
   enum Kind : uint8_t { Array, Value };
   Kind kind = Array;
@@ -118,6 +145,9 @@ struct Argument {
   // of one vector (stride 1), and the CUDA target must move its `vec`
   // accesses as vectors or refuse the kernel.
   int vector_axis = -1;
+  // A launch's argument made from a global temporary that stands for an
+  // array (Temporary::stand_in).
+  StandIn stand_in;
   std::string str() const;    // "a: float32[n, m] strides=(1, n) offset=2"
   // The strides in use: the given ones, or C order from the shape.
   std::vector<Expr> element_strides() const;
@@ -149,6 +179,8 @@ struct Temporary {
   // "". round_up_reduction relies on it: a read of such a temporary at a
   // point whose original access is outside the array yields 0.
   std::string zero_fill_of;
+  // The array argument this global temporary stands for, if any.
+  StandIn stand_in;
   // The sequential loop whose iterations alternate between this temporary's
   // two copies (double_buffer), or "". Each iteration fills the copy the next
   // one reads, so the loop must stay a loop of one block: check_kernel

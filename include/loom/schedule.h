@@ -85,4 +85,20 @@ struct KernelDependences {
 };
 std::optional<KernelDependences> dependences_of(const LoopKernel& k);
 
+// In a kernel that reads copies of arrays taken before it runs (global
+// temporaries standing for them, StandIn::InitialValues: read_initial_values), in its
+// own order: a read of such a copy where the array itself would by then hold
+// a value the kernel wrote (as a witness: the parameters and both
+// instances), "" where every such read sees the array as it was before the
+// kernel, nothing where isl cannot follow an access or exceeds its work bound.
+std::optional<std::string> overwritten_initial_reads(const LoopKernel& k);
+
+// Whether `array` may have a copy for each iteration of `loops`
+// (expand_array), in the kernel as it stands: every read of it gets its
+// value from a write in the same iteration of those loops, and every
+// iteration writes every element of it (so the last one leaves every final
+// value, and the copy back copies nothing it did not write). "" when it may, else the reason with a witness; nothing where isl
+// cannot follow an access or exceeds its work bound.
+std::optional<std::string> expansion_problem(const LoopKernel& k, const std::string& array, const std::vector<std::string>& loops);
+
 }  // namespace loom

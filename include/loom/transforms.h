@@ -105,6 +105,15 @@ LoopKernel affine_map_inames(const LoopKernel& k, const std::vector<std::string>
 // `within` that runs in `iname` becomes three pieces, where iname < at,
 // iname = at and iname > at, each in its own copy of the iname.
 LoopKernel split_index_set(const LoopKernel& k, const std::string& iname, const std::string& at, const std::string& within = "");
+// The reads of `array` (in the instructions `within` matches; default all)
+// that see its value from before the kernel at every instance read a copy
+// taken by a launch before the kernel (transforms/initial_values.cpp).
+// An array argument that each iteration of `inames` writes whole before it
+// reads it gets a copy per iteration; the last one's is copied back
+// (transforms/expand_array.cpp).
+LoopKernel expand_array(const LoopKernel& k, const std::string& array, const std::string& inames, const std::string& temporary_name = "");
+LoopKernel read_initial_values(const LoopKernel& k, const std::string& array, const std::string& within = "",
+                               const std::string& temporary_name = "");
 // An accumulation written as a loop read as a reduction over that loop
 // (transforms/accumulation.cpp): x = x + f inside loops `inames` (default:
 // the loops holding it alone that x and its conditions do not name) becomes
@@ -149,6 +158,11 @@ struct PrefetchOptions {
   // cp.async's zero-fill form for 0). With 0 the temporary is marked as a
   // zero-filled copy (Temporary::zero_fill_of), which round_up_reduction needs.
   std::optional<double> fill_value;
+  // Loom's own: only the accesses whose indices use this iname ("": all).
+  // An array read at two places (syrk's A[i, k] and A[j, k]) has no one
+  // footprint; each read gets a prefetch of its own (accesses_using=i_inner,
+  // then accesses_using=j_inner).
+  std::string accesses_using;
 };
 // loopy's add_prefetch: the box the sweep inames' accesses to `array` cover,
 // copied into a temporary by a fetch instruction; those accesses read it.
@@ -438,5 +452,7 @@ void register_distribute_transforms(TransformRegistry& r);
 void register_accumulation_transforms(TransformRegistry& r);
 void register_affine_map_transforms(TransformRegistry& r);
 void register_index_set_transforms(TransformRegistry& r);
+void register_initial_value_transforms(TransformRegistry& r);
+void register_expand_array_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -313,9 +313,20 @@ class Lowering {
         if (mentions_var(c, mf.var) && mentions_var(c, nf.var))
           fail("the bound " + c.str() + " of the tile's loops in instruction '" + at->insn_id +
                "' ties its rows to its columns (a triangular domain): one instruction computes whole tiles; tile a rectangular part");
+    // A bound of k that ties it to the rows (trmm's k > i) is the domain's,
+    // not an edge of an array: it masks operand A alone (a product with a
+    // zero is zero), and no zero-filled tile stands in for it.
+    std::vector<Expr> tied_a, tied_b;
     for (auto& c : loop_bounds(kf, kk, make_var(kf.var, it_))) {
-      va.push_back(c);
-      vb.push_back(c);
+      bool on_m = mentions_var(c, mf.var), on_n = mentions_var(c, nf.var);
+      if (on_m && on_n)
+        fail("the bound " + c.str() + " of the tile's loops in instruction '" + at->insn_id + "' ties its rows to its columns");
+      if (on_m) tied_a.push_back(c);
+      else if (on_n) tied_b.push_back(c);
+      else {
+        va.push_back(c);
+        vb.push_back(c);
+      }
     }
     size_t bounds_a = va.size(), bounds_b = vb.size();
     std::vector<Expr> loop_a = va, loop_b = vb;
@@ -343,6 +354,8 @@ class Lowering {
     };
     if (zero_filled(p->a)) va.resize(va.size() - bounds_a);
     if (zero_filled(p->b)) vb.resize(vb.size() - bounds_b);
+    va.insert(va.end(), tied_a.begin(), tied_a.end());
+    vb.insert(vb.end(), tied_b.begin(), tied_b.end());
     w->a_valid = conjunction(va);
     w->b_valid = conjunction(vb);
     if (warpgroup_) {

@@ -133,6 +133,15 @@ std::string Instruction::str() const {
   return os.str();
 }
 
+std::string StandIn::str() const {
+  switch (kind) {
+    case None: return "";
+    case InitialValues: return "initial values of " + array;
+    case Expansion: return "expansion of " + array + " over " + std::to_string(leading_axes) + " loops";
+  }
+  return "";
+}
+
 std::string Argument::str() const {
   std::string s = name + ": " + dtype.name();
   if (kind == Array) {

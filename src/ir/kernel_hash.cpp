@@ -33,8 +33,8 @@ void write_key(std::ostream& os, const LoopKernel& k) {
   for (auto& p : k.options.do_not_specialize) os << "do_not_specialize " << p << "\n";
   if (k.options.trust_unproven_accesses) os << "trust_unproven_accesses\n";
   if (k.options.block_group != 1) os << "block_group " << k.options.block_group << "\n";
-  for (auto& a : k.arguments) os << "argument " << a.name << " " << a.kind << a.shape_inferred << a.dtype_inferred << "\n";
-  for (auto& [n, t] : k.temporaries) os << "temporary " << n << " " << t.zero_fill_of << " " << t.double_buffered_in << " " << t.swizzle_bytes << " " << t.double_buffer_ahead << (t.bulk_copy ? " bulk" : "") << "\n";
+  for (auto& a : k.arguments) os << "argument " << a.name << " " << a.kind << a.shape_inferred << a.dtype_inferred << (a.stand_in ? " " + a.stand_in.str() : "") << "\n";
+  for (auto& [n, t] : k.temporaries) os << "temporary " << n << " " << t.zero_fill_of << " " << t.double_buffered_in << " " << t.swizzle_bytes << " " << t.double_buffer_ahead << (t.bulk_copy ? " bulk" : "") << (t.stand_in ? " " + t.stand_in.str() : "") << "\n";
   for (auto& insn : k.instructions) {
     os << "instruction " << insn.id << " " << insn.inames_given << " " << insn.origin_of << (insn.origin_part ? " part" : "");
     if (insn.origin)

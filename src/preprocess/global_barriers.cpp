@@ -330,11 +330,6 @@ std::vector<HostStep> steps_of(const LoopKernel& k, const std::vector<Section>& 
   return out;
 }
 
-// The instructions' tag on a global barrier that rfactor added: the kernel as
-// written had none there, so the launches on both sides answer to one
-// launch of it.
-const char* const kRfactorBarrier = "rfactor";
-
 // launch_sections: each launch's first instruction (its index); host_given: as host_loops_of.
 LaunchProgram split(const LoopKernel& given, std::vector<int>* launch_sections, const std::set<std::string>* host_given) {
   // rules expanded first: what an instruction reads, and in which inames, shows only then
@@ -384,6 +379,7 @@ LaunchProgram split(const LoopKernel& given, std::vector<int>* launch_sections, 
     a.name = name;
     a.dtype = t.dtype;
     a.shape = t.shape;
+    a.stand_in = t.stand_in;
     if (a.shape.empty()) {
       // a global scalar: an array of one element, read and written as name[0]
       a.shape.push_back(make_int(1));
@@ -545,13 +541,13 @@ LaunchProgram split_global_barriers(const LoopKernel& k) {
     }
     std::vector<std::vector<std::string>> paths = host_paths(program.steps, program.launches.size());
     std::vector<std::vector<std::string>> written_paths = host_paths(written.steps, written.launches.size());
-    // rfactor's barriers before each launch's first instruction (every
+    // the barriers transformations added (rfactor's, read_initial_values's) before each launch's first instruction (every
     // section is a launch: a section starts at an instruction)
     std::vector<int> added_before;
     for (int first : sections) {
       int added = 0;
       for (int i = 0; i < first; ++i)
-        added += k.instructions[size_t(i)].kind == Instruction::GlobalBarrier && k.instructions[size_t(i)].tags.count(kRfactorBarrier);
+        added += k.instructions[size_t(i)].kind == Instruction::GlobalBarrier && k.instructions[size_t(i)].tags.count(Instruction::kAddedBarrierTag);
       added_before.push_back(added);
     }
     std::set<int> answered;

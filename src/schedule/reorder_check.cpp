@@ -54,6 +54,11 @@ struct Side {
   std::vector<Access> accesses;
   std::map<std::string, isl::map> time;  // tuple -> its time: block indices, then the loop tree
   std::set<std::pair<std::string, std::string>> nosync;  // (tuple, tuple) pairs declared unsynchronized
+  // Reads of a copy of an array as it was before the kernel
+  // (read_initial_values), as reads of that array: instance -> element.
+  // Not sinks of the side's dataflow: their value is the array's from
+  // before the kernel by construction.
+  isl::union_map initial_reads;
 };
 
 // Reads in an expression: subscripts and the scalars named in `scalars`.
@@ -136,15 +141,22 @@ class SideBuilder {
 
   Side build() {
     Side s;
+    std::map<std::string, StandIn> stand_ins;  // a global temporary (a launch's argument) -> the array it stands for
+    for (auto& [n, t] : k_.temporaries)
+      if (t.stand_in) stand_ins[n] = t.stand_in;
+    for (auto& a : k_.arguments)
+      if (a.stand_in) stand_ins[a.name] = a.stand_in;
     for (auto& insn : k_.instructions) {
       if (insn.kind != Instruction::Assign) continue;
+      // (the fill of a copy from before the kernel: read_initial_values answers for it)
+      if (auto si = stand_ins.find(insn.assignee_name()); si != stand_ins.end() && si->second.kind == StandIn::InitialValues) continue;
       std::vector<InstructionAccess> acc = accesses_of(insn, scalars_);
       std::string tuple = insn.origin_of.empty() ? insn.id : insn.origin_of;
       std::vector<std::string> dims;
       isl::map to_origin = origin_map(insn, tuple, dims);
       auto known = s.keys.find(tuple);
       if (to_origin.is_null() || (known != s.keys.end() && known->second != dims)) {
-        for (auto& a : acc) s.unknown_arrays.insert(a.name);
+        for (auto& a : acc) s.unknown_arrays.insert(stand_ins.count(a.name) ? stand_ins[a.name].array : a.name);
         continue;
       }
       s.keys[tuple] = dims;
@@ -153,8 +165,28 @@ class SideBuilder {
       bool predicated = false;
       for (auto& p : insn.predicates) predicated |= islu::condition_set(p, space).is_null();
       for (auto& a : acc) {
-        if (!compared_.count(a.name)) continue;
-        s.accessors[a.name].insert(tuple);
+        // a copy from before the kernel's reads are its array's reads of
+        // values from before the kernel (an expansion is in the kernel as
+        // written too: compared as itself)
+        std::string array = a.name;
+        if (auto si = stand_ins.find(a.name); si != stand_ins.end() && si->second.kind == StandIn::InitialValues) {
+          array = si->second.array;
+          if (!compared_.count(array)) continue;
+          {
+            isl::map m = a.write || !a.sub ? isl::map() : function_map(space, a.sub->indices, array);
+            if (m.is_null()) {
+              s.unknown_arrays.insert(array);
+              continue;
+            }
+            s.accessors[array].insert(tuple);
+            m = isl::manage(isl_map_apply_domain(m.release(), to_origin.copy()));
+            isl::union_map u = isl::manage(isl_union_map_from_map(m.release()));
+            s.initial_reads = s.initial_reads.is_null() ? u : s.initial_reads.unite(u);
+            continue;
+          }
+        }
+        if (!compared_.count(array)) continue;
+        s.accessors[array].insert(tuple);
         std::vector<Expr> index = a.sub ? a.sub->indices : std::vector<Expr>{};
         // a private temporary of the transformed kernel has a copy per thread:
         // the hardware indices are part of the element
@@ -166,20 +198,20 @@ class SideBuilder {
             if (h.empty()) every_copy.push_back(unsigned(index.size()));
             index.push_back(h.empty() ? make_int(0) : make_var(h));
           }
-        isl::map m = function_map(space, index, a.name);
+        isl::map m = function_map(space, index, array);
         for (unsigned pos : every_copy)
           if (!m.is_null()) m = isl::manage(isl_map_drop_constraints_involving_dims(m.release(), isl_dim_out, pos, 1));
         bool may = predicated;
         if (m.is_null()) {  // an index isl cannot read: any element
           isl_space* arr = isl_space_set_tuple_name(
               isl_space_add_dims(isl_space_set_from_params(isl_space_params(space.copy())), isl_dim_set, unsigned(index.size())),
-              isl_dim_set, a.name.c_str());
+              isl_dim_set, array.c_str());
           m = isl::manage(isl_map_from_domain_and_range(isl_set_universe(space.copy()), isl_set_universe(arr)));
           may = true;
         }
         // on the original instances
         m = isl::manage(isl_map_apply_domain(m.release(), to_origin.copy()));
-        s.accesses.push_back({a.name, tuple, a.write, may, m});
+        s.accesses.push_back({array, tuple, a.write, may, m});
       }
       if (insn.origin_of.empty() || insn.origin_part) {  // (a piece's times join the other pieces')
         isl::map t = time_map(insn, space);
@@ -450,6 +482,51 @@ std::set<std::string> dependence_candidates(const LoopKernel& written) {
 
 }  // namespace
 
+// A witness: one pair of a that b lacks, as a point (nothing where a is within b).
+struct Point {
+  std::string params, from, to;  // "n = 5", "'insn_0' at i = 3", "'insn_0' at i = 4" (or an element)
+  bool from_end = false, to_end = false;
+};
+std::optional<Point> sample(const isl::union_map& a, const isl::union_map& b) {
+  isl::union_map d = a.subtract(b);
+  if (d.is_empty()) return std::nullopt;
+  isl_map_list* list = isl_union_map_get_map_list(d.get());
+  isl_map* m = isl_map_list_get_at(list, 0);
+  isl_map_list_free(list);
+  isl_basic_map* bm = isl_map_sample(m);
+  isl_space* sp = isl_basic_map_get_space(bm);
+  isl_point* pt = isl_basic_set_sample_point(isl_basic_map_wrap(bm));
+  Point p;
+  auto value = [&](isl_dim_type type, int pos) {
+    isl_val* v = isl_point_get_coordinate_val(pt, type, pos);
+    std::string r = std::to_string(isl_val_get_num_si(v));
+    isl_val_free(v);
+    return r;
+  };
+  isl_size np = isl_space_dim(sp, isl_dim_param);
+  for (isl_size d = 0; d < np; ++d)
+    p.params += std::string(p.params.empty() ? "" : ", ") + isl_space_get_dim_name(sp, isl_dim_param, unsigned(d)) + " = " +
+                value(isl_dim_param, int(d));
+  isl_size nin = isl_space_dim(sp, isl_dim_in), nout = isl_space_dim(sp, isl_dim_out);
+  auto side = [&](isl_dim_type type, isl_size n, int offset, bool& end) {
+    const char* tuple = isl_space_get_tuple_name(sp, type);
+    end = !tuple;
+    std::string r = tuple ? std::string("'") + tuple + "'" : "the end of the kernel";
+    std::string coords;
+    for (isl_size d = 0; d < n; ++d) {
+      const char* name = isl_space_get_dim_name(sp, type, unsigned(d));
+      coords += std::string(coords.empty() ? "" : ", ") + (name ? name : "x" + std::to_string(d)) + " = " +
+                value(isl_dim_set, offset + int(d));
+    }
+    return coords.empty() ? r : r + " at " + coords;
+  };
+  p.from = side(isl_dim_in, nin, 0, p.from_end);
+  p.to = side(isl_dim_out, nout, int(nin), p.to_end);
+  isl_point_free(pt);
+  isl_space_free(sp);
+  return p;
+}
+
 void check_reorderings(const LoopKernel& k, const Linearization& L) {
   if (!k.original) return;
   // most kernels write each output element once and read no output: nothing to order
@@ -490,52 +567,31 @@ void check_reorderings(const LoopKernel& k, const Linearization& L) {
   nosync.insert(after.nosync.begin(), after.nosync.end());
   f0.deps = without_nosync(f0.deps, nosync);
   f1.deps = without_nosync(f1.deps, nosync);
+  if (!after.initial_reads.is_null()) {
+    // reads of a copy taken before the kernel: legal where the kernel as
+    // written reads the same elements before any write to them
+    // (of the arrays compared)
+    isl_union_map* compared = isl_union_map_empty(isl_union_map_get_space(after.initial_reads.get()));
+    isl_map_list* reads = isl_union_map_get_map_list(after.initial_reads.get());
+    for (isl_size i = 0; i < isl_map_list_size(reads); ++i) {
+      isl_map* m = isl_map_list_get_at(reads, i);
+      const char* array = isl_map_get_tuple_name(m, isl_dim_out);
+      if (array && arrays.count(array)) compared = isl_union_map_union(compared, isl_union_map_from_map(m));
+      else isl_map_free(m);
+    }
+    isl_map_list_free(reads);
+    isl::union_map initial = isl::manage(compared);
+    isl::union_map wrong = initial.subtract(f0.no_source);
+    if (auto p = sample(wrong, isl::manage(isl_union_map_empty(isl_union_map_get_space(wrong.get()))))) {
+      throw KernelError("kernel '" + k.name + "': a read of a copy taken before the kernel (read_initial_values) stands where the kernel as " +
+                        "written reads a value the kernel wrote: " + p->from + " reads the element " + p->to +
+                        (p->params.empty() ? "" : " (with " + p->params + ")"));
+    }
+    f0.no_source = f0.no_source.subtract(initial);
+    f1.no_source = f1.no_source.subtract(initial);
+  }
   if (f0.deps.is_equal(f1.deps) && f0.no_source.is_equal(f1.no_source)) return;
 
-  // a witness: one dependence of one order that the other lacks, as a point
-  struct Point {
-    std::string params, from, to;  // "n = 5", "'insn_0' at i = 3", "'insn_0' at i = 4" (or an element)
-    bool from_end = false, to_end = false;
-  };
-  auto sample = [](const isl::union_map& a, const isl::union_map& b) -> std::optional<Point> {
-    isl::union_map d = a.subtract(b);
-    if (d.is_empty()) return std::nullopt;
-    isl_map_list* list = isl_union_map_get_map_list(d.get());
-    isl_map* m = isl_map_list_get_at(list, 0);
-    isl_map_list_free(list);
-    isl_basic_map* bm = isl_map_sample(m);
-    isl_space* sp = isl_basic_map_get_space(bm);
-    isl_point* pt = isl_basic_set_sample_point(isl_basic_map_wrap(bm));
-    Point p;
-    auto value = [&](isl_dim_type type, int pos) {
-      isl_val* v = isl_point_get_coordinate_val(pt, type, pos);
-      std::string r = std::to_string(isl_val_get_num_si(v));
-      isl_val_free(v);
-      return r;
-    };
-    isl_size np = isl_space_dim(sp, isl_dim_param);
-    for (isl_size d = 0; d < np; ++d)
-      p.params += std::string(p.params.empty() ? "" : ", ") + isl_space_get_dim_name(sp, isl_dim_param, unsigned(d)) + " = " +
-                  value(isl_dim_param, int(d));
-    isl_size nin = isl_space_dim(sp, isl_dim_in), nout = isl_space_dim(sp, isl_dim_out);
-    auto side = [&](isl_dim_type type, isl_size n, int offset, bool& end) {
-      const char* tuple = isl_space_get_tuple_name(sp, type);
-      end = !tuple;
-      std::string r = tuple ? std::string("'") + tuple + "'" : "the end of the kernel";
-      std::string coords;
-      for (isl_size d = 0; d < n; ++d) {
-        const char* name = isl_space_get_dim_name(sp, type, unsigned(d));
-        coords += std::string(coords.empty() ? "" : ", ") + (name ? name : "x" + std::to_string(d)) + " = " +
-                  value(isl_dim_set, offset + int(d));
-      }
-      return coords.empty() ? r : r + " at " + coords;
-    };
-    p.from = side(isl_dim_in, nin, 0, p.from_end);
-    p.to = side(isl_dim_out, nout, int(nin), p.to_end);
-    isl_point_free(pt);
-    isl_space_free(sp);
-    return p;
-  };
   auto flow_text = [](const Point& p) {
     return p.to_end ? p.from + " leaves an element's final value" : p.to + " reads the value " + p.from + " writes";
   };
@@ -555,13 +611,12 @@ void check_reorderings(const LoopKernel& k, const Linearization& L) {
                     "): " + detail + ". Keep the order of the loop that carries the dependence (loop priorities, no split part outside it)");
 }
 
-// A kernel's instances, as it stands, and their memory-based dependences
-// (flow, anti and output), each instance from the one before it that touches the
-// same element, on the same tuples and time as check_reorderings: what isl's
-// scheduler takes to find an order of its own (tuner/isl_schedule.cpp).
-std::optional<KernelDependences> dependences_of(const LoopKernel& k) {
-  // (each instruction its own statement over its own loops: a transformed
-  // kernel's pieces are statements of their own here)
+namespace {
+
+// k with each instruction its own statement over its own loops (its origin
+// its own inames): a kernel's dataflow as it stands, not as written, where a
+// transformed kernel's pieces are statements of their own.
+LoopKernel as_its_own_statements(const LoopKernel& k) {
   LoopKernel written = k;
   for (auto& insn : written.instructions.edit()) {
     std::map<std::string, Expr> own;
@@ -570,6 +625,17 @@ std::optional<KernelDependences> dependences_of(const LoopKernel& k) {
     insn.origin_of.clear();
     insn.origin_part = false;
   }
+  return written;
+}
+
+}  // namespace
+
+// A kernel's instances, as it stands, and their memory-based dependences
+// (flow, anti and output), each instance from the one before it that touches the
+// same element, on the same tuples and time as check_reorderings: what isl's
+// scheduler takes to find an order of its own (tuner/isl_schedule.cpp).
+std::optional<KernelDependences> dependences_of(const LoopKernel& k) {
+  LoopKernel written = as_its_own_statements(k);
   std::set<std::string> candidates = dependence_candidates(written);
   for (auto& [n, t] : written.temporaries)
     if (t.space == AddressSpace::Local) candidates.erase(n);
@@ -629,6 +695,177 @@ std::optional<KernelDependences> dependences_of(const LoopKernel& k) {
   out.instances = isl::manage(instances);
   out.deps = isl::manage(isl_union_map_union(isl_union_map_union(flow, anti), output));
   return out;
+}
+
+std::optional<std::string> overwritten_initial_reads(const LoopKernel& k) {
+  LoopKernel written = as_its_own_statements(k);
+  // (the copies as the arguments a launch gets: preprocessing takes no global temporaries)
+  std::set<std::string> copied;
+  for (auto& [n, t] : k.temporaries) {
+    if (t.stand_in.kind != StandIn::InitialValues) continue;
+    copied.insert(t.stand_in.array);
+    Argument a;
+    a.name = n;
+    a.dtype = t.dtype;
+    a.shape = t.shape;
+    a.stand_in = t.stand_in;
+    written.arguments.edit().push_back(a);
+    written.temporaries.edit().erase(n);
+  }
+  LoopKernel ref;
+  Linearization order;
+  try {
+    ref = preprocess(written);
+    order = linearize(ref);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  SideBuilder builder(ref, order, copied);
+  Side side = builder.build();
+  if (!side.unknown_arrays.empty()) return std::nullopt;
+  if (side.initial_reads.is_null()) return "";
+  // the writes of the copied arrays, and the copies' reads as the arrays' reads
+  Side probe;
+  probe.time = side.time;
+  for (auto& a : side.accesses)
+    if (a.write) probe.accesses.push_back(a);
+  isl_map_list* reads = isl_union_map_get_map_list(side.initial_reads.get());
+  for (isl_size i = 0; i < isl_map_list_size(reads); ++i) {
+    isl::map m = isl::manage(isl_map_list_get_at(reads, i));
+    probe.accesses.push_back({isl_map_get_tuple_name(m.get(), isl_dim_out), isl_map_get_tuple_name(m.get(), isl_dim_in), false, false, m});
+  }
+  isl_map_list_free(reads);
+  Flow f;
+  try {
+    f = dataflow(probe, copied, {}, builder.time_dims(), k.name);
+  } catch (const KernelError&) {
+    return std::nullopt;
+  }
+  std::optional<Point> p = sample(f.deps, isl::manage(isl_union_map_empty(isl_union_map_get_space(f.deps.get()))));
+  if (!p) return "";
+  return p->to + " reads what " + p->from + " wrote" + (p->params.empty() ? "" : " (with " + p->params + ")");
+}
+
+namespace {
+
+// m ({tuple[dims] -> ...}) with its domain projected onto `loops` (all
+// among dims; the order of dims kept) and its tuple name dropped.
+isl_map* onto_loops(isl_map* m, const std::vector<std::string>& dims, const std::vector<std::string>& loops) {
+  for (int d = int(dims.size()) - 1; d >= 0; --d)
+    if (std::find(loops.begin(), loops.end(), dims[size_t(d)]) == loops.end()) m = isl_map_project_out(m, isl_dim_in, unsigned(d), 1);
+  return isl_map_reset_tuple_id(m, isl_dim_in);
+}
+
+}  // namespace
+
+std::optional<std::string> expansion_problem(const LoopKernel& k, const std::string& array, const std::vector<std::string>& loops) {
+  LoopKernel written = as_its_own_statements(k);
+  LoopKernel ref;
+  Linearization order;
+  try {
+    ref = preprocess(written);
+    order = linearize(ref);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  const std::set<std::string> compared{array};  // (the builder keeps a reference)
+  SideBuilder builder(ref, order, compared);
+  Side side = builder.build();
+  if (!side.unknown_arrays.empty()) return std::nullopt;
+  Flow f;
+  try {
+    f = dataflow(side, compared, {}, builder.time_dims(), k.name);
+  } catch (const KernelError&) {
+    return std::nullopt;
+  }
+  isl::union_map none = isl::manage(isl_union_map_empty(isl_union_map_get_space(f.deps.get())));
+  auto with = [](const Point& p) { return p.params.empty() ? std::string() : " (with " + p.params + ")"; };
+  if (auto p = sample(f.no_source, none))
+    return p->from + " reads the element " + p->to + " before any write to it" + with(*p) + ": its value from before the kernel is in no copy";
+  std::string names;
+  for (auto& l : loops) names += (names.empty() ? "'" : ", '") + l + "'";
+  names += "'";
+  // flows across iterations of the loops
+  isl_map_list* deps = isl_union_map_get_map_list(f.deps.get());
+  std::optional<std::string> problem;
+  for (isl_size i = 0; i < isl_map_list_size(deps) && !problem; ++i) {
+    isl_map* m = isl_map_list_get_at(deps, i);
+    const std::vector<std::string>& from = side.keys[isl_map_get_tuple_name(m, isl_dim_in)];
+    const std::vector<std::string>& to = side.keys[isl_map_get_tuple_name(m, isl_dim_out)];
+    isl_map* same = isl_map_copy(m);
+    for (auto& l : loops) {
+      auto a = std::find(from.begin(), from.end(), l), b = std::find(to.begin(), to.end(), l);
+      if (a == from.end() || b == to.end()) {
+        isl_map_free(same);
+        isl_map_free(m);
+        problem = "an instruction accesses '" + array + "' outside loop '" + l + "'";
+        break;
+      }
+      same = isl_map_equate(same, isl_dim_in, int(a - from.begin()), isl_dim_out, int(b - to.begin()));
+    }
+    if (problem) break;
+    isl::union_map across = isl::manage(isl_union_map_from_map(isl_map_subtract(m, same)));
+    if (auto p = sample(across, none))
+      problem = p->to + " reads the value " + p->from + " writes, in another iteration of " + names + with(*p);
+  }
+  isl_map_list_free(deps);
+  if (problem) return problem;
+  // every iteration of the loops writes the same elements
+  isl_map* per_iteration = nullptr;  // {[loops] -> array[index]}
+  isl_set* iterations = nullptr;     // [loops]
+  for (auto& a : side.accesses) {
+    if (!a.write || a.array != array) continue;
+    if (a.may) return "'" + a.tuple + "' may write '" + array + "' (under a condition, or at an index isl cannot read)";
+    const std::vector<std::string>& dims = side.keys[a.tuple];
+    for (auto& l : loops)
+      if (std::find(dims.begin(), dims.end(), l) == dims.end()) return "'" + a.tuple + "' writes '" + array + "' outside loop '" + l + "'";
+    isl_set* instances = isl_map_domain(side.time.at(a.tuple).copy());
+    isl_map* w = onto_loops(isl_map_intersect_domain(a.map.copy(), isl_set_copy(instances)), dims, loops);
+    isl_set* its = isl_map_domain(onto_loops(isl_map_from_domain(instances), dims, loops));
+    per_iteration = per_iteration ? isl_map_union(per_iteration, w) : w;
+    iterations = iterations ? isl_set_union(iterations, its) : its;
+  }
+  if (!per_iteration) return "no instruction writes '" + array + "'";
+  // ... and every element of the array (the copy back copies them all)
+  if (const Argument* arg = k.find_argument(array)) {
+    std::string params, box, dims;
+    for (auto& p : k.parameters()) params += (params.empty() ? "" : ", ") + p;
+    for (size_t d = 0; d < arg->shape.size(); ++d) {
+      dims += (d ? ", x" : "x") + std::to_string(d);
+      box += (d ? " and 0 <= x" : "0 <= x") + std::to_string(d) + " < " + arg->shape[d].str();
+    }
+    std::string text = "[" + params + "] -> { " + array + "[" + dims + "]" + (box.empty() ? "" : " : " + box) + " }";
+    isl_set* whole = isl_set_read_from_str(isl_context(), text.c_str());
+    if (!whole) {
+      isl_ctx_reset_error(isl_context());
+      isl_map_free(per_iteration);
+      isl_set_free(iterations);
+      return "the shape of '" + array + "' is not affine in the parameters";
+    }
+    isl_set* written_elements = isl_map_range(isl_map_copy(per_iteration));
+    whole = isl_set_align_params(whole, isl_set_get_space(written_elements));
+    written_elements = isl_set_align_params(written_elements, isl_set_get_space(whole));
+    isl_set* assumed = isl_set_align_params(islu::assumptions_of(k).release(), isl_set_get_space(whole));
+    whole = isl_set_intersect_params(whole, assumed);
+    // (where the loops run at all: without an iteration nothing is copied back)
+    isl_set* running = isl_set_align_params(isl_set_params(isl_set_copy(iterations)), isl_set_get_space(whole));
+    whole = isl_set_intersect_params(whole, running);
+    isl_set* unwritten = isl_set_subtract(whole, written_elements);
+    if (isl_set_is_empty(unwritten) != isl_bool_true) {
+      std::string w = islu::witness(isl::manage(unwritten));
+      isl_map_free(per_iteration);
+      isl_set_free(iterations);
+      return "no iteration of " + names + " writes some element of '" + array + "' (" + w + "), which the copy back would overwrite";
+    }
+    isl_set_free(unwritten);
+  }
+  isl_map* every = isl_map_from_domain_and_range(iterations, isl_map_range(isl_map_copy(per_iteration)));
+  isl_map* lacking = isl_map_set_tuple_name(isl_map_subtract(every, per_iteration), isl_dim_in, "iteration");
+  isl::union_map missing = isl::manage(isl_union_map_from_map(lacking));
+  if (auto p = sample(missing, isl::manage(isl_union_map_empty(isl_union_map_get_space(missing.get())))))
+    return "an iteration of " + names + " does not write an element another one writes (" + p->from + " does not write " + p->to + with(*p) +
+           "): the last iteration would not leave every final value";
+  return "";
 }
 
 }  // namespace loom

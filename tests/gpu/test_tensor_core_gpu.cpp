@@ -6,6 +6,7 @@
 #include "gpu_oracle.h"
 #include "loom/parser.h"
 #include "loom/transforms.h"
+#include "loom/tuner.h"
 
 using namespace loom;
 using loom::testing::gpu_vs_reference;
@@ -115,3 +116,34 @@ TEST(GpuTensorCore, Float64OnTheFp64TensorCores) {
     for (auto& p : kSizes) EXPECT_EQ(gpu_vs_reference(k, h, p), "") << kk << " " << p.at("n");
   }
 }
+
+// A reduction whose range starts past the row (PolyBench's trmm, k > i,
+// read from a copy of B): each tile's A operand masked where k <= i, the
+// zero-filled tiles in shared memory notwithstanding (they are zero only
+// outside the arrays). The automatic space's tensor-core configuration once
+// summed whole tiles and gave wrong results; by hand too, from global memory.
+TEST(GpuTensorCore, Float64TrianglesMaskTheRowsOperand) {
+  REQUIRE_GPU();
+  if (cuda::device().arch().rfind("sm_90", 0) != 0) return;
+  LoopKernel k = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/trmm.loom").kernel;
+  const std::vector<std::map<std::string, int64_t>> sizes = {{{"m", 128}, {"n", 128}}, {{"m", 38}, {"n", 46}}, {{"m", 6}, {"n", 4}}};
+  LoopKernel t = apply_transforms(k, parse_transform_script(
+                                         "read_initial_values B\ndistribute_loops j after=id:insn_0\ndistribute_loops i after=id:insn_0\n"
+                                         "accumulation_to_reduction id:insn_0\nadd_global_barrier insn_0\n"
+                                         "split_iname B_initial_1 32 outer_tag=g.0 inner_tag=l.0\n"
+                                         "split_iname i 16 outer_tag=g.1\nsplit_iname j 8 outer_tag=g.0\nsplit_iname k 16\n"
+                                         "tensor_core i_inner j_inner k_inner shape=m16n8k16\n"
+                                         "split_iname j_2 32 outer_tag=g.0 inner_tag=l.0\n"));
+  for (auto& p : sizes) EXPECT_EQ(gpu_vs_reference(k, t, p), "") << p.at("m");
+  tune::Space space = tune::auto_space(k, "cuda");
+  int tested = 0;
+  for (size_t i = 0; i < space.sketches().size(); ++i) {
+    if (space.sketches()[i].name != "nests, tensor cores, initial copies") continue;
+    tune::Configuration first{int(i), std::vector<int>(space.sketches()[i].choices.size(), 0)};
+    LoopKernel a = apply_transforms(k, space.steps(first));
+    for (auto& p : sizes) EXPECT_EQ(gpu_vs_reference(k, a, p), "") << p.at("m") << "\n" << space.script(first);
+    ++tested;
+  }
+  EXPECT_EQ(tested, 1) << space.str();
+}
+

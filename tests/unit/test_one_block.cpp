@@ -92,6 +92,12 @@ TEST(AutoSpace, SumsInsideASequentialLoopRunInOneBlock) {
       std::string script = space.script(conf);
       EXPECT_NE(script.find("run_on_first_thread"), std::string::npos) << script;
       EXPECT_EQ(script.find("g.0"), std::string::npos) << script;  // (one block)
+      // durbin's updates of z and y, each in a loop of its own, across the threads (z shared by the block)
+      if (std::string(c.name) == "durbin") {
+        EXPECT_NE(script.find("set_temporary_address_space z local"), std::string::npos) << script;
+        EXPECT_NE(script.find("split_iname i2 "), std::string::npos) << script;
+        EXPECT_NE(script.find("split_iname i3 "), std::string::npos) << script;
+      }
       LoopKernel t = apply_transforms(k, space.steps(conf));
       for (int64_t n : {1, 5, 70})
         EXPECT_EQ(compare_prepared(k, t, {{"n", n}}, [&](auto& a) { c.prepare(a, n); }), "") << c.name << " n = " << n << "\n" << script;

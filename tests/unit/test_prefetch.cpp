@@ -265,3 +265,33 @@ TEST(Prefetch, RefusalsNameTheArrayAndTheReason) {
   e = error_of([&] { set_temporary_address_space(add_prefetch(t, "a", "i_inner, k_inner"), "a_fetch", "texture"); });
   EXPECT_NE(e.find("unknown address space 'texture'"), std::string::npos) << e;
 }
+
+// An array read at two places (a product with its own transpose, syrk's
+// A[i, k] A[j, k]) has no one footprint; accesses_using gives each read a
+// tile of its own, and the other read keeps reading the array.
+TEST(Prefetch, EachOfTwoReadsOfOneArrayGetsItsOwnTile) {
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < n and 0 <= k < m}"}, "c[i, j] = sum(k, a[i, k] * a[j, k])",
+                             {"a: float64[n, m], c: float64[n, n]", "..."}, "aat");
+  const std::string tiles = "split_iname i 16 outer_tag=g.1 inner_tag=l.1\nsplit_iname j 16 outer_tag=g.0 inner_tag=l.0\nsplit_iname k 8\n";
+  LoopKernel tiled = apply_transforms(k, parse_transform_script(tiles));
+  EXPECT_NE(error_of([&] { add_prefetch(tiled, "a", "i_inner, j_inner, k_inner"); }), "no error");
+  PrefetchOptions rows, columns;
+  rows.temporary_name = "a_rows";
+  rows.accesses_using = "i_inner";
+  columns.temporary_name = "a_columns";
+  columns.accesses_using = "j_inner";
+  LoopKernel one = add_prefetch(tiled, "a", "i_inner, k_inner", rows);
+  std::string text = one.instructions.back().str();
+  EXPECT_NE(text.find("a_rows[i_inner, k_inner] * a[16 * j_outer + j_inner, 8 * k_outer + k_inner]"), std::string::npos) << text;
+  LoopKernel both = add_prefetch(one, "a", "j_inner, k_inner", columns);
+  for (auto p : std::vector<std::map<std::string, int64_t>>{{{"n", 32}, {"m", 16}}, {{"n", 37}, {"m", 13}}, {{"n", 1}, {"m", 1}}})
+    EXPECT_SAME_RESULTS(k, both, p);
+  std::string cuda = cuda::print_source(generate(both));
+  EXPECT_NE(cuda.find("a_rows["), std::string::npos);
+  EXPECT_NE(cuda.find("a_columns["), std::string::npos);
+  PrefetchOptions nothing = columns;
+  nothing.accesses_using = "nosuch";
+  EXPECT_NE(error_of([&] { add_prefetch(tiled, "a", "j_inner, k_inner", nothing); }).find("accesses_using: no iname 'nosuch'"), std::string::npos);
+  nothing.accesses_using = "k_outer";  // (both reads use it: no one footprint)
+  EXPECT_NE(error_of([&] { add_prefetch(tiled, "a", "j_inner, k_inner", nothing); }), "no error");
+}

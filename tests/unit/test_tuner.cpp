@@ -1183,20 +1183,29 @@ TEST(AutoSpace, ReductionsAcrossBlocksForAWholeArrayOrFewLongRows) {
 // syrk's product reads A twice (A[i, k] and A[j, k]): no one footprint, so
 // the tiles sketches leave A's reads in global memory instead of a prefetch
 // add_prefetch refuses (every configuration of them was illegal before).
-TEST(AutoSpace, AProductReadingOneArrayTwiceKeepsItsReadsInGlobalMemory) {
+TEST(AutoSpace, AProductReadingOneArrayTwiceStagesATileOfEachRead) {
   LoopKernel k = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/syrk.loom").kernel;
   tune::Space space = tune::auto_space(k, "cuda");
-  int seen = 0;
+  int seen = 0, staged = 0;
+  std::mt19937_64 rng(11);
   for (size_t i = 0; i < space.sketches().size(); ++i) {
     const std::string& name = space.sketches()[i].name;
     if (name != "nests, tiles" && name != "nests, tiles + vec") continue;
     ++seen;
-    tune::Configuration first{int(i), std::vector<int>(space.sketches()[i].choices.size(), 0)};
-    std::string script = space.script(first);
-    EXPECT_EQ(script.find("add_prefetch A"), std::string::npos) << script;
-    LoopKernel t = apply_transforms(k, space.steps(first));
-    EXPECT_EQ(loom::testing::compare_kernels(k, t, {{"n", 38}, {"m", 22}}), "") << script;
-    EXPECT_NO_THROW(generate(t, TargetInfo::cuda("sm_90a"))) << script;
+    for (int draw = 0; draw < 4; ++draw) {
+      tune::Configuration c = draw == 0 ? tune::Configuration{int(i), std::vector<int>(space.sketches()[i].choices.size(), 0)}
+                                        : space.random_in(int(i), rng);
+      std::string script = space.script(c);
+      // A[i, k] and A[j, k]: a tile of each, never one prefetch of both
+      bool rows = script.find("accesses_using=i_2_inner_inner") != std::string::npos;
+      bool columns = script.find("accesses_using=j2_inner_inner") != std::string::npos;
+      EXPECT_EQ(script.find("add_prefetch A sweep_inames") != std::string::npos, rows || columns) << script;
+      staged += rows && columns;
+      LoopKernel t = apply_transforms(k, space.steps(c));
+      EXPECT_EQ(loom::testing::compare_kernels(k, t, {{"n", 38}, {"m", 22}}), "") << script;
+      EXPECT_NO_THROW(generate(t, TargetInfo::cuda("sm_90a"))) << script;
+    }
   }
   EXPECT_EQ(seen, 2) << space.str();
+  EXPECT_GT(staged, 0) << space.str();
 }
