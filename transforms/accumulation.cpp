@@ -12,7 +12,9 @@
 // neither the left-hand side nor a condition mentions them, and the terms
 // never read the element being accumulated (isl: trisolv's x[j] for j < i
 // is never x[i]): then the loop's instances read nothing the sum would
-// change. `+`, `-` (a sum subtracted) and `*` (a product) accumulate.
+// change. `+`, `-` (a sum subtracted) and `*` (a product) accumulate. The
+// kernel as written gets the same step (proven there too), so the reorder
+// check compares the accumulated array through the sums.
 #include <algorithm>
 
 #include "common.h"
@@ -130,6 +132,26 @@ LoopKernel accumulation_to_reduction(const LoopKernel& k, const std::string& mat
     any = true;
   }
   if (!any) refuse(k, what, "no instruction matches '" + match + "'");
+  // The kernel as written reads the same accumulations as sums (they compute
+  // the same values, reassociated), proven there too: the reorder check then
+  // compares the accumulated array's dataflow through the sums' shape (with
+  // a loop on one side and a sum on the other it could not, and a reordering
+  // before this step went unchecked).
+  if (k.original) {
+    LoopKernel o = *k.original;
+    for (size_t i = 0; i < k.instructions.size(); ++i) {
+      if (!m(k.instructions[i])) continue;
+      const std::string& id = k.instructions[i].id;
+      auto at = std::find_if(o.instructions.begin(), o.instructions.end(), [&](const Instruction& x) { return x.id == id; });
+      if (at == o.instructions.end())
+        refuse(k, what, "'" + id + "' is not an instruction of the kernel as written, where the reduction is proven too");
+      // (rewritten before the list is edited: a copy-on-write edit would move the instruction it reads)
+      size_t index = size_t(at - o.instructions.begin());
+      Instruction insn = rewritten(o, what + " (in the kernel as written)", *at, loops);
+      o.instructions.edit()[index] = insn;
+    }
+    r.original = std::make_shared<const LoopKernel>(o);
+  }
   return r;
 }
 

@@ -23,7 +23,10 @@
 // accumulations read as sums (accumulation_to_reduction): one-sum nests
 // along rows summed across l.0 ("nests, rows"), products in the tiles
 // sketch's tiles ("nests, tiles"), float64 products on the FP64 tensor
-// cores ("nests, tensor cores").
+// cores ("nests, tensor cores"); and all of those again after the reads of
+// an array's values from before the kernel read a copy (read_initial_values,
+// "..., initial copies") or after a work array gets a copy per iteration
+// (expand_array, "..., expanded"), where that frees more loops.
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -262,7 +265,9 @@ class Planner {
   // zero-filled where the tiles leave the arrays) with cp.async and a
   // second buffer, rows padded by 4 against the fragment loads' bank
   // conflicts. A batch's index (doitgen's r, on g.2) is an axis of extent 1
-  // of a factor's tile. "" where c or a factor is not float64.
+  // of a factor's tile; a factor read at two places (syrk's A[i, k] and
+  // A[j, k]) gets a tile for each read (accesses_using). "" where c or a
+  // factor is not float64.
   std::string tensor_core_tiles(const Nest& nest, const Instruction& insn, const std::string& y, const std::string& x, const std::string& r,
                                 const std::string& batch) const {
     auto float64 = [&](const std::string& name) { return dtype_of(name) == types::float64; };
@@ -279,16 +284,22 @@ class Planner {
                        "prioritize_loops " + r + "_outer," + y + "_inner_inner_outer," + x + "_inner_inner_outer," + y + "_inner_inner_inner," + x +
                        "_inner_inner_inner," + r + "_inner\n";
     std::string assumptions;
-    std::map<std::string, std::pair<int, const Subscript*>> reads;  // array -> how often it is read, and one of its reads
+    std::map<std::string, std::map<std::string, const Subscript*>> reads;  // array -> its reads, by their indices
     bool all_float64 = true;
     for_each_subscript(insn.rhs, [&](const Subscript& s) {
-      reads[s.name] = {reads[s.name].first + 1, &s};
+      std::string at;
+      for (auto& e : s.indices) at += e.str() + ",";
+      reads[s.name][at] = &s;
       all_float64 &= float64(s.name);
     });
     if (!all_float64) return "";
-    for (auto& [name, read] : reads) {
-      auto [count, sub] = read;
-      if (count != 1 || !fetchable(name, nest)) continue;  // (read directly: the fragments' loads are guarded)
+    std::vector<std::pair<std::string, const Subscript*>> each;  // (array, one of its reads)
+    for (auto& [name, places] : reads)
+      for (auto& [indices, sub] : places) each.push_back({name, sub});
+    for (auto& [name, sub] : each) {
+      // (read at two places, syrk's A[i, k] and A[j, k]: a tile of each, told apart by the tile's loop it uses)
+      const size_t places = reads[name].size();
+      if (places > 2 || !fetchable(name, nest)) continue;  // (read directly: the fragments' loads are guarded)
       // (a batch's index first: one value in each block, an axis of extent 1 in the tile)
       auto index = [&](size_t d) { return sub->indices[d].as<Var>(); };
       const bool batched = !batch.empty() && sub->indices.size() == 3 && index(0) && index(0)->name == batch;
@@ -299,11 +310,18 @@ class Planner {
       if (!shape || shape->empty()) continue;
       Expr extent = simplify(shape->back());
       if (auto c = constant_int(extent); c && *c % 2 != 0) continue;  // (double2 copies along the last axis)
-      if (!constant_int(extent)) assumptions += (assumptions.empty() ? "assume " : " and ") + extent.str() + " mod 2 = 0";
-      const std::string t = name + "_tc_" + y + "_" + x, tr = t + "_r", tc = t + "_c";
+      if (!constant_int(extent) && assumptions.find(extent.str() + " mod 2 = 0") == std::string::npos)
+        assumptions += (assumptions.empty() ? "assume " : " and ") + extent.str() + " mod 2 = 0";
+      std::string side = first->name != r ? first->name : last->name, which;
+      std::string t = name + "_tc_" + y + "_" + x;
+      if (places == 2) {
+        t += "_" + side;
+        which = " accesses_using=" + side + "_inner_inner_inner";
+      }
+      const std::string tr = t + "_r", tc = t + "_c";
       const int vectors = tile_of.at(last->name).second / 2;
       text += "add_prefetch " + name + " sweep_inames=" + tile_of.at(first->name).first + "," + tile_of.at(last->name).first + " temporary_name=" + t +
-              " temporary_address_space=local dim_arg_names=" + (batched ? t + "_b," : "") + tr + "," + tc + " padding=4 default_tag=for fill_value=0\n" + "split_iname " + tc +
+              " temporary_address_space=local dim_arg_names=" + (batched ? t + "_b," : "") + tr + "," + tc + " padding=4 default_tag=for fill_value=0" + which + "\n" + "split_iname " + tc +
               " 2 inner_tag=vec\n";
       // (the 32 lanes along the rows' vectors, the 2x2 warps over the rows)
       if (vectors >= 32) {

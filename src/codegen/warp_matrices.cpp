@@ -307,12 +307,20 @@ class Lowering {
     w->element = fresh_name("element");
     w->a = p->a;
     w->b = p->b;
-    std::vector<Expr> va = loop_bounds(mf, tile_m_, make_var(mf.var, it_)), vb = loop_bounds(nf, tile_n_, make_var(nf.var, it_));
-    for (auto* side : {&va, &vb})
-      for (auto& c : *side)
-        if (mentions_var(c, mf.var) && mentions_var(c, nf.var))
-          fail("the bound " + c.str() + " of the tile's loops in instruction '" + at->insn_id +
-               "' ties its rows to its columns (a triangular domain): one instruction computes whole tiles; tile a rectangular part");
+    // A bound that ties the tile's rows to its columns (syrk's j <= i) says
+    // which elements of the accumulator the sum is for: the instruction
+    // computes the whole tile, and the elements outside it are never
+    // stored (the accumulator's initialization and its store keep the bound
+    // as guards, element by element). The operands are read where their
+    // own bounds allow, as for any tile.
+    auto rows_or_columns = [&](std::vector<Expr> bounds) {
+      bounds.erase(std::remove_if(bounds.begin(), bounds.end(),
+                                  [&](const Expr& c) { return mentions_var(c, mf.var) && mentions_var(c, nf.var); }),
+                   bounds.end());
+      return bounds;
+    };
+    std::vector<Expr> va = rows_or_columns(loop_bounds(mf, tile_m_, make_var(mf.var, it_))),
+                      vb = rows_or_columns(loop_bounds(nf, tile_n_, make_var(nf.var, it_)));
     // A bound of k that ties it to the rows (trmm's k > i) is the domain's,
     // not an edge of an array: it masks operand A alone (a product with a
     // zero is zero), and no zero-filled tile stands in for it.
@@ -338,7 +346,7 @@ class Lowering {
         w->uniform.push_back(g);
         continue;
       }
-      if (on_m && on_n) fail("the guard " + g.str() + " of instruction '" + at->insn_id + "' ties the tile's rows to its columns");
+      if (on_m && on_n) continue;  // (the accumulator's elements the sum is for, as a tied bound above)
       if (!on_n) va.push_back(g);
       if (!on_m) vb.push_back(g);
     }

@@ -165,6 +165,14 @@ class Realizer : public ExprMutator {
     i.predicates.insert(i.predicates.end(), extra_predicates.begin(), extra_predicates.end());
     i.priority = insn_.priority;
     i.loc = insn_.loc;
+    // a part of the reduction's instances (its update runs over the reduced
+    // inames too): the reorder check follows its accesses to the instruction
+    // as written (the sum's reads of an array the kernel writes)
+    if (insn_.origin) {
+      i.origin = insn_.origin;
+      i.origin_of = insn_.origin_of.empty() ? insn_.id : insn_.origin_of;
+      i.origin_part = true;
+    }
     out_.push_back(i);
     return out_.back();
   }

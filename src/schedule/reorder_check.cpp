@@ -151,9 +151,22 @@ class SideBuilder {
       // (the fill of a copy from before the kernel: read_initial_values answers for it)
       if (auto si = stand_ins.find(insn.assignee_name()); si != stand_ins.end() && si->second.kind == StandIn::InitialValues) continue;
       std::vector<InstructionAccess> acc = accesses_of(insn, scalars_);
+      // (a reduction's part that touches nothing compared, its accumulator's
+      // init, has no part in the dataflow: its time would join its store's)
+      bool touches = false;
+      for (auto& a : acc)
+        touches |= compared_.count(a.name) || (stand_ins.count(a.name) && compared_.count(stand_ins[a.name].array));
+      if (!touches && insn.origin_part && !insn.origin_of.empty() && insn.id != insn.origin_of) continue;
       std::string tuple = insn.origin_of.empty() ? insn.id : insn.origin_of;
       std::vector<std::string> dims;
       isl::map to_origin = origin_map(insn, tuple, dims);
+      if (!to_origin.is_null() && insn.origin && dims.size() < insn.origin->size()) {
+        // a part over fewer of the original inames (a reduction's store beside
+        // its update): a statement of its own, named alike on both sides
+        tuple += ", part over ";
+        for (size_t d = 0; d < dims.size(); ++d) tuple += (d ? ", " : "") + dims[d];
+        to_origin = isl::manage(isl_map_set_tuple_name(to_origin.release(), isl_dim_out, tuple.c_str()));
+      }
       auto known = s.keys.find(tuple);
       if (to_origin.is_null() || (known != s.keys.end() && known->second != dims)) {
         for (auto& a : acc) s.unknown_arrays.insert(stand_ins.count(a.name) ? stand_ins[a.name].array : a.name);

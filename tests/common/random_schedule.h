@@ -8,7 +8,9 @@
 // order (group_blocks), reductions in two launches (rfactor), a product's tile
 // on the tensor cores (tensor_core), and the whole-program steps of the nests
 // sketches (accumulation_to_reduction, distribute_loops, add_global_barrier,
-// affine_map_inames skews and shifts);
+// affine_map_inames skews and shifts, read_initial_values, expand_array,
+// split_index_set, reorder_instructions, run_on_first_thread, rename_iname
+// existing_ok);
 // `log` is the applied steps as a transformation script (one per line), so a
 // failing case replays (and shrinks) through apply_transforms. steps a transform refuses are skipped. Used by the CPU and GPU
 // random-schedule tests; `log` records what was applied.
@@ -36,7 +38,9 @@ std::string filler_loop(const LoopKernel& t, const std::string& tv, Pick& pick) 
   return loops.empty() ? "" : loops[size_t(pick(int(loops.size())))];
 }
 
-inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::string& log) {
+// whole_programs: half the steps are the nests sketches' (PolyBench's
+// kernels, where those steps apply).
+inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::string& log, bool whole_programs = false) {
   LoopKernel t = k;
   auto pick = [&](int n) { return int(rng() % unsigned(n)); };
   std::vector<std::string> used_axes;
@@ -80,17 +84,27 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
       if (t.tag_of(n).kind == InameTag::Seq) free.push_back(n);
     if (free.empty()) break;
     const std::string& n = free[size_t(pick(int(free.size())))];
-    int what = pick(15);
+    int what = whole_programs && pick(2) == 0 ? 14 : pick(15);
     if (what == 10) what = 9;  // prefetches need a split before them: give them two chances
     try {
       if (what == 14) {  // the whole-program steps the nests sketches take, through the registry as scripts
         const std::string& id = t.instructions[size_t(pick(int(t.instructions.size())))].id;
         const std::string& other = free[size_t(pick(int(free.size())))];
         std::string line;
-        switch (pick(4)) {
+        const Instruction& insn = t.instruction(id);
+        const std::string written = insn.kind == Instruction::Assign ? insn.assignee_name() : "";
+        const std::string& another = t.instructions[size_t(pick(int(t.instructions.size())))].id;
+        switch (pick(10)) {
           case 0: line = "accumulation_to_reduction id:" + id; break;
           case 1: line = "distribute_loops " + n + " after=id:" + id; break;
           case 2: line = "add_global_barrier " + id + " id=random_barrier_" + std::to_string(s); break;
+          // the copies of an array (reads of its values from before the kernel; a copy per iteration of a loop)
+          case 3: line = "read_initial_values " + written; break;
+          case 4: line = "expand_array " + written + " " + n; break;
+          case 5: line = "split_index_set " + n + " " + (other != n ? other : "3"); break;
+          case 6: line = "reorder_instructions \"" + another + ", " + id + "\""; break;
+          case 7: line = "run_on_first_thread id:" + id; break;
+          case 8: line = "rename_iname " + n + " " + other + " existing_ok=true"; break;
           default:  // a skew (or a shift) of one loop by another's index, loopy's affine_map_inames
             line = "affine_map_inames " + n + " " + n + "_w \"" + n + "_w = " + n + (other != n ? " + " + other : " + 3") + "\"";
         }

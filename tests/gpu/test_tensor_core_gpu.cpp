@@ -147,3 +147,28 @@ TEST(GpuTensorCore, Float64TrianglesMaskTheRowsOperand) {
   EXPECT_EQ(tested, 1) << space.str();
 }
 
+// A triangular result (c[i, j] for j <= i, PolyBench's syrk): the
+// instruction computes whole tiles, and the accumulator's elements above
+// the diagonal are neither initialized nor stored; by hand in bfloat16,
+// and syrk in float64 from the automatic space.
+TEST(GpuTensorCore, TriangularTilesStoreOnlyTheirTriangle) {
+  REQUIRE_GPU();
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j <= i and 0 <= k < l}"}, "c[i, j] = sum(k, float32(a[i, k]) * float32(b[k, j]))",
+                             {"a: bfloat16[n, l], b: bfloat16[l, n], c: float32[n, n]"}, "lower");
+  LoopKernel t = apply_transforms(k, parse_transform_script(tiles(16) + "tensor_core i_inner_inner j_inner_inner k_inner\n"));
+  for (auto& p : std::vector<std::map<std::string, int64_t>>{{{"n", 64}, {"l", 32}}, {{"n", 37}, {"l", 21}}, {{"n", 5}, {"l", 7}}})
+    EXPECT_EQ(gpu_vs_reference(k, t, p), "") << p.at("n");
+  if (cuda::device().arch().rfind("sm_90", 0) != 0) return;
+  LoopKernel syrk = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/syrk.loom").kernel;
+  tune::Space space = tune::auto_space(syrk, "cuda");
+  int tested = 0;
+  for (size_t i = 0; i < space.sketches().size(); ++i) {
+    if (space.sketches()[i].name != "nests, tensor cores") continue;
+    tune::Configuration first{int(i), std::vector<int>(space.sketches()[i].choices.size(), 0)};
+    LoopKernel a = apply_transforms(syrk, space.steps(first));
+    for (auto& p : std::vector<std::map<std::string, int64_t>>{{{"n", 128}, {"m", 96}}, {{"n", 70}, {"m", 38}}, {{"n", 6}, {"m", 4}}})
+      EXPECT_EQ(gpu_vs_reference(syrk, a, p), "") << p.at("n") << "\n" << space.script(first);
+    ++tested;
+  }
+  EXPECT_EQ(tested, 1) << space.str();
+}

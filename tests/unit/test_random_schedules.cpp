@@ -69,3 +69,43 @@ TEST(RandomSchedules, AcceptedKernelsComputeWhatTheOriginalComputes) {
   EXPECT_GT(accepted, loom::testing::scaled(20));  // the test must exercise real schedules
   std::printf("random schedules: %d accepted and checked (%d with tiles from the copy engine), %d refused\n", accepted, bulk, refused);
 }
+
+// PolyBench's whole programs (in-place updates, work arrays, several nests),
+// half their steps the nests sketches' own: distribution, accumulations read
+// as sums, barriers, skews, copies from before the kernel, expansions,
+// index-set splits, reorderings, first-thread statements, joined loops.
+TEST(RandomSchedules, WholeProgramStepsKeepWhatPolyBenchComputes) {
+  int accepted = 0, refused = 0;
+  for (const std::string& name : {"trmm", "doitgen", "syrk", "syr2k", "gemm", "2mm", "atax", "bicg", "mvt", "gemver", "jacobi_1d", "jacobi_2d"}) {
+    LoopKernel k = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/" + name + ".loom").kernel;
+    const char* seed_env = std::getenv("LOOM_RANDOM_SEED");
+    std::mt19937 rng(unsigned(std::hash<std::string>()(name) % 100000) + (seed_env ? unsigned(std::atoi(seed_env)) : 0u));
+    for (int trial = 0; trial < loom::testing::scaled(6); ++trial) {
+      std::string log;
+      LoopKernel t;
+      try {
+        t = loom::testing::random_schedule(k, rng, log, true);
+      } catch (const Error& e) {
+        ADD_FAILURE() << e.what() << "\n" << name << ", the step after:\n" << log;
+        continue;
+      }
+      if (std::getenv("LOOM_RANDOM_VERBOSE")) std::fprintf(stderr, "%s: %s\n", name.c_str(), log.c_str());
+      try {
+        generate(t);
+      } catch (const KernelError& e) {
+        ++refused;
+        continue;
+      }
+      ++accepted;
+      std::map<std::string, int64_t> sizes;
+      for (auto& p : k.parameters()) sizes[p] = p == "tsteps" ? 3 : 7 + int64_t(rng() % 9);
+      try {
+        EXPECT_EQ(loom::testing::compare_kernels(k, t, sizes), "") << name << ": " << log;
+      } catch (const ArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("break the kernel's assumptions"), std::string::npos) << name << ": " << log << ": " << e.what();
+      }
+    }
+  }
+  EXPECT_GT(accepted, loom::testing::scaled(12));
+  std::printf("whole-program random schedules: %d accepted and checked, %d refused\n", accepted, refused);
+}

@@ -166,3 +166,25 @@ instructions:
   LoopKernel once = apply_transforms(k, parse_transform_script("split_iname i 4 outer_tag=for inner_tag=ilp\n"));
   EXPECT_EQ(loom::testing::compare_kernels(k, once, {{"n", 37}}), "");
 }
+
+// A sum that reads an array the kernel writes (the second of two chained
+// products reads the first's result; trmm's row reads rows of B): the
+// reduction's parts (its update over the summed iname, its store) are
+// statements of the kernel as written too, so their accesses are compared.
+// Once they had no origin, the array was left out of the comparison, and
+// both reorderings below ran and gave wrong results.
+TEST(ReorderLegality, ASumReadingAWrittenArrayKeepsItsWritersFirst) {
+  LoopKernel chained = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < n and 0 <= k < n}"},
+                                   "t[i, j] = sum(k, a[i, k] * b[k, j]) {id=s}\nd[i, j] = sum(k, t[i, k] * b[k, j]) {id=u}",
+                                   {"a: float64[n, n], b: float64[n, n], t: float64[n, n], d: float64[n, n]", "..."}, "chained");
+  std::string e = error_of([&] { generate(apply_transforms(chained, parse_transform_script("reorder_instructions \"u, s\"\n"))); });
+  EXPECT_NE(e.find("reorder dependent iterations of sequential loops (data 't')"), std::string::npos) << e;
+  LoopKernel trmm = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/trmm.loom").kernel;
+  e = error_of([&] {
+    generate(apply_transforms(trmm, parse_transform_script("accumulation_to_reduction id:insn_0\nreorder_instructions \"insn_1, insn_0\"\n")));
+  });
+  EXPECT_NE(e.find("(data 'B')"), std::string::npos) << e;
+  // the same steps in the right order run, and compute what the kernel as written computes
+  LoopKernel right = apply_transforms(trmm, parse_transform_script("accumulation_to_reduction id:insn_0\nsplit_iname j 8 outer_tag=g.0 inner_tag=l.0\n"));
+  check_transformed(trmm, right, {{{"m", 9}, {"n", 8}}, {{"m", 1}, {"n", 1}}});
+}

@@ -327,16 +327,25 @@ TEST(TensorCore, HoppersLargerFloat64Shapes) {
   }
 }
 
-TEST(TensorCore, TriangularTilesGuardEachElementAndAreNoInstruction) {
+TEST(TensorCore, TriangularTilesGuardEachElementAndComputeWholeTiles) {
   // c[i, j] for j <= i (PolyBench's syrk): a tile on the diagonal is part
   // inside the domain. The lane code guards each element by its own row and
   // column (it once kept the row loop's variable in the column's bound and
-  // computed wrong); one mma.sync computes whole tiles, so CUDA refuses it
+  // computed wrong); one mma.sync computes the whole tile, and the
+  // accumulator's elements outside the domain are never stored (its
+  // initialization and store keep j <= i, element by element; the GPU
+  // suite runs it)
   LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j <= i and 0 <= k < l}"}, "c[i, j] = sum(k, float32(a[i, k]) * float32(b[k, j]))",
                              {"a: bfloat16[n, l], b: bfloat16[l, n], c: float32[n, n]"}, "lower");
   LoopKernel t = scheduled(k, kWarpTiles);  // (register tiles: ilp loops around the tile's)
   for (auto sizes : std::vector<std::map<std::string, int64_t>>{{{"n", 37}, {"l", 21}}, {{"n", 5}, {"l", 7}}, {{"n", 64}, {"l", 32}}})
     EXPECT_EQ(loom::testing::compare_kernels(k, t, sizes), "") << sizes.at("n");
-  std::string e = error_of([&] { generate(t, TargetInfo::cuda("sm_90a")); });
-  EXPECT_NE(e.find("ties its rows to its columns (a triangular domain)"), std::string::npos) << e;
+  std::string cuda = cuda::print_source(generate(t, TargetInfo::cuda("sm_90a")));
+  EXPECT_NE(cuda.find("mma.sync.aligned.m16n8k16"), std::string::npos) << cuda;
+  // a sum whose range ties the rows to the columns is refused: no zero stands in for the terms it leaves out
+  LoopKernel tied = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < n and 0 <= k < l and k <= i + j}"},
+                                "c[i, j] = sum(k, float32(a[i, k]) * float32(b[k, j]))",
+                                {"a: bfloat16[n, l], b: bfloat16[l, n], c: float32[n, n]"}, "tied");
+  std::string e = error_of([&] { generate(scheduled(tied, kWarpTiles), TargetInfo::cuda("sm_90a")); });
+  EXPECT_NE(e.find("ties its rows to its columns"), std::string::npos) << e;
 }

@@ -928,9 +928,8 @@ TEST(AutoSpace, Float64ProductsAmongNestsGetTheFp64TensorCores) {
         continue;
       }
       EXPECT_EQ(loom::testing::compare_kernels(k, t, sizes), "") << name << "\n" << s.script(first);
-      // syrk's tiles are triangular (j <= i): the lanes guard each element; the instruction cannot, and is refused
-      if (std::string(name) == "syrk")
-        EXPECT_NE(loom::testing::error_of([&] { generate(t, TargetInfo::cuda("sm_90a")); }).find("ties its rows to its columns"), std::string::npos);
+      // syrk's tiles are triangular (j <= i): the lanes guard each element, the instruction computes whole tiles
+      EXPECT_NO_THROW(generate(t, TargetInfo::cuda("sm_90a"))) << name;
     }
   }
   // a float32 product gets no such sketch (TF32 would change its results)
