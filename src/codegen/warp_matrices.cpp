@@ -126,7 +126,7 @@ class Lowering {
         tile_n_seen_ = true;
       }
     }
-    lanes_ = warpgroup_ ? 128 : 32;
+    lanes_ = warpgroup_ ? 4 * g_.target.warp_size : g_.target.warp_size;  // (a warpgroup is four warps)
     elements_ = tile_m_ * tile_n_ / lanes_;
   }
 
@@ -158,8 +158,8 @@ class Lowering {
   // rows 16w.., and element e of a lane is in columns 8 (e / 4)..
   Expr row_of(int e) const {
     if (!warpgroup_) return simplify(bin(BinOp::Add, bin(BinOp::FloorDiv, lane(), num(4)), num(8 * (e / 2))));
-    Expr warp = bin(BinOp::Mul, bin(BinOp::FloorDiv, lane(), num(32)), num(16));
-    Expr in_warp = bin(BinOp::FloorDiv, bin(BinOp::Mod, lane(), num(32)), num(4));
+    Expr warp = bin(BinOp::Mul, bin(BinOp::FloorDiv, lane(), num(g_.target.warp_size)), num(16));
+    Expr in_warp = bin(BinOp::FloorDiv, bin(BinOp::Mod, lane(), num(g_.target.warp_size)), num(4));
     return simplify(bin(BinOp::Add, bin(BinOp::Add, warp, in_warp), num(8 * ((e / 2) % 2))));
   }
   Expr col_of(int e) const {
@@ -564,7 +564,7 @@ class Lowering {
   const LoopKernel& k_;
   Type it_;
   bool warpgroup_ = false, tile_n_seen_ = false;
-  int tile_m_ = 16, tile_n_ = 8, lanes_ = 32, elements_ = 4;
+  int tile_m_ = 16, tile_n_ = 8, lanes_ = 32, elements_ = 4;  // (lanes_: set from the target's warp size)
   std::string lane_;
   bool cuda_ = false;
   int products_ = 0;

@@ -642,17 +642,19 @@ class Printer {
       case ExprKind::WarpReduce: {
         {
           auto w = e.as<WarpReduce>();
-          // The lanes taking part: a whole warp, or (fewer than 32 lanes on l.0,
+          // The lanes taking part: a whole warp, or (fewer than a warp's lanes on l.0,
           // the block's x extent) the group of `width` lanes this thread is in,
           // which other axes' guards enable or disable together.
           int64_t threads = g_.threads_per_block();
+          const int warp = g_.target.warp_size;
           std::string mask;
-          if (w->width >= 32 || (g_.block[1] == 1 && g_.block[2] == 1)) {
-            mask = threads >= 32 ? "0xffffffffu" : std::to_string((1ull << threads) - 1) + "u";
+          if (w->width >= warp || (g_.block[1] == 1 && g_.block[2] == 1)) {
+            int64_t lanes = std::min<int64_t>(threads, warp);  // (a whole warp's mask: every lane of its width)
+            mask = lanes >= 32 ? "0xffffffffu" : std::to_string((1ull << lanes) - 1) + "u";
           } else {
             std::string linear = "threadIdx.x + " + std::to_string(g_.block[0]) + " * (threadIdx.y + " + std::to_string(g_.block[1]) +
                                  " * threadIdx.z)";
-            mask = "(" + std::to_string((1ull << w->width) - 1) + "u << ((" + linear + ") & " + std::to_string(32 - w->width) + "))";
+            mask = "(" + std::to_string((1ull << w->width) - 1) + "u << ((" + linear + ") & " + std::to_string(warp - w->width) + "))";
           }
           return std::string("loom_warp_") + to_string(w->op) + "(" + expr(w->value, 0) + ", " + std::to_string(w->width) +
                  ", " + mask + ")";
@@ -889,7 +891,7 @@ class Printer {
     if (w.input == types::float64) {  // D (g (+ 8), 2 t + e) += A B
       auto [fa, fb] = f64_fragments(os, w, ind, false);
       os << pad << "loom_mma_m" << w.m << "n8k" << w.k << "_f64(";  // (mma.sync.aligned.mMn8kK.row.col.f64.f64.f64.f64)
-      for (int e = 0; e < w.m * 8 / 32; ++e) os << expr(simplify(substitute(w.accumulator, {{w.element, num(e)}})), 0) << ", ";
+      for (int e = 0; e < w.m * 8 / g_.target.warp_size; ++e) os << expr(simplify(substitute(w.accumulator, {{w.element, num(e)}})), 0) << ", ";
       for (auto& f : fa) os << f << ", ";
       for (size_t r = 0; r < fb.size(); ++r) os << fb[r] << (r + 1 < fb.size() ? ", " : ");\n");
       return;
