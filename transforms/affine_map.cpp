@@ -105,6 +105,18 @@ LoopKernel affine_map_inames(const LoopKernel& k, const std::vector<std::string>
       if ((at == 0 || !word(constraints[at - 1])) && (at + n.size() == constraints.size() || !word(constraints[at + n.size()]))) return true;
     return false;
   };
+  // an instruction in an old iname runs in every other iname the equations
+  // name: otherwise its iterations of the new ones would be those of all the
+  // others' values (jacobi-2d's first sweep in t_w = t + j2, which only the
+  // second sweep runs in: it ran more iterations than it had)
+  for (auto& insn : k.instructions) {
+    bool in_old = std::any_of(old_inames.begin(), old_inames.end(), [&](auto& o) { return insn.within_inames.count(o) > 0; });
+    if (!in_old) continue;
+    for (auto& n : k.all_inames())
+      if (!old.count(n) && mentioned(n) && !insn.within_inames.count(n))
+        refuse(k, what, "instruction '" + insn.id + "' runs in '" + join(old_inames) + "' but not in '" + n +
+                            "', which the equations name: its iterations could not be told apart");
+  }
   std::set<int> doms, dependent;
   for (auto& n : k.all_inames())
     if (old.count(n) || mentioned(n)) doms.insert(k.domain_of(n));

@@ -107,6 +107,12 @@ LoopKernel reorder_instructions(const LoopKernel& k, const std::vector<std::stri
   }
   std::vector<size_t> sorted = places;
   std::sort(sorted.begin(), sorted.end());
+  // a copy's fill or copy back (read_initial_values, expand_array) keeps its
+  // place: before, or after, everything it copies for
+  for (size_t i = 0; i < places.size(); ++i)
+    if (places[i] != sorted[i] && (k.instructions[places[i]].tags.count(Instruction::kStandInCopyTag) ||
+                                   k.instructions[places[i]].tags.count(Instruction::kAddedBarrierTag)))
+      refuse(k, what, "instruction '" + k.instructions[places[i]].id + "' fills or copies back a copy of an array, which keeps its place");
   LoopKernel r = k;
   for (size_t i = 0; i < places.size(); ++i) r.instructions.edit()[sorted[i]] = k.instructions[places[i]];
   return r;

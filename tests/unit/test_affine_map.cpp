@@ -86,4 +86,9 @@ TEST(AffineMapInames, RefusalsNameTheInamesAndTheReason) {
   LoopKernel sum = make_kernel({"{[i, j]: 0 <= i < n and 0 <= j < n}"}, "out[i] = sum(j, a[i, j])", {"a: float32[n, n], out: float32[n], n: int32"}, "rows");
   std::string e = error_of([&] { transformed(sum, "affine_map_inames j w \"w = i + j\"\n"); });
   EXPECT_NE(e.find("iname 'j' is reduced over in 'insn_0'"), std::string::npos) << e;
+  // jacobi-2d's first sweep runs in t but not in the second sweep's j2: it
+  // would run as many iterations of t_w as t + j2 takes (once accepted, and
+  // wrong; found by the whole-program random schedules)
+  e = error_of([&] { transformed(polybench("jacobi_2d"), "affine_map_inames t t_w \"t_w = t + j2\"\n"); });
+  EXPECT_NE(e.find("instruction 'insn_0' runs in 't' but not in 'j2', which the equations name"), std::string::npos) << e;
 }

@@ -71,6 +71,9 @@ TEST(ReadInitialValues, RefusalsNameTheArrayAndTheReason) {
   refused(k, "read_initial_values alpha\n", "'alpha' is not an array argument");
   refused(k, "read_initial_values B temporary_name=A\n", "the name 'A' is taken");
   refused(k, "read_initial_values B within=nosuch\n", "no instruction matching 'nosuch' reads 'B'");
+  // the copy is taken first: moved after the update, it would copy what the update wrote
+  refused(k, "read_initial_values B\nreorder_instructions \"insn_0, B_initial_fill\"\n",
+          "instruction 'B_initial_fill' fills or copies back a copy of an array, which keeps its place");
 }
 
 // An illegal reordering first (the reader before the writer), after which
