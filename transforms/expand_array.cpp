@@ -1,14 +1,17 @@
-// expand_array: an array argument that each iteration of some loops uses as
-// scratch space (written before it is read, within the iteration) gets a
-// copy for each iteration (array expansion, Feautrier's; loopy's
-// privatize_temporaries_with_inames for temporaries): PolyBench's doitgen
+// expand_array: an array argument or a temporary that each iteration of some
+// loops uses as scratch space (written before it is read, within the
+// iteration) gets a copy for each iteration (array expansion, Feautrier's;
+// for a temporary of bounded size in registers, loopy's
+// privatize_temporaries_with_inames): PolyBench's doitgen
 // writes its work vector `sum` in every (r, q), so as written no two (r, q)
 // may run at once; with a copy each, they may. The copy is a global
 // temporary (StandIn::Expansion) whose leading axes are the loops' indices
 // from their minimum; the array keeps the final values the kernel as
 // written leaves in it: a launch after the kernel (a global barrier, then a
 // copy, both tagged as a stand-in's) copies the last iteration's elements
-// back.
+// back. A temporary's copies replace it (its values end with the kernel):
+// ludcmp's scalar w, one per (i, j), so that isl's scheduler may place the
+// steps of one (i, j) in different launches.
 //
 // Legal where isl proves, in the kernel as written, that every read gets
 // its value from a write in the same iteration of the loops and that every
@@ -43,13 +46,16 @@ struct ExpansionNames {
 // copy back of the `last` iteration after a barrier.
 LoopKernel expanded(const LoopKernel& k, const std::string& array, const std::vector<std::string>& loops, const std::vector<Expr>& low,
                     const std::vector<Expr>& extent, const std::vector<Expr>& last, const isl::set& running, const ExpansionNames& names) {
-  const Argument& arg = *k.find_argument(array);
+  const Argument* arg = k.find_argument(array);
+  const Temporary* scratch = k.find_temporary(array);
+  const Type dtype = arg ? arg->dtype : scratch->dtype;
+  const std::vector<Expr>& shape = arg ? arg->shape : scratch->shape;
   LoopKernel r = k;
   Temporary t;
   t.name = names.copy;
-  t.dtype = arg.dtype;
+  t.dtype = dtype;
   t.shape = extent;
-  t.shape.insert(t.shape.end(), arg.shape.begin(), arg.shape.end());
+  t.shape.insert(t.shape.end(), shape.begin(), shape.end());
   t.space = AddressSpace::Global;
   t.stand_in = {StandIn::Expansion, array, int(loops.size())};
   r.temporaries.edit()[names.copy] = t;
@@ -61,6 +67,11 @@ LoopKernel expanded(const LoopKernel& k, const std::string& array, const std::ve
       at.insert(at.end(), index.begin(), index.end());
       return make_subscript(names.copy, at, type);
     });
+  // a temporary's values end with the kernel: nothing to copy back
+  if (!arg) {
+    r.temporaries.edit().erase(array);
+    return r;
+  }
   // after the kernel, where the loops run at all: the last iteration's copy back into the array
   std::string params, box, dims;
   for (auto& p : k.parameters()) params += (params.empty() ? "" : ", ") + p;
@@ -68,7 +79,7 @@ LoopKernel expanded(const LoopKernel& k, const std::string& array, const std::ve
   for (size_t d = 0; d < names.axes.size(); ++d) {
     const std::string& c = names.axes[d];
     dims += (dims.empty() ? "" : ", ") + c;
-    box += (box.empty() ? "" : " and ") + std::string("0 <= ") + c + " < " + arg.shape[d].str();
+    box += (box.empty() ? "" : " and ") + std::string("0 <= ") + c + " < " + arg->shape[d].str();
     index.push_back(make_var(c));
     from.push_back(make_var(c));
   }
@@ -86,8 +97,8 @@ LoopKernel expanded(const LoopKernel& k, const std::string& array, const std::ve
   barrier.tags = {Instruction::kStandInCopyTag};
   Instruction back;
   back.id = names.back;
-  back.lhs = make_subscript(array, index, arg.dtype);
-  back.rhs = make_subscript(names.copy, from, arg.dtype);
+  back.lhs = make_subscript(array, index, dtype);
+  back.rhs = make_subscript(names.copy, from, dtype);
   back.within_inames = std::set<std::string>(names.axes.begin(), names.axes.end());
   back.inames_given = true;
   back.depends_on = {barrier.id};
@@ -105,8 +116,12 @@ LoopKernel expanded(const LoopKernel& k, const std::string& array, const std::ve
 LoopKernel expand_array(const LoopKernel& k, const std::string& array, const std::string& inames, const std::string& temporary_name) {
   const std::string what = "expand_array('" + array + "', '" + inames + "')";
   const Argument* arg = k.find_argument(array);
-  if (!arg || arg->kind != Argument::Array) refuse(k, what, "'" + array + "' is not an array argument (a temporary: privatize_temporaries_with_inames)");
-  if (!arg->dtype.known()) refuse(k, what, "'" + array + "' needs a dtype");
+  const Temporary* scratch = k.find_temporary(array);
+  if (scratch && scratch->space == AddressSpace::Local)
+    refuse(k, what, "'" + array + "' is a local temporary: each block has its own already (a copy per thread: privatize_temporaries_with_inames)");
+  if (scratch && scratch->stand_in) refuse(k, what, "'" + array + "' stands for an array already (its copy): expand the array itself");
+  if (!scratch && (!arg || arg->kind != Argument::Array)) refuse(k, what, "'" + array + "' is not an array argument or a temporary");
+  if (!(arg ? arg->dtype : scratch->dtype).known()) refuse(k, what, "'" + array + "' needs a dtype");
   std::vector<std::string> loops = transforms::name_list(inames);
   if (loops.empty()) refuse(k, what, "no loops given");
   for (auto& l : loops)
@@ -125,6 +140,8 @@ LoopKernel expand_array(const LoopKernel& k, const std::string& array, const std
   // values in the same order), so later steps are proven and checked on it
   // (a distribution of the loops, now legal); the expansion is proven there.
   const LoopKernel& as_written = k.original ? *k.original : k;
+  if (scratch && !as_written.find_temporary(array))
+    refuse(k, what, "the kernel as written has no temporary '" + array + "', where the expansion is proven (rename a web of a temporary before transforming its loops)");
   for (auto& l : loops) {
     if (!as_written.has_iname(l)) refuse(k, what, "loop '" + l + "' is not a loop of the kernel as written, where the expansion is proven");
     for (auto& chain : as_written.loop_priority)
@@ -186,7 +203,8 @@ LoopKernel expand_array(const LoopKernel& k, const std::string& array, const std
   if (k.name_taken(names.copy) || as_written.name_taken(names.copy)) refuse(k, what, "the name '" + names.copy + "' is taken");
   names.barrier = free_id_in_both(names.copy + "_gbarrier");
   names.back = free_id_in_both(names.copy + "_back");
-  for (size_t d = 0; d < arg->shape.size(); ++d) names.axes.push_back(free_in_both(names.copy + "_" + std::to_string(d)));
+  if (arg)
+    for (size_t d = 0; d < arg->shape.size(); ++d) names.axes.push_back(free_in_both(names.copy + "_" + std::to_string(d)));
 
   LoopKernel r = expanded(k, array, loops, low, extent, last, running, names);
   if (k.original) r.original = std::make_shared<const LoopKernel>(expanded(*k.original, array, loops, low, extent, last, running, names));
@@ -196,9 +214,10 @@ LoopKernel expand_array(const LoopKernel& k, const std::string& array, const std
 void register_expand_array_transforms(TransformRegistry& reg) {
   using P = TransformParam;
   reg.add({"expand_array",
-           "Give an array argument that every iteration of some loops writes before it reads (a work vector) a copy for each iteration, "
-           "so those loops may run in parallel; a launch after the kernel copies the last iteration's values back.",
-           {P{"var_name", P::String, true, "the array argument"}.of(P::Type::Array),
+           "Give an array argument or a temporary that every iteration of some loops writes before it reads (a work vector) a copy "
+           "for each iteration, in global memory, so those loops may run in parallel; for an argument, a launch after the kernel copies "
+           "the last iteration's values back.",
+           {P{"var_name", P::String, true, "the array argument or temporary"}.of(P::Type::Name),
             P{"inames", P::String, true, "the loops each iteration of which gets a copy ('r, q')"}.of(P::Type::Inames),
             P{"temporary_name", P::String, false, "the copy's name (default <array>_expanded)"}.of(P::Type::Name)},
            [](const LoopKernel& k, const TransformArgs& a) {

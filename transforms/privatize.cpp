@@ -9,6 +9,7 @@
 #include "common.h"
 #include "loom/constraints.h"
 #include "loom/isl_util.h"
+#include "loom/schedule.h"
 #include "loom/transforms.h"
 
 namespace loom {
@@ -161,7 +162,33 @@ LoopKernel unprivatize_temporaries_with_inames(const LoopKernel& k, const std::s
   return r;
 }
 
-LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, const std::string& new_name) {
+namespace {
+
+// k with old_name renamed to new_name in the instructions `renamed` (all, when
+// null) and in its substitution rules (when all are).
+LoopKernel renamed_temporary(const LoopKernel& k, const std::string& old_name, const std::string& new_name,
+                             const std::set<std::string>* renamed) {
+  LoopKernel r = k;
+  Temporary t = r.temporaries.at(old_name);
+  t.name = new_name;
+  r.temporaries.edit()[new_name] = t;
+  bool scalar = t.shape.empty();
+  auto rename = [&](std::vector<Expr> idx, Type type) { return scalar ? make_var(new_name, type) : make_subscript(new_name, idx, type); };
+  bool left = false;  // (an access of the old name stays)
+  for (auto& insn : r.instructions.edit()) {
+    if (insn.kind != Instruction::Assign) continue;
+    if (!renamed || renamed->count(insn.id)) transforms::map_temporary_accesses(insn, old_name, rename);
+    else left |= accesses(insn, old_name);
+  }
+  if (!renamed)
+    for (auto& [n, rule] : r.substitutions.edit()) rule.body = transforms::map_temporary_accesses(rule.body, old_name, rename);
+  if (!left) r.temporaries.edit().erase(old_name);
+  return r;
+}
+
+}  // namespace
+
+LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, const std::string& new_name, const std::string& within) {
   const std::string what = "rename_temporary('" + old_name + "', '" + new_name + "')";
   if (!k.find_temporary(old_name)) refuse(k, what, "no temporary '" + old_name + "'");
   if (new_name.empty()) refuse(k, what, "give the new name");
@@ -170,15 +197,50 @@ LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, co
   for (char c : new_name)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) refuse(k, what, "'" + new_name + "' is not a name");
   if (std::isdigit(static_cast<unsigned char>(new_name[0]))) refuse(k, what, "'" + new_name + "' is not a name");
-  LoopKernel r = k;
-  Temporary t = r.temporaries.at(old_name);
-  r.temporaries.edit().erase(old_name);
-  t.name = new_name;
-  r.temporaries.edit()[new_name] = t;
-  bool scalar = k.temporaries.at(old_name).shape.empty();
-  auto renamed = [&](std::vector<Expr> idx, Type type) { return scalar ? make_var(new_name, type) : make_subscript(new_name, idx, type); };
-  map_accesses(r, old_name, renamed);
-  for (auto& [n, rule] : r.substitutions.edit()) rule.body = transforms::map_temporary_accesses(rule.body, old_name, renamed);
+  if (within.empty()) return renamed_temporary(k, old_name, new_name, nullptr);
+
+  // A web of its own: only the accesses of the matching instructions, where
+  // isl proves on the kernel as written that no value flows between them and
+  // the others (each read gets its value from the same write after the
+  // renaming). The step is applied to the kernel as written too (it reads
+  // the same values in the same order), so the reorder check compares both
+  // temporaries there.
+  for (auto& [n, rule] : k.substitutions) {
+    bool reads = false;
+    if (rule.body.defined()) transforms::map_temporary_accesses(rule.body, old_name, [&](auto, Type) { return reads = true, make_int(0); });
+    if (reads)
+      refuse(k, what, "substitution rule '" + n + "' accesses '" + old_name + "': rename every access (no within), or expand the rule first");
+  }
+  const LoopKernel& as_written = k.original ? *k.original : k;
+  if (!as_written.find_temporary(old_name)) refuse(k, what, "the kernel as written has no temporary '" + old_name + "', where the renaming is proven");
+  if (as_written.name_taken(new_name)) refuse(k, what, "the name '" + new_name + "' is taken in the kernel as written");
+  std::set<std::string> chosen, chosen_as_written;  // (an instruction of the kernel as written: its id, or what it came from)
+  for (auto& id : find_instructions(k, within)) {
+    const Instruction& insn = k.instruction(id);
+    if (!accesses(insn, old_name)) continue;
+    chosen.insert(id);
+    chosen_as_written.insert(insn.origin_of.empty() ? id : insn.origin_of);
+  }
+  if (chosen.empty()) refuse(k, what, "no instruction matching '" + within + "' accesses '" + old_name + "'");
+  for (auto& insn : k.instructions) {
+    std::string from = insn.origin_of.empty() ? insn.id : insn.origin_of;
+    if (accesses(insn, old_name) && !chosen.count(insn.id) && chosen_as_written.count(from))
+      refuse(k, what, "instruction '" + insn.id + "' comes from '" + from + "' as another that matches does: match all of them or none");
+  }
+  auto in_as_written = [&](const std::string& id) {
+    for (auto& insn : as_written.instructions)
+      if (insn.id == id) return accesses(insn, old_name);
+    return false;
+  };
+  for (auto& id : chosen_as_written)
+    if (!in_as_written(id))
+      refuse(k, what, "instruction '" + id + "' does not access '" + old_name + "' in the kernel as written, where the renaming is proven");
+  LoopKernel as_written_renamed = renamed_temporary(as_written, old_name, new_name, &chosen_as_written);
+  std::optional<std::string> problem = renaming_problem(as_written, as_written_renamed, old_name, new_name);
+  if (!problem) refuse(k, what, "isl cannot follow the accesses of '" + old_name + "' (an index that is not affine, or beyond its work bound)");
+  if (!problem->empty()) refuse(k, what, *problem);
+  LoopKernel r = renamed_temporary(k, old_name, new_name, &chosen);
+  if (k.original) r.original = std::make_shared<const LoopKernel>(as_written_renamed);
   return r;
 }
 
@@ -197,9 +259,15 @@ void register_privatize_transforms(TransformRegistry& reg) {
            [](const LoopKernel& k, const TransformArgs& a) {
              return unprivatize_temporaries_with_inames(k, a.str("privatizing_inames"), a.str_or("only_var_names", ""));
            }});
-  reg.add({"rename_temporary", "Rename a temporary.",
-           {TransformParam{"old_name", TransformParam::String, true, "the temporary"}.of(TransformParam::Type::Temporary), TransformParam{"new_name", TransformParam::String, true, "its new name"}.of(TransformParam::Type::Name)},
-           [](const LoopKernel& k, const TransformArgs& a) { return rename_temporary(k, a.str("old_name"), a.str("new_name")); }});
+  reg.add({"rename_temporary",
+           "Rename a temporary; with within, only its accesses in those instructions (a web of its own: no value may flow between "
+           "them and the others).",
+           {TransformParam{"old_name", TransformParam::String, true, "the temporary"}.of(TransformParam::Type::Temporary),
+            TransformParam{"new_name", TransformParam::String, true, "its new name"}.of(TransformParam::Type::Name),
+            TransformParam{"within", TransformParam::String, false, "only in the instructions matching this"}.of(TransformParam::Type::Match)},
+           [](const LoopKernel& k, const TransformArgs& a) {
+             return rename_temporary(k, a.str("old_name"), a.str("new_name"), a.str_or("within", ""));
+           }});
 }
 
 }  // namespace loom

@@ -11,6 +11,9 @@
 // affine_map_inames (its schedule), rename_iname existing_ok (the shared
 // step joined), reorder_instructions (the schedule's order within a step).
 // The nests planner then runs the step on the host around the launches.
+// A scalar temporary every statement overwrites (ludcmp's w) would order
+// all of them: each of its webs first gets a copy per iteration of its
+// loops (expanded_temporaries), as PPCG expands scalars.
 #include <isl/ctx.h>
 #include <isl/options.h>
 #include <isl/schedule.h>
@@ -21,6 +24,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "loom/isl_util.h"
 #include "loom/parser.h"
@@ -95,15 +99,89 @@ std::string affine_text(isl_pw_aff* pa, const std::vector<std::string>& dims) {
   return out.empty() ? "0" : out;
 }
 
+// The statements (tuple names) a schedule node's domain holds.
+std::vector<std::string> statements_of(isl_schedule_node* node) {
+  std::vector<std::string> out;
+  isl_union_set* dom = isl_schedule_node_get_domain(node);
+  isl_union_set_foreach_set(
+      dom,
+      [](isl_set* set, void* u) {
+        static_cast<std::vector<std::string>*>(u)->push_back(isl_set_get_tuple_name(set));
+        isl_set_free(set);
+        return isl_stat_ok;
+      },
+      &out);
+  isl_union_set_free(dom);
+  return out;
+}
+
 std::string joined(const std::vector<std::string>& names) {
   std::string s;
   for (auto& n : names) s += (s.empty() ? "" : ", ") + n;
   return s;
 }
 
+// Each scalar temporary's webs (rename_temporary within: the accesses among
+// which its values flow) with a copy per iteration of the loops around all
+// of a web's accesses (expand_array): isl's scheduler then sees only the
+// dataflow, not one variable every statement overwrites (ludcmp's w, one
+// per (i, j), as lu's A[i, j]); "" where no temporary has such a web.
+std::string expanded_temporaries(const LoopKernel& k, LoopKernel& out) {
+  std::string lines;
+  out = k;
+  for (auto& [name, t] : k.temporaries) {
+    if (!t.shape.empty() || t.space == AddressSpace::Local || t.stand_in) continue;
+    std::optional<std::vector<std::vector<std::string>>> webs;
+    try {
+      webs = temporary_webs(k, name);
+    } catch (const Error&) {
+    }
+    if (!webs) continue;
+    for (size_t w = 0; w < webs->size(); ++w) {
+      const std::vector<std::string>& web = (*webs)[w];
+      std::vector<std::string> common;  // the loops around all its accesses, in domain order
+      for (auto& n : k.all_inames())
+        if (std::all_of(web.begin(), web.end(), [&](auto& id) { return k.instruction(id).within_inames.count(n) != 0; }))
+          common.push_back(n);
+      if (common.empty()) continue;
+      std::string var = name, step;
+      if (webs->size() > 1) {
+        var = name + "_" + std::to_string(w);
+        while (out.name_taken(var)) var += "_";
+        std::string match;
+        for (auto& id : web) match += (match.empty() ? "id:" : " or id:") + id;
+        step = "rename_temporary " + name + " " + var + " within=\"" + match + "\"\n";
+      }
+      step += "expand_array " + var + " \"" + joined(common) + "\"\n";
+      try {
+        out = apply_transforms(out, parse_transform_script(step));
+        lines += step;
+      } catch (const Error&) {
+        // (a read gets a value from another iteration)
+      }
+    }
+  }
+  return lines;
+}
+
+std::optional<IslSchedule> rescheduled(const LoopKernel& k, bool new_step_only);
+
 }  // namespace
 
 std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_only) {
+  LoopKernel expanded;
+  std::string prefix = expanded_temporaries(k, expanded);
+  if (!prefix.empty())
+    if (auto s = rescheduled(expanded, new_step_only)) {
+      s->lines = prefix + s->lines;
+      return s;
+    }
+  return rescheduled(k, new_step_only);
+}
+
+namespace {
+
+std::optional<IslSchedule> rescheduled(const LoopKernel& k, bool new_step_only) {
   // (a sum's iterations are instances of their own, which the steps below
   // cannot map: kernels written with sums are the other sketches' business)
   for (auto& insn : k.instructions) {
@@ -121,14 +199,31 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_on
   if (!d || d->deps.is_empty()) return std::nullopt;
   isl_schedule* schedule = compute_schedule(*d);
   if (!schedule) return std::nullopt;
-  // the outermost band's first member: the step; a parallel one is the
-  // nests planner's own business (the kernel's loops as written)
-  isl_schedule_node* root = isl_schedule_get_root(schedule);
-  isl_schedule_node* band = isl_schedule_node_get_child(root, 0);
-  isl_schedule_node_free(root);
-  bool stepped = isl_schedule_node_get_type(band) == isl_schedule_node_band &&
-                 isl_schedule_node_band_member_get_coincident(band, 0) == isl_bool_false;
-  isl_schedule_node_free(band);
+  // The outermost bands' first members: the steps (one per phase, where the
+  // schedule is a sequence of phases: ludcmp's factorization, then its two
+  // substitutions). A phase whose first member is parallel keeps its
+  // statements' loops as written (the nests planner's own business: an
+  // initialization before a factorization's steps).
+  std::set<std::string> parallel_phase;  // the statements of those phases
+  int steps_found = 0;
+  struct Bands {
+    std::set<std::string>* parallel;
+    int* stepped;
+  } bands{&parallel_phase, &steps_found};
+  isl_schedule_foreach_schedule_node_top_down(
+      schedule,
+      [](isl_schedule_node* node, void* user) -> isl_bool {
+        if (isl_schedule_node_get_type(node) != isl_schedule_node_band) return isl_bool_true;
+        auto* b = static_cast<Bands*>(user);
+        if (isl_schedule_node_band_member_get_coincident(node, 0) == isl_bool_false) {
+          ++*b->stepped;
+          return isl_bool_false;  // (not the bands inside it)
+        }
+        for (auto& n : statements_of(node)) b->parallel->insert(n);
+        return isl_bool_false;
+      },
+      &bands);
+  bool stepped = steps_found > 0;
   // the statements in the schedule's order (its leaves, depth first; those
   // of one leaf as written)
   std::vector<std::vector<std::string>> leaves;
@@ -136,18 +231,7 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_on
       schedule,
       [](isl_schedule_node* node, void* user) -> isl_bool {
         if (isl_schedule_node_get_type(node) != isl_schedule_node_leaf) return isl_bool_true;
-        isl_union_set* dom = isl_schedule_node_get_domain(node);
-        auto* leaves = static_cast<std::vector<std::vector<std::string>>*>(user);
-        leaves->emplace_back();
-        isl_union_set_foreach_set(
-            dom,
-            [](isl_set* s, void* u) {
-              static_cast<std::vector<std::string>*>(u)->push_back(isl_set_get_tuple_name(s));
-              isl_set_free(s);
-              return isl_stat_ok;
-            },
-            &leaves->back());
-        isl_union_set_free(dom);
+        static_cast<std::vector<std::vector<std::string>>*>(user)->push_back(statements_of(node));
         return isl_bool_true;
       },
       &leaves);
@@ -164,13 +248,17 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_on
     isl_union_map_free(map);
     return std::nullopt;
   }
-  // each statement's schedule: its non-constant dimensions, in order
+  // each statement's schedule: its non-constant dimensions, in order, and
+  // its phase (the constant dimensions before the first of them: the
+  // positions in the outermost sequences)
   std::map<std::string, std::vector<isl::pw_aff>> dims_of;
+  std::map<std::string, std::vector<long>> phase_of;
   struct Walk {
     const KernelDependences* d;
     std::map<std::string, std::vector<isl::pw_aff>>* dims_of;
+    std::map<std::string, std::vector<long>>* phase_of;
     bool ok = true;
-  } walk{&*d, &dims_of};
+  } walk{&*d, &dims_of, &phase_of};
   isl_union_map_foreach_map(
       map,
       [](isl_map* m, void* user) {
@@ -183,8 +271,22 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_on
         for (isl_size i = 0; i < n; ++i) {
           isl_pw_aff* pa = isl_pw_multi_aff_get_pw_aff(f, int(i));
           if (isl_pw_aff_is_cst(pa) == isl_bool_true) {
+            if (dims.empty()) {
+              isl_val* v = nullptr;
+              isl_pw_aff_foreach_piece(
+                  pa,
+                  [](isl_set* set, isl_aff* a, void* user) {
+                    isl_set_free(set);
+                    isl_val** v = static_cast<isl_val**>(user);
+                    if (!*v) *v = isl_aff_get_constant_val(a);
+                    isl_aff_free(a);
+                    return isl_stat_ok;
+                  },
+                  &v);
+              (*w->phase_of)[tuple].push_back(v ? isl_val_get_num_si(v) : 0);
+              isl_val_free(v);
+            }
             isl_pw_aff_free(pa);
-            if (i == 0) w->ok = false;  // (every statement is in the step)
             continue;
           }
           if (affine_text(isl_pw_aff_copy(pa), keys).empty()) w->ok = false;
@@ -199,9 +301,17 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_on
   if (!walk.ok || order.size() != k.instructions.size()) return std::nullopt;
 
   // the steps: each statement's loops copied and mapped to its schedule, the
-  // first dimension joined into one step loop
-  std::string step = "step";
-  while (k.name_taken(step)) step += "_";
+  // first dimension joined into one step loop per phase (a statement of a
+  // parallel phase: its loops copied, as they are)
+  std::map<std::vector<long>, std::string> step_of_phase;
+  for (auto& insn : k.instructions)
+    if (!parallel_phase.count(insn.id)) step_of_phase[phase_of[insn.id]];
+  int phases = 0;
+  for (auto& [phase, step] : step_of_phase) {
+    step = step_of_phase.size() == 1 ? "step" : "step_" + std::to_string(phases++);
+    while (k.name_taken(step)) step += "_";
+  }
+  std::set<std::string> steps_made;
   IslSchedule out;
   LoopKernel cur = k;
   bool reordered = false;
@@ -209,7 +319,20 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_on
     for (auto& insn : k.instructions) {
       const std::vector<std::string>& keys = d->keys.at(insn.id);
       const std::vector<isl::pw_aff>& dims = dims_of.at(insn.id);
-      if (dims.size() > keys.size()) return std::nullopt;
+      if (parallel_phase.count(insn.id)) {
+        std::vector<std::string> copies;
+        for (auto& key : keys) {
+          std::string c = key + "_" + insn.id;
+          while (cur.name_taken(c)) c += "_";
+          copies.push_back(c);
+        }
+        std::string lines = "duplicate_inames \"" + joined(keys) + "\" within=id:" + insn.id + " new_inames=\"" + joined(copies) + "\"\n";
+        cur = apply_transforms(cur, parse_transform_script(lines));
+        out.lines += lines;
+        continue;
+      }
+      if (dims.empty() || dims.size() > keys.size()) return std::nullopt;  // (every other statement is in a step)
+      const std::string& step = step_of_phase[phase_of[insn.id]];
       // a loop of one iteration (a piece at a point) leaves fewer dimensions
       // than loops: the loops no dimension names come after, one to one on
       // the instances where the schedule is (affine_map_inames checks)
@@ -239,7 +362,7 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_on
       }
       std::string lines = "duplicate_inames \"" + joined(keys) + "\" within=id:" + insn.id + " new_inames=\"" + joined(copies) + "\"\n" +
                           "affine_map_inames \"" + joined(copies) + "\" \"" + joined(mapped) + "\" \"" + equations + "\"\n" +
-                          "rename_iname " + mapped.front() + " " + step + (&insn == &k.instructions[0] ? "" : " existing_ok=true") + "\n";
+                          "rename_iname " + mapped.front() + " " + step + (steps_made.insert(step).second ? "" : " existing_ok=true") + "\n";
       cur = apply_transforms(cur, parse_transform_script(lines));
       out.lines += lines;
     }
@@ -253,5 +376,7 @@ std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_on
   out.kernel = cur;
   return out;
 }
+
+}  // namespace
 
 }  // namespace loom::tune

@@ -101,4 +101,21 @@ std::optional<std::string> overwritten_initial_reads(const LoopKernel& k);
 // cannot follow an access or exceeds its work bound.
 std::optional<std::string> expansion_problem(const LoopKernel& k, const std::string& array, const std::vector<std::string>& loops);
 
+// k as preprocessing takes it: its global temporaries (copies a launch
+// takes, expansions) as the arguments each launch gets them as.
+LoopKernel with_global_temporaries_as_arguments(const LoopKernel& k);
+
+// The webs of a temporary in k as it stands: the instructions that access
+// it, grouped so that every value flows within a group (each read's writes
+// in the read's group), in kernel order; nothing where isl cannot follow an
+// access or exceeds its work bound.
+std::optional<std::vector<std::vector<std::string>>> temporary_webs(const LoopKernel& k, const std::string& temporary);
+
+// Whether `after` (`before` with some accesses of `temporary` renamed to
+// `renamed`) reads the same values: every read gets its value from the same
+// write in both. "" when it does, else the reason with a witness; nothing
+// where isl cannot follow an access or exceeds its work bound.
+std::optional<std::string> renaming_problem(const LoopKernel& before, const LoopKernel& after, const std::string& temporary,
+                                            const std::string& renamed);
+
 }  // namespace loom

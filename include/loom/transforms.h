@@ -222,7 +222,10 @@ LoopKernel privatize_temporaries_with_inames(const LoopKernel& k, const std::str
 // The reverse: an axis every access indexes by the iname (plus one constant) goes.
 LoopKernel unprivatize_temporaries_with_inames(const LoopKernel& k, const std::string& privatizing_inames,
                                                const std::string& only_var_names = "");
-LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, const std::string& new_name);
+// With `within`: only the accesses of the matching instructions (a web of
+// the temporary's own, proven on the kernel as written: no value flows
+// between them and the others; applied to the kernel as written too).
+LoopKernel rename_temporary(const LoopKernel& k, const std::string& old_name, const std::string& new_name, const std::string& within = "");
 
 // ---- save_and_reload_temporaries (transforms/save_reload.cpp) ----
 // Private temporaries that cross a global barrier become global ones with an

@@ -39,6 +39,9 @@ void check_program_order(const LoopKernel& k, const std::set<std::string>& host_
   // of the program is an array of the sequential reading too)
   for (auto& [n, t] : seq.temporaries.edit())
     if (t.space == AddressSpace::Local) t.space = AddressSpace::Private;
+  // (global temporaries, in both: arrays of the sequential reading)
+  seq = with_global_temporaries_as_arguments(seq);
+  seq.original = std::make_shared<const LoopKernel>(with_global_temporaries_as_arguments(*k.original));
   LoopKernel p = preprocess(seq);
   check_reorderings(p, linearize(p));
 }

@@ -28,6 +28,8 @@
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
+#include <functional>
+#include <memory>
 #include <optional>
 
 #include "loom/isl_util.h"
@@ -641,14 +643,70 @@ LoopKernel as_its_own_statements(const LoopKernel& k) {
   return written;
 }
 
+
+// The value-based dataflow of the data `compared` in k as it stands (each
+// instruction a statement of its own, global temporaries as arguments),
+// with the side it is computed on; nothing where preprocessing or
+// linearizing refuses, or isl cannot follow an access or exceeds its work bound.
+// (held by a pointer: isl's C++ maps have no move, and a side's map of
+// initial reads may be null, which they refuse to copy)
+struct FlowAsItStands {
+  Side side;
+  Flow flow;
+};
+// k as it stands (each instruction a statement of its own, global
+// temporaries as arguments), preprocessed and linearized; false where either refuses.
+bool preprocessed_as_it_stands(const LoopKernel& k, LoopKernel& ref, Linearization& order) {
+  try {
+    ref = preprocess(with_global_temporaries_as_arguments(as_its_own_statements(k)));
+    order = linearize(ref);
+  } catch (const Error&) {
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<FlowAsItStands> flow_as_it_stands(const LoopKernel& k, const std::set<std::string>& compared) {
+  LoopKernel ref;
+  Linearization order;
+  if (!preprocessed_as_it_stands(k, ref, order)) return nullptr;
+  SideBuilder builder(ref, order, compared);
+  std::unique_ptr<FlowAsItStands> out(new FlowAsItStands{builder.build(), Flow{}});
+  if (!out->side.unknown_arrays.empty()) return nullptr;
+  try {
+    out->flow = dataflow(out->side, compared, {}, builder.time_dims(), k.name);
+  } catch (const KernelError&) {
+    return nullptr;
+  }
+  return out;
+}
+
+// The instruction a tuple of a side stands for ("insn_0, part over i": insn_0).
+std::string instruction_of_tuple(const std::string& tuple) { return tuple.substr(0, tuple.find(", part over ")); }
+
 }  // namespace
+
+LoopKernel with_global_temporaries_as_arguments(const LoopKernel& k) {
+  LoopKernel out = k;
+  for (auto& [n, t] : k.temporaries) {
+    if (t.space != AddressSpace::Global) continue;
+    Argument a;
+    a.name = n;
+    a.dtype = t.dtype;
+    a.shape = t.shape;
+    a.stand_in = t.stand_in;
+    out.arguments.edit().push_back(a);
+    out.temporaries.edit().erase(n);
+  }
+  return out;
+}
 
 // A kernel's instances, as it stands, and their memory-based dependences
 // (flow, anti and output), each instance from the one before it that touches the
 // same element, on the same tuples and time as check_reorderings: what isl's
 // scheduler takes to find an order of its own (tuner/isl_schedule.cpp).
 std::optional<KernelDependences> dependences_of(const LoopKernel& k) {
-  LoopKernel written = as_its_own_statements(k);
+  LoopKernel written = with_global_temporaries_as_arguments(as_its_own_statements(k));
   std::set<std::string> candidates = dependence_candidates(written);
   for (auto& [n, t] : written.temporaries)
     if (t.space == AddressSpace::Local) candidates.erase(n);
@@ -711,28 +769,12 @@ std::optional<KernelDependences> dependences_of(const LoopKernel& k) {
 }
 
 std::optional<std::string> overwritten_initial_reads(const LoopKernel& k) {
-  LoopKernel written = as_its_own_statements(k);
-  // (the copies as the arguments a launch gets: preprocessing takes no global temporaries)
   std::set<std::string> copied;
-  for (auto& [n, t] : k.temporaries) {
-    if (t.stand_in.kind != StandIn::InitialValues) continue;
-    copied.insert(t.stand_in.array);
-    Argument a;
-    a.name = n;
-    a.dtype = t.dtype;
-    a.shape = t.shape;
-    a.stand_in = t.stand_in;
-    written.arguments.edit().push_back(a);
-    written.temporaries.edit().erase(n);
-  }
+  for (auto& [n, t] : k.temporaries)
+    if (t.stand_in.kind == StandIn::InitialValues) copied.insert(t.stand_in.array);
   LoopKernel ref;
   Linearization order;
-  try {
-    ref = preprocess(written);
-    order = linearize(ref);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+  if (!preprocessed_as_it_stands(k, ref, order)) return std::nullopt;
   SideBuilder builder(ref, order, copied);
   Side side = builder.build();
   if (!side.unknown_arrays.empty()) return std::nullopt;
@@ -772,25 +814,11 @@ isl_map* onto_loops(isl_map* m, const std::vector<std::string>& dims, const std:
 }  // namespace
 
 std::optional<std::string> expansion_problem(const LoopKernel& k, const std::string& array, const std::vector<std::string>& loops) {
-  LoopKernel written = as_its_own_statements(k);
-  LoopKernel ref;
-  Linearization order;
-  try {
-    ref = preprocess(written);
-    order = linearize(ref);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-  const std::set<std::string> compared{array};  // (the builder keeps a reference)
-  SideBuilder builder(ref, order, compared);
-  Side side = builder.build();
-  if (!side.unknown_arrays.empty()) return std::nullopt;
-  Flow f;
-  try {
-    f = dataflow(side, compared, {}, builder.time_dims(), k.name);
-  } catch (const KernelError&) {
-    return std::nullopt;
-  }
+  const std::set<std::string> compared{array};
+  std::unique_ptr<FlowAsItStands> standing = flow_as_it_stands(k, compared);
+  if (!standing) return std::nullopt;
+  const Side& side = standing->side;
+  const Flow& f = standing->flow;
   isl::union_map none = isl::manage(isl_union_map_empty(isl_union_map_get_space(f.deps.get())));
   auto with = [](const Point& p) { return p.params.empty() ? std::string() : " (with " + p.params + ")"; };
   if (auto p = sample(f.no_source, none))
@@ -803,8 +831,8 @@ std::optional<std::string> expansion_problem(const LoopKernel& k, const std::str
   std::optional<std::string> problem;
   for (isl_size i = 0; i < isl_map_list_size(deps) && !problem; ++i) {
     isl_map* m = isl_map_list_get_at(deps, i);
-    const std::vector<std::string>& from = side.keys[isl_map_get_tuple_name(m, isl_dim_in)];
-    const std::vector<std::string>& to = side.keys[isl_map_get_tuple_name(m, isl_dim_out)];
+    const std::vector<std::string>& from = side.keys.at(isl_map_get_tuple_name(m, isl_dim_in));
+    const std::vector<std::string>& to = side.keys.at(isl_map_get_tuple_name(m, isl_dim_out));
     isl_map* same = isl_map_copy(m);
     for (auto& l : loops) {
       auto a = std::find(from.begin(), from.end(), l), b = std::find(to.begin(), to.end(), l);
@@ -829,7 +857,7 @@ std::optional<std::string> expansion_problem(const LoopKernel& k, const std::str
   for (auto& a : side.accesses) {
     if (!a.write || a.array != array) continue;
     if (a.may) return "'" + a.tuple + "' may write '" + array + "' (under a condition, or at an index isl cannot read)";
-    const std::vector<std::string>& dims = side.keys[a.tuple];
+    const std::vector<std::string>& dims = side.keys.at(a.tuple);
     for (auto& l : loops)
       if (std::find(dims.begin(), dims.end(), l) == dims.end()) return "'" + a.tuple + "' writes '" + array + "' outside loop '" + l + "'";
     isl_set* instances = isl_map_domain(side.time.at(a.tuple).copy());
@@ -878,6 +906,67 @@ std::optional<std::string> expansion_problem(const LoopKernel& k, const std::str
   if (auto p = sample(missing, isl::manage(isl_union_map_empty(isl_union_map_get_space(missing.get())))))
     return "an iteration of " + names + " does not write an element another one writes (" + p->from + " does not write " + p->to + with(*p) +
            "): the last iteration would not leave every final value";
+  return "";
+}
+
+std::optional<std::vector<std::vector<std::string>>> temporary_webs(const LoopKernel& k, const std::string& temporary) {
+  const std::set<std::string> compared{temporary};  // (the builder keeps a reference)
+  std::unique_ptr<FlowAsItStands> standing = flow_as_it_stands(k, compared);
+  if (!standing) return std::nullopt;
+  // union-find over the instructions that access it, joined by each flow
+  std::map<std::string, std::string> parent;
+  std::function<std::string(const std::string&)> root = [&](const std::string& x) {
+    return parent[x] == x ? x : parent[x] = root(parent[x]);
+  };
+  for (auto& insn : k.instructions)
+    if (insn.kind == Instruction::Assign && (insn.assignee_name() == temporary || insn.reads(temporary))) parent[insn.id] = insn.id;
+  bool unknown = false;
+  std::function<void(const char*, const char*)> join = [&](const char* from, const char* to) {
+    if (!from || !to) return;
+    std::string a = instruction_of_tuple(from), b = instruction_of_tuple(to);
+    if (!parent.count(a) || !parent.count(b)) {
+      unknown = true;
+      return;
+    }
+    parent[root(a)] = root(b);
+  };
+  isl_union_map_foreach_map(
+      standing->flow.deps.get(),
+      [](isl_map* m, void* user) {
+        (*static_cast<std::function<void(const char*, const char*)>*>(user))(isl_map_get_tuple_name(m, isl_dim_in),
+                                                                            isl_map_get_tuple_name(m, isl_dim_out));
+        isl_map_free(m);
+        return isl_stat_ok;
+      },
+      &join);
+  if (unknown) return std::nullopt;
+  std::map<std::string, std::vector<std::string>> groups;
+  std::vector<std::string> order;  // (webs in the order of their first instruction)
+  for (auto& insn : k.instructions) {
+    if (!parent.count(insn.id)) continue;
+    std::string r = root(insn.id);
+    if (!groups.count(r)) order.push_back(r);
+    groups[r].push_back(insn.id);
+  }
+  std::vector<std::vector<std::string>> webs;
+  for (auto& r : order) webs.push_back(groups[r]);
+  return webs;
+}
+
+std::optional<std::string> renaming_problem(const LoopKernel& before, const LoopKernel& after, const std::string& temporary,
+                                            const std::string& renamed) {
+  const std::set<std::string> old_only{temporary}, both{temporary, renamed};  // (the builder keeps a reference)
+  std::unique_ptr<FlowAsItStands> one = flow_as_it_stands(before, old_only);
+  std::unique_ptr<FlowAsItStands> two = flow_as_it_stands(after, both);
+  if (!one || !two) return std::nullopt;
+  auto with = [](const Point& p) { return p.params.empty() ? std::string() : " (with " + p.params + ")"; };
+  if (auto p = sample(one->flow.deps, two->flow.deps))
+    return p->to + " reads the value " + p->from + " writes, which the renamed temporary would no longer carry" + with(*p);
+  if (auto p = sample(two->flow.deps, one->flow.deps))
+    return p->to + " would read the value " + p->from + " writes, which it does not read in the kernel" + with(*p);
+  isl::union_set a = isl::manage(isl_union_map_domain(one->flow.no_source.copy()));
+  isl::union_set b = isl::manage(isl_union_map_domain(two->flow.no_source.copy()));
+  if (!a.is_equal(b)) return std::string("a read of '") + temporary + "' before any write to it would read another temporary's";
   return "";
 }
 

@@ -113,3 +113,35 @@ TEST(ExpandArray, TheAutomaticSpaceRunsDoitgenExpanded) {
     generate(t, TargetInfo::cuda("sm_90a"));
   }
 }
+
+// A temporary's copies replace it (no copy back): ludcmp's w, one web
+// renamed (rename_temporary within), then one copy per (i1, j1); the
+// kernel's results are unchanged, and its rows' updates may then run in
+// separate launches. A local temporary and a value carried across
+// iterations are refused.
+TEST(ExpandArray, ATemporaryWebGetsACopyPerIteration) {
+  LoopKernel k = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/ludcmp.loom").kernel;
+  LoopKernel e = transformed(k, "rename_temporary w w1 within=\"id:insn_0 or id:insn_1 or id:insn_2\"\nexpand_array w1 \"i1, j1\"\n");
+  EXPECT_EQ(e.find_temporary("w1"), nullptr);
+  const Temporary* t = e.find_temporary("w1_expanded");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->space, AddressSpace::Global);
+  EXPECT_EQ(t->shape.size(), 2u);
+  EXPECT_NE(e.instruction("insn_1").str().find("w1_expanded[i1 - 1, j1]"), std::string::npos) << e.instruction("insn_1").str();
+  EXPECT_EQ(e.instructions.back().id, "insn_11");  // (no copy back)
+  for (int64_t n : {1, 2, 7, 23}) {
+    std::map<std::string, int64_t> sizes{{"n", n}};
+    EXPECT_SAME_RESULTS(k, e, sizes);
+  }
+  auto refused = [&](const LoopKernel& kernel, const std::string& script, const std::string& part) {
+    std::string err = error_of([&] { transformed(kernel, script); });
+    EXPECT_NE(err.find(part), std::string::npos) << err;
+  };
+  // w as written: its other webs sit in other loops
+  refused(k, "expand_array w \"i1, j1\"\n", "instruction 'insn_3' accesses 'w' outside loop 'j1'");
+  // the accumulation's value crosses iterations of k1
+  refused(transformed(k, "rename_temporary w w1 within=\"id:insn_0 or id:insn_1 or id:insn_2\"\n"), "expand_array w1 \"i1, j1, k1\"\n",
+          "outside loop 'k1'");
+  LoopKernel local = transformed(k, "rename_temporary w w1 within=\"id:insn_0 or id:insn_1 or id:insn_2\"\nset_temporary_address_space w1 local\n");
+  refused(local, "expand_array w1 i1\n", "is a local temporary");
+}

@@ -136,6 +136,47 @@ TEST(IslSchedule, TheAutomaticSpaceSchedulesFactorizationsRightLooking) {
   EXPECT_EQ(sketch_named(tune::auto_space(polybench("jacobi_1d"), "cuda"), "nests, isl schedule"), nullptr);
 }
 
+// ludcmp is lu with its updates through one scalar w, which as written
+// orders every statement after every other: each web of w gets a copy per
+// iteration of its loops (rename_temporary within, expand_array), and isl's
+// schedule has three phases (the factorization, the forward and the back
+// substitution), each a step of its own on the host, with the copies'
+// initializations as parallel phases before them. The barriers between
+// phases split loops the kernel as written shares (i1 holds both the
+// initialization and the factorization): the program is checked as a whole.
+// An order of the phases' statements the dependences forbid is refused.
+TEST(IslSchedule, LudcmpsScalarGetsACopyPerIterationAndItsPhasesEachAStep) {
+  LoopKernel k = polybench("ludcmp");
+  tune::Space space = tune::auto_space(k, "cuda");
+  int index = -1;
+  const tune::Sketch* sk = sketch_named(space, "nests, isl schedule", &index);
+  ASSERT_NE(sk, nullptr) << space.str();
+  tune::Configuration first{index, std::vector<int>(sk->choices.size(), 0)};
+  std::string script = space.script(first);
+  for (const char* step : {"rename_temporary w w_0 within=", "expand_array w_0 \"i1, j1\"", "rename_iname step_0_insn_1 step_0",
+                           "rename_iname step_1_insn_7 step_1", "rename_iname step_2_insn_10 step_2"})
+    EXPECT_NE(script.find(step), std::string::npos) << step << "\n" << script;
+  LoopKernel t = apply_transforms(k, space.steps(first));
+  for (int64_t n : {2, 3, 37, 70}) EXPECT_EQ(compare_factorizations(k, t, n), "") << " n = " << n << "\n" << script;
+  std::mt19937_64 rng(3);
+  tune::Configuration other = space.random_in(index, rng);
+  LoopKernel u = apply_transforms(k, space.steps(other));
+  for (int64_t n : {5, 41}) EXPECT_EQ(compare_factorizations(k, u, n), "") << " n = " << n << "\n" << space.script(other);
+  GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90a"));
+  EXPECT_GE(g.launches.size(), 8u);
+  std::string host = host_steps_text(g.host_steps);
+  // (the back substitution's step is its loop as written: one launch, its row sums in one thread)
+  for (const char* loop : {"for step_0 in", "for step_1 in"}) EXPECT_NE(host.find(loop), std::string::npos) << host;
+  // the division of column s's L entries after the updates that read them: refused
+  std::string wrong = script.substr(0, script.find("remove_unused_inames\n"));
+  size_t at = wrong.find("reorder_instructions \"");
+  ASSERT_NE(at, std::string::npos);
+  size_t end = wrong.find('\n', at);
+  wrong.replace(at, end - at, "reorder_instructions \"insn_3, insn_0, insn_5, insn_4, insn_1, insn_2, insn_6, insn_8, insn_7, insn_9, insn_10, insn_11\"");
+  std::string e = error_of([&] { generate(apply_transforms(k, parse_transform_script(wrong))); });
+  EXPECT_NE(e.find("reads the value"), std::string::npos) << e;
+}
+
 // rename_iname existing_ok: the two loops become one over the union of their
 // ranges; refused where an instruction would gain iterations, where the two
 // are related in one domain, or where an instruction runs in both.

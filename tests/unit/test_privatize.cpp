@@ -88,3 +88,42 @@ TEST(RenameTemporary, RenamesEveryAccess) {
   expect_error([&] { rename_temporary(k, "nope", "x"); }, "no temporary 'nope'");
   expect_error([&] { rename_temporary(k, "acc", "1x"); }, "is not a name");
 }
+
+// with within: one web of a temporary (the accesses among which its values
+// flow) gets a name of its own, in the kernel as written too; a renaming
+// that would cut a flow is refused with a witness.
+TEST(RenameTemporary, WithinRenamesOneWebAndRefusesToCutAFlow) {
+  LoopKernel k = parse_kernel_text(R"(
+kernel webs
+domains:
+  {[i]: 0 <= i < n}
+  {[j]: 0 <= j < m}
+arguments:
+  a: float64[n]
+  b: float64[n]
+  out: float64[n]
+instructions:
+  for i
+    <float64> w = a[i]  {id=a0}
+    for j
+      w = w * 0.5 + b[i]  {id=a1}
+    end
+    out[i] = w  {id=a2}
+    w = b[i] + 1  {id=b0}
+    out[i] = out[i] + w  {id=b1}
+  end
+)")
+                     .kernel;
+  LoopKernel r = apply_transforms(k, parse_transform_script("rename_temporary w w2 within=\"id:b0 or id:b1\"\n"));
+  ASSERT_NE(r.find_temporary("w"), nullptr);
+  ASSERT_NE(r.find_temporary("w2"), nullptr);
+  EXPECT_EQ(r.instruction("b1").rhs.str(), "out[i] + w2");
+  EXPECT_EQ(r.instruction("a2").rhs.str(), "w");
+  ASSERT_NE(r.original, nullptr);
+  EXPECT_NE(r.original->find_temporary("w2"), nullptr);
+  check_transformed(k, r, {{{"n", 5}, {"m", 3}}, {{"n", 1}, {"m", 0}}});
+  // a1 reads what a0 writes: cut there, refused with the pair
+  expect_error([&] { rename_temporary(k, "w", "w3", "id:a1 or id:a2"); }, "'a1' at");
+  expect_error([&] { rename_temporary(k, "w", "w3", "id:a1 or id:a2"); }, "reads the value 'a0'");
+  expect_error([&] { rename_temporary(k, "w", "w3", "id:nothing"); }, "no instruction matching 'id:nothing' accesses 'w'");
+}
