@@ -15,7 +15,8 @@
 //
 // Checked here: the shape, each iname's extent (exactly the shape's, from
 // 0), that one instruction sums float32(x) * float32(y) over k with x over
-// (m, k) and y over (k, n), and that every instruction inside m or n is
+// (m, k) and y over (k, n) (or a sum of such products, syr2k's: one matrix
+// instruction each, into the one accumulator), and that every instruction inside m or n is
 // inside both (each of the tile's elements belongs to one lane). Whether the
 // architecture has the instruction is the target model's to say, when code
 // is generated for it.
@@ -65,8 +66,16 @@ std::vector<std::pair<const Instruction*, const Binary*>> products_over(const Lo
     if (insn.kind != Instruction::Assign) continue;
     ReductionsOver sums({kk});
     sums.visit(insn.rhs);
-    for (auto* r : sums.found)
-      if (auto mul = r->body.as<Binary>(); mul && mul->op == BinOp::Mul) found.push_back({&insn, mul});
+    for (auto* r : sums.found) {
+      std::vector<Expr> terms{r->body};  // (a sum of products: each)
+      for (size_t t = 0; t < terms.size(); ++t)
+        if (auto add = terms[t].as<Binary>(); add && add->op == BinOp::Add) {
+          terms.push_back(add->a);
+          terms.push_back(add->b);
+        } else if (auto mul = terms[t].as<Binary>(); mul && mul->op == BinOp::Mul) {
+          found.push_back({&insn, mul});
+        }
+    }
   }
   return found;
 }
@@ -181,7 +190,7 @@ LoopKernel tensor_core(const LoopKernel& k, const std::string& m, const std::str
     for (auto* r : sums.found) {
       if (r->op != ReduceOp::Sum) refuse(k, what, "instruction '" + insn.id + "' reduces over '" + kk + "' with another operation than sum");
       std::string why;
-      if (!matrix_product(r->body, m, n, why)) refuse(k, what, "instruction '" + insn.id + "': " + why);
+      if (!matrix_products(r->body, m, n, why)) refuse(k, what, "instruction '" + insn.id + "': " + why);
       const Type accumulates = f64 ? types::float64 : types::float32;
       if (r->type.known() && !(r->type == accumulates))
         refuse(k, what, "instruction '" + insn.id + "' sums in " + r->type.name() + "; the instruction accumulates in " + accumulates.name());

@@ -92,5 +92,9 @@ struct MatrixProduct {
   bool tf32_truncated = false;  // TF32 by trunc_tf32 (toward zero, wgmma's), not round_tf32
 };
 std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::string& m, const std::string& n, std::string& why);
+// A summand that adds such products (syr2k's A[j, k] * B[i, k] + B[j, k] *
+// A[i, k]): each, all of one input type; one instruction each, into the
+// same accumulator (the sum of the products' sums, reassociated).
+std::optional<std::vector<MatrixProduct>> matrix_products(const Expr& summand, const std::string& m, const std::string& n, std::string& why);
 
 }  // namespace loom

@@ -248,9 +248,11 @@ class Lowering {
   }
 
   // The product's nest: loops over the tile's m, n and k (any order, each
-  // holding the next alone) around guards and the update acc = acc + x * y.
-  // A WarpMatrix for it, or null when s is not such a nest.
-  std::shared_ptr<WarpMatrix> product(const StmtPtr& s) {
+  // holding the next alone) around guards and the update acc = acc + x * y
+  // (or acc + (x1 * y1 + x2 * y2 ...): syr2k's two products into one
+  // accumulator). A WarpMatrix for each product, in order, or none when s
+  // is not such a nest.
+  std::vector<std::shared_ptr<WarpMatrix>> products(const StmtPtr& s) {
     std::map<InameTag::Kind, const Stmt*> loops;
     std::vector<Expr> guards;  // (ifs between the loops too: a guard of the warp's, or of the tile's bounds)
     StmtPtr at = s;
@@ -264,18 +266,27 @@ class Lowering {
       }
       at = unwrap(at->children[0]);
     }
-    if (loops.size() != 3) return nullptr;
-    if (at->kind != Stmt::Assign || at->op != Stmt::Op::Compute) return nullptr;
+    if (loops.size() != 3) return {};
+    if (at->kind != Stmt::Assign || at->op != Stmt::Op::Compute) return {};
     const Stmt& mf = *loops[InameTag::MatrixM];
     const Stmt& nf = *loops[InameTag::MatrixN];
     const Stmt& kf = *loops[InameTag::MatrixK];
     auto add = at->rhs.as<Binary>();
-    if (!add || add->op != BinOp::Add) return nullptr;
+    if (!add || add->op != BinOp::Add) return {};
     Expr summand = add->a.same_as(at->lhs) ? add->b : add->b.same_as(at->lhs) ? add->a : Expr();
-    if (!summand.defined()) return nullptr;
+    if (!summand.defined()) return {};
     std::string why;
-    auto p = matrix_product(summand, mf.var, nf.var, why);
-    if (!p) fail("the update of instruction '" + at->insn_id + "': " + why);
+    auto ps = matrix_products(summand, mf.var, nf.var, why);
+    if (!ps) fail("the update of instruction '" + at->insn_id + "': " + why);
+    std::vector<std::shared_ptr<WarpMatrix>> out;
+    for (auto& p : *ps) out.push_back(warp_matrix(&p, at.get(), mf, nf, kf, guards));
+    return out;
+  }
+
+  // The instruction for one product p of the update `at` in the nest of mf,
+  // nf and kf under `guards`.
+  std::shared_ptr<WarpMatrix> warp_matrix(const MatrixProduct* p, const Stmt* at, const Stmt& mf, const Stmt& nf, const Stmt& kf,
+                                          const std::vector<Expr>& guards) {
     const bool f64 = p->input == types::float64;
     const Type accumulates = f64 ? types::float64 : types::float32;
     if (!(at->lhs.type() == accumulates))
@@ -504,15 +515,20 @@ class Lowering {
       InameTag::Kind t = tag(s->var);
       bool tile = t == InameTag::MatrixM || t == InameTag::MatrixN;
       if (cuda_ && (tile || t == InameTag::MatrixK))
-        if (auto w = product(s)) {
-          cuda_ = false;  // the lane code beside it, for analyses
+        if (auto ws = products(s); !ws.empty()) {
+          cuda_ = false;  // the lane code beside the first, for analyses
           StmtPtr lanes = rewrite(s);
           cuda_ = true;
-          auto b = std::make_shared<Stmt>(*make_block({lanes}));
-          b->matrix = w;
-          ++products_;
-          // the warp's guards around it (every lane takes the same branch)
-          return w->uniform.empty() ? StmtPtr(b) : make_if(conjunction(w->uniform), b);
+          std::vector<StmtPtr> parts;
+          for (auto& w : ws) {
+            auto b = std::make_shared<Stmt>(*make_block(parts.empty() ? std::vector<StmtPtr>{lanes} : std::vector<StmtPtr>{}));
+            b->matrix = w;
+            parts.push_back(b);
+            ++products_;
+          }
+          StmtPtr all = parts.size() == 1 ? parts[0] : make_block(parts);
+          // the warp's guards around it (every lane takes the same branch; the products' are the same)
+          return ws[0]->uniform.empty() ? all : make_if(conjunction(ws[0]->uniform), all);
         }
       if (tile && cuda_) {
         // the product's update beside other statements in the tile's loops
@@ -529,7 +545,7 @@ class Lowering {
             in->children = {c};
             auto out = std::make_shared<Stmt>(*s);
             out->children = {in};
-            any |= product(out) != nullptr;
+            any |= !products(out).empty();
             parts.push_back(out);
           }
           if (any) {

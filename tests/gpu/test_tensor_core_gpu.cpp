@@ -172,3 +172,25 @@ TEST(GpuTensorCore, TriangularTilesStoreOnlyTheirTriangle) {
   }
   EXPECT_EQ(tested, 1) << space.str();
 }
+
+// A sum of two products into one accumulator (PolyBench's syr2k:
+// A[j, k] * alpha * B[i, k] + B[j, k] * alpha * A[i, k]): two matrix
+// instructions a tile, each with its own operands; from the automatic space.
+TEST(GpuTensorCore, TwoProductsIntoOneAccumulator) {
+  REQUIRE_GPU();
+  if (cuda::device().arch().rfind("sm_90", 0) != 0) return;
+  LoopKernel syr2k = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/syr2k.loom").kernel;
+  tune::Space space = tune::auto_space(syr2k, "cuda");
+  int tested = 0;
+  for (size_t i = 0; i < space.sketches().size(); ++i) {
+    if (space.sketches()[i].name != "nests, tensor cores") continue;
+    tune::Configuration first{int(i), std::vector<int>(space.sketches()[i].choices.size(), 0)};
+    LoopKernel a = apply_transforms(syr2k, space.steps(first));
+    std::string cuda = cuda::print_source(generate(a, TargetInfo::cuda(cuda::device().arch())));
+    EXPECT_GE(count_of(cuda, "mma.sync.aligned"), 2) << cuda;
+    for (auto& p : std::vector<std::map<std::string, int64_t>>{{{"n", 128}, {"m", 96}}, {{"n", 70}, {"m", 38}}, {{"n", 6}, {"m", 4}}})
+      EXPECT_EQ(gpu_vs_reference(syr2k, a, p), "") << p.at("n") << "\n" << space.script(first);
+    ++tested;
+  }
+  EXPECT_EQ(tested, 1) << space.str();
+}

@@ -349,3 +349,29 @@ TEST(TensorCore, TriangularTilesGuardEachElementAndComputeWholeTiles) {
   std::string e = error_of([&] { generate(scheduled(tied, kWarpTiles), TargetInfo::cuda("sm_90a")); });
   EXPECT_NE(e.find("ties its rows to its columns"), std::string::npos) << e;
 }
+
+// A sum of two products into one accumulator (syr2k's a[j, k] * alpha *
+// b[i, k] + b[j, k] * alpha * a[i, k]): one matrix instruction each, the
+// second's operands its own; results as the kernel as written's on the CPU
+// target and the interpreter (the lane code), two instructions a tile and k
+// step in the CUDA C. A term that is no product is refused, named.
+TEST(TensorCore, TwoProductsSummedIntoOneAccumulatorAreTwoInstructions) {
+  LoopKernel k = make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < n and 0 <= k < l}"},
+                             "c[i, j] = c[i, j] + sum(k, a[j, k] * alpha * b[i, k] + b[j, k] * alpha * a[i, k])",
+                             {"a: float64[n, l], b: float64[n, l], c: float64[n, n], alpha: float64"}, "syr2k");
+  const std::string script =
+      "split_iname i 8 outer_tag=g.1\nsplit_iname j 8 outer_tag=g.0\nsplit_iname k 4\n"
+      "tensor_core i_inner j_inner k_inner\n";
+  LoopKernel t = scheduled(k, script);
+  const std::vector<std::map<std::string, int64_t>> sizes = {{{"n", 16}, {"l", 8}}, {{"n", 11}, {"l", 6}}, {{"n", 3}, {"l", 0}}};
+  check_transformed(k, t, sizes);
+  EXPECT_EQ(interpreted_vs_reference(k, t, sizes[1]), "");
+  std::string cuda = cuda::print_source(generate(t));
+  EXPECT_EQ(count_of(cuda, "loom_mma_m8n8k4_f64(acc_"), 2u) << cuda;
+  std::string e = error_of([&] {
+    scheduled(make_kernel({"{[i, j, k]: 0 <= i < n and 0 <= j < n and 0 <= k < l}"}, "c[i, j] = c[i, j] + sum(k, a[j, k] * b[i, k] + a[i, k])",
+                          {"a: float64[n, l], b: float64[n, l], c: float64[n, n]"}, "odd"),
+              script);
+  });
+  EXPECT_NE(e.find("instruction 'insn_0': the summed value a[8 * i_outer + i_inner, 4 * k_outer + k_inner] is not a product of two factors"), std::string::npos) << e;
+}
