@@ -14,8 +14,12 @@
 // writing it, is refused (distribution would pass the last iteration's
 // value only). Being order-preserving in what it computes, the step is
 // applied to the kernel as written too (as add_global_barrier is), so a
-// global barrier can then stand between the parts.
+// global barrier can then stand between the parts; where the kernel's
+// instructions are in another order than as written (reorder_instructions),
+// it is proven on the kernel as it stands and the kernel as written keeps
+// its loops (the reorder check compares the two).
 #include <algorithm>
+#include <optional>
 
 #include "common.h"
 #include "loom/analysis.h"
@@ -165,8 +169,28 @@ LoopKernel distribute_loops(const LoopKernel& k, const std::string& inames, cons
   const LoopKernel& as_written = k.original ? *k.original : k;
   for (auto& n : loops)
     if (!as_written.has_iname(n)) refuse(k, what, "loop '" + n + "' is not a loop of the kernel as written, where distribution is proven");
-  Parts parts = parts_of(as_written, what, loops, after);
-  if (std::string why = why_illegal(as_written, loops, parts.first, parts.second); !why.empty()) refuse(k, what, why);
+  // The parts in the kernel's order. Where reorder_instructions changed it
+  // (symm's update of the rows above moved after the row's own store), the
+  // kernel as written has other parts: the distribution is proven on the
+  // kernel as it stands, and the reorder check compares the result with
+  // the kernel as written, which keeps its loops.
+  Parts parts = parts_of(k, what, loops, after);
+  std::optional<Parts> written_parts;
+  try {
+    written_parts = parts_of(as_written, what, loops, after);
+  } catch (const TransformError&) {
+  }
+  auto ids = [](const std::vector<const Instruction*>& v) {
+    std::vector<std::string> out;
+    for (auto* i : v) out.push_back(i->id);
+    return out;
+  };
+  const bool as_in_written = written_parts && ids(written_parts->first) == ids(parts.first) && ids(written_parts->second) == ids(parts.second);
+  if (as_in_written) {
+    if (std::string why = why_illegal(as_written, loops, written_parts->first, written_parts->second); !why.empty()) refuse(k, what, why);
+  } else if (std::string why = why_illegal(k, loops, parts.first, parts.second); !why.empty()) {
+    refuse(k, what, why);
+  }
   // the copies get the same names in the kernel and in the kernel as written
   std::string fresh;
   std::vector<std::string> copies;
@@ -176,10 +200,10 @@ LoopKernel distribute_loops(const LoopKernel& k, const std::string& inames, cons
     fresh += (fresh.empty() ? "" : ",") + name;
     copies.push_back(name);
   }
-  LoopKernel r = nested_in_place(duplicate_inames(k, inames, parts_of(k, what, loops, after).second_match, fresh, ""), k, loops, copies);
-  if (k.original)
+  LoopKernel r = nested_in_place(duplicate_inames(k, inames, parts.second_match, fresh, ""), k, loops, copies);
+  if (k.original && as_in_written)
     r.original = std::make_shared<const LoopKernel>(
-        nested_in_place(duplicate_inames(as_written, inames, parts.second_match, fresh, ""), as_written, loops, copies));
+        nested_in_place(duplicate_inames(as_written, inames, written_parts->second_match, fresh, ""), as_written, loops, copies));
   return r;
 }
 

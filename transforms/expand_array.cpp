@@ -73,22 +73,14 @@ LoopKernel expanded(const LoopKernel& k, const std::string& array, const std::ve
     return r;
   }
   // after the kernel, where the loops run at all: the last iteration's copy back into the array
-  std::string params, box, dims;
-  for (auto& p : k.parameters()) params += (params.empty() ? "" : ", ") + p;
   std::vector<Expr> index, from = last;
-  for (size_t d = 0; d < names.axes.size(); ++d) {
-    const std::string& c = names.axes[d];
-    dims += (dims.empty() ? "" : ", ") + c;
-    box += (box.empty() ? "" : " and ") + std::string("0 <= ") + c + " < " + arg->shape[d].str();
+  for (auto& c : names.axes) {
     index.push_back(make_var(c));
     from.push_back(make_var(c));
   }
-  std::string text = "[" + params + "] -> { [" + dims + "]" + (box.empty() ? "" : " : " + box) + " }";
-  isl_set* set = isl_set_read_from_str(isl_context(), text.c_str());
-  if (!set) {
-    isl_ctx_reset_error(isl_context());
-    refuse(k, "expand_array('" + array + "')", "the shape of '" + array + "' is not affine in the parameters (isl reads: " + text + ")");
-  }
+  std::string text;
+  isl_set* set = islu::shape_box(k, arg->shape, names.axes, "", &text).release();
+  if (!set) refuse(k, "expand_array('" + array + "')", "the shape of '" + array + "' is not affine in the parameters (isl reads: " + text + ")");
   set = isl_set_align_params(set, isl_set_get_space(running.get()));
   r.domains.edit().push_back(Domain(isl_set_intersect_params(set, isl_set_align_params(running.copy(), isl_set_get_space(set)))));
   Instruction barrier;

@@ -102,24 +102,19 @@ LoopKernel read_initial_values(const LoopKernel& k, const std::string& array, co
     refuse(k, what, "every read of '" + array + "' gets, at some instance, a value the kernel wrote: " + witness);
 
   // the copy, over the array's shape, then a barrier: a launch before the kernel
-  std::string params, box, dims;
-  for (auto& p : k.parameters()) params += (params.empty() ? "" : ", ") + p;
+  std::vector<std::string> dims;
   std::vector<Expr> index;
   std::set<std::string> inames;
   for (size_t d = 0; d < arg->shape.size(); ++d) {
     std::string c = transforms::unique_name(r, copy + "_" + std::to_string(d));  // (distinct bases: distinct names)
-    dims += (dims.empty() ? "" : ", ") + c;
-    box += (box.empty() ? "" : " and ") + std::string("0 <= ") + c + " < " + arg->shape[d].str();
+    dims.push_back(c);
     index.push_back(make_var(c));
     inames.insert(c);
   }
-  std::string text = "[" + params + "] -> { [" + dims + "]" + (box.empty() ? "" : " : " + box) + " }";
-  isl_set* set = isl_set_read_from_str(isl_context(), text.c_str());
-  if (!set) {
-    isl_ctx_reset_error(isl_context());
-    refuse(k, what, "the shape of '" + array + "' is not affine in the parameters (isl reads: " + text + ")");
-  }
-  r.domains.edit().push_back(Domain(set));
+  std::string text;
+  isl::set box = islu::shape_box(k, arg->shape, dims, "", &text);
+  if (box.is_null()) refuse(k, what, "the shape of '" + array + "' is not affine in the parameters (isl reads: " + text + ")");
+  r.domains.edit().push_back(Domain(box.release()));
   Instruction fill;
   fill.id = transforms::unique_instruction_id(r, copy + "_fill");
   fill.lhs = make_subscript(copy, index, arg->dtype);

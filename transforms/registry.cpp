@@ -49,6 +49,7 @@ const TransformRegistry& transform_registry() {
     register_index_set_transforms(t);
     register_initial_value_transforms(t);
     register_expand_array_transforms(t);
+    register_forward_substitute_transforms(t);
     return t;
   }();
   return r;

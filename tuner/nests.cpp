@@ -958,6 +958,18 @@ std::vector<Sketch> nests_sketches_after(const LoopKernel& k, const std::string&
       // (not an accumulation, or its loop's order matters)
     }
   }
+  // initializations folded into the sums that read them (2mm's tmp[i, j] =
+  // 0, doitgen's sum: no pass zeroes the array, no sum reads it back)
+  for (auto& insn : d.instructions) {
+    if (insn.kind != Instruction::Assign || !(insn.rhs.as<IntImm>() || insn.rhs.as<FloatImm>())) continue;
+    std::string line = "forward_substitute id:" + insn.id + "\n";
+    try {
+      r = apply_transforms(r, parse_transform_script(line));
+      lines += line;
+    } catch (const Error&) {
+      // (a read that sees other values too, or a value left as final)
+    }
+  }
   Planner rows(r, lines, true);
   if (auto s = rows.plan(out.empty() ? why : &unused); s && rows.rowed_) {
     s->name = "nests, rows";

@@ -74,6 +74,12 @@ namespace islu {
 // on (inames used as parameters), with other inames projected out.
 isl::set iteration_domain(const LoopKernel& k, const std::vector<std::string>& inames);
 
+// The box 0 <= dims[d] < shape[d] in the kernel's parameters, named `tuple`
+// (an array's elements, or a copy's loops); null where a shape is not
+// affine in the parameters. `text`: what isl was given, for messages.
+isl::set shape_box(const LoopKernel& k, const std::vector<Expr>& shape, const std::vector<std::string>& dims, const std::string& tuple = "",
+                   std::string* text = nullptr);
+
 // The kernel's assumptions as a parameter set (the universe when it has none).
 isl::set assumptions_of(const LoopKernel& k);
 

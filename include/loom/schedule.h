@@ -7,6 +7,7 @@
 // (prioritize_loops) first, then the order of the domains' dimensions.
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,19 @@ std::optional<std::string> overwritten_initial_reads(const LoopKernel& k);
 // value, and the copy back copies nothing it did not write). "" when it may, else the reason with a witness; nothing where isl
 // cannot follow an access or exceeds its work bound.
 std::optional<std::string> expansion_problem(const LoopKernel& k, const std::string& array, const std::vector<std::string>& loops);
+
+// Where the values an instruction `store` of k writes are read, in k as it
+// stands: `readers`, the instructions every read of the array of which gets
+// its value from the store; `mixed`, those that read some of its values and
+// some of other writes' (or from before the kernel); `live_out`, whether
+// some of them are the array's final values. Nothing where isl cannot
+// follow an access, exceeds its work bound, or the store or a reader is a
+// reduction's part.
+struct StoreReaders {
+  std::set<std::string> readers, mixed;
+  bool live_out = false;
+};
+std::optional<StoreReaders> store_readers(const LoopKernel& k, const std::string& store);
 
 // k as preprocessing takes it: its global temporaries (copies a launch
 // takes, expansions) as the arguments each launch gets them as.

@@ -112,6 +112,12 @@ LoopKernel split_index_set(const LoopKernel& k, const std::string& iname, const 
 // reads it gets a copy per iteration; the last one's is copied back
 // (transforms/expand_array.cpp).
 LoopKernel expand_array(const LoopKernel& k, const std::string& array, const std::string& inames, const std::string& temporary_name = "");
+
+// The reads that get every value from a store of a constant (matching
+// `match`) read the constant; the store goes where nothing else reads its
+// values and none is final. Proven with isl, applied to the kernel as
+// written too (transforms/forward_substitute.cpp).
+LoopKernel forward_substitute(const LoopKernel& k, const std::string& match);
 LoopKernel read_initial_values(const LoopKernel& k, const std::string& array, const std::string& within = "",
                                const std::string& temporary_name = "");
 // An accumulation written as a loop read as a reduction over that loop
@@ -457,5 +463,6 @@ void register_affine_map_transforms(TransformRegistry& r);
 void register_index_set_transforms(TransformRegistry& r);
 void register_initial_value_transforms(TransformRegistry& r);
 void register_expand_array_transforms(TransformRegistry& r);
+void register_forward_substitute_transforms(TransformRegistry& r);
 
 }  // namespace loom

@@ -338,6 +338,21 @@ std::optional<std::pair<int64_t, int64_t>> constant_range_of(const isl::set& d, 
 }
 }  // namespace
 
+isl::set shape_box(const LoopKernel& k, const std::vector<Expr>& shape, const std::vector<std::string>& dims, const std::string& tuple,
+                   std::string* text) {
+  std::string params, box, names;
+  for (auto& p : k.parameters()) params += (params.empty() ? "" : ", ") + p;
+  for (size_t d = 0; d < shape.size() && d < dims.size(); ++d) {
+    names += (d ? ", " : "") + dims[d];
+    box += (d ? " and 0 <= " : "0 <= ") + dims[d] + " < " + shape[d].str();
+  }
+  std::string t = "[" + params + "] -> { " + tuple + "[" + names + "]" + (box.empty() ? "" : " : " + box) + " }";
+  if (text) *text = t;
+  isl_set* set = isl_set_read_from_str(isl_context(), t.c_str());
+  if (!set) isl_ctx_reset_error(isl_context());
+  return isl::manage(set);
+}
+
 isl::set assumptions_of(const LoopKernel& k) {
   return k.assumptions.defined() ? to_isl(k.assumptions) : isl::manage(isl_set_universe(isl_space_params_alloc(isl_context(), 0)));
 }

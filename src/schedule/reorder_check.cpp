@@ -636,6 +636,11 @@ LoopKernel as_its_own_statements(const LoopKernel& k) {
   for (auto& insn : written.instructions.edit()) {
     std::map<std::string, Expr> own;
     for (auto& n : insn.within_inames) own[n] = make_var(n);
+    // (and its sums' inames: a sum's update is a statement over them, its
+    // store a part over the instruction's own)
+    std::set<std::string> reduced;
+    if (insn.kind == Instruction::Assign && insn.rhs.defined()) collect_reduction_inames(insn.rhs, reduced);
+    for (auto& n : reduced) own[n] = make_var(n);
     insn.origin = own;
     insn.origin_of.clear();
     insn.origin_part = false;
@@ -666,7 +671,8 @@ bool preprocessed_as_it_stands(const LoopKernel& k, LoopKernel& ref, Linearizati
   return true;
 }
 
-std::unique_ptr<FlowAsItStands> flow_as_it_stands(const LoopKernel& k, const std::set<std::string>& compared) {
+std::unique_ptr<FlowAsItStands> flow_as_it_stands(const LoopKernel& k, const std::set<std::string>& compared,
+                                                  const std::set<std::string>& live_out = {}) {
   LoopKernel ref;
   Linearization order;
   if (!preprocessed_as_it_stands(k, ref, order)) return nullptr;
@@ -674,11 +680,24 @@ std::unique_ptr<FlowAsItStands> flow_as_it_stands(const LoopKernel& k, const std
   std::unique_ptr<FlowAsItStands> out(new FlowAsItStands{builder.build(), Flow{}});
   if (!out->side.unknown_arrays.empty()) return nullptr;
   try {
-    out->flow = dataflow(out->side, compared, {}, builder.time_dims(), k.name);
+    out->flow = dataflow(out->side, compared, live_out, builder.time_dims(), k.name);
   } catch (const KernelError&) {
     return nullptr;
   }
   return out;
+}
+
+// f(domain tuple, range tuple) for each map of u (null: an unnamed tuple, the end of the kernel).
+void for_each_tuple_pair(const isl::union_map& u, const std::function<void(const char*, const char*)>& f) {
+  isl_union_map_foreach_map(
+      u.get(),
+      [](isl_map* m, void* user) {
+        (*static_cast<const std::function<void(const char*, const char*)>*>(user))(isl_map_get_tuple_name(m, isl_dim_in),
+                                                                                  isl_map_get_tuple_name(m, isl_dim_out));
+        isl_map_free(m);
+        return isl_stat_ok;
+      },
+      const_cast<std::function<void(const char*, const char*)>*>(&f));
 }
 
 // The instruction a tuple of a side stands for ("insn_0, part over i": insn_0).
@@ -869,16 +888,10 @@ std::optional<std::string> expansion_problem(const LoopKernel& k, const std::str
   if (!per_iteration) return "no instruction writes '" + array + "'";
   // ... and every element of the array (the copy back copies them all)
   if (const Argument* arg = k.find_argument(array)) {
-    std::string params, box, dims;
-    for (auto& p : k.parameters()) params += (params.empty() ? "" : ", ") + p;
-    for (size_t d = 0; d < arg->shape.size(); ++d) {
-      dims += (d ? ", x" : "x") + std::to_string(d);
-      box += (d ? " and 0 <= x" : "0 <= x") + std::to_string(d) + " < " + arg->shape[d].str();
-    }
-    std::string text = "[" + params + "] -> { " + array + "[" + dims + "]" + (box.empty() ? "" : " : " + box) + " }";
-    isl_set* whole = isl_set_read_from_str(isl_context(), text.c_str());
+    std::vector<std::string> dims;
+    for (size_t d = 0; d < arg->shape.size(); ++d) dims.push_back("x" + std::to_string(d));
+    isl_set* whole = islu::shape_box(k, arg->shape, dims, array).release();
     if (!whole) {
-      isl_ctx_reset_error(isl_context());
       isl_map_free(per_iteration);
       isl_set_free(iterations);
       return "the shape of '" + array + "' is not affine in the parameters";
@@ -930,15 +943,7 @@ std::optional<std::vector<std::vector<std::string>>> temporary_webs(const LoopKe
     }
     parent[root(a)] = root(b);
   };
-  isl_union_map_foreach_map(
-      standing->flow.deps.get(),
-      [](isl_map* m, void* user) {
-        (*static_cast<std::function<void(const char*, const char*)>*>(user))(isl_map_get_tuple_name(m, isl_dim_in),
-                                                                            isl_map_get_tuple_name(m, isl_dim_out));
-        isl_map_free(m);
-        return isl_stat_ok;
-      },
-      &join);
+  for_each_tuple_pair(standing->flow.deps, join);
   if (unknown) return std::nullopt;
   std::map<std::string, std::vector<std::string>> groups;
   std::vector<std::string> order;  // (webs in the order of their first instruction)
@@ -968,6 +973,35 @@ std::optional<std::string> renaming_problem(const LoopKernel& before, const Loop
   isl::union_set b = isl::manage(isl_union_map_domain(two->flow.no_source.copy()));
   if (!a.is_equal(b)) return std::string("a read of '") + temporary + "' before any write to it would read another temporary's";
   return "";
+}
+
+std::optional<StoreReaders> store_readers(const LoopKernel& k, const std::string& store) {
+  const Instruction& s = k.instruction(store);
+  const std::string array = s.assignee_name();
+  const std::set<std::string> compared{array};  // (the builder keeps a reference)
+  std::set<std::string> live_out;
+  if (k.find_argument(array)) live_out.insert(array);
+  std::unique_ptr<FlowAsItStands> standing = flow_as_it_stands(k, compared, live_out);
+  if (!standing) return std::nullopt;
+  StoreReaders out;
+  std::set<std::string> from_store, from_others;  // readers of values the store wrote, of values others did
+  bool unknown = false;
+  std::function<void(const char*, const char*)> note = [&](const char* from, const char* to) {
+    if (!from) return;  // (a value from before the kernel: a no-source read, below)
+    std::string source = instruction_of_tuple(from);  // (a reduction's part: its instruction's)
+    if (!to) {
+      if (source == store) out.live_out = true;
+      return;
+    }
+    std::string sink = instruction_of_tuple(to);
+    if (source == store && std::string(from) != source) unknown = true;  // (the store a sum's part: not a plain store)
+    (source == store ? from_store : from_others).insert(sink);
+  };
+  for_each_tuple_pair(standing->flow.deps, note);
+  for_each_tuple_pair(standing->flow.no_source, [&](const char* reader, const char*) { note("", reader); });  // (reader -> element)
+  if (unknown) return std::nullopt;
+  for (auto& r : from_store) (from_others.count(r) ? out.mixed : out.readers).insert(r);
+  return out;
 }
 
 }  // namespace loom

@@ -116,3 +116,31 @@ instructions:
   e = error_of([&] { transformed(k, "distribute_loops i after=id:nothing\n"); });
   EXPECT_NE(e.find("no instruction inside the loops matches 'id:nothing'"), std::string::npos) << e;
 }
+
+// After reorder_instructions the parts follow the kernel's order, not the
+// kernel as written's: PolyBench's symm adds row i's contributions into the
+// rows k < i before row i's own store; moved after it and distributed, the
+// store's nest runs first, then the updates' (legal: the rows above are
+// stored before any later row adds into them). Proven on the kernel as it
+// stands; the kernel as written keeps its loops, and the reorder check
+// compares the two. A distribution that would move a read before its write
+// in that order is refused.
+TEST(DistributeLoops, PartsFollowTheKernelsOrderAfterAReordering) {
+  LoopKernel k = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/symm.loom").kernel;
+  const std::string reordered = "distribute_loops k after=id:insn_1\nreorder_instructions \"insn_0, insn_2, insn_3, insn_1\"\n";
+  LoopKernel t = transformed(k, reordered + "distribute_loops j after=id:insn_3\ndistribute_loops i after=id:insn_3\n");
+  EXPECT_TRUE(t.instruction("insn_1").within_inames.count("i_2")) << t.instruction("insn_1").str();
+  EXPECT_FALSE(t.original->has_iname("i_2"));
+  for (auto& sizes : std::vector<std::map<std::string, int64_t>>{{{"m", 5}, {"n", 7}}, {{"m", 1}, {"n", 3}}, {{"m", 13}, {"n", 2}}})
+    EXPECT_SAME_RESULTS(k, t, sizes);
+  // its nests then run as launches: i and j of the stores on blocks, j of the updates
+  LoopKernel p = transformed(t, "add_global_barrier insn_3 id=g\nsplit_iname j 16 outer_tag=g.0 inner_tag=l.0\ntag_inames i:g.1\n"
+                                "split_iname j_2 16 outer_tag=g.0 inner_tag=l.0\n");
+  EXPECT_SAME_RESULTS(k, p, (std::map<std::string, int64_t>{{"m", 9}, {"n", 37}}));
+  // the sum's terms after the store that reads it, in other loops: refused on the kernel as it stands
+  std::string e = error_of([&] {
+    transformed(k, "distribute_loops k after=id:insn_1\nreorder_instructions \"insn_0, insn_3, insn_2, insn_1\"\n"
+                   "distribute_loops j after=id:insn_3\n");
+  });
+  EXPECT_NE(e.find("'insn_2' (after the split) and 'insn_0' (before it) both use 'temp2'"), std::string::npos) << e;
+}
