@@ -843,6 +843,43 @@ std::optional<Sketch> one_block(const LoopKernel& r, const std::string& prefix) 
   return s;
 }
 
+// One block for a whole time loop over one-dimensional sweeps (PolyBench's
+// jacobi-1d: 2,000 points a sweep, 500 sweeps): each sweep's loop across the
+// block's threads (l.0, W of them), the time loop inside the block, the
+// barrier placement ordering each sweep's writes before the next one's
+// reads. A launch per sweep costs microseconds where the sweep's work is a
+// few hundred nanoseconds. Nothing where an instruction is outside the
+// time loop, has more than one loop of its own inside it, or sums, or the
+// checks refuse the plan; the tuner measures it against the launches.
+std::optional<Sketch> one_block_time_loop(const LoopKernel& r, const std::string& prefix) {
+  std::vector<Node> top = tree_of(r);
+  if (top.size() != 1 || top[0].insn >= 0) return std::nullopt;
+  const std::string time = top[0].iname;
+  std::set<std::string> sweeps;
+  for (auto& insn : r.instructions) {
+    if (insn.kind != Instruction::Assign) continue;
+    std::set<std::string> own;
+    if (insn.rhs.defined()) collect_reduction_inames(insn.rhs, own);
+    if (!own.empty() || !insn.within_inames.count(time) || insn.within_inames.size() != 2) return std::nullopt;
+    for (auto& n : insn.within_inames)
+      if (n != time) sweeps.insert(n);
+  }
+  if (sweeps.empty()) return std::nullopt;
+  auto script = [&](const std::string& width) {
+    std::string text;
+    for (auto& n : sweeps) text += "split_iname " + n + " " + width + " inner_tag=l.0\n";
+    return text;
+  };
+  try {
+    generate(apply_transforms(r, parse_transform_script(prefix + script("32"))));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  Sketch s = Space::parse(prefix + script("choice(128|256|512|*1024)"), "<auto space: nests, one block, time loop>").sketches().front();
+  s.name = "nests, one block, time loop";
+  return s;
+}
+
 // Where no loop is parallel and no wavefront helps (floyd-warshall: row and
 // column k are read by the other rows of step k and written in it): the
 // inner loops of the first chain split around its outermost loop
@@ -996,6 +1033,7 @@ std::vector<Sketch> nests_sketches_after(const LoopKernel& k, const std::string&
   }
   if (!rowed && !tiles.tiled_ && !vector_tiles.tiled_)
     if (auto b = one_block(r, lines)) out.push_back(*b);
+  if (auto b = one_block_time_loop(r, lines)) out.push_back(*b);
   if (!whole) return out;
   // one sequential step around parallel loops, from isl's scheduler (a
   // right-looking Cholesky or LU from PolyBench's left-looking text)

@@ -100,6 +100,9 @@ inline std::vector<std::map<std::string, int64_t>> example_sizes(const KernelFil
 
 inline KernelFile example(const std::string& name) { return parse_kernel_file(source_dir() + "/examples/" + name + ".loom"); }
 
+// A kernel of the PolyBench port, as PolyBench writes it (examples/polybench).
+inline LoopKernel polybench(const std::string& name) { return parse_kernel_file(source_dir() + "/examples/polybench/" + name + ".loom").kernel; }
+
 // float16 and bfloat16 through arithmetic, math, casts both ways, comparisons
 // and reductions (the CUDA printer's 16-bit paths).
 inline LoopKernel half_precision_kernel() {

@@ -20,13 +20,10 @@
 #include "transform_check.h"
 
 using namespace loom;
+using loom::testing::polybench;
 using loom::testing::error_of;
 
 namespace {
-
-LoopKernel polybench(const std::string& name) {
-  return parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/" + name + ".loom").kernel;
-}
 
 LoopKernel transformed(const LoopKernel& k, const std::string& script) { return apply_transforms(k, parse_transform_script(script)); }
 

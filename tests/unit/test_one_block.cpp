@@ -16,14 +16,11 @@
 #include "transform_check.h"
 
 using namespace loom;
+using loom::testing::polybench;
 using loom::testing::count_of;
 using loom::testing::error_of;
 
 namespace {
-
-LoopKernel polybench(const std::string& name) {
-  return parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/" + name + ".loom").kernel;
-}
 
 LoopKernel transformed(const LoopKernel& k, const std::string& script) { return apply_transforms(k, parse_transform_script(script)); }
 
@@ -108,4 +105,33 @@ TEST(AutoSpace, SumsInsideASequentialLoopRunInOneBlock) {
   // a sum inside two sequential loops (trmm's B[i, j] over k) is not offered one block
   tune::Space trmm = tune::auto_space(polybench("trmm"), "cuda");
   EXPECT_EQ(trmm.str().find("nests, one block"), std::string::npos);
+}
+
+// A time loop over one-dimensional sweeps (PolyBench's jacobi-1d) in one
+// block: each sweep across the block's threads, the barrier placement
+// ordering the sweeps; one launch, matching the kernel as written at sizes
+// no block divides. A 2-d sweep (jacobi-2d) gets no such plan.
+TEST(AutoSpace, OneDimensionalSweepsOfATimeLoopRunInOneBlock) {
+  LoopKernel k = polybench("jacobi_1d");
+  tune::Space space = tune::auto_space(k, "cuda");
+  int index = -1;
+  for (size_t i = 0; i < space.sketches().size(); ++i)
+    if (space.sketches()[i].name == "nests, one block, time loop") index = int(i);
+  ASSERT_GE(index, 0) << space.str();
+  const tune::Sketch& sk = space.sketches()[size_t(index)];
+  {
+    tune::Configuration c{index, sk.starts.empty() ? std::vector<int>(sk.choices.size(), 0) : sk.starts.front()};
+    LoopKernel t = apply_transforms(k, space.steps(c));
+    GeneratedKernel g = generate(t, TargetInfo::cuda("sm_90a"));
+    EXPECT_TRUE(g.launches.empty()) << space.script(c);  // (one launch: no program of launches)
+    LaunchDims dims = launch_dims(g, {{"tsteps", 500}, {"n", 2000}});
+    EXPECT_EQ(dims.grid[0] * dims.grid[1] * dims.grid[2], 1) << space.script(c);
+    EXPECT_EQ(dims.block[0], 1024) << space.script(c);
+    std::string cuda = cuda::print_source(g);
+    EXPECT_GE(count_of(cuda, "__syncthreads()"), 2u) << cuda;
+    for (auto& sizes : std::vector<std::map<std::string, int64_t>>{{{"tsteps", 5}, {"n", 300}}, {{"tsteps", 2}, {"n", 3}}, {{"tsteps", 1}, {"n", 2}}})
+      EXPECT_SAME_RESULTS(k, t, sizes) << space.script(c);
+  }
+  tune::Space two = tune::auto_space(polybench("jacobi_2d"), "cuda");
+  for (auto& s : two.sketches()) EXPECT_NE(s.name, "nests, one block, time loop");
 }
