@@ -78,16 +78,9 @@ LoopKernel forwarded(const LoopKernel& k, const std::string& store, std::string&
     ReadsReplaced replace(array, value);
     insn.rhs = replace.mutate(insn.rhs);
     for (auto& p : insn.predicates) p = replace.mutate(p);
-    insn.depends_on.erase(store);
-    for (auto& d : s.depends_on) insn.depends_on.insert(d);
   }
-  if (readers->mixed.empty() && !readers->live_out) {
-    auto& list = r.instructions.edit();
-    list.erase(std::remove_if(list.begin(), list.end(), [&](const Instruction& i) { return i.id == store; }), list.end());
-    for (auto& insn : list)
-      if (insn.depends_on.erase(store))
-        for (auto& d : s.depends_on) insn.depends_on.insert(d);
-  }
+  // (what depended on the store then waits for what the store waited for)
+  if (readers->mixed.empty() && !readers->live_out) r = remove_instructions(r, "id:" + store);
   return r;
 }
 

@@ -66,16 +66,9 @@ std::vector<std::pair<const Instruction*, const Binary*>> products_over(const Lo
     if (insn.kind != Instruction::Assign) continue;
     ReductionsOver sums({kk});
     sums.visit(insn.rhs);
-    for (auto* r : sums.found) {
-      std::vector<Expr> terms{r->body};  // (a sum of products: each)
-      for (size_t t = 0; t < terms.size(); ++t)
-        if (auto add = terms[t].as<Binary>(); add && add->op == BinOp::Add) {
-          terms.push_back(add->a);
-          terms.push_back(add->b);
-        } else if (auto mul = terms[t].as<Binary>(); mul && mul->op == BinOp::Mul) {
-          found.push_back({&insn, mul});
-        }
-    }
+    for (auto* r : sums.found)
+      for (auto& term : summed_terms(r->body))  // (a sum of products: each)
+        if (auto mul = term.as<Binary>(); mul && mul->op == BinOp::Mul) found.push_back({&insn, mul});
   }
   return found;
 }

@@ -164,23 +164,6 @@ std::string expanded_temporaries(const LoopKernel& k, LoopKernel& out) {
   return lines;
 }
 
-std::optional<IslSchedule> rescheduled(const LoopKernel& k, bool new_step_only);
-
-}  // namespace
-
-std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_only) {
-  LoopKernel expanded;
-  std::string prefix = expanded_temporaries(k, expanded);
-  if (!prefix.empty())
-    if (auto s = rescheduled(expanded, new_step_only)) {
-      s->lines = prefix + s->lines;
-      return s;
-    }
-  return rescheduled(k, new_step_only);
-}
-
-namespace {
-
 std::optional<IslSchedule> rescheduled(const LoopKernel& k, bool new_step_only) {
   // (a sum's iterations are instances of their own, which the steps below
   // cannot map: kernels written with sums are the other sketches' business)
@@ -204,26 +187,23 @@ std::optional<IslSchedule> rescheduled(const LoopKernel& k, bool new_step_only) 
   // substitutions). A phase whose first member is parallel keeps its
   // statements' loops as written (the nests planner's own business: an
   // initialization before a factorization's steps).
-  std::set<std::string> parallel_phase;  // the statements of those phases
-  int steps_found = 0;
   struct Bands {
-    std::set<std::string>* parallel;
-    int* stepped;
-  } bands{&parallel_phase, &steps_found};
+    std::set<std::string> parallel;  // the statements of the parallel phases
+    int stepped = 0;
+  } bands;
   isl_schedule_foreach_schedule_node_top_down(
       schedule,
       [](isl_schedule_node* node, void* user) -> isl_bool {
         if (isl_schedule_node_get_type(node) != isl_schedule_node_band) return isl_bool_true;
         auto* b = static_cast<Bands*>(user);
-        if (isl_schedule_node_band_member_get_coincident(node, 0) == isl_bool_false) {
-          ++*b->stepped;
-          return isl_bool_false;  // (not the bands inside it)
-        }
-        for (auto& n : statements_of(node)) b->parallel->insert(n);
-        return isl_bool_false;
+        if (isl_schedule_node_band_member_get_coincident(node, 0) == isl_bool_false) ++b->stepped;
+        else
+          for (auto& n : statements_of(node)) b->parallel.insert(n);
+        return isl_bool_false;  // (not the bands inside it)
       },
       &bands);
-  bool stepped = steps_found > 0;
+  const std::set<std::string>& parallel_phase = bands.parallel;
+  bool stepped = bands.stepped > 0;
   // the statements in the schedule's order (its leaves, depth first; those
   // of one leaf as written)
   std::vector<std::vector<std::string>> leaves;
@@ -319,16 +299,17 @@ std::optional<IslSchedule> rescheduled(const LoopKernel& k, bool new_step_only) 
     for (auto& insn : k.instructions) {
       const std::vector<std::string>& keys = d->keys.at(insn.id);
       const std::vector<isl::pw_aff>& dims = dims_of.at(insn.id);
+      // the statement's own copies of its loops
+      std::vector<std::string> copies;
+      for (auto& key : keys) {
+        std::string c = key + "_" + insn.id;
+        while (cur.name_taken(c)) c += "_";
+        copies.push_back(c);
+      }
+      const std::string duplicate = "duplicate_inames \"" + joined(keys) + "\" within=id:" + insn.id + " new_inames=\"" + joined(copies) + "\"\n";
       if (parallel_phase.count(insn.id)) {
-        std::vector<std::string> copies;
-        for (auto& key : keys) {
-          std::string c = key + "_" + insn.id;
-          while (cur.name_taken(c)) c += "_";
-          copies.push_back(c);
-        }
-        std::string lines = "duplicate_inames \"" + joined(keys) + "\" within=id:" + insn.id + " new_inames=\"" + joined(copies) + "\"\n";
-        cur = apply_transforms(cur, parse_transform_script(lines));
-        out.lines += lines;
+        cur = apply_transforms(cur, parse_transform_script(duplicate));
+        out.lines += duplicate;
         continue;
       }
       if (dims.empty() || dims.size() > keys.size()) return std::nullopt;  // (every other statement is in a step)
@@ -346,13 +327,8 @@ std::optional<IslSchedule> rescheduled(const LoopKernel& k, bool new_step_only) 
       for (auto& n : k.all_inames())
         if (outermost.empty() && insn.within_inames.count(n)) outermost = n;
       reordered |= texts.front() != outermost;
-      std::vector<std::string> copies, mapped;
+      std::vector<std::string> mapped;
       std::string equations;
-      for (auto& key : keys) {
-        std::string c = key + "_" + insn.id;
-        while (cur.name_taken(c)) c += "_";
-        copies.push_back(c);
-      }
       for (size_t i = 0; i < keys.size(); ++i) {
         std::string n = i == 0 ? step + "_" + insn.id : insn.id + "_" + std::to_string(i);
         while (cur.name_taken(n)) n += "_";
@@ -360,8 +336,7 @@ std::optional<IslSchedule> rescheduled(const LoopKernel& k, bool new_step_only) 
         std::string value = i < dims.size() ? affine_text(dims[i].copy(), copies) : copies[extra[i - dims.size()]];
         equations += (equations.empty() ? "" : ", ") + n + " = " + value;
       }
-      std::string lines = "duplicate_inames \"" + joined(keys) + "\" within=id:" + insn.id + " new_inames=\"" + joined(copies) + "\"\n" +
-                          "affine_map_inames \"" + joined(copies) + "\" \"" + joined(mapped) + "\" \"" + equations + "\"\n" +
+      std::string lines = duplicate + "affine_map_inames \"" + joined(copies) + "\" \"" + joined(mapped) + "\" \"" + equations + "\"\n" +
                           "rename_iname " + mapped.front() + " " + step + (steps_made.insert(step).second ? "" : " existing_ok=true") + "\n";
       cur = apply_transforms(cur, parse_transform_script(lines));
       out.lines += lines;
@@ -378,5 +353,16 @@ std::optional<IslSchedule> rescheduled(const LoopKernel& k, bool new_step_only) 
 }
 
 }  // namespace
+
+std::optional<IslSchedule> isl_rescheduled(const LoopKernel& k, bool new_step_only) {
+  LoopKernel expanded;
+  std::string prefix = expanded_temporaries(k, expanded);
+  if (!prefix.empty())
+    if (auto s = rescheduled(expanded, new_step_only)) {
+      s->lines = prefix + s->lines;
+      return s;
+    }
+  return rescheduled(k, new_step_only);
+}
 
 }  // namespace loom::tune

@@ -763,6 +763,17 @@ std::optional<Sketch> wavefront(const LoopKernel& k) {
   return best;
 }
 
+// Whether k after `script` passes the checks and generates (a plan's
+// probe, with one of its configurations, when the space is built).
+bool generates(const LoopKernel& k, const std::string& script) {
+  try {
+    generate(apply_transforms(k, parse_transform_script(script)));
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 // One block for the whole kernel, where its only parallelism is sums inside
 // a sequential loop (trisolv's rows, durbin's steps): each sum across the
 // block's threads (l.0, W of them), a statement in a loop of its own inside
@@ -828,16 +839,8 @@ std::optional<Sketch> one_block(const LoopKernel& r, const std::string& prefix) 
     if (!first.empty()) text += "run_on_first_thread \"" + first + "\"\n";
     return text;
   };
-  auto legal = [&](bool spread) {
-    try {
-      generate(apply_transforms(r, parse_transform_script(script("32", spread))));
-      return true;
-    } catch (const Error&) {
-      return false;
-    }
-  };
-  bool spread = !spreadable.empty() && legal(true);
-  if (!spread && !legal(false)) return std::nullopt;
+  bool spread = !spreadable.empty() && generates(r, script("32", true));
+  if (!spread && !generates(r, script("32", false))) return std::nullopt;
   Sketch s = Space::parse(prefix + script("choice(64|128|*256|512)", spread), "<auto space: nests, one block>").sketches().front();
   s.name = "nests, one block";
   return s;
@@ -870,11 +873,7 @@ std::optional<Sketch> one_block_time_loop(const LoopKernel& r, const std::string
     for (auto& n : sweeps) text += "split_iname " + n + " " + width + " inner_tag=l.0\n";
     return text;
   };
-  try {
-    generate(apply_transforms(r, parse_transform_script(prefix + script("32"))));
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+  if (!generates(r, script("32"))) return std::nullopt;
   Sketch s = Space::parse(prefix + script("choice(128|256|512|*1024)"), "<auto space: nests, one block, time loop>").sketches().front();
   s.name = "nests, one block, time loop";
   return s;

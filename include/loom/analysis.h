@@ -92,6 +92,10 @@ struct MatrixProduct {
   bool tf32_truncated = false;  // TF32 by trunc_tf32 (toward zero, wgmma's), not round_tf32
 };
 std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::string& m, const std::string& n, std::string& why);
+// The terms of a sum written with `+` (the leaves of its tree of additions,
+// in order): e itself where it adds nothing.
+std::vector<Expr> summed_terms(const Expr& e);
+
 // A summand that adds such products (syr2k's A[j, k] * B[i, k] + B[j, k] *
 // A[i, k]): each, all of one input type; one instruction each, into the
 // same accumulator (the sum of the products' sums, reassociated).

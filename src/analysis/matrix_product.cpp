@@ -84,9 +84,9 @@ std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::stri
   return MatrixProduct{x, y, x.type(), tf32(x), tf32(x) && x.as<Call>()->name == "trunc_tf32"};
 }
 
-std::optional<std::vector<MatrixProduct>> matrix_products(const Expr& summand, const std::string& m, const std::string& n, std::string& why) {
-  std::vector<Expr> terms{summand};
-  for (size_t t = 0; t < terms.size();) {  // (the tree of additions, its leaves in order)
+std::vector<Expr> summed_terms(const Expr& e) {
+  std::vector<Expr> terms{e};
+  for (size_t t = 0; t < terms.size();) {
     auto add = terms[t].as<Binary>();
     if (!add || add->op != BinOp::Add) {
       ++t;
@@ -96,8 +96,12 @@ std::optional<std::vector<MatrixProduct>> matrix_products(const Expr& summand, c
     terms[t] = a;
     terms.insert(terms.begin() + long(t) + 1, b);
   }
+  return terms;
+}
+
+std::optional<std::vector<MatrixProduct>> matrix_products(const Expr& summand, const std::string& m, const std::string& n, std::string& why) {
   std::vector<MatrixProduct> out;
-  for (auto& term : terms) {
+  for (auto& term : summed_terms(summand)) {
     auto p = matrix_product(term, m, n, why);
     if (!p) return std::nullopt;
     if (!out.empty() && (!(p->input == out[0].input) || p->tf32 != out[0].tf32 || p->tf32_truncated != out[0].tf32_truncated)) {

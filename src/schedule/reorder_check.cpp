@@ -648,17 +648,6 @@ LoopKernel as_its_own_statements(const LoopKernel& k) {
   return written;
 }
 
-
-// The value-based dataflow of the data `compared` in k as it stands (each
-// instruction a statement of its own, global temporaries as arguments),
-// with the side it is computed on; nothing where preprocessing or
-// linearizing refuses, or isl cannot follow an access or exceeds its work bound.
-// (held by a pointer: isl's C++ maps have no move, and a side's map of
-// initial reads may be null, which they refuse to copy)
-struct FlowAsItStands {
-  Side side;
-  Flow flow;
-};
 // k as it stands (each instruction a statement of its own, global
 // temporaries as arguments), preprocessed and linearized; false where either refuses.
 bool preprocessed_as_it_stands(const LoopKernel& k, LoopKernel& ref, Linearization& order) {
@@ -671,6 +660,16 @@ bool preprocessed_as_it_stands(const LoopKernel& k, LoopKernel& ref, Linearizati
   return true;
 }
 
+// The value-based dataflow of the data `compared` in k as it stands (each
+// instruction a statement of its own, global temporaries as arguments),
+// with the side it is computed on; nothing where preprocessing or
+// linearizing refuses, or isl cannot follow an access or exceeds its work bound.
+// (held by a pointer: isl's C++ maps have no move, and a side's map of
+// initial reads may be null, which they refuse to copy)
+struct FlowAsItStands {
+  Side side;
+  Flow flow;
+};
 std::unique_ptr<FlowAsItStands> flow_as_it_stands(const LoopKernel& k, const std::set<std::string>& compared,
                                                   const std::set<std::string>& live_out = {}) {
   LoopKernel ref;
