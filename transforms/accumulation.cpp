@@ -14,7 +14,11 @@
 // is never x[i]): then the loop's instances read nothing the sum would
 // change. `+`, `-` (a sum subtracted) and `*` (a product) accumulate. The
 // kernel as written gets the same step (proven there too), so the reorder
-// check compares the accumulated array through the sums.
+// check compares the accumulated array through the sums; where it cannot
+// take it (symm's i holds other instructions as written, and only a
+// distribution isolates the accumulation), the check reads each sum's terms
+// there as one instance, legal where nothing else touches the element
+// between them.
 #include <algorithm>
 
 #include "common.h"
@@ -147,7 +151,17 @@ LoopKernel accumulation_to_reduction(const LoopKernel& k, const std::string& mat
         refuse(k, what, "'" + id + "' is not an instruction of the kernel as written, where the reduction is proven too");
       // (rewritten before the list is edited: a copy-on-write edit would move the instruction it reads)
       size_t index = size_t(at - o.instructions.begin());
-      Instruction insn = rewritten(o, what + " (in the kernel as written)", *at, loops);
+      Instruction insn;
+      try {
+        insn = rewritten(o, what + " (in the kernel as written)", *at, loops);
+      } catch (const TransformError&) {
+        // The kernel as written cannot read it as a sum (its loop holds other
+        // instructions there, or is another loop since a distribution): it
+        // keeps the loop, and the reorder check folds each sum's terms into
+        // one instance there, refusing where another access to the element
+        // stands between two of them (check_reorderings).
+        continue;
+      }
       o.instructions.edit()[index] = insn;
     }
     r.original = std::make_shared<const LoopKernel>(o);

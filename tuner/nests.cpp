@@ -20,7 +20,8 @@
 // each thread (one launch). Arrays read across l.0 with a stride may be
 // staged through shared memory. nests_sketches plans the kernel as written,
 // then with its loops distributed (distribute_loops), then with its
-// accumulations read as sums (accumulation_to_reduction): one-sum nests
+// accumulations read as sums (accumulation_to_reduction, a private sum
+// read once folded into its reader): one-sum nests
 // along rows summed across l.0 ("nests, rows"), products in the tiles
 // sketch's tiles ("nests, tiles"), float64 products on the FP64 tensor
 // cores ("nests, tensor cores"); and all of those again after the reads of
@@ -30,6 +31,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "loom/analysis.h"
@@ -77,6 +79,30 @@ std::vector<Node> tree_of(const LoopKernel& k, const std::vector<int>& insns, co
 void instructions_of(const Node& n, std::vector<int>& out) {
   if (n.insn >= 0) out.push_back(n.insn);
   for (auto& c : n.children) instructions_of(c, out);
+}
+
+// The accesses_using option that picks one read of `name` in insn's sum
+// over r from the array's other reads: none where it is the only read; the
+// sum's own loop (r_iname) where the others are outside the sum (symm's
+// A[i, i] beside A[i, k]); the side's loop (side_iname) where two reads run
+// over r (syrk's A[i, k] and A[j, k]); nullopt where neither tells them apart.
+std::optional<std::string> accesses_using(const Instruction& insn, const std::string& name, const std::string& r, const std::string& r_iname,
+                                          const std::string& side_iname) {
+  std::set<std::string> over_r, others;
+  for_each_subscript(insn.rhs, [&](const Subscript& s) {
+    if (s.name != name) return;
+    std::string at;
+    bool uses_r = false;
+    for (auto& e : s.indices) {
+      at += e.str() + ",";
+      uses_r |= mentions_var(e, r);
+    }
+    (uses_r ? over_r : others).insert(at);
+  });
+  if (over_r.size() == 1 && others.empty()) return std::string();
+  if (over_r.size() == 1) return " accesses_using=" + r_iname;
+  if (over_r.size() == 2 && others.empty() && !side_iname.empty()) return " accesses_using=" + side_iname;
+  return std::nullopt;
 }
 
 // The non-global temporaries an instruction reads or writes.
@@ -221,7 +247,7 @@ class Planner {
     for_each_subscript(insn.rhs, [&](const Subscript& s) {
       std::string at;
       for (auto& e : s.indices) at += e.str() + ",";
-      if (!fetchable(s.name, nest) || reads_of[s.name].size() > 2 || !seen.insert(s.name + "[" + at).second) return;
+      if (!fetchable(s.name, nest) || !seen.insert(s.name + "[" + at).second) return;
       std::string sweep, side;  // side: y or x, the loop that tells this read from the array's other one
       bool over_r = false;
       for (auto& e : s.indices) {
@@ -233,15 +259,13 @@ class Planner {
         if (v->name == y || v->name == x) side = v->name;
       }
       if (!over_r) return;
-      std::string temp = s.name + "_tile_" + y + "_" + x, which;
-      if (reads_of[s.name].size() == 2) {
-        // read at two places (syrk's A[i, k] and A[j, k]): a tile of each, told apart by their loops
-        if (side.empty()) return;
-        temp += "_" + side;
-        which = " accesses_using=" + side + "_inner_inner";
-      }
+      std::string temp = s.name + "_tile_" + y + "_" + x;
+      // (read at two places, syrk's A[i, k] and A[j, k]: a tile of each, told apart by their loops)
+      std::optional<std::string> which = accesses_using(insn, s.name, r, r + "_inner", side.empty() ? "" : side + "_inner_inner");
+      if (!which) return;
+      if (reads_of[s.name].size() > 1) temp += "_" + side;
       std::string line = "add_prefetch " + s.name + " sweep_inames=" + sweep + " temporary_name=" + temp +
-                         " temporary_address_space=local default_tag=l.auto" + which;
+                         " temporary_address_space=local default_tag=l.auto" + *which;
       if (width == 1) {
         fetches += "optional " + line + "\n";
         return;
@@ -299,7 +323,7 @@ class Planner {
     for (auto& [name, sub] : each) {
       // (read at two places, syrk's A[i, k] and A[j, k]: a tile of each, told apart by the tile's loop it uses)
       const size_t places = reads[name].size();
-      if (places > 2 || !fetchable(name, nest)) continue;  // (read directly: the fragments' loads are guarded)
+      if (!fetchable(name, nest)) continue;  // (read directly: the fragments' loads are guarded)
       // (a batch's index first: one value in each block, an axis of extent 1 in the tile)
       auto index = [&](size_t d) { return sub->indices[d].as<Var>(); };
       const bool batched = !batch.empty() && sub->indices.size() == 3 && index(0) && index(0)->name == batch;
@@ -312,16 +336,15 @@ class Planner {
       if (auto c = constant_int(extent); c && *c % 2 != 0) continue;  // (double2 copies along the last axis)
       if (!constant_int(extent) && assumptions.find(extent.str() + " mod 2 = 0") == std::string::npos)
         assumptions += (assumptions.empty() ? "assume " : " and ") + extent.str() + " mod 2 = 0";
-      std::string side = first->name != r ? first->name : last->name, which;
+      std::string side = first->name != r ? first->name : last->name;
       std::string t = name + "_tc_" + y + "_" + x;
-      if (places == 2) {
-        t += "_" + side;
-        which = " accesses_using=" + side + "_inner_inner_inner";
-      }
+      std::optional<std::string> which = accesses_using(insn, name, r, r + "_inner", side + "_inner_inner_inner");
+      if (!which) continue;
+      if (places > 1) t += "_" + side;
       const std::string tr = t + "_r", tc = t + "_c";
       const int vectors = tile_of.at(last->name).second / 2;
       text += "add_prefetch " + name + " sweep_inames=" + tile_of.at(first->name).first + "," + tile_of.at(last->name).first + " temporary_name=" + t +
-              " temporary_address_space=local dim_arg_names=" + (batched ? t + "_b," : "") + tr + "," + tc + " padding=4 default_tag=for fill_value=0" + which + "\n" + "split_iname " + tc +
+              " temporary_address_space=local dim_arg_names=" + (batched ? t + "_b," : "") + tr + "," + tc + " padding=4 default_tag=for fill_value=0" + *which + "\n" + "split_iname " + tc +
               " 2 inner_tag=vec\n";
       // (the 32 lanes along the rows' vectors, the 2x2 warps over the rows)
       if (vectors >= 32) {
@@ -664,7 +687,7 @@ std::vector<Node> tree_of(const LoopKernel& k) {
 // Loop distribution wherever distribute_loops accepts it: each loop holding
 // several children is split after one of them, innermost loops first, until
 // none splits. The steps are appended to `lines`.
-LoopKernel distributed(const LoopKernel& k, std::string& lines) {
+LoopKernel distributed_as_ordered(const LoopKernel& k, std::string& lines) {
   LoopKernel cur = k;
   std::function<bool(const Node&)> split_one = [&](const Node& n) {
     if (n.insn >= 0) return false;
@@ -689,6 +712,59 @@ LoopKernel distributed(const LoopKernel& k, std::string& lines) {
     for (auto& n : tree_of(cur))
       if ((split = split_one(n))) break;
     if (!split) break;
+  }
+  return cur;
+}
+
+// Whether k passes the checks and generates (a plan's probe).
+bool generates(const LoopKernel& k) {
+  try {
+    generate(k);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// Loop distribution (distributed_as_ordered), and where a loop's children
+// cannot be split as they stand, one of them moved to the loop's end first
+// (reorder_instructions, where the checks accept the order) when that lets
+// more loops split: symm's row i adds its terms into the rows above it
+// before it stores its own row; with the store first, the stores and the
+// updates become nests of their own.
+LoopKernel distributed(const LoopKernel& k, std::string& lines) {
+  LoopKernel cur = distributed_as_ordered(k, lines);
+  for (size_t round = 0; round < k.instructions.size(); ++round) {
+    std::optional<LoopKernel> better;
+    std::function<void(const Node&)> try_moves = [&](const Node& n) {
+      if (better || n.insn >= 0) return;
+      for (size_t c = 0; !better && c + 1 < n.children.size(); ++c) {
+        std::vector<int> moved, rest;
+        instructions_of(n.children[c], moved);
+        for (size_t o = 0; o < n.children.size(); ++o)
+          if (o != c) instructions_of(n.children[o], rest);
+        rest.insert(rest.end(), moved.begin(), moved.end());
+        std::string order;
+        for (int i : rest) order += (order.empty() ? "" : ", ") + cur.instructions[size_t(i)].id;
+        std::string line = "reorder_instructions \"" + order + "\"\n";
+        LoopKernel moved_kernel;
+        try {
+          moved_kernel = apply_transforms(cur, parse_transform_script(line));
+        } catch (const Error&) {
+          continue;
+        }
+        if (!generates(moved_kernel)) continue;  // (the order changes a value read)
+        std::string splits;
+        LoopKernel d = distributed_as_ordered(moved_kernel, splits);
+        if (splits.empty()) continue;
+        lines += line + splits;
+        better = d;
+      }
+      for (auto& child : n.children) try_moves(child);
+    };
+    for (auto& n : tree_of(cur)) try_moves(n);
+    if (!better) break;
+    cur = *better;
   }
   return cur;
 }
@@ -767,8 +843,7 @@ std::optional<Sketch> wavefront(const LoopKernel& k) {
 // probe, with one of its configurations, when the space is built).
 bool generates(const LoopKernel& k, const std::string& script) {
   try {
-    generate(apply_transforms(k, parse_transform_script(script)));
-    return true;
+    return generates(apply_transforms(k, parse_transform_script(script)));
   } catch (const Error&) {
     return false;
   }
@@ -1004,6 +1079,28 @@ std::vector<Sketch> nests_sketches_after(const LoopKernel& k, const std::string&
       lines += line;
     } catch (const Error&) {
       // (a read that sees other values too, or a value left as final)
+    }
+  }
+  // a private sum read once, in the same loops, folded into its reader
+  // (symm's temp2 into its row's store): the reader is then one product
+  for (auto& [name, t] : r.temporaries) {
+    if (!t.shape.empty() || t.space == AddressSpace::Global || t.space == AddressSpace::Local) continue;
+    std::vector<const Instruction*> writers, readers;
+    for (auto& insn : r.instructions) {
+      if (insn.kind != Instruction::Assign) continue;
+      if (insn.assignee_name() == name) writers.push_back(&insn);
+      else if (insn.reads(name)) readers.push_back(&insn);
+    }
+    if (writers.size() != 1 || readers.size() != 1 || writers[0]->within_inames != readers[0]->within_inames) continue;
+    std::set<std::string> summed;
+    collect_reduction_inames(writers[0]->rhs, summed);
+    if (summed.empty()) continue;
+    std::string line = "assignment_to_subst " + name + "\nexpand_subst\n";
+    try {
+      r = apply_transforms(r, parse_transform_script(line));
+      lines += line;
+    } catch (const Error&) {
+      // (its value is not the one the reader reads everywhere)
     }
   }
   Planner rows(r, lines, true);

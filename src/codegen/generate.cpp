@@ -91,7 +91,8 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
   // (where an auto temporary lives decides whether the kernel is several launches)
   LaunchProgram program = split_global_barriers(resolve_address_spaces(k));
   if (program.launches.size() > 1 || !program.global_temporaries.empty() || program.has_host_loops()) {
-    if (program.checked_as_a_whole) check_program_order(resolve_address_spaces(k), program.host_loops());
+    const bool whole = program.checked_as_a_whole;
+    const std::set<std::string> host_loops = program.host_loops();
     GeneratedKernel g;
     g.kernel = k;
     g.target = target;
@@ -109,6 +110,8 @@ GeneratedKernel generate(const LoopKernel& k, StageTimes* times, CodegenPath pat
       st.loop_nest += one.loop_nest;
       st.legality += one.legality;
     }
+    // (after each launch's own checks: a race inside a launch is named as such)
+    if (whole) check_program_order(resolve_address_spaces(k), host_loops);
     g.fast_path = std::all_of(g.launches.begin(), g.launches.end(), [](auto& l) { return l.fast_path; });
     return g;
   }

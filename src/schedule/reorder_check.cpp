@@ -45,6 +45,9 @@ struct Access {
   std::string tuple;  // the instance's tuple: the original instruction
   bool write = false;
   bool may = false;   // predicated or non-affine: may happen / may touch any element
+  // The left-hand side, or its read at the top of an accumulation
+  // (x = x + f): what collapse_accumulations folds into one instance per sum.
+  bool accumulator = false;
   isl::map map;       // tuple[keys] -> array[index]
 };
 
@@ -81,20 +84,38 @@ struct InstructionAccess {
   std::string name;
   const Subscript* sub;  // null: a scalar
   bool write;
+  bool accumulator = false;  // the left-hand side or its read at the top of x = x + f (x - f, x * f)
 };
+
+// The operand of insn's right-hand side that reads its left-hand side at the
+// top of an accumulation (x = x + f, f + x, x - f, x * f, f * x), or null.
+const Expr* accumulated_operand(const Instruction& insn) {
+  auto b = insn.rhs.defined() ? insn.rhs.as<Binary>() : nullptr;
+  if (!b || (b->op != BinOp::Add && b->op != BinOp::Sub && b->op != BinOp::Mul)) return nullptr;
+  if (b->a.same_as(insn.lhs)) return &b->a;
+  if (b->op != BinOp::Sub && b->b.same_as(insn.lhs)) return &b->b;
+  return nullptr;
+}
 
 std::vector<InstructionAccess> accesses_of(const Instruction& insn, const std::set<std::string>& scalars) {
   std::vector<InstructionAccess> out;
   ReadFinder f(scalars);
+  const Expr* acc = insn.kind == Instruction::Assign ? accumulated_operand(insn) : nullptr;
   if (auto l = insn.lhs.as<Subscript>()) {
-    out.push_back({l->name, l, true});
+    out.push_back({l->name, l, true, acc != nullptr});
     for (auto& ix : l->indices) f.visit(ix);
   } else if (auto v = insn.lhs.as<Var>(); v && scalars.count(v->name)) {
-    out.push_back({v->name, nullptr, true});
+    out.push_back({v->name, nullptr, true, acc != nullptr});
   }
   if (insn.rhs.defined()) f.visit(insn.rhs);
   for (auto& p : insn.predicates) f.visit(p);
-  for (auto& [n, sub] : f.found) out.push_back({n, sub, false});
+  // (a scalar accumulator is marked where it is read once only: its one read is the accumulated operand)
+  int scalar_reads = 0;
+  for (auto& [n, sub] : f.found) scalar_reads += !sub && n == insn.assignee_name();
+  for (auto& [n, sub] : f.found) {
+    bool a = acc && (sub ? sub == acc->as<Subscript>() : n == insn.assignee_name() && scalar_reads == 1);
+    out.push_back({n, sub, false, a});
+  }
   return out;
 }
 
@@ -136,6 +157,13 @@ class SideBuilder {
           }
       }
     for (auto& p : k.parameters()) params_.insert(p);
+    // A whole program (global barriers between its launches): each launch's
+    // blocks after the host loops' iterations and the launches before it
+    for (auto& insn : k.instructions)
+      if (insn.kind == Instruction::GlobalBarrier) {
+        program_ = true;
+        host_loops_.insert(insn.within_inames.begin(), insn.within_inames.end());
+      }
     depth_ = max_depth(L.items);
     std::vector<int64_t> path;
     place(L.items, path);
@@ -226,7 +254,7 @@ class SideBuilder {
         }
         // on the original instances
         m = isl::manage(isl_map_apply_domain(m.release(), to_origin.copy()));
-        s.accesses.push_back({array, tuple, a.write, may, m});
+        s.accesses.push_back({array, tuple, a.write, may, a.accumulator, m});
       }
       if (insn.origin_of.empty() || insn.origin_part) {  // (a piece's times join the other pieces')
         isl::map t = time_map(insn, space);
@@ -313,16 +341,24 @@ class SideBuilder {
   isl::map time_map(const Instruction& insn, const isl::space& space) {
     std::vector<Expr> t;
     // blocks first (nothing orders them; conflicts between them are refused
-    // before); the threads of a block run each statement together
-    for (auto& axis : axes_) {
-      if (axis.kind != InameTag::Group) continue;
-      std::string h = axis_iname(insn, axis);
-      t.push_back(h.empty() ? make_int(0) : make_var(h));
-    }
+    // before); the threads of a block run each statement together. In a
+    // whole program, after the host loops and the launch's place among
+    // them (a launch's blocks run after the launches before it).
+    auto blocks = [&] {
+      for (auto& axis : axes_) {
+        if (axis.kind != InameTag::Group) continue;
+        std::string h = axis_iname(insn, axis);
+        t.push_back(h.empty() ? make_int(0) : make_var(h));
+      }
+    };
     const std::vector<int64_t>& path = position_.at(insn.id);
     const std::vector<std::string>& loops = L_.loop_inames.at(insn.id);
+    size_t host = 0;
+    while (program_ && host < loops.size() && host + 1 < path.size() && host_loops_.count(loops[host])) ++host;
+    if (!program_) blocks();
     for (size_t l = 0; l < path.size(); ++l) {
       t.push_back(make_int(path[l]));
+      if (program_ && l == host) blocks();
       if (l + 1 < path.size()) t.push_back(l < loops.size() ? make_var(loops[l]) : make_int(0));
     }
     while (int(t.size()) < time_dims()) t.push_back(make_int(0));
@@ -338,6 +374,8 @@ class SideBuilder {
   std::set<std::string> scalars_;
   std::set<std::string> params_;
   int depth_ = 0;
+  bool program_ = false;              // global barriers between launches
+  std::set<std::string> host_loops_;  // the loops around them
   std::map<std::string, std::vector<int64_t>> position_;
 };
 
@@ -542,6 +580,103 @@ std::optional<Point> sample(const isl::union_map& a, const isl::union_map& b) {
   return p;
 }
 
+// An accumulation (x = x + f inside loops) that the transformed kernel sums
+// as a reduction over some of its loops, where the kernel as written cannot
+// take the reduction (accumulation_to_reduction: its loop holds other
+// instructions there, as symm's i does): the transformed kernel's store
+// ("X, part over D") reads and writes the element once per sum. On the
+// kernel as written, the accumulator's read and write of each sum's terms
+// become one instance of that part, at its first term's time. That is the
+// same dataflow where nothing else touches the element between the sum's
+// first and last term (then summing the terms in another order is the
+// reassociation the reduction is allowed); where something does, the
+// reduction is refused with the access that stands between. The terms'
+// other reads stay instances of X on both sides.
+void collapse_accumulations(Side& before, const Side& after, const std::string& kernel) {
+  const std::string mark = ", part over ";
+  for (auto& [part, part_dims] : after.keys) {
+    size_t at = part.find(mark);
+    if (at == std::string::npos || before.keys.count(part)) continue;
+    std::string whole = part.substr(0, at);
+    auto full = before.keys.find(whole);
+    if (full == before.keys.end()) continue;
+    const std::vector<std::string>& dims = full->second;
+    std::vector<Access*> acc;
+    for (auto& a : before.accesses)
+      if (a.tuple == whole && a.accumulator) acc.push_back(&a);
+    if (acc.empty()) continue;
+    // X[dims] -> part[part dims]: the dims the sum keeps, in the same order
+    std::vector<unsigned> dropped;
+    {
+      size_t p = 0;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (p < part_dims.size() && dims[d] == part_dims[p]) ++p;
+        else dropped.push_back(unsigned(d));
+      }
+      if (p != part_dims.size() || dropped.empty()) continue;
+    }
+    isl::map x_time = before.time.at(whole);
+    isl_map* proj = isl_map_identity(isl_space_map_from_set(isl_space_domain(isl_map_get_space(x_time.get()))));
+    for (auto d = dropped.rbegin(); d != dropped.rend(); ++d) proj = isl_map_project_out(proj, isl_dim_out, *d, 1);
+    proj = isl_map_set_tuple_name(proj, isl_dim_out, part.c_str());
+    isl::map to_part = isl::manage(proj);
+    std::string array = acc.front()->array;
+    // the terms' writes, each sum's element; every other access to it, with times
+    isl::union_map terms, terms_time = isl::manage(isl_union_map_from_map(x_time.copy()));
+    isl::union_map others, others_time;
+    auto unite = [](isl::union_map& u, isl::map m) {
+      isl::union_map x = isl::manage(isl_union_map_from_map(m.release()));
+      u = u.is_null() ? x : u.unite(x);
+    };
+    for (auto& a : before.accesses) {
+      if (a.array != array) continue;
+      if (a.tuple == whole && a.accumulator) {
+        if (a.write) unite(terms, a.map);
+      } else {
+        unite(others, a.map);
+        unite(others_time, before.time.at(a.tuple));
+      }
+    }
+    if (terms.is_null()) continue;
+    if (!others.is_null()) {
+      isl::union_map same_element = others.apply_range(terms.reverse());  // other access -> term of its element
+      isl::union_map term_before = isl::manage(isl_union_map_lex_gt_union_map(others_time.copy(), terms_time.copy()));
+      isl::union_map term_after = isl::manage(isl_union_map_lex_lt_union_map(others_time.copy(), terms_time.copy()));
+      isl::union_set between = same_element.intersect(term_before).domain().intersect(same_element.intersect(term_after).domain());
+      if (!between.is_empty()) {
+        isl_basic_set* point = isl_union_set_sample(between.copy());
+        char* text = isl_basic_set_to_str(point);
+        std::string one = text ? text : "";
+        free(text);
+        isl_basic_set_free(point);
+        throw KernelError("kernel '" + kernel + "': '" + whole + "' is summed as a reduction, but in the kernel as written another access to '" +
+                          array + "' stands between two terms of one sum (" + one +
+                          "): the order of its terms matters there");
+      }
+    }
+    std::vector<isl::map> collapsed;
+    bool one_element = true;
+    for (Access* a : acc) {
+      collapsed.push_back(isl::manage(isl_map_apply_domain(a->map.copy(), to_part.copy())));
+      one_element &= isl_map_is_single_valued(collapsed.back().get()) == isl_bool_true;
+    }
+    if (!one_element) {
+      isl_ctx_reset_error(isl_context());
+      continue;  // (the element depends on the summed loops: nothing to fold; the sides' accessors differ)
+    }
+    for (size_t i = 0; i < acc.size(); ++i) {
+      acc[i]->map = collapsed[i];
+      acc[i]->tuple = part;
+    }
+    before.keys[part] = part_dims;
+    before.time[part] = isl::manage(isl_map_lexmin(isl_map_apply_domain(x_time.copy(), to_part.release())));
+    before.accessors[array].insert(part);
+    bool still = false;
+    for (auto& a : before.accesses) still |= a.tuple == whole && a.array == array;
+    if (!still) before.accessors[array].erase(whole);
+  }
+}
+
 void check_reorderings(const LoopKernel& k, const Linearization& L) {
   if (!k.original) return;
   // most kernels write each output element once and read no output: nothing to order
@@ -565,6 +700,7 @@ void check_reorderings(const LoopKernel& k, const Linearization& L) {
   // one: on threads and blocks, a copy of each private temporary per thread
   SideBuilder ref_builder(ref, ref_order, candidates), new_builder(k, L, candidates);
   Side before = ref_builder.build(), after = new_builder.build();
+  collapse_accumulations(before, after, k.name);
   std::set<std::string> arrays;
   for (auto& a : candidates) {
     if (before.unknown_arrays.count(a) || after.unknown_arrays.count(a)) continue;
@@ -805,7 +941,7 @@ std::optional<std::string> overwritten_initial_reads(const LoopKernel& k) {
   isl_map_list* reads = isl_union_map_get_map_list(side.initial_reads.get());
   for (isl_size i = 0; i < isl_map_list_size(reads); ++i) {
     isl::map m = isl::manage(isl_map_list_get_at(reads, i));
-    probe.accesses.push_back({isl_map_get_tuple_name(m.get(), isl_dim_out), isl_map_get_tuple_name(m.get(), isl_dim_in), false, false, m});
+    probe.accesses.push_back({isl_map_get_tuple_name(m.get(), isl_dim_out), isl_map_get_tuple_name(m.get(), isl_dim_in), false, false, false, m});
   }
   isl_map_list_free(reads);
   Flow f;

@@ -192,3 +192,26 @@ TEST(GpuTensorCore, TwoProductsIntoOneAccumulator) {
   }
   EXPECT_EQ(tested, 1) << space.str();
 }
+
+// PolyBench's symm from the automatic space: its stores, then its updates
+// of the rows above (reordered, distributed), each nest one float64 product
+// on the FP64 tensor cores (the updates' sum over i > k proven through its
+// terms as written; the stores' sum over k < i folded into the store), two
+// launches checked as one program with their tile fetches.
+TEST(GpuTensorCore, SymmsTwoTriangularProductsAsLaunches) {
+  REQUIRE_GPU();
+  if (cuda::device().arch().rfind("sm_90", 0) != 0) return;
+  LoopKernel symm = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/symm.loom").kernel;
+  tune::Space space = tune::auto_space(symm, "cuda");
+  int tested = 0;
+  for (size_t i = 0; i < space.sketches().size(); ++i) {
+    const std::string& name = space.sketches()[i].name;
+    if (name != "nests, tensor cores" && name != "nests, tiles") continue;
+    tune::Configuration first{int(i), std::vector<int>(space.sketches()[i].choices.size(), 0)};
+    LoopKernel a = apply_transforms(symm, space.steps(first));
+    for (auto& p : std::vector<std::map<std::string, int64_t>>{{{"m", 128}, {"n", 96}}, {{"m", 70}, {"n", 38}}, {{"m", 6}, {"n", 4}}})
+      EXPECT_EQ(gpu_vs_reference(symm, a, p), "") << name << " m=" << p.at("m") << "\n" << space.script(first);
+    ++tested;
+  }
+  EXPECT_EQ(tested, 2) << space.str();
+}

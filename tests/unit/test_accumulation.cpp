@@ -105,3 +105,60 @@ instructions:
   e = error_of([&] { transformed(gemm, "accumulation_to_reduction id:nothing\n"); });
   EXPECT_NE(e.find("no instruction matches 'id:nothing'"), std::string::npos) << e;
 }
+
+// symm: row i's terms are added into the rows k < i, after those rows' own
+// stores. Once the updates are a nest of their own (reordered after the
+// stores, then distributed), each C[k, j] is a sum over i > k, although i
+// holds every instruction as written: the reorder check reads each sum's
+// terms in the kernel as written as one instance (nothing touches C[k, j]
+// between them there), so the sum may run in any order, k and j in parallel.
+TEST(AccumulationToReduction, ASumOverALoopThatHoldsOthersAsWrittenIsProvenThroughItsTerms) {
+  LoopKernel k = parse_kernel_file(loom::testing::source_dir() + "/examples/polybench/symm.loom").kernel;
+  const std::string separated =
+      "distribute_loops k after=id:insn_1\nreorder_instructions \"insn_0, insn_2, insn_3, insn_1\"\n"
+      "distribute_loops j after=id:insn_3\ndistribute_loops i after=id:insn_3\n";
+  LoopKernel r = transformed(k, separated + "accumulation_to_reduction id:insn_1 inames=i_2\n");
+  EXPECT_EQ(r.instruction("insn_1").within_inames, (std::set<std::string>{"j_2", "k"}));
+  EXPECT_NE(r.instruction("insn_1").rhs.str().find("sum(i_2, "), std::string::npos) << r.instruction("insn_1").str();
+  EXPECT_EQ(r.original->instruction("insn_1").within_inames, (std::set<std::string>{"i", "j", "k"}));  // (as written: the loop)
+  check_transformed(k, r, {{{"m", 5}, {"n", 7}}, {{"m", 1}, {"n", 3}}, {{"m", 13}, {"n", 2}}});
+  // the stores on blocks, then each update's (k, j) on a thread, its sum split over l.1
+  LoopKernel t = transformed(r, "add_global_barrier insn_3 id=g\nsplit_iname j 16 outer_tag=g.0 inner_tag=l.0\ntag_inames i:g.1\n"
+                                "split_iname j_2 16 outer_tag=g.0 inner_tag=l.0\ntag_inames k:g.1\n"
+                                "split_iname i_2 4 inner_tag=l.1\n");
+  check_transformed(k, t, {{{"m", 9}, {"n", 37}}, {{"m", 17}, {"n", 5}}});
+}
+
+// The same sum where the kernel as written reads the partial sums between
+// its terms: the sum's terms are no longer one instance there, and the
+// reorder check refuses it (a kernel whose reads all see the whole sum
+// would otherwise match the terms folded into one). The transformed kernel
+// is built by hand, with its instances' origins, as no transformation
+// sequence accepted step by step reaches it.
+TEST(AccumulationToReduction, ASumWhosePartialValuesAreReadAsWrittenIsRefused) {
+  const std::string head = R"(kernel partial
+domains:
+  {[i, j]: 0 <= i < n and 0 <= j < m}
+  {[i_2, j_2]: 0 <= i_2 < n and 0 <= j_2 < m}
+arguments:
+  n: int32, m: int32, a: float64[n, m], s: float64[m], t: float64[n, m]
+instructions:
+)";
+  LoopKernel written = kernel_of(head + R"(  for i, j
+    s[j] = s[j] + a[i, j]  {id=acc}
+    t[i, j] = s[j]  {id=partial}
+  end
+)");
+  LoopKernel summed = kernel_of(head + R"(  for j_2
+    s[j_2] = s[j_2] + sum(i_2, a[i_2, j_2])  {id=acc}
+  end
+  for i, j
+    t[i, j] = s[j]  {id=partial}
+  end
+)");
+  summed.instructions.edit()[0].origin = std::map<std::string, Expr>{{"i", make_var("i_2")}, {"j", make_var("j_2")}};
+  summed.original = std::make_shared<const LoopKernel>(written);
+  std::string e = error_of([&] { generate(summed); });
+  EXPECT_NE(e.find("'acc' is summed as a reduction, but in the kernel as written another access to 's' stands between two terms of one sum"),
+            std::string::npos) << e;
+}
