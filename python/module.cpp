@@ -1034,6 +1034,7 @@ PYBIND11_MODULE(_loom, m) {
       d["refused"] = r.refused;
       d["settled"] = r.settled;
       d["seeded"] = r.seeded;
+      d["other_workloads"] = r.other_workloads;
       d["seconds"] = r.seconds;
       d["space"] = space.str();
       return d;

@@ -7,18 +7,21 @@
 
 namespace loom::tune {
 
-double NeighbourModel::predict(const Configuration& c) const {
-  const Sketch& s = space_.sketches()[size_t(c.sketch)];
-  std::vector<std::pair<double, double>> near;  // (distance, log-time)
-  for (auto& [m, y] : seen_) {
-    if (m.sketch != c.sketch) continue;
-    double d = 0;
-    for (size_t p = 0; p < c.picks.size(); ++p) {
-      double n = double(std::max<size_t>(1, s.choices[p].values.size() - 1));
-      d += std::fabs(double(c.picks[p] - m.picks[p])) / n;
-    }
-    near.push_back({d, y});
+double picks_distance(const Space& space, const Configuration& a, const Configuration& b) {
+  if (a.sketch != b.sketch) return HUGE_VAL;
+  const Sketch& s = space.sketches()[size_t(a.sketch)];
+  double d = 0;
+  for (size_t p = 0; p < a.picks.size() && p < b.picks.size(); ++p) {
+    double n = double(std::max<size_t>(1, s.choices[p].values.size() - 1));
+    d += std::fabs(double(a.picks[p] - b.picks[p])) / n;
   }
+  return d;
+}
+
+double NeighbourModel::predict(const Configuration& c) const {
+  std::vector<std::pair<double, double>> near;  // (distance, log-time)
+  for (auto& [m, y] : seen_)
+    if (m.sketch == c.sketch) near.push_back({picks_distance(space_, c, m), y});
   if (near.empty()) return 0;  // unknown sketch: neutral
   std::sort(near.begin(), near.end());
   double num = 0, den = 0;
@@ -85,6 +88,76 @@ std::optional<double> FeatureModel::predict(const std::map<std::string, double>&
   if (!fitted_) fit();
   std::vector<double> x = row(features);
   return std::inner_product(x.begin(), x.end(), weights_.begin(), 0.0);
+}
+
+void GaussianProcess::add(const Configuration& c, double log_seconds) {
+  seen_.push_back({c, log_seconds});
+  fitted_ = false;
+}
+
+double GaussianProcess::covariance(const Configuration& a, const Configuration& b) const {
+  double d = picks_distance(space_, a, b);
+  // (exp(-d / l) of the picks' L1 distance: a product of one exponential
+  // kernel a choice point, positive definite, as a Gaussian of it is not)
+  return std::isinf(d) ? 0 : variance_ * std::exp(-d / length_);
+}
+
+void GaussianProcess::fit() const {
+  size_t n = seen_.size();
+  mean_ = 0;
+  for (auto& [c, y] : seen_) mean_ += y / double(n);
+  double v = 0;
+  for (auto& [c, y] : seen_) v += (y - mean_) * (y - mean_) / double(n);
+  variance_ = std::max(v, 1e-4);
+  // K + noise = L L' (the noise: a trial's spread, a few percent of the log-time)
+  chol_.assign(n, std::vector<double>(n, 0));
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j <= i; ++j) {
+      double sum = covariance(seen_[i].first, seen_[j].first) + (i == j ? 0.05 * variance_ + 1e-9 : 0);
+      for (size_t k = 0; k < j; ++k) sum -= chol_[i][k] * chol_[j][k];
+      chol_[i][j] = i == j ? std::sqrt(std::max(sum, 1e-12)) : sum / chol_[j][j];
+    }
+  // alpha = L'^-1 L^-1 (y - mean)
+  alpha_.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    double sum = seen_[i].second - mean_;
+    for (size_t k = 0; k < i; ++k) sum -= chol_[i][k] * alpha_[k];
+    alpha_[i] = sum / chol_[i][i];
+  }
+  for (size_t i = n; i-- > 0;) {
+    double sum = alpha_[i];
+    for (size_t k = i + 1; k < n; ++k) sum -= chol_[k][i] * alpha_[k];
+    alpha_[i] = sum / chol_[i][i];
+  }
+  fitted_ = true;
+}
+
+std::pair<double, double> GaussianProcess::predict(const Configuration& c) const {
+  if (seen_.empty()) return {0, 1};
+  if (!fitted_) fit();
+  size_t n = seen_.size();
+  std::vector<double> k(n);
+  for (size_t i = 0; i < n; ++i) k[i] = covariance(c, seen_[i].first);
+  double mean = mean_;
+  for (size_t i = 0; i < n; ++i) mean += k[i] * alpha_[i];
+  // variance: k(c, c) - v'v with L v = k
+  std::vector<double> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    double sum = k[i];
+    for (size_t j = 0; j < i; ++j) sum -= chol_[i][j] * v[j];
+    v[i] = sum / chol_[i][i];
+  }
+  double var = variance_;
+  for (double x : v) var -= x * x;
+  return {mean, std::sqrt(std::max(var, 1e-12))};
+}
+
+double GaussianProcess::expected_improvement(const Configuration& c, double best) const {
+  auto [mean, sd] = predict(c);
+  double gain = best - mean - 0.01;  // (a small margin: a tie is no improvement)
+  double z = gain / sd;
+  double cdf = 0.5 * std::erfc(-z / std::sqrt(2.0)), pdf = std::exp(-z * z / 2) / std::sqrt(2 * M_PI);
+  return gain * cdf + sd * pdf;
 }
 
 }  // namespace loom::tune

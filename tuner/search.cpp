@@ -2,6 +2,7 @@
 #include "search.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace loom::tune {
 
@@ -19,7 +20,7 @@ std::map<std::string, std::string> choice_values(const Space& space, const Confi
 }  // namespace
 
 Search::Search(const Space& space, const Options& o, std::string strategy, std::vector<Configuration> seeds, const std::set<std::string>& done)
-    : space_(space), o_(o), strategy_(std::move(strategy)), done_(done), rng_(o.seed), model_(space), starts_(std::move(seeds)) {
+    : space_(space), o_(o), strategy_(std::move(strategy)), done_(done), rng_(o.seed), model_(space), gp_(space), starts_(std::move(seeds)) {
   if (strategy_ == "exhaustive") order_ = space.all();
   for (auto& c : space.starts()) starts_.push_back(c);
   std::reverse(starts_.begin(), starts_.end());
@@ -32,12 +33,110 @@ size_t Search::untried() const {
 }
 
 void Search::measured(const Configuration& c, std::optional<double> seconds) {
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [&](const Configuration& p) { return p.key() == c.key(); }), pending_.end());
   if (seconds) {
     valid_.push_back({*seconds, c});
     model_.add(c, *seconds);
+    gp_.add(c, std::log(*seconds));
+    if (strategy_ == "annealing" && current_) {
+      double excess = std::log(*seconds) - std::log(current_->first);
+      if (excess < 0 || std::uniform_real_distribution<double>(0, 1)(rng_) < std::exp(-excess / temperature_)) current_ = {*seconds, c};
+      temperature_ = std::max(0.005, temperature_ * 0.93);
+    }
+    if (strategy_ == "local" && current_ && (restart_ || *seconds < current_->first)) {
+      current_ = {*seconds, c};
+      restart_ = false;
+    }
   } else if (!valid_.empty()) {  // (as slow as four times the slowest valid one: its neighbourhood is avoided)
-    model_.add(c, std::max_element(valid_.begin(), valid_.end(), [](auto& a, auto& b) { return a.first < b.first; })->first * 4);
+    double slowest = std::max_element(valid_.begin(), valid_.end(), [](auto& a, auto& b) { return a.first < b.first; })->first * 4;
+    model_.add(c, slowest);
+    gp_.add(c, std::log(slowest));
   }
+}
+
+std::optional<Configuration> Search::mutant_of_the_best() {
+  // evolution: mutants of the best few, the most promising by the model;
+  // one parent in four is the best of some sketch instead, so a sketch
+  // whose first random draws were poor is still refined (a short run's
+  // few random trials decide little about a sketch)
+  std::sort(valid_.begin(), valid_.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  size_t parents = std::min<size_t>(valid_.size(), 4);
+  std::vector<size_t> sketch_bests;  // indexes into valid, the first of each sketch
+  std::set<int> seen_sketches;
+  for (size_t v = 0; v < valid_.size(); ++v)
+    if (seen_sketches.insert(valid_[v].second.sketch).second) sketch_bests.push_back(v);
+  std::vector<std::pair<double, Configuration>> candidates;
+  // (the model ranks the mutants together, so a sketch's best is
+  // mutated alone: among the others' mutants its would never rank first)
+  bool from_sketch = sketch_bests.size() > 1 && std::uniform_int_distribution<int>(0, 3)(rng_) == 0;
+  size_t sketch_parent = from_sketch ? sketch_bests[std::uniform_int_distribution<size_t>(0, sketch_bests.size() - 1)(rng_)] : 0;
+  for (int m = 0; m < 24; ++m) {
+    size_t parent = from_sketch ? sketch_parent : std::uniform_int_distribution<size_t>(0, parents - 1)(rng_);
+    Configuration c = valid_[parent].second;
+    int steps = 1 + int(std::uniform_int_distribution<int>(0, 2)(rng_) == 0);
+    for (int s = 0; s < steps; ++s) c = space_.mutate(c, rng_);
+    if (fresh(c)) candidates.push_back({model_.predict(c), c});
+  }
+  if (candidates.empty()) return std::nullopt;
+  return std::min_element(candidates.begin(), candidates.end(), [](auto& a, auto& b) { return a.first < b.first; })->second;
+}
+
+std::optional<Configuration> Search::most_promising_by_expected_improvement() {
+  // Bayesian optimisation (Kernel Tuner's bayes_opt, without its library):
+  // of random draws and of mutants of the best few, the configuration whose
+  // expected improvement on the best log-time is largest under the
+  // Gaussian process; a batch's earlier picks count as measured at their
+  // predicted time, so the batch spreads out
+  double best = std::min_element(valid_.begin(), valid_.end(), [](auto& a, auto& b) { return a.first < b.first; })->first;
+  std::vector<Configuration> candidates;
+  for (int r = 0; r < 48; ++r) candidates.push_back(space_.random(rng_));
+  std::vector<std::pair<double, Configuration>> sorted = valid_;
+  std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  for (size_t p = 0; p < std::min<size_t>(4, sorted.size()); ++p)
+    for (int m = 0; m < 12; ++m) candidates.push_back(space_.mutate(sorted[p].second, rng_));
+  GaussianProcess believed = gp_;
+  for (auto& c : pending_) believed.add(c, believed.predict(c).first);
+  std::optional<Configuration> pick;
+  double most = -1;
+  for (auto& c : candidates) {
+    if (!fresh(c)) continue;
+    double ei = believed.expected_improvement(c, std::log(best));
+    if (ei > most) most = ei, pick = c;
+  }
+  return pick;
+}
+
+std::optional<Configuration> Search::next_annealing_step() {
+  // simulated annealing (Kernel Tuner's simulated_annealing): a neighbour of
+  // the current configuration; measured(), it replaces the current one when
+  // faster, or when slower with probability exp(-(its log-time's excess) / T),
+  // T falling with each measurement
+  if (!current_) current_ = *std::min_element(valid_.begin(), valid_.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  for (int attempt = 0; attempt < 24; ++attempt) {
+    Configuration c = space_.mutate(current_->second, rng_);
+    if (fresh(c)) return c;
+  }
+  return std::nullopt;
+}
+
+std::optional<Configuration> Search::next_local_step() {
+  // multi-start local search (Kernel Tuner's mls): each neighbour of the
+  // current configuration (one choice point a step up or down) in turn; the
+  // first faster one becomes current; with every neighbour measured and
+  // none faster (a local minimum), a random configuration starts again
+  if (!current_) current_ = *std::min_element(valid_.begin(), valid_.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  const Sketch& s = space_.sketches()[size_t(current_->second.sketch)];
+  std::vector<Configuration> around;
+  for (size_t p = 0; p < s.choices.size(); ++p)
+    for (int step : {1, -1}) {
+      Configuration c = current_->second;
+      c.picks[p] += step;
+      if (c.picks[p] >= 0 && c.picks[p] < int(s.choices[p].values.size()) && fresh(c)) around.push_back(c);
+    }
+  if (!around.empty()) return around[std::uniform_int_distribution<size_t>(0, around.size() - 1)(rng_)];
+  restart_ = true;  // (the next measurement becomes current, whatever its time)
+  Configuration r = space_.random(rng_);
+  return fresh(r) ? std::optional<Configuration>(r) : std::nullopt;
 }
 
 std::vector<Configuration> Search::next_batch(size_t want, size_t measured) {
@@ -80,38 +179,21 @@ std::vector<Configuration> Search::next_batch(size_t want, size_t measured) {
       if (fresh(c)) take(c);
       continue;
     }
-    // evolution: mutants of the best few, the most promising by the model;
-    // one parent in four is the best of some sketch instead, so a sketch
-    // whose first random draws were poor is still refined (a short run's
-    // few random trials decide little about a sketch)
-    std::sort(valid_.begin(), valid_.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    size_t parents = std::min<size_t>(valid_.size(), 4);
-    std::vector<size_t> sketch_bests;  // indexes into valid, the first of each sketch
-    std::set<int> seen_sketches;
-    for (size_t v = 0; v < valid_.size(); ++v)
-      if (seen_sketches.insert(valid_[v].second.sketch).second) sketch_bests.push_back(v);
-    std::vector<std::pair<double, Configuration>> candidates;
-    // (the model ranks the mutants together, so a sketch's best is
-    // mutated alone: among the others' mutants its would never rank first)
-    bool from_sketch = sketch_bests.size() > 1 && std::uniform_int_distribution<int>(0, 3)(rng_) == 0;
-    size_t sketch_parent = from_sketch ? sketch_bests[std::uniform_int_distribution<size_t>(0, sketch_bests.size() - 1)(rng_)] : 0;
-    for (int m = 0; m < 24; ++m) {
-      size_t parent = from_sketch ? sketch_parent : std::uniform_int_distribution<size_t>(0, parents - 1)(rng_);
-      Configuration c = valid_[parent].second;
-      int steps = 1 + int(std::uniform_int_distribution<int>(0, 2)(rng_) == 0);
-      for (int s = 0; s < steps; ++s) c = space_.mutate(c, rng_);
-      if (fresh(c)) candidates.push_back({model_.predict(c), c});
-    }
-    if (candidates.empty()) {  // a neighbourhood worn out: explore
-      Configuration c = space_.random(rng_);
-      if (fresh(c)) take(c);
+    std::optional<Configuration> c;
+    if (strategy_ == "bayes") c = most_promising_by_expected_improvement();
+    else if (strategy_ == "annealing") c = next_annealing_step();
+    else if (strategy_ == "local") c = next_local_step();
+    else c = mutant_of_the_best();
+    if (!c) {  // a neighbourhood worn out: explore
+      Configuration r = space_.random(rng_);
+      if (fresh(r)) take(r);
       continue;
     }
-    std::sort(candidates.begin(), candidates.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    take(candidates.front().second);
-    if (std::uniform_int_distribution<int>(0, 3)(rng_) == 0) {  // one in four also random, as evolution keeps diversity
-      Configuration c = space_.random(rng_);
-      if (fresh(c) && batch.size() < want) take(c);
+    take(*c);
+    if (strategy_ == "bayes") pending_.push_back(*c);
+    if (strategy_ == "evolution" && std::uniform_int_distribution<int>(0, 3)(rng_) == 0) {  // one in four also random, as evolution keeps diversity
+      Configuration r = space_.random(rng_);
+      if (fresh(r) && batch.size() < want) take(r);
     }
   }
   return batch;

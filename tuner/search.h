@@ -1,9 +1,15 @@
 // The search strategies of the tuner (tuner/search.cpp): which
 // configurations of a space to try next. exhaustive takes them in order;
-// random draws them (each sketch uniformly, then each choice point); evolution
-// draws at random until it has a few measurements (each sketch once first),
-// then mutates the fastest few and measures the mutant the cost model
-// (NeighbourModel) ranks first, one draw in four at random. Every strategy
+// random draws them (each sketch uniformly, then each choice point). The
+// others draw at random until they have a few measurements (evolution: each
+// sketch once first), then: evolution mutates the fastest few and measures
+// the mutant the cost model (NeighbourModel) ranks first, one draw in four at
+// random; bayes (Bayesian optimisation) measures the configuration whose
+// expected improvement is largest under a Gaussian process (GaussianProcess);
+// annealing (simulated annealing) a neighbour of its current configuration,
+// which a slower one replaces with a probability that falls as it cools;
+// local (multi-start local search) each neighbour of the current
+// configuration until one is faster, and a random one at a local minimum. Every strategy
 // measures the starts first: the fastest trials measured elsewhere (seeds),
 // then the sketches' own starts. A configuration the log already holds is
 // skipped, one the user's restrictions leave out is never generated; neither
@@ -22,7 +28,7 @@ namespace loom::tune {
 
 class Search {
  public:
-  // strategy: exhaustive, random or evolution (resolved); seeds: measured
+  // strategy: exhaustive, random, evolution, bayes, annealing or local (resolved); seeds: measured
   // first; done: the scripts the log already holds
   Search(const Space& space, const Options& o, std::string strategy, std::vector<Configuration> seeds, const std::set<std::string>& done);
   // Up to `want` configurations nobody has tried; measured: the trials so far.
@@ -36,6 +42,11 @@ class Search {
 
  private:
   bool fresh(const Configuration& c) const { return !picked_.count(c.key()); }
+  // each strategy's next configuration once it has measurements (nothing: its neighbourhood is worn out)
+  std::optional<Configuration> mutant_of_the_best();
+  std::optional<Configuration> most_promising_by_expected_improvement();
+  std::optional<Configuration> next_annealing_step();
+  std::optional<Configuration> next_local_step();
 
   const Space& space_;
   const Options& o_;
@@ -46,6 +57,11 @@ class Search {
   size_t next_in_order_ = 0;
   std::set<std::string> picked_;      // keys tried or skipped in this run
   NeighbourModel model_;
+  GaussianProcess gp_;                                  // bayes
+  std::vector<Configuration> pending_;                  // bayes: taken, not yet measured (believed at their predicted time)
+  std::optional<std::pair<double, Configuration>> current_;  // annealing, local: (median, configuration)
+  double temperature_ = 0.3;                            // annealing: in log-time
+  bool restart_ = false;                                // local: at a local minimum, the next measurement is current
   std::vector<std::pair<double, Configuration>> valid_;  // (median, configuration), this run
   std::vector<Configuration> starts_;  // measured first (a stack: the next at the back)
   std::vector<int> unvisited_;         // evolution's first draws: each sketch once, in a random order

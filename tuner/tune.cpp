@@ -146,16 +146,24 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
         elsewhere.push_back(t);
       }
     }
+  // (other kernels' trials of the seed logs, on this target and card: what
+  // the feature model learns before this run measures anything, as
+  // MetaSchedule's database trains its cost model across workloads)
+  std::vector<Trial> other_workloads;
   for (auto& path : o.seed_logs) {
     if (!std::filesystem::exists(path)) throw Error("tuning: seed log '" + path + "' does not exist");
-    for (auto& t : read_log(path))
+    for (auto& t : read_log(path)) {
       if (this_kernel(t)) elsewhere.push_back(t);
+      else if (t.target == o.target && t.status == TrialStatus::Ok && !t.features.empty() && device_model(t.device) == device_model(device))
+        other_workloads.push_back(t);
+    }
   }
 
   std::string strategy = o.strategy;
   if (strategy == "auto") strategy = space.size() <= double(o.trials) ? "exhaustive" : "evolution";
-  if (strategy != "exhaustive" && strategy != "random" && strategy != "evolution")
-    throw Error("tuning: no strategy '" + strategy + "' (exhaustive, random, evolution or auto)");
+  const std::set<std::string> strategies{"exhaustive", "random", "evolution", "bayes", "annealing", "local"};
+  if (!strategies.count(strategy))
+    throw Error("tuning: no strategy '" + strategy + "' (exhaustive, random, evolution, bayes, annealing, local or auto)");
 
   // measured first (random, evolution): the fastest elsewhere, then the rules' guesses
   std::vector<Configuration> seeds;
@@ -165,6 +173,9 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   }
   Search search(space, o, strategy, seeds, done);
   FeatureModel features;
+  if (o.feature_model)
+    for (auto& t : other_workloads) features.add(t.features, t.median_seconds);
+  result.other_workloads = o.feature_model ? int(other_workloads.size()) : 0;
 
   VariantOptions vo;
   vo.workers = o.compile_workers;
@@ -197,7 +208,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   // the time budget: no batch is taken, and no trial sent to a worker, once it is spent
   auto out_of_time = [&] { return o.time_limit_seconds > 0 && std::chrono::duration<double>(Clock::now() - start).count() >= o.time_limit_seconds; };
   auto take_batch = [&](bool& doubled) {
-    size_t want = size_t(std::max(0, std::min(total - issued, strategy == "evolution" ? 8 : 32)));
+    size_t want = size_t(std::max(0, std::min(total - issued, strategy == "exhaustive" || strategy == "random" ? 32 : 8)));
     if (out_of_time()) want = 0;
     doubled = strategy == "evolution" && o.feature_model && features.ready() && want > 0;
     if (doubled) want *= 2;  // (half is measured: below)

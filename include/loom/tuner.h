@@ -202,7 +202,7 @@ double occupancy(const TargetInfo& t, int64_t threads, int registers, int64_t sh
 
 struct Options {
   std::string target = "cpu";        // cpu | cuda
-  std::string strategy = "auto";     // exhaustive | random | evolution | auto (exhaustive when it fits)
+  std::string strategy = "auto";     // exhaustive | random | evolution | bayes | annealing | local | auto (exhaustive when it fits, else evolution)
   int trials = 64;                   // measured or refused configurations, at most
   uint64_t seed = 1;
   std::string log;                   // "" : no log file
@@ -284,6 +284,7 @@ struct Result {
   std::optional<Trial> as_written, own_schedule;
   int skipped = 0;                   // already in the log
   int seeded = 0;                    // configurations measured first because they were fastest elsewhere
+  int other_workloads = 0;           // other kernels' trials (the seed logs') the feature model learnt from first
   int unmeasured = 0;                // screened, but predicted slow by the feature model
   int restricted = 0;                // configurations the user's restrictions left out (never generated)
   int refused = 0;                   // in trials, refused by the checks before running: not counted against the budget

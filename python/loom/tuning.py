@@ -99,6 +99,7 @@ class TuneResult:
         self.settled = d.get("settled", "")  # what re-measuring a winner within the runner-up's noise found
         self.skipped = d["skipped"]
         self.seeded = d.get("seeded", 0)
+        self.other_workloads = d.get("other_workloads", 0)  # other kernels' trials the feature model learnt from first
         self.seconds = d["seconds"]
         self.space = d["space"]
         # the kernel as written, measured as trial 0 (references=True): the best is never slower
@@ -225,7 +226,9 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
     script language (choice(a|b|c) values, `optional` lines); (kernel, [script, ...])
     for a list of whole scripts; or a function config -> kernel with `configs`.
     parameters: the sizes timed ({"n": 4096}); every parameter needs one.
-    strategy: exhaustive | random | evolution | auto. seed: repeatable runs.
+    strategy: exhaustive | random | evolution | bayes (Bayesian optimisation) |
+    annealing (simulated annealing) | local (multi-start local search) | auto.
+    seed: repeatable runs.
     log: a JSON-lines file each trial is appended to; with resume, trials it
     holds are not run again (those of this card and sizes; its trials from another card
     or other sizes seed the run, as seed_logs' do: a log path or a list of them, whose
@@ -236,7 +239,9 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
     cluster, actors sets how many measure).
     workers: processes screening and compiling candidates (0: one per core).
     feature_model: evolution screens twice a batch and measures the half a model of
-    the kernel features ranks fastest (docs/tuning.md; off: no clear gain yet).
+    the kernel features ranks fastest (docs/tuning.md; off: no clear gain yet); with
+    seed_logs, the model first learns from their other kernels' trials (this target
+    and card), as MetaSchedule's database trains its model across workloads.
     time_limit: seconds after which no new trial starts (a budget besides trials).
     rtol, atol: the check's tolerances, a number for every written array or a
     dict by array name (default: by dtype).

@@ -516,6 +516,7 @@ int run_tune(const Options& o, const cli::RayHook& ray) {
   if (r.restricted) std::printf(", %d left out by --restrict", r.restricted);
   if (r.seeded) std::printf(", %d seeded by the fastest measured elsewhere", r.seeded);
   if (r.unmeasured) std::printf(", %d more screened and left unmeasured by the feature model", r.unmeasured);
+  if (r.other_workloads) std::printf(" (which learnt first from %d trials of other kernels)", r.other_workloads);
   std::printf("\nfastest (%s, %s):\n", to.target.c_str(), r.best->device.c_str());
   auto from_log = [&](const tune::Trial& t) {
     return std::any_of(r.resumed.begin(), r.resumed.end(), [&](auto& x) { return x.key == t.key && x.script == t.script; });

@@ -10,7 +10,7 @@
 // sketches (accumulation_to_reduction, distribute_loops, add_global_barrier,
 // affine_map_inames skews and shifts, read_initial_values, expand_array,
 // split_index_set, reorder_instructions, run_on_first_thread, rename_iname
-// existing_ok);
+// existing_ok, forward_substitute, rename_temporary within=);
 // `log` is the applied steps as a transformation script (one per line), so a
 // failing case replays (and shrinks) through apply_transforms. steps a transform refuses are skipped. Used by the CPU and GPU
 // random-schedule tests; `log` records what was applied.
@@ -94,8 +94,12 @@ inline LoopKernel random_schedule(const LoopKernel& k, std::mt19937& rng, std::s
         const Instruction& insn = t.instruction(id);
         const std::string written = insn.kind == Instruction::Assign ? insn.assignee_name() : "";
         const std::string& another = t.instructions[size_t(pick(int(t.instructions.size())))].id;
-        switch (pick(10)) {
+        switch (pick(13)) {
           case 0: line = "accumulation_to_reduction id:" + id; break;
+          // a sum over a loop of one's choice (one that holds other instructions as written: the check reads its terms there)
+          case 10: line = "accumulation_to_reduction id:" + id + " inames=" + n; break;
+          case 11: line = "forward_substitute id:" + id; break;  // a constant store folded into its readers
+          case 12: line = "rename_temporary " + written + " " + written + "_web within=id:" + id; break;  // one web of a temporary
           case 1: line = "distribute_loops " + n + " after=id:" + id; break;
           case 2: line = "add_global_barrier " + id + " id=random_barrier_" + std::to_string(s); break;
           // the copies of an array (reads of its values from before the kernel; a copy per iteration of a loop)

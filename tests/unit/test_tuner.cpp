@@ -1115,6 +1115,36 @@ TEST(Tune, EvolutionMeasuresWhatTheFeatureModelRanksFirst) {
   EXPECT_EQ(tune::tune(k, space, o).unmeasured, 0);
 }
 
+// Other kernels' trials in a seed log (their features, this target and
+// card) train the feature model before the run measures anything, as
+// MetaSchedule's database does across workloads: it screens from the first
+// batch, where without them it waits for 6 of this run's own trials.
+TEST(Tune, TheFeatureModelLearnsFromOtherKernelsInTheSeedLogs) {
+  std::string other = temp_log("other_workload");
+  {
+    auto o = small_run(other);
+    o.parameters = {{"n", 24}, {"m", 20}, {"l", 16}};
+    o.trials = 10;
+    o.strategy = "random";
+    tune::tune(matmul(), tune::auto_space(matmul()), o);
+  }
+  LoopKernel k = row_sums();
+  auto space = tune::auto_space(k);
+  auto o = small_run();
+  o.trials = 8;
+  o.strategy = "evolution";
+  o.feature_model = true;
+  auto alone = tune::tune(k, space, o);
+  EXPECT_EQ(alone.unmeasured, 0);
+  EXPECT_EQ(alone.other_workloads, 0);
+  o.seed_logs = {other};
+  auto learnt = tune::tune(k, space, o);
+  EXPECT_GE(learnt.other_workloads, 6);
+  EXPECT_GT(learnt.unmeasured, 0);  // (the first batch screened twice as many as it measured)
+  EXPECT_EQ(learnt.trials.size() - size_t(learnt.refused), 8u);
+  std::filesystem::remove(other);
+}
+
 // The rows + vec sketch starts where a hand schedule of row sums would (the
 // rule in auto_space.cpp), at each shape's timed sizes; evolution and
 // random measure the starts before any random draw.
