@@ -191,8 +191,15 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
   int shown_total = total;
   if (strategy == "exhaustive") shown_total = int(std::min<size_t>(size_t(total), search.untried()));
   std::optional<Trial> best_so_far = best(earlier);
-  for (auto& t : earlier)  // (the log's trials of this space that the run reuses: reported with this run's)
-    if (space.from_key(t.key) && space.script(*space.from_key(t.key)) == t.script) result.resumed.push_back(t);
+  // the log's trials of this space that the run reuses: reported with this
+  // run's, and the search continues from them (a resumed run, or a task
+  // scheduler's next round, refines what was measured instead of starting
+  // with random draws again)
+  for (auto& t : earlier)
+    if (auto c = space.from_key(t.key); c && space.script(*c) == t.script) {
+      result.resumed.push_back(t);
+      search.measured(*c, t.status == TrialStatus::Ok ? std::optional<double>(t.median_seconds) : std::nullopt);
+    }
   // Screening runs one batch ahead: while the workers measure a batch, the
   // next is transformed, generated and compiled (its configurations chosen
   // from what was measured so far).
@@ -212,7 +219,7 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
     if (out_of_time()) want = 0;
     doubled = strategy == "evolution" && o.feature_model && features.ready() && want > 0;
     if (doubled) want *= 2;  // (half is measured: below)
-    std::vector<Configuration> b = want ? search.next_batch(want, result.trials.size()) : std::vector<Configuration>{};
+    std::vector<Configuration> b = want ? search.next_batch(want, result.trials.size() + result.resumed.size()) : std::vector<Configuration>{};
     issued += int(b.size());
     return b;
   };

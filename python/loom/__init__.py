@@ -18,6 +18,7 @@ from .kernel import (AddressSpace, CudaTarget, ExecutableCTarget, GlobalArg, Int
                      TemporaryVariable, ValueArg, auto, generate_code, generate_code_v2, kernel_from_json, kernel_from_text, load_kernel, make_kernel,
                      random_arguments, set_options, target_info)
 from .transforms import compile_variants, search_domain, transform_names, transform_schema, _install
+from .task_scheduler import TuneManyResult, tune_many
 from .tuning import Autotuned, Choice, TuneResult, TuningSpace, autotune, read_log, tune
 from . import diagnostic, version
 from .compat import (add_and_infer_dtypes, fuse_kernels, generate_header, get_one_linearized_kernel, get_one_scheduled_kernel,
@@ -32,7 +33,7 @@ __all__ = [
     "AddressSpace", "ArgumentError", "CudaError", "CudaTarget", "ExecutableCTarget", "GlobalArg", "InterpreterTarget",
     "KernelError", "LoomError", "LoopKernel", "ParseError", "TemporaryVariable", "TransformError", "ValueArg", "auto",
     "generate_code", "generate_code_v2", "JsonError", "kernel_from_json", "kernel_from_text", "random_arguments", "load_kernel", "make_kernel", "set_options", "target_info", "compile_variants", "search_domain", "transform_names", "transform_schema",
-    "Autotuned", "Choice", "TuneResult", "TuningSpace", "autotune", "read_log", "tune",
+    "Autotuned", "Choice", "TuneManyResult", "TuneResult", "TuningSpace", "autotune", "read_log", "tune", "tune_many",
     "CountGranularity", "MemAccess", "Op", "Sync", "ToCountMap", "ToCountPolynomialMap", "get_mem_access_map", "get_op_map", "stringify_stats_mapping",
     "get_synchronization_map", "add_and_infer_dtypes", "get_one_linearized_kernel", "get_one_scheduled_kernel", "make_copy_kernel", "fuse_kernels", "preprocess_kernel", "set_caching_enabled",
     "diagnostic", "version",

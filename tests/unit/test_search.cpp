@@ -90,3 +90,28 @@ TEST(SearchStrategies, ModelBasedStrategiesFindTheBowlsBottom) {
     EXPECT_LE(mean, random) << strategy;
   }
 }
+
+// A resumed run (or a task scheduler's next round) hands the log's trials to
+// the search as measurements (tuner/tune.cpp): past the warm-up, local search
+// goes on from their best, one choice point a step away, not from random draws.
+TEST(SearchStrategies, MeasurementsFromTheLogAreWhereTheSearchGoesOn) {
+  Space space = Space::parse(kSpace);
+  Options o;
+  o.seed = 2;
+  o.trials = 40;
+  std::set<std::string> done;
+  Search s(space, o, "local", {}, done);
+  std::mt19937_64 rng(9);
+  Configuration best;
+  double fastest = HUGE_VAL;
+  for (int i = 0; i < 12; ++i) {  // the log's twelve
+    Configuration c = space.random(rng);
+    s.measured(c, bowl(c));
+    if (bowl(c) < fastest) fastest = bowl(c), best = c;
+  }
+  auto next = s.next_batch(1, 12);
+  ASSERT_EQ(next.size(), 1u);
+  int steps = 0;
+  for (size_t p = 0; p < next[0].picks.size(); ++p) steps += std::abs(next[0].picks[p] - best.picks[p]);
+  EXPECT_EQ(steps, 1) << next[0].key() << " from " << best.key();
+}
