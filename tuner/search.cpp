@@ -43,6 +43,8 @@ void Search::measured(const Configuration& c, std::optional<double> seconds) {
       if (excess < 0 || std::uniform_real_distribution<double>(0, 1)(rng_) < std::exp(-excess / temperature_)) current_ = {*seconds, c};
       temperature_ = std::max(0.005, temperature_ * 0.93);
     }
+    for (auto& q : particles_)
+      if (q.pending == c.key() && *seconds < q.best_seconds) q.best = c, q.best_seconds = *seconds;
     if (strategy_ == "local" && current_ && (restart_ || *seconds < current_->first)) {
       current_ = {*seconds, c};
       restart_ = false;
@@ -139,6 +141,89 @@ std::optional<Configuration> Search::next_local_step() {
   return fresh(r) ? std::optional<Configuration>(r) : std::nullopt;
 }
 
+// The valid configurations measured so far of the fastest one's sketch,
+// fastest first (differential evolution's population, the swarm's start).
+std::vector<std::pair<double, Configuration>> Search::population() const {
+  std::vector<std::pair<double, Configuration>> out = valid_;
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  int sketch = out.front().second.sketch;
+  out.erase(std::remove_if(out.begin(), out.end(), [&](auto& v) { return v.second.sketch != sketch; }), out.end());
+  return out;
+}
+
+// picks rounded to the nearest value and kept in each choice point's range
+Configuration Search::rounded(int sketch, const std::vector<double>& position) const {
+  const Sketch& s = space_.sketches()[size_t(sketch)];
+  Configuration c{sketch, std::vector<int>(s.choices.size(), 0)};
+  for (size_t p = 0; p < s.choices.size(); ++p)
+    c.picks[p] = std::clamp(int(std::lround(position[p])), 0, int(s.choices[p].values.size()) - 1);
+  return c;
+}
+
+std::optional<Configuration> Search::next_differential_step() {
+  // differential evolution (Kernel Tuner's diff_evo, scipy's scheme
+  // best/1/bin on the picks): the fastest plus F (0.5 to 1) times the difference of two
+  // others of its sketch, crossed with a member of the population (the
+  // eight fastest of that sketch) dimension by dimension, rounded to choice
+  // values
+  auto pop = population();
+  if (pop.size() < 3) return mutant_of_the_best();
+  if (pop.size() > 8) pop.resize(8);  // (the population: the eight fastest, as selection keeps the fitter)
+  const size_t n = pop[0].second.picks.size();
+  for (int attempt = 0; attempt < 24; ++attempt) {
+    std::uniform_int_distribution<size_t> any(1, pop.size() - 1);
+    size_t b = any(rng_), c = any(rng_), x = std::uniform_int_distribution<size_t>(0, pop.size() - 1)(rng_);
+    if (b == c) continue;
+    std::vector<double> v(n);
+    const double f = std::uniform_real_distribution<double>(0.5, 1)(rng_);  // (dithered, as scipy's default (0.5, 1))
+    size_t forced = std::uniform_int_distribution<size_t>(0, std::max<size_t>(n, 1) - 1)(rng_);
+    for (size_t p = 0; p < n; ++p) {
+      double mutant = pop[0].second.picks[p] + f * (pop[b].second.picks[p] - pop[c].second.picks[p]);
+      bool cross = p == forced || std::uniform_real_distribution<double>(0, 1)(rng_) < 0.7;
+      v[p] = cross ? mutant : pop[x].second.picks[p];
+    }
+    Configuration t = rounded(pop[0].second.sketch, v);
+    if (fresh(t)) return t;
+  }
+  return mutant_of_the_best();
+}
+
+std::optional<Configuration> Search::next_swarm_step() {
+  // particle swarm (Kernel Tuner's pso): eight particles in the fastest
+  // sketch's pick space, each pulled toward its own best and the swarm's
+  // (inertia 0.5, both pulls 1.5 times a random factor); a particle's
+  // proposal, once measured, may become its best (measured())
+  auto pop = population();
+  const int sketch = pop[0].second.sketch;
+  if (particles_.empty() || particles_.front().best.sketch != sketch) {
+    particles_.clear();
+    for (size_t i = 0; i < 8; ++i) {
+      const auto& [t, c] = pop[i % pop.size()];
+      Particle q;
+      q.best = c;
+      q.best_seconds = t;
+      q.position.assign(c.picks.begin(), c.picks.end());
+      for (size_t p = 0; p < q.position.size(); ++p) q.velocity.push_back(std::uniform_real_distribution<double>(-1, 1)(rng_));
+      particles_.push_back(q);
+    }
+  }
+  const Configuration& swarm_best = pop[0].second;
+  for (int attempt = 0; attempt < int(particles_.size()) * 3; ++attempt) {
+    Particle& q = particles_[next_particle_++ % particles_.size()];
+    for (size_t p = 0; p < q.position.size(); ++p) {
+      double r1 = std::uniform_real_distribution<double>(0, 1)(rng_), r2 = std::uniform_real_distribution<double>(0, 1)(rng_);
+      q.velocity[p] = 0.5 * q.velocity[p] + 1.5 * r1 * (q.best.picks[p] - q.position[p]) + 1.5 * r2 * (swarm_best.picks[p] - q.position[p]);
+      q.position[p] += q.velocity[p];
+    }
+    Configuration c = rounded(sketch, q.position);
+    if (fresh(c)) {
+      q.pending = c.key();
+      return c;
+    }
+  }
+  return mutant_of_the_best();
+}
+
 std::vector<Configuration> Search::next_batch(size_t want, size_t measured) {
   std::vector<Configuration> batch;
   auto take = [&](const Configuration& c) {
@@ -183,6 +268,8 @@ std::vector<Configuration> Search::next_batch(size_t want, size_t measured) {
     if (strategy_ == "bayes") c = most_promising_by_expected_improvement();
     else if (strategy_ == "annealing") c = next_annealing_step();
     else if (strategy_ == "local") c = next_local_step();
+    else if (strategy_ == "diff_evo") c = next_differential_step();
+    else if (strategy_ == "pso") c = next_swarm_step();
     else c = mutant_of_the_best();
     if (!c) {  // a neighbourhood worn out: explore
       Configuration r = space_.random(rng_);

@@ -9,7 +9,11 @@
 // annealing (simulated annealing) a neighbour of its current configuration,
 // which a slower one replaces with a probability that falls as it cools;
 // local (multi-start local search) each neighbour of the current
-// configuration until one is faster, and a random one at a local minimum. Every strategy
+// configuration until one is faster, and a random one at a local minimum;
+// diff_evo (differential evolution) the fastest plus a scaled difference of
+// two others of its sketch, crossed with a third; pso (particle swarm) the
+// next position of eight particles pulled toward their own and the swarm's
+// best. Every strategy
 // measures the starts first: the fastest trials measured elsewhere (seeds),
 // then the sketches' own starts. A configuration the log already holds is
 // skipped, one the user's restrictions leave out is never generated; neither
@@ -28,7 +32,7 @@ namespace loom::tune {
 
 class Search {
  public:
-  // strategy: exhaustive, random, evolution, bayes, annealing or local (resolved); seeds: measured
+  // strategy: exhaustive, random, evolution, bayes, annealing, local, diff_evo or pso (resolved); seeds: measured
   // first; done: the scripts the log already holds
   Search(const Space& space, const Options& o, std::string strategy, std::vector<Configuration> seeds, const std::set<std::string>& done);
   // Up to `want` configurations nobody has tried; measured: the trials so far.
@@ -47,6 +51,10 @@ class Search {
   std::optional<Configuration> most_promising_by_expected_improvement();
   std::optional<Configuration> next_annealing_step();
   std::optional<Configuration> next_local_step();
+  std::optional<Configuration> next_differential_step();
+  std::optional<Configuration> next_swarm_step();
+  std::vector<std::pair<double, Configuration>> population() const;
+  Configuration rounded(int sketch, const std::vector<double>& position) const;
 
   const Space& space_;
   const Options& o_;
@@ -62,6 +70,14 @@ class Search {
   std::optional<std::pair<double, Configuration>> current_;  // annealing, local: (median, configuration)
   double temperature_ = 0.3;                            // annealing: in log-time
   bool restart_ = false;                                // local: at a local minimum, the next measurement is current
+  struct Particle {                                     // pso: a position in a sketch's pick space
+    std::vector<double> position, velocity;
+    Configuration best;
+    double best_seconds = 0;
+    std::string pending;  // the key of its proposal not yet measured
+  };
+  std::vector<Particle> particles_;
+  size_t next_particle_ = 0;
   std::vector<std::pair<double, Configuration>> valid_;  // (median, configuration), this run
   std::vector<Configuration> starts_;  // measured first (a stack: the next at the back)
   std::vector<int> unvisited_;         // evolution's first draws: each sketch once, in a random order

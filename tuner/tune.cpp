@@ -161,9 +161,9 @@ Result tune(const LoopKernel& k, const Space& space, const Options& options) {
 
   std::string strategy = o.strategy;
   if (strategy == "auto") strategy = space.size() <= double(o.trials) ? "exhaustive" : "evolution";
-  const std::set<std::string> strategies{"exhaustive", "random", "evolution", "bayes", "annealing", "local"};
+  const std::set<std::string> strategies{"exhaustive", "random", "evolution", "bayes", "annealing", "local", "diff_evo", "pso"};
   if (!strategies.count(strategy))
-    throw Error("tuning: no strategy '" + strategy + "' (exhaustive, random, evolution, bayes, annealing, local or auto)");
+    throw Error("tuning: no strategy '" + strategy + "' (exhaustive, random, evolution, bayes, annealing, local, diff_evo, pso or auto)");
 
   // measured first (random, evolution): the fastest elsewhere, then the rules' guesses
   std::vector<Configuration> seeds;

@@ -202,7 +202,7 @@ double occupancy(const TargetInfo& t, int64_t threads, int registers, int64_t sh
 
 struct Options {
   std::string target = "cpu";        // cpu | cuda
-  std::string strategy = "auto";     // exhaustive | random | evolution | bayes | annealing | local | auto (exhaustive when it fits, else evolution)
+  std::string strategy = "auto";     // exhaustive | random | evolution | bayes | annealing | local | diff_evo | pso | auto (exhaustive when it fits, else evolution)
   int trials = 64;                   // measured or refused configurations, at most
   uint64_t seed = 1;
   std::string log;                   // "" : no log file

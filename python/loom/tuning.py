@@ -227,7 +227,8 @@ def tune(space, parameters=None, *, trials=64, strategy="auto", seed=1, log=None
     for a list of whole scripts; or a function config -> kernel with `configs`.
     parameters: the sizes timed ({"n": 4096}); every parameter needs one.
     strategy: exhaustive | random | evolution | bayes (Bayesian optimisation) |
-    annealing (simulated annealing) | local (multi-start local search) | auto.
+    annealing (simulated annealing) | local (multi-start local search) |
+    diff_evo (differential evolution) | pso (particle swarm) | auto.
     seed: repeatable runs.
     log: a JSON-lines file each trial is appended to; with resume, trials it
     holds are not run again (those of this card and sizes; its trials from another card

@@ -2,7 +2,7 @@
 // generated or measured: a bowl over two ordered tile sizes and an optional
 // unroll, fastest at one configuration. Every strategy measures each
 // configuration at most once, repeats itself for a seed, and the
-// model-based ones (evolution, bayes, annealing, local) find a
+// model-based ones (evolution, bayes, annealing, local, diff_evo, pso) find a
 // configuration within a few percent of the fastest in a third of the
 // space's size, on average nearer to it than random draws.
 #include <gtest/gtest.h>
@@ -58,7 +58,7 @@ SearchRun search(const Space& space, const std::string& strategy, uint64_t seed,
 TEST(SearchStrategies, EachMeasuresAConfigurationOnceAndRepeatsForASeed) {
   Space space = Space::parse(kSpace);
   ASSERT_EQ(space.size(), 108.0);
-  for (const char* strategy : {"random", "evolution", "bayes", "annealing", "local"}) {
+  for (const char* strategy : {"random", "evolution", "bayes", "annealing", "local", "diff_evo", "pso"}) {
     SearchRun a = search(space, strategy, 3, 40), b = search(space, strategy, 3, 40);
     EXPECT_EQ(a.keys.size(), 40u) << strategy;
     EXPECT_EQ(std::set<std::string>(a.keys.begin(), a.keys.end()).size(), a.keys.size()) << strategy;
@@ -82,7 +82,7 @@ TEST(SearchStrategies, ModelBasedStrategiesFindTheBowlsBottom) {
   };
   double worst_random = 0;
   const double random = mean_best("random", worst_random);
-  for (const char* strategy : {"evolution", "bayes", "annealing", "local"}) {
+  for (const char* strategy : {"evolution", "bayes", "annealing", "local", "diff_evo", "pso"}) {
     double worst = 0, mean = mean_best(strategy, worst);
     std::cerr << strategy << ": mean best " << mean * 1e3 << " ms, worst " << worst * 1e3 << " ms (random " << random * 1e3 << ", "
               << worst_random * 1e3 << ")\n";
