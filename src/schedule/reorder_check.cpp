@@ -613,7 +613,9 @@ void collapse_accumulations(Side& before, const Side& after, const std::string& 
         if (p < part_dims.size() && dims[d] == part_dims[p]) ++p;
         else dropped.push_back(unsigned(d));
       }
-      if (p != part_dims.size() || dropped.empty()) continue;
+      if (p != part_dims.size() || dropped.empty())
+        throw KernelError("kernel '" + kernel + "': '" + whole + "' is summed as a reduction over loops the kernel as written does not " +
+                          "give it in the same order, so its sums cannot be compared with its terms as written");
     }
     isl::map x_time = before.time.at(whole);
     isl_map* proj = isl_map_identity(isl_space_map_from_set(isl_space_domain(isl_map_get_space(x_time.get()))));
@@ -662,7 +664,8 @@ void collapse_accumulations(Side& before, const Side& after, const std::string& 
     }
     if (!one_element) {
       isl_ctx_reset_error(isl_context());
-      continue;  // (the element depends on the summed loops: nothing to fold; the sides' accessors differ)
+      throw KernelError("kernel '" + kernel + "': '" + whole + "' is summed as a reduction, but as written the element it " +
+                        "accumulates into depends on the summed loops, so its sums cannot be compared with its terms");
     }
     for (size_t i = 0; i < acc.size(); ++i) {
       acc[i]->map = collapsed[i];
