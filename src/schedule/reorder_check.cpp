@@ -17,8 +17,10 @@
 //
 // Compared are the arrays and the kernel's own private temporaries that only
 // instructions with an origin access, the same instructions in both kernels;
-// data written once per element and never read is skipped before any isl
-// work. Not compared: what a transformation adds (a prefetch's fetch, a
+// a transformed statement that answers to none as written is refused, and
+// fewer statements (a launch of a program, a copy's reads) leave the array
+// to the program's check or the copy's transformation. Data written once
+// per element and never read is skipped before any isl work. Not compared: what a transformation adds (a prefetch's fetch, a
 // buffer's store: that transformation answers for it), local temporaries
 // (the barrier placement's business), reduction accumulators (a reduction's
 // order is free, as in loopy; preprocessing makes them in both kernels),
