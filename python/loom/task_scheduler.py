@@ -116,7 +116,7 @@ def tune_many(tasks, *, trials=64, weights=None, round_trials=8, log_dir=None, s
         # may be the kernel as written timed again, a little slower this time)
         task.bests.append(min([r.best["median_seconds"]] + task.bests[-1:]))
         order.append(name)
-        if measured == 0:
+        if not r.trials:
             finished.add(name)  # (nothing left to try: every configuration is in its log)
         if all(t.bests for t in state.values()):
             total.append(sum(t.weight * t.best_seconds for t in state.values()))

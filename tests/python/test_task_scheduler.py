@@ -64,3 +64,12 @@ def test_bad_arguments_are_errors():
         lp.tune_many(task, trials=8, weights={"rows": -1})
     with pytest.raises(ValueError, match="no tasks"):
         lp.tune_many({}, trials=8)
+
+
+def test_a_task_measured_whole_leaves_the_rotation(tmp_path):
+    tiny = (rows(), ["split_iname i 64 outer_tag=g.0 inner_tag=l.0\n", "split_iname i 128 outer_tag=g.0 inner_tag=l.0\n"])
+    r = lp.tune_many({"tiny": (tiny, {"n": 300, "m": 77}), "scale": (scale(), {"n": 4000})}, trials=12, round_trials=2,
+                     log_dir=str(tmp_path), target=TARGET, min_time=0.002, settle=False)
+    assert r.tasks["tiny"].trials == 2  # (its two configurations, then nothing left: out of the rotation)
+    assert r.tasks["scale"].rounds >= 4
+    assert r.order.count("tiny") <= 2
