@@ -77,11 +77,11 @@ bool reduces_around_another_loop(const LoopKernel& k, const Instruction& insn, c
 
 Instruction rewritten(const LoopKernel& k, const std::string& what, const Instruction& insn, std::vector<std::string> loops) {
   if (insn.kind != Instruction::Assign) refuse(k, what, "'" + insn.id + "' is not an assignment");
-  auto sum = insn.rhs.as<Binary>();
-  bool first = sum && sum->a.same_as(insn.lhs), second = sum && sum->op != BinOp::Sub && sum->b.same_as(insn.lhs);
-  if (!sum || (sum->op != BinOp::Add && sum->op != BinOp::Sub && sum->op != BinOp::Mul) || (!first && !second))
+  const Expr* accumulated = accumulated_operand(insn);
+  if (!accumulated)
     refuse(k, what, "'" + insn.id + "' is not an accumulation (x = x + f, x = f + x, x = x - f or x = x * f): " + insn.rhs.str());
-  Expr terms = first ? sum->b : sum->a;
+  auto sum = insn.rhs.as<Binary>();
+  Expr terms = accumulated == &sum->a ? sum->b : sum->a;
   if (loops.empty()) loops = default_loops(k, insn);
   if (loops.empty())
     refuse(k, what, "'" + insn.id + "' has no loop to reduce: each of its loops holds other instructions too, or its "

@@ -95,6 +95,11 @@ std::optional<MatrixProduct> matrix_product(const Expr& summand, const std::stri
 // The terms of a sum written with `+` (the leaves of its tree of additions,
 // in order): e itself where it adds nothing.
 std::vector<Expr> summed_terms(const Expr& e);
+// The operand of an assignment's right-hand side that reads its left-hand
+// side at the top of an accumulation (x = x + f, f + x, x - f, x * f,
+// f * x), or null: what accumulation_to_reduction sums over a loop and the
+// reorder check folds into one instance per sum.
+const Expr* accumulated_operand(const Instruction& insn);
 
 // A summand that adds such products (syr2k's A[j, k] * B[i, k] + B[j, k] *
 // A[i, k]): each, all of one input type; one instruction each, into the

@@ -34,6 +34,7 @@
 #include <memory>
 #include <optional>
 
+#include "loom/analysis.h"
 #include "loom/isl_util.h"
 #include "loom/preprocess.h"
 #include "loom/schedule.h"
@@ -88,16 +89,6 @@ struct InstructionAccess {
   bool write;
   bool accumulator = false;  // the left-hand side or its read at the top of x = x + f (x - f, x * f)
 };
-
-// The operand of insn's right-hand side that reads its left-hand side at the
-// top of an accumulation (x = x + f, f + x, x - f, x * f, f * x), or null.
-const Expr* accumulated_operand(const Instruction& insn) {
-  auto b = insn.rhs.defined() ? insn.rhs.as<Binary>() : nullptr;
-  if (!b || (b->op != BinOp::Add && b->op != BinOp::Sub && b->op != BinOp::Mul)) return nullptr;
-  if (b->a.same_as(insn.lhs)) return &b->a;
-  if (b->op != BinOp::Sub && b->b.same_as(insn.lhs)) return &b->b;
-  return nullptr;
-}
 
 std::vector<InstructionAccess> accesses_of(const Instruction& insn, const std::set<std::string>& scalars) {
   std::vector<InstructionAccess> out;
