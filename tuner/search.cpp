@@ -89,11 +89,11 @@ std::optional<Configuration> Search::most_promising_by_expected_improvement() {
   // expected improvement on the best log-time is largest under the
   // Gaussian process; a batch's earlier picks count as measured at their
   // predicted time, so the batch spreads out
-  double best = std::min_element(valid_.begin(), valid_.end(), [](auto& a, auto& b) { return a.first < b.first; })->first;
-  std::vector<Configuration> candidates;
-  for (int r = 0; r < 48; ++r) candidates.push_back(space_.random(rng_));
   std::vector<std::pair<double, Configuration>> sorted = valid_;
   std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  const double best = sorted.front().first;
+  std::vector<Configuration> candidates;
+  for (int r = 0; r < 48; ++r) candidates.push_back(space_.random(rng_));
   for (size_t p = 0; p < std::min<size_t>(4, sorted.size()); ++p)
     for (int m = 0; m < 12; ++m) candidates.push_back(space_.mutate(sorted[p].second, rng_));
   GaussianProcess believed = gp_;
